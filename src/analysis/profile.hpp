@@ -1,0 +1,57 @@
+// The parallelism profile of seed 000: work, span, parallelism for the whole program and per
+// construct site, with each site's exclusive share of the critical path.
+//
+// Definitions (TaskProf's profile, generalized from a series-parallel tree to a DAG):
+//  * An instance of a site is the set of nodes with that Node::site sharing one Node::instance
+//    id (a node with a site but instance == kNone is an instance by itself). Its strands are the
+//    union of its nodes' strand ranges.
+//  * An instance is outermost when none of its nodes lies inside (Node::parent chain) a node of a
+//    different instance of the same site. Only outermost instances add to a site's work and span,
+//    so recursion (every fib task has the same site) is not double counted: no site's work
+//    exceeds the program's.
+//  * An instance's span is the longest path through its own strands, using only the predecessor
+//    edges whose two ends both belong to the instance.
+//  * If no node carries site 0 (the Program site), the root node stands for its one instance.
+//  * Zero work: parallelism is 0 (never NaN), and every critical_path_percent is 0, so the
+//    percents sum to 100 only when the span is positive.
+// Cost: O(V + E) for the program, plus one pass over the strands of each site's outermost
+// instances (about V times the number of distinct sites nested along a path).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "model/model.hpp"
+
+namespace tasklens::analysis {
+
+struct SiteRow {
+  uint32_t site = 0;         // index into Model::sites
+  uint64_t count = 0;        // instances of the site (all of them, nested ones included)
+  uint64_t work = 0;         // work of the outermost instances (recursion is not double counted)
+  uint64_t span = 0;         // sum of the spans of the outermost instances
+  double parallelism = 0;    // work / span (0 when span is 0)
+  uint64_t critical_work = 0;        // work of critical-path strands attributed directly here
+  double critical_path_percent = 0;  // critical_work / program span * 100 (exclusive; sums to 100)
+};
+
+struct Profile {
+  uint64_t work = 0;
+  uint64_t span = 0;
+  double parallelism = 0;
+  std::vector<uint32_t> critical_path;  // strand ids, in order from first to last
+  // One row per site that has an instance or has strands attributed to it (Strand::site).
+  // Sorted by critical_path_percent desc, then work desc, then site index.
+  std::vector<SiteRow> sites;
+};
+
+// Longest weighted path through the strand DAG (weights: Strand::work). Returns the span and,
+// if `path` is not null, fills it with the strands of one longest path in topological order.
+// The path starts at a strand without predecessors and ends at one without successors (of the
+// strands ending a longest path, the one with the largest id is chosen, so zero-work join strands
+// at the end are included). Empty model: returns 0 and an empty path.
+uint64_t longest_path(const model::Model& model, std::vector<uint32_t>* path = nullptr);
+
+Profile compute_profile(const model::Model& model);
+
+}  // namespace tasklens::analysis

@@ -1,0 +1,21 @@
+// Typed errors of the CLI side; main() turns each into one line on stderr and an exit code.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace tasklens::cli {
+
+// Bad command-line usage or an input the user must fix (exit code 2).
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The environment cannot do what was asked (missing runtime, metric not available): exit 3.
+class EnvironmentError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace tasklens::cli

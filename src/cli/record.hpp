@@ -1,0 +1,20 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace tasklens::cli {
+
+struct RecordOptions {
+  std::string output = "tasklens.data";
+  std::string metric = "tsc";
+  std::string runtime;  // empty: LLVM 16's libomp if available; "program": the program's own
+  unsigned flush_ms = 0;  // 0: the recorder's default
+  std::vector<std::string> command;
+};
+
+// Runs the program under the recorder; returns the exit code tasklens should exit with (the
+// program's). If the program was killed by a signal, re-raises it after writing the summary.
+int run_record(const RecordOptions& options);
+
+}  // namespace tasklens::cli

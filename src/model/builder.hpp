@@ -1,0 +1,29 @@
+// Builds the Model (strand DAG + construct tree) from a trace's OpenMP events.
+//
+// OpenMP semantics (each has an end-to-end test in tests/e2e_semantics_test.cpp):
+//  * spawn: the strand that ends at a task's creation -> the task's first strand;
+//  * taskwait joins the children created before it (not grandchildren); a task that outlives
+//    its parent's waits joins at the end of the innermost enclosing taskgroup or at the next
+//    barrier of its team (its "structural" join);
+//  * taskgroup end joins every descendant created inside it; barriers join the whole team;
+//  * depend(in/out/inout) orders sibling tasks, also when the predecessor already finished;
+//  * undeferred (if(0), included) tasks join into the strand that follows their creation;
+//  * each worksharing-loop chunk (or section) is a strand of its own, forked from the strand
+//    before the loop and joined by the strand after it (or by the barrier).
+#pragma once
+
+#include "model/model.hpp"
+#include "trace/reader.hpp"
+
+namespace tasklens::model {
+
+class ModelError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Throws trace::TraceError for undecodable input and ModelError when the trace holds no
+// OpenMP activity to model.
+Model build_model(const trace::TraceFile& trace);
+
+}  // namespace tasklens::model

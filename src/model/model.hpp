@@ -1,0 +1,113 @@
+// The run as a DAG of strands plus the construct hierarchy (seed 000's DPST, seed 001's OSPG).
+//
+// Invariants every analysis may rely on (the builder guarantees them, tests check them):
+//  * Strand ids are a topological order of the DAG: every predecessor of strand s has an id < s.
+//    (They are numbered in the depth-first "serial elision" order of the construct tree, which is
+//    a topological order for every OpenMP edge kind we model.)
+//  * Nodes are in preorder: a node's parent has a smaller id, and its subtree is the id range
+//    [id, id + subtree_size). A node's strands are the contiguous range [strand_begin, strand_end)
+//    and that range contains the strands of its whole subtree.
+//  * Node 0 is the program root (the initial task); it covers every strand.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tasklens::model {
+
+inline constexpr uint32_t kNone = 0xffffffffu;
+
+enum class NodeKind : uint8_t {
+  Program,       // root: the initial task outside any construct
+  Parallel,      // a parallel region instance
+  Phase,         // the part of a parallel region between two team barriers
+  ImplicitTask,  // one thread's implicit task inside one phase
+  Task,          // an explicit task (including taskloop's tasks)
+  Taskgroup,     // a taskgroup scope (explicit, or taskloop's implicit one)
+  Loop,          // one thread's share of one worksharing loop instance
+  Chunk,         // one chunk of a worksharing loop (or one section)
+  Single,        // a single construct executed by one thread
+  Sections,      // one thread's share of a sections construct
+  Taskloop,      // a taskloop construct (its tasks are children)
+  Masked,        // masked / master block
+};
+
+// What kind of construct a source site is; this is what the report's "kind" column shows.
+enum class SiteKind : uint8_t {
+  Program,   // code outside every construct (the serial part of main)
+  Parallel,
+  Task,
+  Taskloop,
+  Loop,
+  Sections,
+  Single,
+  Taskgroup,
+  Masked,
+};
+
+const char* to_string(NodeKind kind);
+const char* to_string(SiteKind kind);
+
+struct Site {
+  uint64_t address = 0;  // runtime return address (codeptr_ra) of the construct; 0 if unknown
+  SiteKind kind = SiteKind::Program;
+  // Filled in by symbolization (report side); empty until then.
+  std::string file;
+  unsigned line = 0;
+  std::string function;
+};
+
+struct Node {
+  NodeKind kind = NodeKind::Program;
+  uint32_t parent = kNone;
+  uint32_t subtree_size = 1;  // number of nodes in the subtree, this node included
+  uint32_t site = kNone;      // index into Model::sites; kNone for structural nodes
+  // Nodes that together form one logical construct instance share an instance id (for example
+  // the per-thread shares of one worksharing loop). kNone for structural nodes.
+  uint32_t instance = kNone;
+  uint32_t strand_begin = 0;
+  uint32_t strand_end = 0;
+};
+
+struct Strand {
+  uint64_t work = 0;       // in the trace's metric unit (TSC ticks by default)
+  uint64_t start = 0;      // TSC timestamp when the strand started (0 for synthetic strands)
+  uint64_t end = 0;        // TSC timestamp when it ended
+  uint32_t thread = kNone; // worker (trace thread index); kNone for synthetic join strands
+  uint32_t node = 0;       // innermost construct node containing the strand
+  uint32_t site = 0;       // site the strand's work is attributed to (innermost enclosing site)
+};
+
+struct Model {
+  std::vector<Site> sites;  // sites[0] is the program site (SiteKind::Program)
+  std::vector<Node> nodes;
+  std::vector<Strand> strands;
+  // Predecessors of strand s: preds[pred_begin[s] .. pred_begin[s + 1]). Always < s.
+  std::vector<uint32_t> pred_begin;  // size strands.size() + 1
+  std::vector<uint32_t> preds;
+  uint32_t instance_count = 0;  // instance ids are 0 .. instance_count-1
+
+  // Facts about the recording that reports must show.
+  std::string metric = "tsc";      // tsc | cycles | instructions | task-clock
+  double ticks_per_second = 0;     // for the time equivalent of a time-like metric; 0 if not
+  bool metric_is_time = true;
+  bool complete = true;            // false when the trace was cut short
+  bool loops_have_chunks = true;   // false when the runtime had no dispatch callback
+  uint64_t task_count = 0;         // explicit tasks
+  uint32_t thread_count = 0;
+  std::vector<std::string> warnings;  // for the report (one line each)
+
+  size_t strand_count() const { return strands.size(); }
+  auto preds_of(uint32_t s) const {
+    struct Range {
+      const uint32_t* b;
+      const uint32_t* e;
+      const uint32_t* begin() const { return b; }
+      const uint32_t* end() const { return e; }
+    };
+    return Range{preds.data() + pred_begin[s], preds.data() + pred_begin[s + 1]};
+  }
+};
+
+}  // namespace tasklens::model

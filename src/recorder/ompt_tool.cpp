@@ -1,0 +1,563 @@
+// The OMPT tool: loaded into the profiled program (LD_PRELOAD by `tasklens record`), it turns
+// OpenMP runtime events into compact per-thread event streams (see src/trace/format.hpp).
+//
+// Hot-path rules: no locks, no allocation, no syscalls per event; one TSC read, a few varints
+// into the thread's current chunk, one release store. Anything else (compression, file I/O,
+// symbols) happens on the writer thread or at report time. The recorder never throws into or
+// aborts the host: every failure turns recording off for the affected thread or process.
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <link.h>
+#include <omp-tools.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "recorder/buffer.hpp"
+#include "recorder/metric.hpp"
+#include "trace/format.hpp"
+#include "trace/reader.hpp"
+
+#define TL_INLINE __attribute__((always_inline)) inline
+#define TL_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace tasklens::recorder {
+namespace {
+
+using trace::EventKind;
+
+// LLVM 16 dispatch kinds (newer than the omp-tools.h we may compile against).
+constexpr int kDispatchWsLoopChunk = 3;
+constexpr int kDispatchTaskloopChunk = 4;
+constexpr int kDispatchDistributeChunk = 5;
+struct DispatchChunk {
+  uint64_t start;
+  uint64_t iterations;
+};
+
+struct ThreadState {
+  ThreadBuffer* buffer = nullptr;
+  Chunk* chunk = nullptr;
+  uint8_t* pos = nullptr;
+  uint8_t* limit = nullptr;
+  uint64_t last_time = 0;
+  uint64_t last_metric = 0;
+  uint64_t last_id = 0;
+  uint64_t last_ptr = 0;
+  uint64_t next_id = 0;
+  uint64_t tasks = 0;
+  uint64_t events = 0;
+  uint32_t index = 0;
+  bool dead = false;  // recording failed for this thread
+  PerfCounter counter;
+  ThreadState* next = nullptr;
+};
+
+// Configuration, read once in the library constructor (before main, single-threaded). It must
+// need no dynamic initialization: C++ initializers of this file may run after the constructor.
+struct Config {
+  bool enabled = false;
+  char output[4096] = {};
+  trace::Metric metric = trace::Metric::Tsc;
+  unsigned flush_ms = 100;
+  size_t max_chunks = 1024;
+};
+constinit Config g_config;
+
+enum State : int { kOff = 0, kRecording = 1, kFinished = 2 };
+std::atomic<int> g_state{kOff};
+pid_t g_pid = 0;
+int g_fd = -1;
+uint64_t g_start_tsc = 0;
+uint32_t g_runtime_flags = 0;
+std::string g_runtime_version;
+std::atomic<uint32_t> g_thread_count{0};
+std::atomic<int> g_open_parallel{0};
+std::mutex g_states_mutex;
+ThreadState* g_states = nullptr;
+
+thread_local ThreadState* tls_state __attribute__((tls_model("initial-exec"))) = nullptr;
+
+ThreadState* thread_init(int type) {
+  auto* t = new (std::nothrow) ThreadState();
+  if (!t) return nullptr;
+  t->index = g_thread_count.fetch_add(1, std::memory_order_relaxed);
+  t->next_id = (static_cast<uint64_t>(t->index) + 1) << 40;
+  t->last_time = g_start_tsc;
+  if (g_config.metric != trace::Metric::Tsc) {
+    t->counter.open(g_config.metric);
+    t->last_metric = 0;
+  }
+  t->buffer = buffer_register(t->index);
+  if (!t->buffer) {
+    t->dead = true;
+  } else {
+    t->chunk = t->buffer->current.load(std::memory_order_relaxed);
+    t->pos = t->chunk->data;
+    t->limit = t->chunk->data + kChunkBytes;
+  }
+  {
+    std::lock_guard<std::mutex> lock(g_states_mutex);
+    t->next = g_states;
+    g_states = t;
+  }
+  trace::ThreadInfo info{t->index, static_cast<uint32_t>(type),
+                         static_cast<uint64_t>(syscall(SYS_gettid))};
+  std::vector<uint8_t> rec;
+  trace::append_record(rec, trace::RecordType::ThreadInfo, &info, sizeof info);
+  writer_append(rec.data(), rec.size());
+  tls_state = t;
+  return t;
+}
+
+TL_INLINE ThreadState* state() {
+  ThreadState* t = tls_state;
+  if (__builtin_expect(t == nullptr, 0)) t = thread_init(ompt_thread_other);
+  return t;
+}
+
+TL_INLINE uint64_t new_id(ThreadState* t) { return ++t->next_id; }
+
+TL_INLINE uint64_t id_of(ThreadState* t, ompt_data_t* d) {
+  if (!d) return 0;
+  if (__builtin_expect(d->value == 0, 0)) d->value = new_id(t);
+  return d->value;
+}
+
+__attribute__((noinline)) bool make_room(ThreadState* t) {
+  Chunk* c = buffer_rotate(t->buffer);
+  if (!c) {
+    t->dead = true;
+    return false;
+  }
+  t->chunk = c;
+  t->pos = c->data + c->committed.load(std::memory_order_relaxed);
+  t->limit = c->data + kChunkBytes;
+  return true;
+}
+
+// Starts an event: returns where its fields go, or null if this thread cannot record.
+TL_INLINE uint8_t* begin_event(ThreadState* t, EventKind kind) {
+  if (__builtin_expect(t == nullptr || t->dead, 0)) return nullptr;
+  if (__builtin_expect(g_state.load(std::memory_order_relaxed) != kRecording, 0)) return nullptr;
+  if (__builtin_expect(static_cast<size_t>(t->limit - t->pos) < trace::kMaxEventBytes, 0) &&
+      !make_room(t))
+    return nullptr;
+  uint8_t* p = t->pos;
+  *p++ = static_cast<uint8_t>(kind);
+  uint64_t now = read_tsc();
+  if (__builtin_expect(now < t->last_time, 0)) now = t->last_time;  // never a negative delta
+  p = trace::put_varint(p, now - t->last_time);
+  t->last_time = now;
+  if (g_config.metric != trace::Metric::Tsc) {
+    uint64_t m = t->counter.read();
+    if (m < t->last_metric) m = t->last_metric;
+    p = trace::put_varint(p, m - t->last_metric);
+    t->last_metric = m;
+  }
+  return p;
+}
+
+TL_INLINE uint8_t* put_id(ThreadState* t, uint8_t* p, uint64_t id) {
+  p = trace::put_varint(p, trace::zigzag(static_cast<int64_t>(id - t->last_id)));
+  t->last_id = id;
+  return p;
+}
+
+TL_INLINE uint8_t* put_ptr(ThreadState* t, uint8_t* p, const void* ptr) {
+  uint64_t v = reinterpret_cast<uint64_t>(ptr);
+  p = trace::put_varint(p, trace::zigzag(static_cast<int64_t>(v - t->last_ptr)));
+  t->last_ptr = v;
+  return p;
+}
+
+TL_INLINE void end_event(ThreadState* t, uint8_t* p) {
+  t->pos = p;
+  ++t->events;
+  t->chunk->committed.store(static_cast<uint32_t>(p - t->chunk->data), std::memory_order_release);
+}
+
+// ----------------------------------------------------------------------------- callbacks
+
+void on_thread_begin(ompt_thread_t type, ompt_data_t*) {
+  ThreadState* t = tls_state ? tls_state : thread_init(type);
+  if (uint8_t* p = begin_event(t, EventKind::ThreadBegin)) {
+    p = trace::put_varint(p, static_cast<uint64_t>(type));
+    end_event(t, p);
+  }
+}
+
+void on_thread_end(ompt_data_t*) {
+  ThreadState* t = state();
+  if (uint8_t* p = begin_event(t, EventKind::ThreadEnd)) end_event(t, p);
+}
+
+void on_parallel_begin(ompt_data_t* encountering_task, const ompt_frame_t*,
+                       ompt_data_t* parallel, unsigned requested, int flags, const void* codeptr) {
+  ThreadState* t = state();
+  g_open_parallel.fetch_add(1, std::memory_order_relaxed);
+  if (!t || t->dead) return;
+  if (parallel) parallel->value = new_id(t);
+  if (uint8_t* p = begin_event(t, EventKind::ParallelBegin)) {
+    p = put_id(t, p, id_of(t, encountering_task));
+    p = put_id(t, p, parallel ? parallel->value : 0);
+    p = trace::put_varint(p, requested);
+    p = trace::put_varint(p, static_cast<uint32_t>(flags));
+    p = put_ptr(t, p, codeptr);
+    end_event(t, p);
+  }
+}
+
+void on_parallel_end(ompt_data_t* parallel, ompt_data_t* encountering_task, int flags,
+                     const void* codeptr) {
+  ThreadState* t = state();
+  g_open_parallel.fetch_sub(1, std::memory_order_relaxed);
+  if (uint8_t* p = begin_event(t, EventKind::ParallelEnd)) {
+    p = put_id(t, p, id_of(t, parallel));
+    p = put_id(t, p, id_of(t, encountering_task));
+    p = trace::put_varint(p, static_cast<uint32_t>(flags));
+    p = put_ptr(t, p, codeptr);
+    end_event(t, p);
+  }
+}
+
+void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t* parallel, ompt_data_t* task,
+                      unsigned actual, unsigned index, int flags) {
+  ThreadState* t = state();
+  if (!t || t->dead) return;
+  if (endpoint == ompt_scope_begin) {
+    if (task) task->value = new_id(t);
+    if (uint8_t* p = begin_event(t, EventKind::ImplicitBegin)) {
+      p = put_id(t, p, id_of(t, parallel));
+      p = put_id(t, p, task ? task->value : 0);
+      p = trace::put_varint(p, actual);
+      p = trace::put_varint(p, index);
+      p = trace::put_varint(p, static_cast<uint32_t>(flags));
+      end_event(t, p);
+    }
+  } else if (uint8_t* p = begin_event(t, EventKind::ImplicitEnd)) {
+    p = put_id(t, p, id_of(t, task));
+    p = trace::put_varint(p, index);
+    p = trace::put_varint(p, static_cast<uint32_t>(flags));
+    end_event(t, p);
+  }
+}
+
+void on_task_create(ompt_data_t* encountering_task, const ompt_frame_t*, ompt_data_t* new_task,
+                    int flags, int, const void* codeptr) {
+  ThreadState* t = state();
+  if (!t || t->dead) return;
+  uint64_t child = new_id(t);
+  if (new_task) new_task->value = child;
+  ++t->tasks;
+  if (uint8_t* p = begin_event(t, EventKind::TaskCreate)) {
+    p = put_id(t, p, id_of(t, encountering_task));
+    p = put_id(t, p, child);
+    p = trace::put_varint(p, static_cast<uint32_t>(flags));
+    p = put_ptr(t, p, codeptr);
+    end_event(t, p);
+  }
+}
+
+void on_task_schedule(ompt_data_t* prior, ompt_task_status_t status, ompt_data_t* next) {
+  ThreadState* t = state();
+  if (uint8_t* p = begin_event(t, EventKind::TaskSchedule)) {
+    p = put_id(t, p, id_of(t, prior));
+    p = trace::put_varint(p, static_cast<uint32_t>(status));
+    p = put_id(t, p, id_of(t, next));
+    end_event(t, p);
+  }
+}
+
+void on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, ompt_data_t*,
+                    ompt_data_t* task, const void* codeptr) {
+  ThreadState* t = state();
+  EventKind ek = endpoint == ompt_scope_begin ? EventKind::SyncBegin : EventKind::SyncEnd;
+  if (uint8_t* p = begin_event(t, ek)) {
+    p = trace::put_varint(p, static_cast<uint32_t>(kind));
+    p = put_id(t, p, id_of(t, task));
+    p = put_ptr(t, p, codeptr);
+    end_event(t, p);
+  }
+}
+
+// Only a taskgroup has work inside its sync region; for every other kind the whole region is a
+// wait, so their wait events would add bytes and nothing else.
+void on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, ompt_data_t*,
+                         ompt_data_t* task, const void*) {
+  if (kind != ompt_sync_region_taskgroup) return;
+  ThreadState* t = state();
+  EventKind ek = endpoint == ompt_scope_begin ? EventKind::SyncWaitBegin : EventKind::SyncWaitEnd;
+  if (uint8_t* p = begin_event(t, ek)) {
+    p = trace::put_varint(p, static_cast<uint32_t>(kind));
+    p = put_id(t, p, id_of(t, task));
+    end_event(t, p);
+  }
+}
+
+void on_work(ompt_work_t type, ompt_scope_endpoint_t endpoint, ompt_data_t*, ompt_data_t* task,
+             uint64_t count, const void* codeptr) {
+  ThreadState* t = state();
+  if (endpoint == ompt_scope_begin) {
+    if (uint8_t* p = begin_event(t, EventKind::WorkBegin)) {
+      p = trace::put_varint(p, static_cast<uint32_t>(type));
+      p = put_id(t, p, id_of(t, task));
+      p = trace::put_varint(p, count);
+      p = put_ptr(t, p, codeptr);
+      end_event(t, p);
+    }
+  } else if (uint8_t* p = begin_event(t, EventKind::WorkEnd)) {
+    p = trace::put_varint(p, static_cast<uint32_t>(type));
+    p = put_id(t, p, id_of(t, task));
+    p = put_ptr(t, p, codeptr);
+    end_event(t, p);
+  }
+}
+
+void on_dispatch(ompt_data_t*, ompt_data_t* task, ompt_dispatch_t kind, ompt_data_t instance) {
+  ThreadState* t = state();
+  uint64_t a = 0, b = 0;
+  int k = static_cast<int>(kind);
+  if ((k == kDispatchWsLoopChunk || k == kDispatchTaskloopChunk ||
+       k == kDispatchDistributeChunk) && instance.ptr) {
+    const auto* chunk = static_cast<const DispatchChunk*>(instance.ptr);
+    a = chunk->start;
+    b = chunk->iterations;
+  } else {
+    a = instance.value;  // section: its code address; iteration: its number
+  }
+  if (uint8_t* p = begin_event(t, EventKind::Dispatch)) {
+    p = trace::put_varint(p, static_cast<uint32_t>(k));
+    p = put_id(t, p, id_of(t, task));
+    p = trace::put_varint(p, a);
+    p = trace::put_varint(p, b);
+    end_event(t, p);
+  }
+}
+
+void on_dependences(ompt_data_t* task, const ompt_dependence_t* deps, int ndeps) {
+  ThreadState* t = state();
+  if (!t || t->dead || ndeps <= 0) return;
+  uint64_t id = id_of(t, task);
+  // Written in groups of at most 3 so that an event always fits kMaxEventBytes.
+  for (int i = 0; i < ndeps; i += 3) {
+    int n = ndeps - i < 3 ? ndeps - i : 3;
+    uint8_t* p = begin_event(t, EventKind::Dependences);
+    if (!p) return;
+    p = put_id(t, p, id);
+    p = trace::put_varint(p, static_cast<uint64_t>(n));
+    for (int j = 0; j < n; ++j) {
+      p = trace::put_varint(p, reinterpret_cast<uint64_t>(deps[i + j].variable.ptr));
+      p = trace::put_varint(p, static_cast<uint32_t>(deps[i + j].dependence_type));
+    }
+    end_event(t, p);
+  }
+}
+
+void on_masked(ompt_scope_endpoint_t endpoint, ompt_data_t*, ompt_data_t* task,
+               const void* codeptr) {
+  ThreadState* t = state();
+  EventKind ek = endpoint == ompt_scope_begin ? EventKind::MaskedBegin : EventKind::MaskedEnd;
+  if (uint8_t* p = begin_event(t, ek)) {
+    p = put_id(t, p, id_of(t, task));
+    p = put_ptr(t, p, codeptr);
+    end_event(t, p);
+  }
+}
+
+// ----------------------------------------------------------------------------- file framing
+
+struct ModuleCollector {
+  std::vector<uint8_t> payload = std::vector<uint8_t>(4, 0);  // u32 count, then entries
+  uint32_t count = 0;
+  bool first = true;  // dl_iterate_phdr reports the main program first, with an empty name
+};
+
+int collect_module(dl_phdr_info* info, size_t, void* out) {
+  auto* c = static_cast<ModuleCollector*>(out);
+  bool first = c->first;
+  c->first = false;
+  std::string path = info->dlpi_name ? info->dlpi_name : "";
+  if (path.empty()) {
+    if (!first) return 0;
+    char buf[4096];
+    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n > 0) path.assign(buf, static_cast<size_t>(n));
+  }
+  trace::ModuleEntry e{};
+  e.base = info->dlpi_addr;
+  e.begin = ~0ull;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const auto& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
+    uint64_t lo = info->dlpi_addr + ph.p_vaddr;
+    uint64_t hi = lo + ph.p_memsz;
+    if (lo < e.begin) e.begin = lo;
+    if (hi > e.end) e.end = hi;
+  }
+  if (e.begin == ~0ull) return 0;
+  e.path_size = static_cast<uint32_t>(path.size());
+  const auto* ep = reinterpret_cast<const uint8_t*>(&e);
+  c->payload.insert(c->payload.end(), ep, ep + sizeof e);
+  c->payload.insert(c->payload.end(), path.begin(), path.end());
+  ++c->count;
+  std::memcpy(c->payload.data(), &c->count, 4);
+  return 0;
+}
+
+std::vector<uint8_t> module_map_record() {
+  ModuleCollector collector;
+  dl_iterate_phdr(collect_module, &collector);
+  std::vector<uint8_t> rec;
+  trace::append_record(rec, trace::RecordType::ModuleMap, collector.payload.data(),
+                       collector.payload.size());
+  return rec;
+}
+
+void finish(trace::FinishReason reason) {
+  if (getpid() != g_pid) return;  // a forked child: the trace belongs to the parent
+  int expected = kRecording;
+  if (!g_state.compare_exchange_strong(expected, kFinished)) return;
+  trace::Finish f{};
+  f.end_tsc = read_tsc();
+  f.reason = static_cast<uint32_t>(reason);
+  {
+    std::lock_guard<std::mutex> lock(g_states_mutex);
+    for (ThreadState* t = g_states; t; t = t->next) {
+      f.tasks_created += t->tasks;
+      f.events += t->events;
+    }
+  }
+  if (g_open_parallel.load() > 0) f.flags |= trace::kFinishThreadsStillRunning;
+  std::vector<uint8_t> tail = module_map_record();
+  trace::append_record(tail, trace::RecordType::Finish, &f, sizeof f);
+  // Events are written until the state flip above; the flip stops new ones, so a final drain
+  // sees every event that will ever be recorded (except those of threads mid-event right now).
+  writer_finish(tail.data(), tail.size());
+}
+
+void finish_at_exit() { finish(trace::FinishReason::Exit); }
+
+void on_fork_child() {
+  // The child shares the parent's trace file but not its threads: it must never write.
+  g_state.store(kOff, std::memory_order_relaxed);
+  tls_state = nullptr;
+}
+
+int tool_initialize(ompt_function_lookup_t lookup, int, ompt_data_t*) {
+  auto set_callback = reinterpret_cast<ompt_set_callback_t>(lookup("ompt_set_callback"));
+  if (!set_callback) return 0;
+  g_fd = ::open(g_config.output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (g_fd < 0) return 0;  // the launcher reports the missing trace
+  g_pid = getpid();
+  g_start_tsc = read_tsc();
+
+  auto reg = [&](ompt_callbacks_t which, auto fn) {
+    return set_callback(which, reinterpret_cast<ompt_callback_t>(fn));
+  };
+  reg(ompt_callback_thread_begin, on_thread_begin);
+  reg(ompt_callback_thread_end, on_thread_end);
+  reg(ompt_callback_parallel_begin, on_parallel_begin);
+  reg(ompt_callback_parallel_end, on_parallel_end);
+  reg(ompt_callback_implicit_task, on_implicit_task);
+  reg(ompt_callback_task_create, on_task_create);
+  reg(ompt_callback_task_schedule, on_task_schedule);
+  reg(ompt_callback_sync_region, on_sync_region);
+  reg(ompt_callback_sync_region_wait, on_sync_region_wait);
+  reg(ompt_callback_work, on_work);
+  reg(ompt_callback_dependences, on_dependences);
+  reg(ompt_callback_masked, on_masked);
+  int dispatch = reg(ompt_callback_dispatch, on_dispatch);
+  if (dispatch == ompt_set_always || dispatch == ompt_set_sometimes ||
+      dispatch == ompt_set_sometimes_paired)
+    g_runtime_flags |= trace::kRuntimeHasDispatch;
+
+  timespec rt;
+  clock_gettime(CLOCK_REALTIME, &rt);
+  trace::FileHeader header = trace::make_file_header(
+      static_cast<uint64_t>(g_pid), g_start_tsc,
+      static_cast<uint64_t>(rt.tv_sec) * 1000000000ull + static_cast<uint64_t>(rt.tv_nsec),
+      g_config.metric);
+  std::vector<uint8_t> head(reinterpret_cast<uint8_t*>(&header),
+                            reinterpret_cast<uint8_t*>(&header) + sizeof header);
+  std::vector<uint8_t> schema = trace::make_schema_payload();
+  trace::append_record(head, trace::RecordType::EventSchema, schema.data(), schema.size());
+  trace::append_record(head, trace::RecordType::RuntimeInfo, &g_runtime_flags, 4,
+                       g_runtime_version.data(), g_runtime_version.size());
+  std::vector<uint8_t> modules = module_map_record();  // in case the program gets killed
+  head.insert(head.end(), modules.begin(), modules.end());
+
+  WriterConfig wc;
+  wc.fd = g_fd;
+  wc.flush_period_ms = g_config.flush_ms;
+  wc.max_chunks = g_config.max_chunks;
+  writer_configure(wc);
+  writer_append(head.data(), head.size());  // before the writer thread exists: no race
+  g_state.store(kRecording, std::memory_order_release);
+  writer_start();
+  std::atexit(finish_at_exit);
+  pthread_atfork(nullptr, nullptr, on_fork_child);
+  return 1;
+}
+
+void tool_finalize(ompt_data_t*) { finish(trace::FinishReason::ToolFinalize); }
+
+// Restores an environment variable saved by the launcher, so that programs this one starts are
+// not recorded into (and do not overwrite) our trace.
+void restore_env(const char* name, const char* saved_name) {
+  const char* saved = getenv(saved_name);
+  if (saved && *saved) setenv(name, saved, 1); else unsetenv(name);
+  unsetenv(saved_name);
+}
+
+__attribute__((constructor)) void recorder_constructor() {
+  const char* out = getenv("TASKLENS_OUTPUT");
+  if (!out || !*out) return;  // loaded without the launcher: stay out of the way
+  g_config.enabled = true;
+  if (std::strlen(out) >= sizeof g_config.output) return;
+  std::strcpy(g_config.output, out);
+  if (const char* m = getenv("TASKLENS_METRIC")) {
+    std::string s = m;
+    if (s == "cycles") g_config.metric = trace::Metric::Cycles;
+    else if (s == "instructions") g_config.metric = trace::Metric::Instructions;
+    else if (s == "task-clock") g_config.metric = trace::Metric::TaskClock;
+  }
+  if (const char* f = getenv("TASKLENS_FLUSH_MS")) {
+    long v = std::strtol(f, nullptr, 10);
+    if (v > 0 && v < 100000) g_config.flush_ms = static_cast<unsigned>(v);
+  }
+  if (const char* b = getenv("TASKLENS_BUFFER_MB")) {
+    long v = std::strtol(b, nullptr, 10);
+    if (v >= 1 && v < 65536) g_config.max_chunks = static_cast<size_t>(v) * 1024 * 1024 / kChunkBytes;
+  }
+  unsetenv("TASKLENS_OUTPUT");
+  unsetenv("TASKLENS_METRIC");
+  unsetenv("TASKLENS_FLUSH_MS");
+  unsetenv("TASKLENS_BUFFER_MB");
+  restore_env("LD_PRELOAD", "TASKLENS_SAVED_LD_PRELOAD");
+  restore_env("OMP_TOOL_LIBRARIES", "TASKLENS_SAVED_OMP_TOOL_LIBRARIES");
+}
+
+__attribute__((destructor)) void recorder_destructor() { finish(trace::FinishReason::Exit); }
+
+}  // namespace
+}  // namespace tasklens::recorder
+
+TL_EXPORT ompt_start_tool_result_t* ompt_start_tool(unsigned int, const char* runtime_version) {
+  using namespace tasklens::recorder;
+  if (!g_config.enabled) return nullptr;
+  static bool started = false;
+  if (started) return nullptr;  // a second runtime in the process: keep the first
+  started = true;
+  g_runtime_version = runtime_version ? runtime_version : "";
+  static ompt_start_tool_result_t result = {tool_initialize, tool_finalize, {0}};
+  return &result;
+}

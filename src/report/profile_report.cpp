@@ -1,0 +1,181 @@
+#include "report/profile_report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "symbols/symbolizer.hpp"
+
+namespace tasklens::report {
+namespace {
+
+std::string basename(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+double seconds(const model::Model& m, uint64_t v) {
+  return m.ticks_per_second > 0 ? double(v) / m.ticks_per_second : 0.0;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+std::vector<SiteLabel> label_sites(const model::Model& model,
+                                   const std::vector<trace::ModuleInfo>& modules) {
+  std::vector<symbols::Module> mods;
+  for (const auto& m : modules) mods.push_back(symbols::Module{m.path, m.base, m.begin, m.end});
+  std::vector<uint64_t> addresses;
+  for (const auto& s : model.sites) addresses.push_back(s.address);
+  std::vector<symbols::Location> locs = symbols::Symbolizer(mods).resolve(addresses);
+  std::vector<SiteLabel> labels(model.sites.size());
+  for (size_t i = 0; i < model.sites.size(); ++i) {
+    const model::Site& s = model.sites[i];
+    SiteLabel& l = labels[i];
+    if (s.kind == model::SiteKind::Program) {
+      l.site = "<program>";
+      l.function = "(outside any construct)";
+      continue;
+    }
+    const symbols::Location& loc = locs[i];
+    l.file = loc.file;
+    l.line = loc.line;
+    l.function = loc.function;
+    if (!loc.file.empty() && loc.line)
+      l.site = fmt::format("{}:{}", basename(loc.file), loc.line);
+    else if (!loc.module.empty())
+      l.site = fmt::format("{}+0x{:x}", basename(loc.module), s.address);
+    else
+      l.site = s.address ? fmt::format("0x{:x}", s.address) : "<unknown>";
+  }
+  return labels;
+}
+
+RunInfo run_info(const trace::TraceFile& trace) {
+  RunInfo r;
+  r.trace_path = trace.path();
+  if (!trace.modules().empty()) r.program = trace.modules().front().path;
+  r.pid = trace.header().pid;
+  r.runtime = trace.runtime_version();
+  if (trace.has_launch_status()) {
+    r.has_exit = true;
+    r.exit_code = trace.launch_status().exit_code;
+    r.exit_signal = trace.launch_status().signal;
+  }
+  return r;
+}
+
+std::string format_work(const model::Model& m, uint64_t v) {
+  if (m.metric_is_time && m.ticks_per_second > 0) {
+    double s = double(v) / m.ticks_per_second;
+    if (s >= 1) return fmt::format("{:.3f} s", s);
+    if (s >= 1e-3) return fmt::format("{:.3f} ms", s * 1e3);
+    if (s >= 1e-6) return fmt::format("{:.3f} us", s * 1e6);
+    return fmt::format("{:.0f} ns", s * 1e9);
+  }
+  if (v >= 10'000'000'000ull) return fmt::format("{:.2f} G", v / 1e9);
+  if (v >= 10'000'000ull) return fmt::format("{:.2f} M", v / 1e6);
+  if (v >= 10'000ull) return fmt::format("{:.2f} k", v / 1e3);
+  return fmt::format("{}", v);
+}
+
+std::string render_profile(const model::Model& m, const analysis::Profile& p,
+                           const std::vector<SiteLabel>& labels, const RunInfo& info,
+                           Format format, size_t top) {
+  size_t rows = std::min(top, p.sites.size());
+  if (format == Format::Json) {
+    nlohmann::json j;
+    j["tasklens_version"] = TASKLENS_VERSION;
+    j["trace"] = info.trace_path;
+    j["executable"] = info.program;
+    j["pid"] = info.pid;
+    j["runtime"] = info.runtime;
+    j["metric"] = m.metric;
+    j["ticks_per_second"] = m.ticks_per_second;
+    j["complete"] = m.complete;
+    j["threads"] = m.thread_count;
+    j["tasks"] = m.task_count;
+    j["strands"] = m.strands.size();
+    j["loops_have_chunks"] = m.loops_have_chunks;
+    j["warnings"] = m.warnings;
+    if (info.has_exit) j["exit"] = {{"code", info.exit_code}, {"signal", info.exit_signal}};
+    j["program"] = {{"work", p.work},
+                    {"span", p.span},
+                    {"parallelism", p.parallelism},
+                    {"work_seconds", seconds(m, p.work)},
+                    {"span_seconds", seconds(m, p.span)}};
+    nlohmann::json sites = nlohmann::json::array();
+    for (size_t i = 0; i < rows; ++i) {
+      const analysis::SiteRow& r = p.sites[i];
+      const SiteLabel& l = labels[r.site];
+      sites.push_back({{"site", l.site},
+                       {"file", l.file},
+                       {"line", l.line},
+                       {"function", l.function},
+                       {"kind", model::to_string(m.sites[r.site].kind)},
+                       {"count", r.count},
+                       {"work", r.work},
+                       {"span", r.span},
+                       {"parallelism", r.parallelism},
+                       {"critical_work", r.critical_work},
+                       {"critical_path_percent", r.critical_path_percent}});
+    }
+    j["sites"] = std::move(sites);
+    return j.dump(2) + "\n";
+  }
+  if (format == Format::Csv) {
+    std::string out =
+        "site,file,line,function,kind,count,work,span,parallelism,critical_path_percent\n";
+    out += fmt::format("<whole program>,,,,total,1,{},{},{:.6g},100\n", p.work, p.span,
+                       p.parallelism);
+    for (size_t i = 0; i < rows; ++i) {
+      const analysis::SiteRow& r = p.sites[i];
+      const SiteLabel& l = labels[r.site];
+      out += fmt::format("{},{},{},{},{},{},{},{},{:.6g},{:.4f}\n", csv_field(l.site),
+                         csv_field(l.file), l.line, csv_field(l.function),
+                         model::to_string(m.sites[r.site].kind), r.count, r.work, r.span,
+                         r.parallelism, r.critical_path_percent);
+    }
+    return out;
+  }
+  std::string out;
+  std::string unit = m.metric_is_time && m.ticks_per_second > 0
+                         ? fmt::format("{} ({:.2f} GHz)", m.metric, m.ticks_per_second / 1e9)
+                         : m.metric;
+  out += fmt::format("tasklens {}: {} (pid {}), {} threads, {} tasks, metric {}{}\n",
+                     TASKLENS_VERSION, basename(info.program), info.pid, m.thread_count,
+                     m.task_count, unit, m.complete ? "" : ", INCOMPLETE trace");
+  for (const std::string& w : m.warnings) out += fmt::format("warning: {}\n", w);
+  out += "\n";
+  out += fmt::format("{:>8} {:>12} {:>12} {:>12} {:>10}  {:<9} {:<24} {}\n", "crit.%",
+                     "parallelism", "work", "span", "count", "kind", "site", "function");
+  out += fmt::format("{:>8} {:>12.2f} {:>12} {:>12} {:>10}  {:<9} {:<24} {}\n", "100.0%",
+                     p.parallelism, format_work(m, p.work), format_work(m, p.span), 1,
+                     "program", "<whole program>", "");
+  for (size_t i = 0; i < rows; ++i) {
+    const analysis::SiteRow& r = p.sites[i];
+    const SiteLabel& l = labels[r.site];
+    out += fmt::format("{:>7.1f}% {:>12.2f} {:>12} {:>12} {:>10}  {:<9} {:<24} {}\n",
+                       r.critical_path_percent, r.parallelism, format_work(m, r.work),
+                       format_work(m, r.span), r.count, model::to_string(m.sites[r.site].kind),
+                       l.site, l.function);
+  }
+  if (rows < p.sites.size())
+    out += fmt::format("({} more sites; use --top {} to see all)\n", p.sites.size() - rows,
+                       p.sites.size());
+  out += "\ncrit.% = share of the critical path spent directly in the site (sums to 100%);\n"
+         "work/span of a site = its outermost instances (recursion counted once).\n";
+  return out;
+}
+
+}  // namespace tasklens::report

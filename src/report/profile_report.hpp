@@ -1,0 +1,48 @@
+// Renders the parallelism profile as a table, CSV or JSON (the JSON contract is in
+// docs/report-json.md; tests and tools rely on it).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/profile.hpp"
+#include "model/model.hpp"
+#include "trace/reader.hpp"
+
+namespace tasklens::report {
+
+enum class Format { Table, Csv, Json };
+
+// How a site is shown: symbolized once, shared by every format.
+struct SiteLabel {
+  std::string site;      // "file.c:12", or "module+0x1234" without debug info
+  std::string file;      // full path as in the debug info; empty if unknown
+  unsigned line = 0;
+  std::string function;  // empty if unknown
+};
+
+// Symbolizes every site of the model against the trace's module map.
+std::vector<SiteLabel> label_sites(const model::Model& model,
+                                   const std::vector<trace::ModuleInfo>& modules);
+
+struct RunInfo {
+  std::string trace_path;
+  std::string program;  // path of the recorded executable
+  uint64_t pid = 0;
+  std::string runtime;  // the OpenMP runtime's version string
+  bool has_exit = false;
+  int exit_code = 0;
+  int exit_signal = 0;
+};
+
+RunInfo run_info(const trace::TraceFile& trace);
+
+// Formats a value of the model's metric: a duration for time-like metrics, a count otherwise.
+std::string format_work(const model::Model& model, uint64_t value);
+
+std::string render_profile(const model::Model& model, const analysis::Profile& profile,
+                           const std::vector<SiteLabel>& labels, const RunInfo& info,
+                           Format format, size_t top);
+
+}  // namespace tasklens::report

@@ -1,0 +1,187 @@
+// The tasklens trace file format (documented in docs/trace-format.md). Shared by the recorder,
+// which writes it, and the readers. Everything is little-endian.
+//
+//   FileHeader
+//   Record*            each: RecordHeader{type, size} + payload; size counts the header, so a
+//                      reader skips record types it does not know (like perf.data).
+//
+// Events are not records: they live, compactly encoded, inside EventBlock records, one stream per
+// recorded thread. An event is   kind:u8  dtime:varint  [dmetric:varint]  field:varint*
+// where the number of fields of each kind is given by the EventSchema record of the same file, so
+// a reader can skip event kinds it does not know.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace tasklens::trace {
+
+inline constexpr char kMagic[8] = {'T', 'L', 'E', 'N', 'S', 'T', 'R', 'C'};
+inline constexpr uint16_t kVersionMajor = 1;  // readers refuse other majors
+inline constexpr uint16_t kVersionMinor = 0;  // additions that old readers can skip
+
+#pragma pack(push, 1)
+struct FileHeader {
+  char magic[8];
+  uint16_t version_major;
+  uint16_t version_minor;
+  uint32_t header_size;  // sizeof(FileHeader) when written; readers skip any extra bytes
+  uint64_t pid;
+  uint64_t start_tsc;
+  uint64_t start_realtime_ns;  // CLOCK_REALTIME at start, for the report's date
+  uint8_t metric;              // Metric
+  uint8_t reserved[7];
+};
+static_assert(sizeof(FileHeader) == 48);
+
+struct RecordHeader {
+  uint32_t type;  // RecordType
+  uint32_t size;  // bytes, including this header
+};
+static_assert(sizeof(RecordHeader) == 8);
+
+// Payload of RecordType::EventBlock, followed by the (possibly compressed) event bytes.
+struct EventBlockHeader {
+  uint32_t thread;       // recorder's thread index (0, 1, ...)
+  uint32_t chunk_seq;    // per-thread chunk number: blocks are ordered by (chunk_seq, offset)
+  uint32_t offset;       // byte offset of this block's first event inside the chunk
+  uint32_t raw_size;     // bytes of event data once decompressed
+  uint8_t compression;   // Compression
+  uint8_t reserved[3];
+};
+static_assert(sizeof(EventBlockHeader) == 20);
+
+// Payload of RecordType::ClockSync: a TSC reading paired with CLOCK_MONOTONIC, taken together.
+// The first and last pair give the TSC frequency.
+struct ClockSync {
+  uint64_t tsc;
+  uint64_t monotonic_ns;
+};
+static_assert(sizeof(ClockSync) == 16);
+
+// Payload of RecordType::ThreadInfo.
+struct ThreadInfo {
+  uint32_t thread;    // recorder's thread index
+  uint32_t type;      // ompt_thread_t: 1 initial, 2 worker, 3 other
+  uint64_t os_tid;
+};
+static_assert(sizeof(ThreadInfo) == 16);
+
+// Payload of RecordType::ModuleMap: a count, then `count` entries each followed by its path.
+struct ModuleEntry {
+  uint64_t base;   // load bias (dlpi_addr)
+  uint64_t begin;  // executable segments' runtime range
+  uint64_t end;
+  uint32_t path_size;  // bytes of path that follow (no terminating NUL)
+};
+static_assert(sizeof(ModuleEntry) == 28);
+
+// Payload of RecordType::Finish: written once, last, by the recorder on a clean end.
+struct Finish {
+  uint64_t end_tsc;
+  uint64_t tasks_created;
+  uint64_t events;
+  uint64_t events_lost;  // events that could not be buffered (should be 0)
+  uint32_t reason;       // FinishReason
+  uint32_t flags;        // FinishFlags
+};
+static_assert(sizeof(Finish) == 40);
+
+// Payload of RecordType::LaunchStatus: appended by `tasklens record` after the program ended.
+struct LaunchStatus {
+  int32_t exit_code;  // valid when signal == 0
+  int32_t signal;     // terminating signal, 0 if the program exited
+  uint64_t wall_ns;   // wall time of the program as seen by the launcher
+};
+static_assert(sizeof(LaunchStatus) == 16);
+#pragma pack(pop)
+
+enum class RecordType : uint32_t {
+  EventSchema = 1,  // payload: u32 count, then count x {u8 kind, u8 fixed_fields, u8 repeated}
+  RuntimeInfo = 2,  // payload: u32 flags (RuntimeFlags), then the runtime's version string
+  ThreadInfo = 3,
+  EventBlock = 4,
+  ClockSync = 5,
+  ModuleMap = 6,
+  Finish = 7,
+  LaunchStatus = 8,
+};
+
+enum class Compression : uint8_t { None = 0, Zstd = 1 };
+
+enum class Metric : uint8_t { Tsc = 0, Cycles = 1, Instructions = 2, TaskClock = 3 };
+
+enum class FinishReason : uint32_t { Exit = 0, Exec = 1, ToolFinalize = 2 };
+
+enum RuntimeFlags : uint32_t {
+  kRuntimeHasDispatch = 1u << 0,  // the runtime reports loop chunks (LLVM 16+)
+};
+
+enum FinishFlags : uint32_t {
+  kFinishThreadsStillRunning = 1u << 0,  // exit() while other threads were inside a task
+};
+
+// Event kinds. Fields are varints; "id" fields are zig-zag deltas against the previous id field
+// of the same thread stream, "ptr" fields are zig-zag deltas against the previous ptr field.
+// The numeric values of OpenMP enums (flags, kinds, statuses) are the OMPT ones.
+enum class EventKind : uint8_t {
+  ThreadBegin = 1,     // type
+  ThreadEnd = 2,       // -
+  ParallelBegin = 3,   // id encountering_task, id parallel, requested_team_size, flags, ptr
+  ParallelEnd = 4,     // id parallel, id encountering_task, flags, ptr
+  ImplicitBegin = 5,   // id parallel, id task, team_size, index, flags
+  ImplicitEnd = 6,     // id task, index, flags
+  TaskCreate = 7,      // id parent, id task, flags, ptr
+  TaskSchedule = 8,    // id prior, prior_status, id next
+  SyncBegin = 9,       // kind, id task, ptr
+  SyncEnd = 10,        // kind, id task, ptr
+  WorkBegin = 11,      // work_type, id task, count, ptr
+  WorkEnd = 12,        // work_type, id task, ptr
+  Dispatch = 13,       // dispatch_kind, id task, a, b   (chunk: start, iterations; section: ptr, 0)
+  Dependences = 14,    // id task, count, then count x {address, dependence_type}
+  MaskedBegin = 15,    // id task, ptr
+  MaskedEnd = 16,      // id task, ptr
+  SyncWaitBegin = 17,  // kind, id task        (only for taskgroup: its end is where it waits)
+  SyncWaitEnd = 18,    // kind, id task
+};
+inline constexpr int kEventKindCount = 19;  // one past the largest kind
+
+inline constexpr uint8_t kAbsent = 0xff;  // EventShape::fixed of a kind missing from a schema
+
+struct EventShape {
+  uint8_t fixed;     // number of fixed varint fields
+  uint8_t repeated;  // if > 0: the last fixed field is a count of groups of `repeated` varints
+};
+
+// The schema written into every trace (readers use the file's, not this one).
+inline constexpr EventShape kEventShapes[kEventKindCount] = {
+    {0, 0},  // 0 unused
+    {1, 0}, {0, 0}, {5, 0}, {4, 0}, {5, 0}, {3, 0}, {4, 0}, {3, 0}, {3, 0},
+    {3, 0}, {4, 0}, {3, 0}, {4, 0}, {2, 2}, {2, 0}, {2, 0}, {2, 0}, {2, 0},
+};
+
+// Longest encoded event the recorder ever writes except Dependences, which it writes in parts
+// sized to fit; buffers keep at least this much room free.
+inline constexpr size_t kMaxEventBytes = 1 + 10 + 10 + 5 * 10;
+
+inline constexpr uint64_t zigzag(int64_t v) {
+  return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+}
+inline constexpr int64_t unzigzag(uint64_t v) {
+  return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
+}
+
+// Writes v as LEB128 at p; returns the new end. p must have 10 bytes of room.
+__attribute__((always_inline)) inline uint8_t* put_varint(uint8_t* p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = static_cast<uint8_t>(v) | 0x80;
+    v >>= 7;
+  }
+  *p++ = static_cast<uint8_t>(v);
+  return p;
+}
+
+const char* to_string(EventKind kind);
+const char* to_string(Metric metric);
+
+}  // namespace tasklens::trace

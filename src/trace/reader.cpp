@@ -1,0 +1,344 @@
+#include "trace/reader.hpp"
+
+#include <zstd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+namespace tasklens::trace {
+
+const char* to_string(EventKind kind) {
+  switch (kind) {
+    case EventKind::ThreadBegin: return "thread_begin";
+    case EventKind::ThreadEnd: return "thread_end";
+    case EventKind::ParallelBegin: return "parallel_begin";
+    case EventKind::ParallelEnd: return "parallel_end";
+    case EventKind::ImplicitBegin: return "implicit_task_begin";
+    case EventKind::ImplicitEnd: return "implicit_task_end";
+    case EventKind::TaskCreate: return "task_create";
+    case EventKind::TaskSchedule: return "task_schedule";
+    case EventKind::SyncBegin: return "sync_region_begin";
+    case EventKind::SyncEnd: return "sync_region_end";
+    case EventKind::WorkBegin: return "work_begin";
+    case EventKind::WorkEnd: return "work_end";
+    case EventKind::Dispatch: return "dispatch";
+    case EventKind::Dependences: return "dependences";
+    case EventKind::MaskedBegin: return "masked_begin";
+    case EventKind::MaskedEnd: return "masked_end";
+    case EventKind::SyncWaitBegin: return "sync_wait_begin";
+    case EventKind::SyncWaitEnd: return "sync_wait_end";
+  }
+  return "unknown";
+}
+
+const char* to_string(Metric metric) {
+  switch (metric) {
+    case Metric::Tsc: return "tsc";
+    case Metric::Cycles: return "cycles";
+    case Metric::Instructions: return "instructions";
+    case Metric::TaskClock: return "task-clock";
+  }
+  return "unknown";
+}
+
+void append_record(std::vector<uint8_t>& out, RecordType type, const void* payload, size_t size,
+                   const void* extra, size_t extra_size) {
+  RecordHeader h{static_cast<uint32_t>(type),
+                 static_cast<uint32_t>(sizeof(RecordHeader) + size + extra_size)};
+  const auto* hp = reinterpret_cast<const uint8_t*>(&h);
+  out.insert(out.end(), hp, hp + sizeof h);
+  if (size) out.insert(out.end(), static_cast<const uint8_t*>(payload),
+                       static_cast<const uint8_t*>(payload) + size);
+  if (extra_size) out.insert(out.end(), static_cast<const uint8_t*>(extra),
+                             static_cast<const uint8_t*>(extra) + extra_size);
+}
+
+FileHeader make_file_header(uint64_t pid, uint64_t start_tsc, uint64_t realtime_ns,
+                            Metric metric) {
+  FileHeader h{};
+  std::memcpy(h.magic, kMagic, sizeof h.magic);
+  h.version_major = kVersionMajor;
+  h.version_minor = kVersionMinor;
+  h.header_size = sizeof(FileHeader);
+  h.pid = pid;
+  h.start_tsc = start_tsc;
+  h.start_realtime_ns = realtime_ns;
+  h.metric = static_cast<uint8_t>(metric);
+  return h;
+}
+
+std::vector<uint8_t> make_schema_payload() {
+  std::vector<uint8_t> p(4);
+  uint32_t count = kEventKindCount - 1;
+  std::memcpy(p.data(), &count, 4);
+  for (int k = 1; k < kEventKindCount; ++k) {
+    p.push_back(static_cast<uint8_t>(k));
+    p.push_back(kEventShapes[k].fixed);
+    p.push_back(kEventShapes[k].repeated);
+  }
+  return p;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+EventDecoder::EventDecoder(const std::vector<EventShape>& schema, bool has_metric,
+                           const uint8_t* data, size_t size, uint64_t start_tsc)
+    : schema_(schema), has_metric_(has_metric), p_(data), end_(data + size), time_(start_tsc) {}
+
+bool EventDecoder::read_varint(uint64_t& v) {
+  v = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (p_ == end_) return false;
+    uint8_t b = *p_++;
+    v |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if (!(b & 0x80)) return true;
+  }
+  throw TraceError("malformed varint in event stream");
+}
+
+bool EventDecoder::next(Event& e) {
+  for (;;) {
+    if (p_ == end_) return false;
+    uint8_t kind = *p_++;
+    auto cut = [&] {  // the stream ends inside this event: a program killed mid-write
+      p_ = end_;
+      truncated_ = true;
+      return false;
+    };
+    if (kind >= schema_.size() || schema_[kind].fixed == kAbsent)
+      throw TraceError("malformed event stream: event kind " + std::to_string(kind) +
+                       " is not in the file's schema");
+    uint64_t dt, dm = 0;
+    if (!read_varint(dt)) return cut();
+    if (has_metric_ && !read_varint(dm)) return cut();
+    const EventShape shape = schema_[kind];
+    scratch_.resize(shape.fixed);
+    for (int i = 0; i < shape.fixed; ++i)
+      if (!read_varint(scratch_[i])) return cut();
+    groups_.clear();
+    if (shape.repeated) {
+      uint64_t n = shape.fixed ? scratch_[shape.fixed - 1] : 0;
+      if (n > static_cast<uint64_t>(end_ - p_)) return cut();
+      groups_.resize(n * shape.repeated);
+      for (auto& g : groups_)
+        if (!read_varint(g)) return cut();
+    }
+    time_ += dt;
+    metric_ += dm;
+    if (kind >= kEventKindCount) continue;  // a kind this reader does not know: skip it
+
+    e.kind = static_cast<EventKind>(kind);
+    e.time = time_;
+    e.metric = has_metric_ ? metric_ : time_;
+    e.groups = &groups_;
+    // Resolve delta-encoded ids and ptrs by the per-kind field roles.
+    static constexpr const char* kRoles[kEventKindCount] = {
+        "",      "-",      "",      "ii--p", "ii-p", "ii---", "i--",  "ii-p", "i-i", "-ip",
+        "-ip",   "-i-p",   "-ip",   "-i--",  "i-",   "ip",    "ip",   "-i",   "-i"};
+    const char* roles = kRoles[kind];
+    const int role_count = static_cast<int>(std::strlen(roles));
+    for (int i = 0; i < 5; ++i) e.f[i] = 0;
+    for (int i = 0; i < shape.fixed && i < 5; ++i) {
+      uint64_t v = scratch_[i];
+      char r = i < role_count ? roles[i] : '-';
+      if (r == 'i') {
+        last_id_ += static_cast<uint64_t>(unzigzag(v));
+        v = last_id_;
+      } else if (r == 'p') {
+        last_ptr_ += static_cast<uint64_t>(unzigzag(v));
+        v = last_ptr_;
+      }
+      e.f[i] = v;
+    }
+    return true;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+void TraceFile::fail(const std::string& what) const {
+  throw TraceError(path_ + ": " + what);
+}
+
+TraceFile TraceFile::open(const std::string& path) {
+  TraceFile t;
+  t.path_ = path;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    t.fail(std::string("cannot open trace (") + std::strerror(errno) +
+           "); record one with `tasklens record -- ./program`");
+  }
+  t.data_.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  t.parse();
+  return t;
+}
+
+void TraceFile::parse() {
+  if (data_.size() < sizeof(FileHeader)) {
+    if (data_.empty()) fail("the file is empty: not a tasklens trace");
+    fail("the file is too short to be a tasklens trace (" + std::to_string(data_.size()) +
+         " bytes)");
+  }
+  std::memcpy(&header_, data_.data(), sizeof header_);
+  if (std::memcmp(header_.magic, kMagic, sizeof kMagic) != 0)
+    fail("not a tasklens trace (bad magic)");
+  if (header_.version_major != kVersionMajor)
+    fail("trace format version " + std::to_string(header_.version_major) +
+         " is not supported by this tasklens (reads version " + std::to_string(kVersionMajor) +
+         ")");
+  if (header_.header_size < sizeof(FileHeader) || header_.header_size > data_.size())
+    fail("corrupted file header");
+  if (header_.metric > static_cast<uint8_t>(Metric::TaskClock)) fail("unknown metric in header");
+
+  size_t pos = header_.header_size;
+  bool saw_schema = false;
+  while (pos < data_.size()) {
+    if (data_.size() - pos < sizeof(RecordHeader)) {
+      file_truncated_ = true;
+      break;
+    }
+    RecordHeader rh;
+    std::memcpy(&rh, data_.data() + pos, sizeof rh);
+    if (rh.size < sizeof(RecordHeader)) fail("corrupted record at byte " + std::to_string(pos));
+    if (rh.size > data_.size() - pos) {  // the last record was cut: a killed or interrupted write
+      file_truncated_ = true;
+      break;
+    }
+    const uint8_t* p = data_.data() + pos + sizeof(RecordHeader);
+    size_t n = rh.size - sizeof(RecordHeader);
+    auto need = [&](size_t bytes) {
+      if (n < bytes) fail("corrupted record at byte " + std::to_string(pos) + " (too short)");
+    };
+    switch (static_cast<RecordType>(rh.type)) {
+      case RecordType::EventSchema: {
+        need(4);
+        uint32_t count;
+        std::memcpy(&count, p, 4);
+        need(4 + size_t(count) * 3);
+        schema_.assign(256, EventShape{kAbsent, 0});
+        for (uint32_t i = 0; i < count; ++i) {
+          const uint8_t* e = p + 4 + i * 3;
+          schema_[e[0]] = EventShape{e[1], e[2]};
+        }
+        saw_schema = true;
+        break;
+      }
+      case RecordType::RuntimeInfo:
+        need(4);
+        std::memcpy(&runtime_flags_, p, 4);
+        runtime_version_.assign(reinterpret_cast<const char*>(p + 4), n - 4);
+        break;
+      case RecordType::ThreadInfo: {
+        need(sizeof(ThreadInfo));
+        ThreadInfo ti;
+        std::memcpy(&ti, p, sizeof ti);
+        threads_.push_back(ti);
+        break;
+      }
+      case RecordType::EventBlock: {
+        need(sizeof(EventBlockHeader));
+        EventBlockHeader bh;
+        std::memcpy(&bh, p, sizeof bh);
+        if (bh.thread > 100000) fail("corrupted event block (thread index)");
+        if (bh.compression > 1) fail("unknown compression in event block");
+        if (blocks_.size() <= bh.thread) blocks_.resize(bh.thread + 1);
+        blocks_[bh.thread].push_back(Block{bh.chunk_seq, bh.offset, bh.raw_size, bh.compression,
+                                           size_t(p - data_.data()) + sizeof bh,
+                                           n - sizeof bh});
+        break;
+      }
+      case RecordType::ClockSync: {
+        need(sizeof(ClockSync));
+        ClockSync cs;
+        std::memcpy(&cs, p, sizeof cs);
+        clock_syncs_.push_back(cs);
+        break;
+      }
+      case RecordType::ModuleMap: {
+        need(4);
+        uint32_t count;
+        std::memcpy(&count, p, 4);
+        std::vector<ModuleInfo> mods;
+        size_t off = 4;
+        for (uint32_t i = 0; i < count; ++i) {
+          need(off + sizeof(ModuleEntry));
+          ModuleEntry me;
+          std::memcpy(&me, p + off, sizeof me);
+          off += sizeof me;
+          need(off + me.path_size);
+          mods.push_back(ModuleInfo{std::string(reinterpret_cast<const char*>(p + off),
+                                                me.path_size),
+                                    me.base, me.begin, me.end});
+          off += me.path_size;
+        }
+        modules_ = std::move(mods);  // the last map wins: it saw every dlopen
+        break;
+      }
+      case RecordType::Finish:
+        need(sizeof(Finish));
+        std::memcpy(&finish_, p, sizeof finish_);
+        has_finish_ = true;
+        break;
+      case RecordType::LaunchStatus:
+        need(sizeof(LaunchStatus));
+        std::memcpy(&launch_status_, p, sizeof launch_status_);
+        has_launch_status_ = true;
+        break;
+      default:
+        break;  // a record type from a newer writer: skip it
+    }
+    pos += rh.size;
+  }
+  if (!saw_schema) {
+    if (file_truncated_) fail("the trace was cut short before any event was written");
+    fail("the trace has no event schema record: corrupted or not written by tasklens");
+  }
+  for (auto& bl : blocks_)
+    std::sort(bl.begin(), bl.end(), [](const Block& a, const Block& b) {
+      return a.chunk_seq != b.chunk_seq ? a.chunk_seq < b.chunk_seq : a.offset < b.offset;
+    });
+}
+
+double TraceFile::tsc_hz() const {
+  if (clock_syncs_.size() < 2) return 0;
+  const ClockSync& a = clock_syncs_.front();
+  const ClockSync& b = clock_syncs_.back();
+  if (b.monotonic_ns <= a.monotonic_ns + 1000000 || b.tsc <= a.tsc) {
+    // Too short a run for a good estimate: use the widest pair anyway if any.
+    if (b.monotonic_ns <= a.monotonic_ns || b.tsc <= a.tsc) return 0;
+  }
+  return double(b.tsc - a.tsc) * 1e9 / double(b.monotonic_ns - a.monotonic_ns);
+}
+
+std::vector<uint8_t> TraceFile::stream(uint32_t thread) const {
+  std::vector<uint8_t> out;
+  if (thread >= blocks_.size()) return out;
+  size_t total = 0;
+  for (const Block& b : blocks_[thread]) total += b.raw_size;
+  out.reserve(total);
+  for (const Block& b : blocks_[thread]) {
+    const uint8_t* src = data_.data() + b.data_offset;
+    size_t at = out.size();
+    out.resize(at + b.raw_size);
+    if (b.compression == static_cast<uint8_t>(Compression::None)) {
+      if (b.data_size != b.raw_size) fail("corrupted event block (size mismatch)");
+      std::memcpy(out.data() + at, src, b.raw_size);
+    } else {
+      size_t got = ZSTD_decompress(out.data() + at, b.raw_size, src, b.data_size);
+      if (ZSTD_isError(got) || got != b.raw_size)
+        fail(std::string("corrupted event block (zstd: ") +
+             (ZSTD_isError(got) ? ZSTD_getErrorName(got) : "size mismatch") + ")");
+    }
+  }
+  return out;
+}
+
+EventDecoder TraceFile::decoder(const std::vector<uint8_t>& stream) const {
+  return EventDecoder(schema_, metric() != Metric::Tsc, stream.data(), stream.size(),
+                      header_.start_tsc);
+}
+
+}  // namespace tasklens::trace

@@ -1,0 +1,118 @@
+// Reading a trace file: validates the container, collects metadata, and decodes the per-thread
+// event streams. Throws TraceError (one line: the file and what is wrong) on bad input.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "trace/format.hpp"
+
+namespace tasklens::trace {
+
+class TraceError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct ModuleInfo {
+  std::string path;
+  uint64_t base = 0, begin = 0, end = 0;
+};
+
+struct Event {
+  EventKind kind{};
+  uint64_t time = 0;    // absolute TSC
+  uint64_t metric = 0;  // absolute metric counter (== time for the TSC metric)
+  uint64_t f[5] = {};   // fixed fields, ids and ptrs already resolved to absolute values
+  // Repeated groups (Dependences): groups[2*i], groups[2*i+1].
+  const std::vector<uint64_t>* groups = nullptr;
+};
+
+// Decodes one thread's event stream (already concatenated and decompressed).
+class EventDecoder {
+ public:
+  EventDecoder(const std::vector<EventShape>& schema, bool has_metric, const uint8_t* data,
+               size_t size, uint64_t start_tsc);
+  // Returns false at the end of the stream. Throws TraceError on a malformed event; a stream cut
+  // in the middle of its last event (a killed program) ends cleanly and sets truncated().
+  bool next(Event& event);
+  bool truncated() const { return truncated_; }
+
+ private:
+  bool read_varint(uint64_t& v);
+  const std::vector<EventShape>& schema_;
+  bool has_metric_;
+  const uint8_t* p_;
+  const uint8_t* end_;
+  uint64_t time_ = 0, metric_ = 0, last_id_ = 0, last_ptr_ = 0;
+  std::vector<uint64_t> groups_;
+  std::vector<uint64_t> scratch_;
+  bool truncated_ = false;
+};
+
+class TraceFile {
+ public:
+  // Reads and validates the container. Throws TraceError naming `path` on any problem.
+  static TraceFile open(const std::string& path);
+
+  const std::string& path() const { return path_; }
+  const FileHeader& header() const { return header_; }
+  Metric metric() const { return static_cast<Metric>(header_.metric); }
+  const std::vector<EventShape>& schema() const { return schema_; }
+  uint32_t runtime_flags() const { return runtime_flags_; }
+  const std::string& runtime_version() const { return runtime_version_; }
+  const std::vector<ModuleInfo>& modules() const { return modules_; }
+  const std::vector<ClockSync>& clock_syncs() const { return clock_syncs_; }
+  const std::vector<ThreadInfo>& threads() const { return threads_; }
+  bool has_finish() const { return has_finish_; }
+  const Finish& finish() const { return finish_; }
+  bool has_launch_status() const { return has_launch_status_; }
+  const LaunchStatus& launch_status() const { return launch_status_; }
+  // False when the recorder did not end cleanly (killed program) or the file was cut short.
+  bool complete() const { return has_finish_ && !file_truncated_; }
+  bool file_truncated() const { return file_truncated_; }
+  uint64_t file_size() const { return data_.size(); }
+  // TSC ticks per second, from the clock syncs (0 if unknown).
+  double tsc_hz() const;
+
+  // Number of event streams (recorder thread indexes are 0 .. stream_count()-1).
+  uint32_t stream_count() const { return static_cast<uint32_t>(blocks_.size()); }
+  // The concatenated, decompressed events of one thread.
+  std::vector<uint8_t> stream(uint32_t thread) const;
+  EventDecoder decoder(const std::vector<uint8_t>& stream) const;
+
+ private:
+  struct Block {
+    uint32_t chunk_seq, offset, raw_size;
+    uint8_t compression;
+    size_t data_offset, data_size;  // into data_
+  };
+  [[noreturn]] void fail(const std::string& what) const;
+  void parse();
+
+  std::string path_;
+  std::vector<uint8_t> data_;
+  FileHeader header_{};
+  std::vector<EventShape> schema_;
+  uint32_t runtime_flags_ = 0;
+  std::string runtime_version_;
+  std::vector<ModuleInfo> modules_;
+  std::vector<ClockSync> clock_syncs_;
+  std::vector<ThreadInfo> threads_;
+  std::vector<std::vector<Block>> blocks_;  // per thread
+  Finish finish_{};
+  bool has_finish_ = false;
+  LaunchStatus launch_status_{};
+  bool has_launch_status_ = false;
+  bool file_truncated_ = false;
+};
+
+// Appends one record (header + payload parts) to `out`: used by the recorder and the launcher.
+void append_record(std::vector<uint8_t>& out, RecordType type, const void* payload, size_t size,
+                   const void* extra = nullptr, size_t extra_size = 0);
+FileHeader make_file_header(uint64_t pid, uint64_t start_tsc, uint64_t realtime_ns, Metric metric);
+std::vector<uint8_t> make_schema_payload();
+
+}  // namespace tasklens::trace
