@@ -75,6 +75,7 @@ struct TaskState {
   uint32_t ws_seq = 0;            // implicit tasks: worksharing constructs met (instance key)
   uint32_t loop_fork = kNone;     // strand before the current worksharing loop
   uint32_t pre_wait = kNone;
+  uint32_t team_size = 1;         // size of the team the task belongs to
   uint64_t flags = 0;
   bool started = false, done = false, waiting = false, implicit = false;
   std::vector<uint64_t>* next_preds = nullptr;  // joins into the next strand this task opens
@@ -89,6 +90,7 @@ struct Region {
   uint32_t post_strand = kNone;
   std::vector<uint32_t> phases;    // Phase node per barrier interval
   std::vector<uint32_t> implicit;  // implicit task indexes
+  uint32_t team_size = 1;
   bool ended = false;
 };
 
@@ -231,8 +233,11 @@ class Builder {
   std::vector<uint32_t> current_;  // per thread: the task it runs (kNone: none)
   std::vector<uint64_t> last_metric_;
   uint32_t root_task_ = kNone;
+  uint64_t root_start_ = 0;
   uint64_t explicit_tasks_ = 0;
   uint64_t anomalies_ = 0;
+  uint64_t serialized_undeferred_ = 0;
+  bool first_parallel_ = true;
   bool saw_openmp_ = false;
 };
 
@@ -245,6 +250,7 @@ void Builder::on_implicit_begin(const Event& e, uint32_t thread) {
   if (e.f[4] & kTaskInitial) {
     if (root_task_ == kNone) {
       root_task_ = t;
+      root_start_ = e.time;
       ts.node = ts.scope = 0;
       open_strand(t, thread, e.time);
     }
@@ -257,6 +263,8 @@ void Builder::on_implicit_begin(const Event& e, uint32_t thread) {
     ++anomalies_;
   }
   r.implicit.push_back(t);
+  r.team_size = static_cast<uint32_t>(e.f[2]);
+  ts.team_size = r.team_size;
   ts.region = ri;
   ts.node = ts.scope = new_node(NodeKind::ImplicitTask, phase_node(r, ri, 0));
   uint32_t s = open_strand(t, thread, e.time);
@@ -276,6 +284,13 @@ void Builder::on_create(const Event& e, uint32_t thread) {
   TaskState& cs = tasks_[c];
   cs.parent = p;
   cs.flags = e.f[2];
+  cs.team_size = ps.team_size;
+  // libomp flags every task of a one-thread team "undeferred", exactly like if(0) tasks, so
+  // there the flag says nothing about the program: only a real team tells them apart.
+  if ((cs.flags & kTaskUndeferred) && cs.team_size <= 1) {
+    cs.flags &= ~kTaskUndeferred;
+    ++serialized_undeferred_;
+  }
   cs.creator_strand = creator;
   uint32_t scope = ps.scope;
   bool in_taskloop = nodes_[scope].kind == NodeKind::Taskloop;
@@ -558,6 +573,15 @@ void Builder::handle(const Event& e, uint32_t thread) {
       Region& r = regions_[ri];
       r.encountering = enc;
       r.fork_strand = close_strand(enc);
+      if (first_parallel_ && enc == root_task_ && r.fork_strand != kNone &&
+          strands_[r.fork_strand].start == root_start_) {
+        // The runtime starts at the program's first OpenMP construct and spends its
+        // initialization (thread pool, affinity) before reporting that construct: that is not
+        // program work. Measurement starts at the first parallel region.
+        strands_[r.fork_strand].work = 0;
+        strands_[r.fork_strand].start = strands_[r.fork_strand].end;
+      }
+      first_parallel_ = false;
       r.node = new_node(NodeKind::Parallel, es.scope);
       nodes_[r.node].site = site(e.f[4], SiteKind::Parallel, es.scope);
       nodes_[r.node].instance = instance_count_++;
@@ -751,35 +775,38 @@ Model Builder::finalize() {
     else emit_strand(item);
   }
 
-  // Edges, in final ids; every edge must go forward in the serial order.
-  std::vector<std::pair<uint32_t, uint32_t>> edges;
-  edges.reserve(edges_.size());
+  // Edges, in final ids; every edge must go forward in the serial order. Counting sort into
+  // the CSR arrays (no comparison sort: there are millions of edges).
+  auto resolve = [&](uint64_t ref) -> uint32_t {
+    uint32_t from = (ref & kTaskRef) ? tasks_[static_cast<uint32_t>(ref & ~kTaskRef)].prev
+                                     : static_cast<uint32_t>(ref);
+    return from == kNone ? kNone : strand_id[from];  // kNone: the task never ran (killed)
+  };
   uint64_t backward = 0;
-  for (auto [ref, to] : edges_) {
-    uint32_t from;
-    if (ref & kTaskRef) {
-      from = tasks_[static_cast<uint32_t>(ref & ~kTaskRef)].prev;
-      if (from == kNone) continue;  // the task never ran (killed program)
-    } else {
-      from = static_cast<uint32_t>(ref);
-    }
-    uint32_t a = strand_id[from], b = strand_id[to];
-    if (a == kNone || b == kNone || a == b) continue;
-    if (a > b) {
-      ++backward;
+  m.pred_begin.assign(m.strands.size() + 1, 0);
+  for (auto& [ref, to] : edges_) {
+    uint32_t a = resolve(ref), b = strand_id[to];
+    if (a == kNone || b == kNone || a == b) {
+      to = kNone;
       continue;
     }
-    edges.emplace_back(b, a);
-  }
-  std::sort(edges.begin(), edges.end());
-  edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
-  m.pred_begin.assign(m.strands.size() + 1, 0);
-  m.preds.reserve(edges.size());
-  for (auto [to, from] : edges) {
-    m.pred_begin[to + 1]++;
-    m.preds.push_back(from);
+    if (a > b) {
+      ++backward;
+      to = kNone;
+      continue;
+    }
+    ref = a;
+    to = b;
+    m.pred_begin[b + 1]++;
   }
   for (size_t i = 0; i < m.strands.size(); ++i) m.pred_begin[i + 1] += m.pred_begin[i];
+  m.preds.resize(m.pred_begin.back());
+  {
+    std::vector<uint32_t> fill(m.pred_begin.begin(), m.pred_begin.end() - 1);
+    for (const auto& [from, to] : edges_)
+      if (to != kNone) m.preds[fill[to]++] = static_cast<uint32_t>(from);
+  }
+  std::vector<std::pair<uint64_t, uint32_t>>().swap(edges_);
 
   // Attribution: each strand to the innermost construct site around it.
   std::vector<uint32_t> node_site(m.nodes.size(), 0);
@@ -810,6 +837,11 @@ Model Builder::finalize() {
   if (!trace_.complete())
     m.warnings.push_back("the trace is incomplete (the program was killed or the file was cut "
                          "short): the profile covers what was recorded");
+  if (serialized_undeferred_)
+    m.warnings.push_back(
+        "tasks ran in one-thread teams, where the runtime cannot tell if(0)/final tasks from "
+        "others: they were all taken as deferred; record with 2 or more threads for exact "
+        "if(0)/final semantics");
   if (backward)
     m.warnings.push_back(std::to_string(backward) +
                          " dependence edges contradicted the program order and were ignored");

@@ -1,0 +1,25 @@
+// Small work/span arithmetic shared by the analyses, so that every report divides the same way
+// (in particular: a zero span gives 0, never NaN or infinity, because a run can legitimately have
+// zero work in a metric such as instructions when nothing was counted).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+namespace tasklens::analysis {
+
+// work / span; 0 when span is 0 (no work at all: there is no parallelism to speak of).
+inline double parallelism_of(uint64_t work, uint64_t span) {
+  return span == 0 ? 0.0 : static_cast<double>(work) / static_cast<double>(span);
+}
+
+// 100 * part / whole; 0 when whole is 0.
+inline double percent_of(uint64_t part, uint64_t whole) {
+  return whole == 0 ? 0.0 : 100.0 * static_cast<double>(part) / static_cast<double>(whole);
+}
+
+// Series composition: spans add. Parallel composition: the span is the larger one.
+inline uint64_t series_span(uint64_t a, uint64_t b) { return a + b; }
+inline uint64_t parallel_span(uint64_t a, uint64_t b) { return std::max(a, b); }
+
+}  // namespace tasklens::analysis

@@ -1,0 +1,306 @@
+#include "symbols/symbolizer.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <charconv>
+#include <iterator>
+#include <optional>
+#include <string_view>
+#include <system_error>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+
+extern char** environ;
+
+namespace tasklens::symbols {
+namespace {
+
+// Owns a file descriptor so that every early return closes it: a leaked write end would keep an
+// addr2line child from ever seeing end of input.
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  UniqueFd(UniqueFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept {
+    if (this != &other) reset(std::exchange(other.fd_, -1));
+    return *this;
+  }
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  ~UniqueFd() { reset(); }
+
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  void reset(int fd = -1) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+// Runs `addr2line <args> -e module`, feeding `input` on stdin and returning everything it printed
+// on stdout; nullopt when it could not be started (typically: not installed).
+std::optional<std::string> RunAddr2line(const std::string& module, const std::string& input) {
+  // stdin is a socket rather than a pipe so that writes can pass MSG_NOSIGNAL: addr2line exits
+  // early when it cannot read the module, and a pipe would then raise SIGPIPE in the whole
+  // process. CLOEXEC matters as modules are processed from several threads at once: a sibling
+  // child inheriting our write end would keep this child's stdin open forever.
+  int in_pair[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in_pair) != 0) return std::nullopt;
+  UniqueFd to_child(in_pair[0]);
+  UniqueFd child_stdin(in_pair[1]);
+  int out_pipe[2];
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0) return std::nullopt;
+  UniqueFd from_child(out_pipe[0]);
+  UniqueFd child_stdout(out_pipe[1]);
+
+  posix_spawn_file_actions_t actions;
+  if (posix_spawn_file_actions_init(&actions) != 0) return std::nullopt;
+  posix_spawn_file_actions_adddup2(&actions, child_stdin.get(), STDIN_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, child_stdout.get(), STDOUT_FILENO);
+  // Its complaints (no such file, DWARF warnings) would only clutter the report's terminal.
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+
+  // -a echoes each address before its answer: with -i an address yields a variable number of
+  // (function, file:line) pairs, and the echo is what tells where one answer ends. -i is used so
+  // that the innermost frame is explicitly the first pair whatever binutils' default naming.
+  std::string args[] = {"addr2line", "-f", "-C", "-i", "-a", "-e", module};
+  char* argv[std::size(args) + 1];
+  for (size_t i = 0; i < std::size(args); ++i) argv[i] = args[i].data();
+  argv[std::size(args)] = nullptr;
+
+  pid_t pid = 0;
+  const int spawn_error = posix_spawnp(&pid, "addr2line", &actions, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawn_error != 0) return std::nullopt;
+  child_stdin.reset();
+  child_stdout.reset();
+
+  // Write and read at the same time: addr2line flushes after every address, so with all input
+  // written first, a large answer would fill the stdout pipe and both sides would block.
+  std::string output;
+  size_t written = 0;
+  if (input.empty()) to_child.reset();
+  char buffer[1 << 16];
+  while (from_child.valid()) {
+    pollfd fds[2] = {{from_child.get(), POLLIN, 0}, {to_child.get(), POLLOUT, 0}};
+    const nfds_t count = to_child.valid() ? 2 : 1;
+    if (::poll(fds, count, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (count == 2 && fds[1].revents != 0) {
+      if (fds[1].revents & POLLOUT) {
+        const ssize_t n = ::send(to_child.get(), input.data() + written, input.size() - written,
+                                 MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0) {
+          written += static_cast<size_t>(n);
+          if (written == input.size()) to_child.reset();  // end of input: addr2line finishes
+        } else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+          to_child.reset();  // it stopped reading (EPIPE): keep whatever it answered
+        }
+      } else {
+        to_child.reset();
+      }
+    }
+    if (fds[0].revents != 0) {
+      const ssize_t n = ::read(from_child.get(), buffer, sizeof(buffer));
+      if (n > 0) {
+        output.append(buffer, static_cast<size_t>(n));
+      } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+        from_child.reset();
+      }
+    }
+  }
+  // Closing both ends first: a child still writing to a pipe nobody reads would never exit.
+  to_child.reset();
+  from_child.reset();
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return output;
+}
+
+// "0x00000000004011d6" as echoed by -a. addr2line may mask the value to the module's address
+// size, so the caller relies on the position of these lines, not on their value.
+bool IsAddressLine(std::string_view line) {
+  if (line.size() < 3 || line[0] != '0' || line[1] != 'x') return false;
+  return std::all_of(line.begin() + 2, line.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+  });
+}
+
+void SetFunction(std::string_view name, Location* location) {
+  if (name != "??") location->function = name;
+}
+
+// Parses "file:line", "file:line (discriminator N)", "??:0" or "??:?".
+void SetFileLine(std::string_view text, Location* location) {
+  if (const size_t annotation = text.rfind(" (discriminator ");
+      annotation != std::string_view::npos) {
+    text = text.substr(0, annotation);
+  }
+  const size_t colon = text.rfind(':');  // rightmost: the path itself may contain colons
+  if (colon == std::string_view::npos) return;
+  const std::string_view file = text.substr(0, colon);
+  const std::string_view number = text.substr(colon + 1);
+  if (file != "??" && !file.empty()) location->file = file;
+  unsigned line = 0;
+  const auto [end, error] = std::from_chars(number.data(), number.data() + number.size(), line);
+  if (error == std::errc() && end == number.data() + number.size()) location->line = line;
+}
+
+// Fills targets[i] from the i-th answer of `output`. Answers are: the echoed address, then pairs
+// of (function, file:line) lines, innermost inlined frame first; only that first pair is kept.
+void ParseAnswers(std::string_view output, const std::vector<Location*>& targets) {
+  Location* current = nullptr;
+  size_t next = 0;      // index of the next answer
+  size_t position = 0;  // lines seen since the current answer's address line
+  while (!output.empty()) {
+    const size_t newline = output.find('\n');
+    std::string_view line = output.substr(0, newline);
+    output.remove_prefix(newline == std::string_view::npos ? output.size() : newline + 1);
+    // An address line can only come where a function line could: demangled names never look
+    // like "0x1f3a", so this cannot be confused with a function.
+    if (position % 2 == 0 && IsAddressLine(line)) {
+      current = next < targets.size() ? targets[next] : nullptr;
+      ++next;
+      position = 0;
+      continue;
+    }
+    ++position;
+    if (current == nullptr) continue;
+    if (position == 1) SetFunction(line, current);
+    if (position == 2) SetFileLine(line, current);
+  }
+}
+
+std::string HexLine(uint64_t value) {
+  char digits[20];
+  const auto [end, error] = std::to_chars(digits, digits + sizeof(digits), value, 16);
+  std::string line = "0x";
+  line.append(digits, end);
+  line.push_back('\n');
+  return line;
+}
+
+// The addresses of one module still to resolve, and where their answers go.
+struct ModuleBatch {
+  const Module* module = nullptr;
+  std::vector<uint64_t> file_addresses;
+  std::vector<Location*> targets;
+};
+
+}  // namespace
+
+namespace detail {
+
+std::vector<Location> parse_addr2line_output(std::string_view output, size_t count) {
+  std::vector<Location> locations(count);
+  std::vector<Location*> targets;
+  targets.reserve(count);
+  for (Location& location : locations) targets.push_back(&location);
+  ParseAnswers(output, targets);
+  return locations;
+}
+
+}  // namespace detail
+
+Symbolizer::Symbolizer(std::vector<Module> modules) : modules_(std::move(modules)) {}
+
+bool Symbolizer::is_runtime_module(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string_view name = slash == std::string::npos
+                                    ? std::string_view(path)
+                                    : std::string_view(path).substr(slash + 1);
+  for (const std::string_view prefix : {"libomp", "libgomp", "libiomp", "libtbb"}) {
+    if (name.starts_with(prefix)) return true;
+  }
+  return false;
+}
+
+std::vector<Location> Symbolizer::resolve(const std::vector<uint64_t>& addresses) const {
+  return resolve(addresses, nullptr);
+}
+
+std::vector<Location> Symbolizer::resolve(const std::vector<uint64_t>& addresses,
+                                          ResolveStats* stats) const {
+  // Recorded addresses repeat a lot (one per event): each distinct one is looked up once. Node
+  // based map: the batches below keep pointers to its values.
+  std::unordered_map<uint64_t, Location> resolved;
+  resolved.reserve(addresses.size());
+  std::vector<ModuleBatch> batches(modules_.size());
+  for (const uint64_t address : addresses) {
+    auto [it, inserted] = resolved.try_emplace(address);
+    if (!inserted || address == 0) continue;
+    // A return address follows the call; the call itself may be the segment's last instruction.
+    const uint64_t pc = address - 1;
+    // Modules are few (tens) and distinct addresses at most thousands: a scan is cheap and, unlike
+    // a binary search, does not assume the recorded ranges never overlap.
+    for (size_t m = 0; m < modules_.size(); ++m) {
+      const Module& module = modules_[m];
+      if (pc < module.begin || pc >= module.end) continue;
+      Location& location = it->second;
+      location.module = module.path;
+      location.in_runtime = is_runtime_module(module.path);
+      if (!module.path.empty()) {
+        batches[m].module = &module;
+        batches[m].file_addresses.push_back(pc - module.base);
+        batches[m].targets.push_back(&location);
+      }
+      break;
+    }
+  }
+  std::erase_if(batches, [](const ModuleBatch& batch) { return batch.module == nullptr; });
+
+  // One addr2line per module; they load debug info independently, so run them side by side.
+  std::atomic<size_t> next_batch{0};
+  std::atomic<size_t> processes{0};
+  auto work = [&] {
+    for (size_t b = next_batch++; b < batches.size(); b = next_batch++) {
+      const ModuleBatch& batch = batches[b];
+      std::string input;
+      input.reserve(batch.file_addresses.size() * 20);
+      for (const uint64_t file_address : batch.file_addresses) input += HexLine(file_address);
+      const std::optional<std::string> output = RunAddr2line(batch.module->path, input);
+      if (!output) continue;  // no addr2line: the locations keep just their module
+      ++processes;
+      ParseAnswers(*output, batch.targets);
+    }
+  };
+  const size_t workers =
+      std::min<size_t>(batches.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> threads;
+  try {
+    for (size_t i = 1; i < workers; ++i) threads.emplace_back(work);
+  } catch (const std::system_error&) {
+    // Out of threads: this thread alone goes through the remaining batches.
+  }
+  work();
+  for (std::thread& thread : threads) thread.join();
+
+  if (stats != nullptr) {
+    stats->distinct = resolved.size();
+    stats->looked_up = 0;
+    for (const ModuleBatch& batch : batches) stats->looked_up += batch.file_addresses.size();
+    stats->processes = processes;
+  }
+  std::vector<Location> result;
+  result.reserve(addresses.size());
+  for (const uint64_t address : addresses) result.push_back(resolved.at(address));
+  return result;
+}
+
+}  // namespace tasklens::symbols
