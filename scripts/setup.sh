@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what tasklens needs from Debian 12's packages, unpacks LLVM 16's OpenMP runtime next
+# to the tree (scripts/fetch-libomp16.sh) and builds everything into ./build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+packages=(build-essential cmake ninja-build pkg-config clang-14 libomp-dev libcli11-dev
+          libfmt-dev nlohmann-json3-dev libzstd-dev libgtest-dev libbenchmark-dev binutils)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+fi
+bash scripts/fetch-libomp16.sh
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$(nproc)"
+echo "setup: built ./build/tasklens"

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The test suite: unit and end-to-end tests of the release build, then the unit tests again
+# under ASan+UBSan, and the recorder's concurrent buffers under TSan. Needs scripts/setup.sh first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs="$(nproc)"
+cmake --build build -j"$jobs"
+ctest --test-dir build --output-on-failure -j"$jobs"
+
+# Sanitizer builds: unit tests only (a sanitized recorder cannot be preloaded into programs that
+# are not built with the same sanitizer runtime).
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTASKLENS_SANITIZE=address \
+  -DTASKLENS_BUILD_EXAMPLES=OFF -DTASKLENS_BUILD_BENCH=OFF >/dev/null
+cmake --build build-asan -j"$jobs"
+ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE e2e
+
+cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTASKLENS_SANITIZE=thread \
+  -DTASKLENS_BUILD_EXAMPLES=OFF -DTASKLENS_BUILD_BENCH=OFF >/dev/null
+cmake --build build-tsan -j"$jobs" --target recorder_buffer_test
+ctest --test-dir build-tsan --output-on-failure -R 'RecorderBuffer'

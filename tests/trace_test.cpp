@@ -1,0 +1,308 @@
+// Trace container and event encoding: writer/reader round trips and every kind of bad input.
+#include <gtest/gtest.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "trace/format.hpp"
+#include "trace/reader.hpp"
+
+namespace tasklens::trace {
+namespace {
+
+// Encodes events the way the recorder does (ids and ptrs as zig-zag deltas).
+struct StreamWriter {
+  std::vector<uint8_t> bytes;
+  uint64_t time = 1000, id = 0, ptr = 0;
+  void varint(uint64_t v) {
+    uint8_t buf[10];
+    uint8_t* e = put_varint(buf, v);
+    bytes.insert(bytes.end(), buf, e);
+  }
+  void begin(EventKind k, uint64_t at) {
+    bytes.push_back(static_cast<uint8_t>(k));
+    varint(at - time);
+    time = at;
+  }
+  void put_id(uint64_t v) {
+    varint(zigzag(static_cast<int64_t>(v - id)));
+    id = v;
+  }
+  void put_ptr(uint64_t v) {
+    varint(zigzag(static_cast<int64_t>(v - ptr)));
+    ptr = v;
+  }
+};
+
+std::vector<uint8_t> file_with(const std::vector<std::vector<uint8_t>>& streams, bool finish,
+                               bool compress) {
+  FileHeader h = make_file_header(42, 1000, 7, Metric::Tsc);
+  std::vector<uint8_t> out(reinterpret_cast<uint8_t*>(&h), reinterpret_cast<uint8_t*>(&h + 1));
+  std::vector<uint8_t> schema = make_schema_payload();
+  append_record(out, RecordType::EventSchema, schema.data(), schema.size());
+  uint32_t flags = kRuntimeHasDispatch;
+  append_record(out, RecordType::RuntimeInfo, &flags, 4, "LLVM test", 9);
+  ClockSync a{1000, 0}, b{3001000, 1000000};
+  append_record(out, RecordType::ClockSync, &a, sizeof a);
+  for (uint32_t t = 0; t < streams.size(); ++t) {
+    // Two blocks per stream, written in reverse order: the reader must sort them.
+    const auto& s = streams[t];
+    size_t half = s.size() / 2;
+    for (int part = 1; part >= 0; --part) {
+      size_t lo = part ? half : 0, hi = part ? s.size() : half;
+      EventBlockHeader bh{};
+      bh.thread = t;
+      bh.chunk_seq = 0;
+      bh.offset = static_cast<uint32_t>(lo);
+      bh.raw_size = static_cast<uint32_t>(hi - lo);
+      std::vector<uint8_t> data(s.begin() + lo, s.begin() + hi);
+      if (compress) {
+        std::vector<uint8_t> z(ZSTD_compressBound(data.size()));
+        z.resize(ZSTD_compress(z.data(), z.size(), data.data(), data.size(), 1));
+        data = z;
+        bh.compression = static_cast<uint8_t>(Compression::Zstd);
+      }
+      append_record(out, RecordType::EventBlock, &bh, sizeof bh, data.data(), data.size());
+    }
+  }
+  uint32_t unknown = 0xdead;  // a record type from the future: skipped
+  append_record(out, static_cast<RecordType>(99), &unknown, 4);
+  append_record(out, RecordType::ClockSync, &b, sizeof b);
+  if (finish) {
+    Finish f{};
+    f.tasks_created = 1;
+    append_record(out, RecordType::Finish, &f, sizeof f);
+  }
+  return out;
+}
+
+std::string write_temp(const std::vector<uint8_t>& bytes) {
+  char path[] = "/tmp/tasklens_trace_testXXXXXX";
+  int fd = mkstemp(path);
+  EXPECT_GE(fd, 0);
+  EXPECT_EQ(write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+  close(fd);
+  return path;
+}
+
+std::vector<uint8_t> sample_stream() {
+  StreamWriter w;
+  w.begin(EventKind::TaskCreate, 1500);
+  w.put_id((1ull << 40) + 5);
+  w.put_id((1ull << 40) + 6);
+  w.varint(4);
+  w.put_ptr(0x55550000abcdull);
+  w.begin(EventKind::TaskSchedule, 1600);
+  w.put_id((2ull << 40) + 1);  // an id of another thread: a large negative/positive delta
+  w.varint(7);
+  w.put_id((1ull << 40) + 6);
+  w.begin(EventKind::Dependences, 1700);
+  w.put_id((1ull << 40) + 6);
+  w.varint(2);
+  w.varint(0x7fff0000);
+  w.varint(3);
+  w.varint(0x7fff0008);
+  w.varint(1);
+  w.begin(EventKind::SyncEnd, 1800);
+  w.varint(5);
+  w.put_id((1ull << 40) + 5);
+  w.put_ptr(0x55550000ab00ull);  // a smaller address: negative delta
+  return w.bytes;
+}
+
+void expect_sample(const TraceFile& t) {
+  std::vector<uint8_t> s = t.stream(0);
+  EventDecoder d = t.decoder(s);
+  Event e;
+  ASSERT_TRUE(d.next(e));
+  EXPECT_EQ(e.kind, EventKind::TaskCreate);
+  EXPECT_EQ(e.time, 1500u);
+  EXPECT_EQ(e.f[0], (1ull << 40) + 5);
+  EXPECT_EQ(e.f[1], (1ull << 40) + 6);
+  EXPECT_EQ(e.f[2], 4u);
+  EXPECT_EQ(e.f[3], 0x55550000abcdull);
+  ASSERT_TRUE(d.next(e));
+  EXPECT_EQ(e.kind, EventKind::TaskSchedule);
+  EXPECT_EQ(e.f[0], (2ull << 40) + 1);
+  EXPECT_EQ(e.f[1], 7u);
+  EXPECT_EQ(e.f[2], (1ull << 40) + 6);
+  ASSERT_TRUE(d.next(e));
+  EXPECT_EQ(e.kind, EventKind::Dependences);
+  ASSERT_EQ(e.groups->size(), 4u);
+  EXPECT_EQ((*e.groups)[0], 0x7fff0000u);
+  EXPECT_EQ((*e.groups)[3], 1u);
+  ASSERT_TRUE(d.next(e));
+  EXPECT_EQ(e.kind, EventKind::SyncEnd);
+  EXPECT_EQ(e.time, 1800u);
+  EXPECT_EQ(e.f[2], 0x55550000ab00ull);
+  EXPECT_FALSE(d.next(e));
+  EXPECT_FALSE(d.truncated());
+}
+
+TEST(Trace, RoundTripUncompressed) {
+  std::string p = write_temp(file_with({sample_stream()}, true, false));
+  TraceFile t = TraceFile::open(p);
+  EXPECT_TRUE(t.complete());
+  EXPECT_EQ(t.header().pid, 42u);
+  EXPECT_EQ(t.runtime_version(), "LLVM test");
+  EXPECT_TRUE(t.runtime_flags() & kRuntimeHasDispatch);
+  EXPECT_NEAR(t.tsc_hz(), 3e9, 1e6);
+  expect_sample(t);
+  unlink(p.c_str());
+}
+
+TEST(Trace, RoundTripZstdAndMultipleStreams) {
+  std::string p = write_temp(file_with({sample_stream(), sample_stream()}, true, true));
+  TraceFile t = TraceFile::open(p);
+  EXPECT_EQ(t.stream_count(), 2u);
+  expect_sample(t);
+  unlink(p.c_str());
+}
+
+TEST(Trace, MissingFinishMeansIncomplete) {
+  std::string p = write_temp(file_with({sample_stream()}, false, true));
+  TraceFile t = TraceFile::open(p);
+  EXPECT_FALSE(t.complete());
+  expect_sample(t);
+  unlink(p.c_str());
+}
+
+TEST(Trace, FileCutInsideARecordIsIncompleteNotAnError) {
+  std::vector<uint8_t> bytes = file_with({sample_stream()}, true, false);
+  bytes.resize(bytes.size() - 5);  // the Finish record loses its end
+  std::string p = write_temp(bytes);
+  TraceFile t = TraceFile::open(p);
+  EXPECT_FALSE(t.complete());
+  EXPECT_TRUE(t.file_truncated());
+  unlink(p.c_str());
+}
+
+TEST(Trace, StreamCutInsideAnEventEndsCleanly) {
+  std::vector<uint8_t> s = sample_stream();
+  s.resize(s.size() - 1);  // the last event loses its last byte
+  std::string p = write_temp(file_with({s}, false, false));
+  TraceFile t = TraceFile::open(p);
+  std::vector<uint8_t> bytes = t.stream(0);
+  EventDecoder d = t.decoder(bytes);
+  Event e;
+  int n = 0;
+  while (d.next(e)) ++n;
+  EXPECT_EQ(n, 3);
+  EXPECT_TRUE(d.truncated());
+  unlink(p.c_str());
+}
+
+TEST(Trace, UnknownEventKindInTheSchemaIsSkipped) {
+  // A writer from the future adds kind 77 with two fields and tells us so in its schema.
+  std::vector<uint8_t> schema = make_schema_payload();
+  uint32_t count;
+  std::memcpy(&count, schema.data(), 4);
+  ++count;
+  std::memcpy(schema.data(), &count, 4);
+  schema.insert(schema.end(), {77, 2, 0});
+  StreamWriter w;
+  w.bytes.push_back(77);
+  w.varint(10);
+  w.varint(123456);
+  w.varint(1);
+  std::vector<uint8_t> rest = sample_stream();
+  FileHeader h = make_file_header(1, 1010, 0, Metric::Tsc);
+  std::vector<uint8_t> out(reinterpret_cast<uint8_t*>(&h), reinterpret_cast<uint8_t*>(&h + 1));
+  append_record(out, RecordType::EventSchema, schema.data(), schema.size());
+  std::vector<uint8_t> stream = w.bytes;
+  // The sample's first delta assumed a start of 1000; the extra event advanced time by 10.
+  stream.insert(stream.end(), rest.begin(), rest.end());
+  EventBlockHeader bh{};
+  bh.raw_size = static_cast<uint32_t>(stream.size());
+  append_record(out, RecordType::EventBlock, &bh, sizeof bh, stream.data(), stream.size());
+  std::string p = write_temp(out);
+  TraceFile t = TraceFile::open(p);
+  std::vector<uint8_t> bytes = t.stream(0);
+  EventDecoder d = t.decoder(bytes);
+  Event e;
+  ASSERT_TRUE(d.next(e));
+  EXPECT_EQ(e.kind, EventKind::TaskCreate);
+  EXPECT_EQ(e.time, 1520u);
+  unlink(p.c_str());
+}
+
+void expect_error(const std::vector<uint8_t>& bytes, const std::string& fragment) {
+  std::string p = write_temp(bytes);
+  try {
+    TraceFile t = TraceFile::open(p);
+    for (uint32_t i = 0; i < t.stream_count(); ++i) {
+      std::vector<uint8_t> s = t.stream(i);
+      EventDecoder d = t.decoder(s);
+      Event e;
+      while (d.next(e)) {
+      }
+    }
+    ADD_FAILURE() << "no error for: " << fragment;
+  } catch (const TraceError& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find(p), std::string::npos) << what;  // names the file
+    EXPECT_NE(what.find(fragment), std::string::npos) << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;  // one line
+  }
+  unlink(p.c_str());
+}
+
+TEST(Trace, BadInputGetsOneLineErrorsNamingTheFile) {
+  expect_error({}, "empty");
+  expect_error({1, 2, 3}, "too short");
+  std::vector<uint8_t> good = file_with({sample_stream()}, true, true);
+  std::vector<uint8_t> bad_magic = good;
+  bad_magic[0] = 'X';
+  expect_error(bad_magic, "bad magic");
+  std::vector<uint8_t> bad_version = good;
+  bad_version[8] = 9;
+  expect_error(bad_version, "version 9");
+  std::vector<uint8_t> no_schema(good.begin(), good.begin() + sizeof(FileHeader));
+  expect_error(no_schema, "schema");
+  // Corrupt the compressed event data (last bytes of the first event block).
+  std::vector<uint8_t> bad_block = good;
+  size_t pos = sizeof(FileHeader);
+  for (;;) {
+    RecordHeader rh;
+    std::memcpy(&rh, bad_block.data() + pos, sizeof rh);
+    if (rh.type == static_cast<uint32_t>(RecordType::EventBlock)) {
+      for (size_t i = pos + sizeof rh + sizeof(EventBlockHeader); i < pos + rh.size; ++i)
+        bad_block[i] ^= 0x5a;
+      break;
+    }
+    pos += rh.size;
+  }
+  expect_error(bad_block, "corrupted event block");
+  // A record whose size is smaller than its header.
+  std::vector<uint8_t> bad_record = good;
+  RecordHeader tiny{1, 3};
+  std::memcpy(bad_record.data() + sizeof(FileHeader), &tiny, sizeof tiny);
+  expect_error(bad_record, "corrupted record");
+}
+
+TEST(Trace, MissingFileSaysHowToMakeOne) {
+  try {
+    TraceFile::open("/nonexistent/dir/x.tlens");
+    ADD_FAILURE();
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/dir/x.tlens"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("tasklens record"), std::string::npos);
+  }
+}
+
+TEST(Trace, VarintAndZigzag) {
+  for (int64_t v : std::vector<int64_t>{0, 1, -1, 63, -64, 1LL << 40, -(1LL << 62), INT64_MAX,
+                                        INT64_MIN})
+    EXPECT_EQ(unzigzag(zigzag(v)), v);
+  uint8_t buf[10];
+  EXPECT_EQ(put_varint(buf, 127) - buf, 1);
+  EXPECT_EQ(put_varint(buf, 128) - buf, 2);
+  EXPECT_EQ(put_varint(buf, UINT64_MAX) - buf, 10);
+}
+
+}  // namespace
+}  // namespace tasklens::trace
