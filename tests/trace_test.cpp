@@ -203,13 +203,23 @@ TEST(Trace, UnknownEventKindInTheSchemaIsSkipped) {
   std::memcpy(&count, schema.data(), 4);
   ++count;
   std::memcpy(schema.data(), &count, 4);
-  schema.insert(schema.end(), {77, 2, 0});
+  schema.insert(schema.end(), {77, 2, 0, 0x1, 0});  // field 0 is an id
   StreamWriter w;
   w.bytes.push_back(77);
   w.varint(10);
-  w.varint(123456);
+  w.put_id(123456);  // the reader must follow the id chain through the unknown event
   w.varint(1);
-  std::vector<uint8_t> rest = sample_stream();
+  StreamWriter rest_writer;
+  rest_writer.id = 123456;
+  std::vector<uint8_t> rest = [&] {
+    StreamWriter& w2 = rest_writer;
+    w2.begin(EventKind::TaskCreate, 1500);
+    w2.put_id((1ull << 40) + 5);
+    w2.put_id((1ull << 40) + 6);
+    w2.varint(4);
+    w2.put_ptr(0x55550000abcdull);
+    return w2.bytes;
+  }();
   FileHeader h = make_file_header(1, 1010, 0, Metric::Tsc);
   std::vector<uint8_t> out(reinterpret_cast<uint8_t*>(&h), reinterpret_cast<uint8_t*>(&h + 1));
   append_record(out, RecordType::EventSchema, schema.data(), schema.size());
@@ -227,6 +237,7 @@ TEST(Trace, UnknownEventKindInTheSchemaIsSkipped) {
   ASSERT_TRUE(d.next(e));
   EXPECT_EQ(e.kind, EventKind::TaskCreate);
   EXPECT_EQ(e.time, 1520u);
+  EXPECT_EQ(e.f[0], (1ull << 40) + 5);
   unlink(p.c_str());
 }
 

@@ -238,6 +238,7 @@ class Builder {
   uint64_t anomalies_ = 0;
   uint64_t serialized_undeferred_ = 0;
   bool first_parallel_ = true;
+  bool main_marked_ = false;
   bool saw_openmp_ = false;
 };
 
@@ -573,11 +574,11 @@ void Builder::handle(const Event& e, uint32_t thread) {
       Region& r = regions_[ri];
       r.encountering = enc;
       r.fork_strand = close_strand(enc);
-      if (first_parallel_ && enc == root_task_ && r.fork_strand != kNone &&
+      if (first_parallel_ && !main_marked_ && enc == root_task_ && r.fork_strand != kNone &&
           strands_[r.fork_strand].start == root_start_) {
-        // The runtime starts at the program's first OpenMP construct and spends its
-        // initialization (thread pool, affinity) before reporting that construct: that is not
-        // program work. Measurement starts at the first parallel region.
+        // Without the recorder's main() marker the runtime started at the program's first
+        // OpenMP construct, and this strand is the runtime's own initialization (thread pool,
+        // affinity), not program work.
         strands_[r.fork_strand].work = 0;
         strands_[r.fork_strand].start = strands_[r.fork_strand].end;
       }
@@ -619,6 +620,17 @@ void Builder::handle(const Event& e, uint32_t thread) {
       break;
     }
     case EventKind::SyncWaitEnd: break;  // SyncEnd follows and opens the next strand
+    case EventKind::Mark:
+      if (e.f[0] == static_cast<uint64_t>(trace::MarkKind::MainStart) && root_task_ != kNone &&
+          tasks_[root_task_].open != kNone) {
+        // The recorder started the runtime just before main(): what came before is the
+        // runtime's initialization; the program's serial code starts now.
+        PStrand& s = strands_[tasks_[root_task_].open];
+        s.work = 0;
+        s.start = s.end = e.time;
+        main_marked_ = true;
+      }
+      break;
     case EventKind::WorkBegin: on_work_begin(e, thread); break;
     case EventKind::WorkEnd: on_work_end(e, thread); break;
     case EventKind::Dispatch: on_dispatch(e, thread); break;

@@ -424,6 +424,13 @@ std::vector<uint8_t> module_map_record() {
 
 void finish(trace::FinishReason reason) {
   if (getpid() != g_pid) return;  // a forked child: the trace belongs to the parent
+  if (g_state.load() != kRecording) return;
+  // Closes this thread's last strand: its work is only known at its next event.
+  ThreadState* self = tls_state;
+  if (uint8_t* p = begin_event(self, EventKind::Mark)) {
+    p = trace::put_varint(p, static_cast<uint64_t>(trace::MarkKind::ProgramEnd));
+    end_event(self, p);
+  }
   int expected = kRecording;
   if (!g_state.compare_exchange_strong(expected, kFinished)) return;
   trace::Finish f{};
@@ -548,8 +555,70 @@ __attribute__((constructor)) void recorder_constructor() {
 
 __attribute__((destructor)) void recorder_destructor() { finish(trace::FinishReason::Exit); }
 
+// --------------------------------------------------------------------- starting at main()
+
+bool needs_openmp(const char* name) {
+  const char* base = std::strrchr(name, '/');
+  base = base ? base + 1 : name;
+  return std::strncmp(base, "libomp.so", 9) == 0 || std::strncmp(base, "libgomp.so", 10) == 0 ||
+         std::strncmp(base, "libiomp5.so", 11) == 0;
+}
+
+// Does any loaded object (the program or one of its libraries) link an OpenMP runtime? Our own
+// preloaded runtime does not count: it is there for every program.
+int scan_needed(dl_phdr_info* info, size_t, void* found) {
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    if (info->dlpi_phdr[i].p_type != PT_DYNAMIC) continue;
+    const auto* dyn = reinterpret_cast<const ElfW(Dyn)*>(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+    uintptr_t strtab = 0;
+    for (const ElfW(Dyn)* d = dyn; d->d_tag != DT_NULL; ++d)
+      if (d->d_tag == DT_STRTAB) strtab = d->d_un.d_ptr;
+    if (!strtab) return 0;
+    if (strtab < info->dlpi_addr) strtab += info->dlpi_addr;  // not relocated in place
+    for (const ElfW(Dyn)* d = dyn; d->d_tag != DT_NULL; ++d)
+      if (d->d_tag == DT_NEEDED && needs_openmp(reinterpret_cast<const char*>(strtab + d->d_un.d_val)))
+        *static_cast<bool*>(found) = true;
+  }
+  return 0;
+}
+
+using MainFn = int (*)(int, char**, char**);
+MainFn g_real_main = nullptr;
+
+// Starts the OpenMP runtime before main() so that the program's serial code before its first
+// OpenMP construct is measured too (the runtime otherwise starts lazily at that construct), and
+// marks where main() begins so that the runtime's own start-up is not counted as program work.
+int main_with_recording(int argc, char** argv, char** envp) {
+  bool openmp = false;
+  if (g_config.enabled) dl_iterate_phdr(scan_needed, &openmp);
+  if (openmp) {
+    using NumProcsFn = int (*)();
+    if (auto num_procs = reinterpret_cast<NumProcsFn>(dlsym(RTLD_DEFAULT, "omp_get_num_procs")))
+      num_procs();
+    ThreadState* t = g_state.load() == kRecording ? state() : nullptr;
+    if (uint8_t* p = begin_event(t, EventKind::Mark)) {
+      p = trace::put_varint(p, static_cast<uint64_t>(trace::MarkKind::MainStart));
+      end_event(t, p);
+    }
+  }
+  return g_real_main(argc, argv, envp);
+}
+
 }  // namespace
 }  // namespace tasklens::recorder
+
+using LibcStartMain = int (*)(tasklens::recorder::MainFn, int, char**, void (*)(), void (*)(),
+                             void (*)(), void*);
+
+// Interposed (the recorder is preloaded first) to run main() through main_with_recording.
+TL_EXPORT int __libc_start_main(tasklens::recorder::MainFn main, int argc, char** argv,
+                                void (*init)(), void (*fini)(), void (*rtld_fini)(),
+                                void* stack_end) {
+  auto real = reinterpret_cast<LibcStartMain>(dlsym(RTLD_NEXT, "__libc_start_main"));
+  tasklens::recorder::g_real_main = main;
+  return real(tasklens::recorder::g_config.enabled ? tasklens::recorder::main_with_recording : main,
+              argc, argv, init, fini, rtld_fini, stack_end);
+}
 
 TL_EXPORT ompt_start_tool_result_t* ompt_start_tool(unsigned int, const char* runtime_version) {
   using namespace tasklens::recorder;

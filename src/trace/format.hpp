@@ -143,21 +143,46 @@ enum class EventKind : uint8_t {
   MaskedEnd = 16,      // id task, ptr
   SyncWaitBegin = 17,  // kind, id task        (only for taskgroup: its end is where it waits)
   SyncWaitEnd = 18,    // kind, id task
+  Mark = 19,           // mark (MarkKind)
 };
-inline constexpr int kEventKindCount = 19;  // one past the largest kind
+inline constexpr int kEventKindCount = 20;  // one past the largest kind
+
+enum class MarkKind : uint8_t {
+  MainStart = 1,   // main() is about to run: the initial task's user code starts here
+  ProgramEnd = 2,  // the recording ends (exit): closes the calling thread's last strand
+};
 
 inline constexpr uint8_t kAbsent = 0xff;  // EventShape::fixed of a kind missing from a schema
 
 struct EventShape {
   uint8_t fixed;     // number of fixed varint fields
   uint8_t repeated;  // if > 0: the last fixed field is a count of groups of `repeated` varints
+  uint8_t id_mask;   // bit i: fixed field i is an id (zig-zag delta against the previous id)
+  uint8_t ptr_mask;  // bit i: fixed field i is a code address (zig-zag delta, likewise)
 };
 
 // The schema written into every trace (readers use the file's, not this one).
 inline constexpr EventShape kEventShapes[kEventKindCount] = {
-    {0, 0},  // 0 unused
-    {1, 0}, {0, 0}, {5, 0}, {4, 0}, {5, 0}, {3, 0}, {4, 0}, {3, 0}, {3, 0},
-    {3, 0}, {4, 0}, {3, 0}, {4, 0}, {2, 2}, {2, 0}, {2, 0}, {2, 0}, {2, 0},
+    {0, 0, 0, 0},      // 0 unused
+    {1, 0, 0, 0},      // ThreadBegin
+    {0, 0, 0, 0},      // ThreadEnd
+    {5, 0, 0x3, 0x10}, // ParallelBegin
+    {4, 0, 0x3, 0x8},  // ParallelEnd
+    {5, 0, 0x3, 0},    // ImplicitBegin
+    {3, 0, 0x1, 0},    // ImplicitEnd
+    {4, 0, 0x3, 0x8},  // TaskCreate
+    {3, 0, 0x5, 0},    // TaskSchedule
+    {3, 0, 0x2, 0x4},  // SyncBegin
+    {3, 0, 0x2, 0x4},  // SyncEnd
+    {4, 0, 0x2, 0x8},  // WorkBegin
+    {3, 0, 0x2, 0x4},  // WorkEnd
+    {4, 0, 0x2, 0},    // Dispatch
+    {2, 2, 0x1, 0},    // Dependences
+    {2, 0, 0x1, 0x2},  // MaskedBegin
+    {2, 0, 0x1, 0x2},  // MaskedEnd
+    {2, 0, 0x2, 0},    // SyncWaitBegin
+    {2, 0, 0x2, 0},    // SyncWaitEnd
+    {1, 0, 0, 0},      // Mark
 };
 
 // Longest encoded event the recorder ever writes except Dependences, which it writes in parts

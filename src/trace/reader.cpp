@@ -30,6 +30,7 @@ const char* to_string(EventKind kind) {
     case EventKind::MaskedEnd: return "masked_end";
     case EventKind::SyncWaitBegin: return "sync_wait_begin";
     case EventKind::SyncWaitEnd: return "sync_wait_end";
+    case EventKind::Mark: return "mark";
   }
   return "unknown";
 }
@@ -78,6 +79,8 @@ std::vector<uint8_t> make_schema_payload() {
     p.push_back(static_cast<uint8_t>(k));
     p.push_back(kEventShapes[k].fixed);
     p.push_back(kEventShapes[k].repeated);
+    p.push_back(kEventShapes[k].id_mask);
+    p.push_back(kEventShapes[k].ptr_mask);
   }
   return p;
 }
@@ -128,31 +131,24 @@ bool EventDecoder::next(Event& e) {
     }
     time_ += dt;
     metric_ += dm;
+    // Ids and code addresses are deltas: resolve them for every kind, known or not, so that the
+    // chains stay right across events this reader skips.
+    for (int i = 0; i < shape.fixed; ++i) {
+      if (shape.id_mask & (1u << i)) {
+        last_id_ += static_cast<uint64_t>(unzigzag(scratch_[i]));
+        scratch_[i] = last_id_;
+      } else if (shape.ptr_mask & (1u << i)) {
+        last_ptr_ += static_cast<uint64_t>(unzigzag(scratch_[i]));
+        scratch_[i] = last_ptr_;
+      }
+    }
     if (kind >= kEventKindCount) continue;  // a kind this reader does not know: skip it
 
     e.kind = static_cast<EventKind>(kind);
     e.time = time_;
     e.metric = has_metric_ ? metric_ : time_;
     e.groups = &groups_;
-    // Resolve delta-encoded ids and ptrs by the per-kind field roles.
-    static constexpr const char* kRoles[kEventKindCount] = {
-        "",      "-",      "",      "ii--p", "ii-p", "ii---", "i--",  "ii-p", "i-i", "-ip",
-        "-ip",   "-i-p",   "-ip",   "-i--",  "i-",   "ip",    "ip",   "-i",   "-i"};
-    const char* roles = kRoles[kind];
-    const int role_count = static_cast<int>(std::strlen(roles));
-    for (int i = 0; i < 5; ++i) e.f[i] = 0;
-    for (int i = 0; i < shape.fixed && i < 5; ++i) {
-      uint64_t v = scratch_[i];
-      char r = i < role_count ? roles[i] : '-';
-      if (r == 'i') {
-        last_id_ += static_cast<uint64_t>(unzigzag(v));
-        v = last_id_;
-      } else if (r == 'p') {
-        last_ptr_ += static_cast<uint64_t>(unzigzag(v));
-        v = last_ptr_;
-      }
-      e.f[i] = v;
-    }
+    for (int i = 0; i < 5; ++i) e.f[i] = i < shape.fixed ? scratch_[i] : 0;
     return true;
   }
 }
@@ -217,11 +213,12 @@ void TraceFile::parse() {
         need(4);
         uint32_t count;
         std::memcpy(&count, p, 4);
-        need(4 + size_t(count) * 3);
-        schema_.assign(256, EventShape{kAbsent, 0});
+        need(4 + size_t(count) * 5);
+        schema_.assign(256, EventShape{kAbsent, 0, 0, 0});
         for (uint32_t i = 0; i < count; ++i) {
-          const uint8_t* e = p + 4 + i * 3;
-          schema_[e[0]] = EventShape{e[1], e[2]};
+          const uint8_t* e = p + 4 + i * 5;
+          if (e[1] > 32 || (e[2] && e[1] == 0)) fail("corrupted event schema");
+          schema_[e[0]] = EventShape{e[1], e[2], e[3], e[4]};
         }
         saw_schema = true;
         break;
