@@ -29,6 +29,48 @@ std::string csv_field(const std::string& s) {
   return out + "\"";
 }
 
+// Compilers move the body of a parallel region or task into a function of their own
+// (".omp_outlined." for clang, "main._omp_fn.0" for gcc). Users know the function they wrote:
+// name the site after it (gcc keeps it in the name; for clang, take the enclosing site's).
+void name_outlined_functions(const model::Model& m, std::vector<SiteLabel>& labels) {
+  auto is_clang_outlined = [](const std::string& f) {
+    return f.rfind(".omp_outlined", 0) == 0 || f.rfind("__omp_outlined", 0) == 0 ||
+           f.rfind(".omp_task_entry", 0) == 0;
+  };
+  for (SiteLabel& l : labels) {
+    size_t gcc = l.function.find("._omp_fn.");
+    if (gcc != std::string::npos) l.function.resize(gcc);
+  }
+  // The site enclosing each site (from any one of its nodes).
+  std::vector<uint32_t> enclosing(labels.size(), model::kNone);
+  std::vector<bool> seen(labels.size(), false);
+  for (const model::Node& n : m.nodes) {
+    if (n.site == model::kNone || seen[n.site]) continue;
+    seen[n.site] = true;
+    for (uint32_t p = n.parent; p != model::kNone; p = m.nodes[p].parent) {
+      uint32_t ps = m.nodes[p].site;
+      if (ps != model::kNone && ps != n.site) {
+        enclosing[n.site] = ps;
+        break;
+      }
+    }
+  }
+  std::vector<std::string> resolved(labels.size());
+  for (size_t i = 0; i < labels.size(); ++i) {
+    if (!is_clang_outlined(labels[i].function)) continue;
+    uint32_t e = enclosing[i];
+    for (int depth = 0; e != model::kNone && depth < 64; ++depth, e = enclosing[e]) {
+      if (!labels[e].function.empty() && !is_clang_outlined(labels[e].function) &&
+          m.sites[e].kind != model::SiteKind::Program) {
+        resolved[i] = labels[e].function;
+        break;
+      }
+    }
+  }
+  for (size_t i = 0; i < labels.size(); ++i)
+    if (!resolved[i].empty()) labels[i].function = resolved[i];
+}
+
 }  // namespace
 
 std::vector<SiteLabel> label_sites(const model::Model& model,
@@ -58,6 +100,7 @@ std::vector<SiteLabel> label_sites(const model::Model& model,
     else
       l.site = s.address ? fmt::format("0x{:x}", s.address) : "<unknown>";
   }
+  name_outlined_functions(model, labels);
   return labels;
 }
 
