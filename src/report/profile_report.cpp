@@ -192,9 +192,10 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
     return out;
   }
   std::string out;
-  std::string unit = m.metric_is_time && m.ticks_per_second > 0
-                         ? fmt::format("{} ({:.2f} GHz)", m.metric, m.ticks_per_second / 1e9)
-                         : m.metric;
+  std::string unit = m.metric == "tsc" && m.ticks_per_second > 0
+                         ? fmt::format("tsc ({:.2f} GHz)", m.ticks_per_second / 1e9)
+                     : m.metric == "task-clock" ? std::string("task-clock (CPU time)")
+                                                : m.metric;
   out += fmt::format("tasklens {}: {} (pid {}), {} threads, {} tasks, metric {}{}\n",
                      TASKLENS_VERSION, basename(info.program), info.pid, m.thread_count,
                      m.task_count, unit, m.complete ? "" : ", INCOMPLETE trace");
