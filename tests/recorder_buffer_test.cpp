@@ -41,7 +41,7 @@ TEST(RecorderBuffer, ConcurrentProducersLoseNothingAndKeepOrder) {
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([t] {
-      recorder::ThreadBuffer* b = recorder::buffer_register(static_cast<uint32_t>(t));
+      recorder::ThreadBuffer* b = recorder::buffer_register(static_cast<uint32_t>(t), true);
       ASSERT_NE(b, nullptr);
       Chunk* c = b->current.load();
       uint8_t* pos = c->data;

@@ -207,6 +207,8 @@ class Builder {
   }
 
   void handle(const Event& e, uint32_t thread);
+  void load_preemptions();
+  uint64_t preempted_between(uint32_t thread, uint64_t from, uint64_t to);
   void on_implicit_begin(const Event& e, uint32_t thread);
   void on_create(const Event& e, uint32_t thread);
   void on_schedule(const Event& e, uint32_t thread);
@@ -232,6 +234,11 @@ class Builder {
   std::vector<std::pair<uint64_t, uint64_t>> runtime_ranges_;
   std::vector<uint32_t> current_;  // per thread: the task it runs (kNone: none)
   std::vector<uint64_t> last_metric_;
+  // Per thread: preempted intervals in TSC ticks, and a cursor (events come in time order).
+  std::vector<std::vector<std::pair<uint64_t, uint64_t>>> preempt_;
+  std::vector<size_t> preempt_cursor_;
+  uint64_t preempted_total_ = 0;
+  uint64_t last_before_ = 0;
   uint32_t root_task_ = kNone;
   uint64_t root_start_ = 0;
   uint64_t explicit_tasks_ = 0;
@@ -531,7 +538,12 @@ void Builder::on_dependences(const Event& e) {
 void Builder::handle(const Event& e, uint32_t thread) {
   // The time since this thread's previous event belongs to the task it was running, unless
   // that task was waiting inside the runtime.
+  last_before_ = last_metric_[thread];
   uint64_t delta = e.metric - last_metric_[thread];
+  if (!preempt_.empty() && thread < preempt_.size() && !preempt_[thread].empty()) {
+    uint64_t off = preempted_between(thread, last_metric_[thread], e.metric);
+    delta = off < delta ? delta - off : 0;
+  }
   last_metric_[thread] = e.metric;
   uint32_t cur = current_[thread];
   if (cur != kNone) {
@@ -540,6 +552,7 @@ void Builder::handle(const Event& e, uint32_t thread) {
       PStrand& s = strands_[ts.open];
       s.work += delta;
       s.end = e.time;
+      if (!preempt_.empty()) preempted_total_ += (e.metric - last_before_) - delta;
     }
   }
   switch (e.kind) {
@@ -655,7 +668,37 @@ void Builder::handle(const Event& e, uint32_t thread) {
   }
 }
 
+// Preempted intervals come in CLOCK_MONOTONIC ns; the clock syncs map them onto the TSC.
+void Builder::load_preemptions() {
+  if (trace_.metric() != trace::Metric::Tsc || trace_.preemptions().empty()) return;
+  const auto& syncs = trace_.clock_syncs();
+  if (syncs.size() < 2 || trace_.tsc_hz() <= 0) return;
+  const trace::ClockSync& s0 = syncs.front();
+  double ticks_per_ns = trace_.tsc_hz() / 1e9;
+  auto to_tsc = [&](uint64_t ns) {
+    double t = double(s0.tsc) + (double(ns) - double(s0.monotonic_ns)) * ticks_per_ns;
+    return t <= 0 ? uint64_t(0) : static_cast<uint64_t>(t);
+  };
+  preempt_.resize(trace_.preemptions().size());
+  preempt_cursor_.assign(preempt_.size(), 0);
+  for (size_t t = 0; t < preempt_.size(); ++t)
+    for (auto [out, in] : trace_.preemptions()[t]) preempt_[t].emplace_back(to_tsc(out), to_tsc(in));
+}
+
+uint64_t Builder::preempted_between(uint32_t thread, uint64_t from, uint64_t to) {
+  const auto& iv = preempt_[thread];
+  size_t& c = preempt_cursor_[thread];
+  while (c < iv.size() && iv[c].second <= from) ++c;
+  uint64_t total = 0;
+  for (size_t i = c; i < iv.size() && iv[i].first < to; ++i) {
+    uint64_t lo = std::max(iv[i].first, from), hi = std::min(iv[i].second, to);
+    if (hi > lo) total += hi - lo;
+  }
+  return total;
+}
+
 Model Builder::run() {
+  load_preemptions();
   for (const auto& m : trace_.modules()) {
     std::string base = m.path.substr(m.path.find_last_of('/') + 1);
     if (base.rfind("libomp", 0) == 0 || base.rfind("libgomp", 0) == 0 ||
@@ -839,6 +882,7 @@ Model Builder::finalize() {
   m.complete = trace_.complete();
   m.loops_have_chunks = (trace_.runtime_flags() & trace::kRuntimeHasDispatch) != 0;
   m.task_count = explicit_tasks_;
+  m.preempted = preempted_total_;
   m.thread_count = trace_.stream_count();
   if (!m.loops_have_chunks)
     m.warnings.push_back("the OpenMP runtime had no dispatch callback (LLVM < 16): each thread's "

@@ -95,6 +95,7 @@ struct Model {
   bool complete = true;            // false when the trace was cut short
   bool loops_have_chunks = true;   // false when the runtime had no dispatch callback
   uint64_t task_count = 0;         // explicit tasks
+  uint64_t preempted = 0;          // TSC ticks of preemption by other processes removed from work
   uint32_t thread_count = 0;
   std::vector<std::string> warnings;  // for the report (one line each)
 

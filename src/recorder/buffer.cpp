@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "recorder/metric.hpp"
+#include "recorder/switches.hpp"
 #include "trace/format.hpp"
 #include "trace/reader.hpp"
 
@@ -142,12 +143,15 @@ void drain(bool include_partial) {
     std::lock_guard<std::mutex> lock(p.mutex);
     for (ThreadBuffer* b = p.buffers; b; b = b->next) buffers.push_back(b);
   }
+  std::vector<uint8_t> preemptions;
   for (ThreadBuffer* b : buffers) {
     // A chunk handed to the writer is only recycled by this same thread, after it was written,
     // so the chunk we look at here stays valid while we use it.
     Chunk* c = b->current.load(std::memory_order_acquire);
     if (c) write_block(c, c->committed.load(std::memory_order_acquire));
+    switch_ring_drain(b->switches, b->thread, preemptions);
   }
+  if (!preemptions.empty()) writer_append(preemptions.data(), preemptions.size());
 }
 
 void* writer_main(void*) {
@@ -215,11 +219,12 @@ bool writer_start() {
   return p.writer_running;
 }
 
-ThreadBuffer* buffer_register(uint32_t thread) {
+ThreadBuffer* buffer_register(uint32_t thread, bool watch_preemptions) {
   Pool& p = pool();
   auto* b = new (std::nothrow) ThreadBuffer();
   if (!b) return nullptr;
   b->thread = thread;
+  if (watch_preemptions) b->switches = switch_ring_open();
   std::unique_lock<std::mutex> lock(p.mutex);
   Chunk* c = new_chunk(p, lock);
   if (!c) {

@@ -25,8 +25,11 @@ struct Chunk {
   alignas(64) uint8_t data[kChunkBytes];
 };
 
+struct SwitchRing;
+
 struct ThreadBuffer {
   std::atomic<Chunk*> current{nullptr};  // read by the writer thread for periodic flushes
+  SwitchRing* switches = nullptr;        // the thread's preemptions (drained by the writer)
   uint32_t thread = 0;
   uint32_t next_seq = 0;
   ThreadBuffer* next = nullptr;  // registry link (under the pool mutex)
@@ -48,7 +51,7 @@ bool writer_start();
 
 // Registers a new thread's buffer (with its first chunk). Never returns null unless out of
 // memory, in which case the thread records nothing.
-ThreadBuffer* buffer_register(uint32_t thread);
+ThreadBuffer* buffer_register(uint32_t thread, bool watch_preemptions);
 
 // Called by the owner when `current` lacks room: hands the chunk to the writer and returns a
 // fresh one (waiting for the writer if the pool is exhausted).

@@ -69,6 +69,7 @@ struct Config {
   trace::Metric metric = trace::Metric::Tsc;
   unsigned flush_ms = 100;
   size_t max_chunks = 1024;
+  bool watch_preemptions = true;
 };
 constinit Config g_config;
 
@@ -96,7 +97,9 @@ ThreadState* thread_init(int type) {
     t->counter.open(g_config.metric);
     t->last_metric = 0;
   }
-  t->buffer = buffer_register(t->index);
+  // Preemptions only matter for the TSC: perf counters stop while the thread is off the CPU.
+  t->buffer = buffer_register(t->index, g_config.metric == trace::Metric::Tsc &&
+                                            g_config.watch_preemptions);
   if (!t->buffer) {
     t->dead = true;
   } else {
@@ -548,7 +551,9 @@ __attribute__((constructor)) void recorder_constructor() {
   unsetenv("TASKLENS_OUTPUT");
   unsetenv("TASKLENS_METRIC");
   unsetenv("TASKLENS_FLUSH_MS");
+  if (const char* w = getenv("TASKLENS_PREEMPTIONS")) g_config.watch_preemptions = *w != '0';
   unsetenv("TASKLENS_BUFFER_MB");
+  unsetenv("TASKLENS_PREEMPTIONS");
   restore_env("LD_PRELOAD", "TASKLENS_SAVED_LD_PRELOAD");
   restore_env("OMP_TOOL_LIBRARIES", "TASKLENS_SAVED_OMP_TOOL_LIBRARIES");
 }

@@ -150,6 +150,7 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
     j["tasks"] = m.task_count;
     j["strands"] = m.strands.size();
     j["loops_have_chunks"] = m.loops_have_chunks;
+    j["preemption_removed"] = m.preempted;
     j["warnings"] = m.warnings;
     if (info.has_exit) j["exit"] = {{"code", info.exit_code}, {"signal", info.exit_signal}};
     j["program"] = {{"work", p.work},
@@ -200,6 +201,9 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
                      TASKLENS_VERSION, basename(info.program), info.pid, m.thread_count,
                      m.task_count, unit, m.complete ? "" : ", INCOMPLETE trace");
   for (const std::string& w : m.warnings) out += fmt::format("warning: {}\n", w);
+  if (m.preempted > p.work / 100)
+    out += fmt::format("note: {} of preemption by other processes was removed from the work\n",
+                       format_work(m, m.preempted));
   out += "\n";
   out += fmt::format("{:>8} {:>12} {:>12} {:>12} {:>10}  {:<9} {:<24} {}\n", "crit.%",
                      "parallelism", "work", "span", "count", "kind", "site", "function");

@@ -105,6 +105,7 @@ enum class RecordType : uint32_t {
   ModuleMap = 6,
   Finish = 7,
   LaunchStatus = 8,
+  Preemptions = 9,  // payload: u32 thread, u32 count, count x {u64 out_ns, u64 in_ns} (MONOTONIC)
 };
 
 enum class Compression : uint8_t { None = 0, Zstd = 1 };

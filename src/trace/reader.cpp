@@ -279,6 +279,20 @@ void TraceFile::parse() {
         std::memcpy(&finish_, p, sizeof finish_);
         has_finish_ = true;
         break;
+      case RecordType::Preemptions: {
+        need(8);
+        uint32_t hdr[2];
+        std::memcpy(hdr, p, 8);
+        if (hdr[0] > 100000) fail("corrupted preemption record (thread index)");
+        need(8 + size_t(hdr[1]) * 16);
+        if (preemptions_.size() <= hdr[0]) preemptions_.resize(hdr[0] + 1);
+        for (uint32_t i = 0; i < hdr[1]; ++i) {
+          uint64_t iv[2];
+          std::memcpy(iv, p + 8 + size_t(i) * 16, 16);
+          if (iv[1] > iv[0]) preemptions_[hdr[0]].emplace_back(iv[0], iv[1]);
+        }
+        break;
+      }
       case RecordType::LaunchStatus:
         need(sizeof(LaunchStatus));
         std::memcpy(&launch_status_, p, sizeof launch_status_);
@@ -293,6 +307,7 @@ void TraceFile::parse() {
     if (file_truncated_) fail("the trace was cut short before any event was written");
     fail("the trace has no event schema record: corrupted or not written by tasklens");
   }
+  for (auto& pr : preemptions_) std::sort(pr.begin(), pr.end());
   for (auto& bl : blocks_)
     std::sort(bl.begin(), bl.end(), [](const Block& a, const Block& b) {
       return a.chunk_seq != b.chunk_seq ? a.chunk_seq < b.chunk_seq : a.offset < b.offset;

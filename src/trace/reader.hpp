@@ -68,6 +68,11 @@ class TraceFile {
   const std::vector<ThreadInfo>& threads() const { return threads_; }
   bool has_finish() const { return has_finish_; }
   const Finish& finish() const { return finish_; }
+  // Per recorded thread: intervals [out, in) of CLOCK_MONOTONIC ns when another process had
+  // preempted it (sorted).
+  const std::vector<std::vector<std::pair<uint64_t, uint64_t>>>& preemptions() const {
+    return preemptions_;
+  }
   bool has_launch_status() const { return has_launch_status_; }
   const LaunchStatus& launch_status() const { return launch_status_; }
   // False when the recorder did not end cleanly (killed program) or the file was cut short.
@@ -102,6 +107,7 @@ class TraceFile {
   std::vector<ClockSync> clock_syncs_;
   std::vector<ThreadInfo> threads_;
   std::vector<std::vector<Block>> blocks_;  // per thread
+  std::vector<std::vector<std::pair<uint64_t, uint64_t>>> preemptions_;
   Finish finish_{};
   bool has_finish_ = false;
   LaunchStatus launch_status_{};

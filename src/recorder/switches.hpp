@@ -1,0 +1,22 @@
+// Preemption tracking: the TSC measures wall time, so a strand whose thread is preempted by
+// another process would grow by the time it spent off the CPU. The kernel reports every context
+// switch of a thread into a perf ring buffer (a "dummy" software event with context_switch set:
+// no counter, no syscall on our hot path); the writer thread drains the rings and writes the
+// preempted intervals into the trace, and the model subtracts them from the strands.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace tasklens::recorder {
+
+struct SwitchRing;
+
+// Opens the calling thread's ring. Returns null where perf events are not available.
+SwitchRing* switch_ring_open();
+
+// Moves the complete preempted intervals seen so far into a Preemptions record appended to
+// `out` (nothing if there are none). Called by the writer thread only.
+void switch_ring_drain(SwitchRing* ring, uint32_t thread, std::vector<uint8_t>& out);
+
+}  // namespace tasklens::recorder
