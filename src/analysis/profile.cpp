@@ -1,11 +1,15 @@
-// Work, span and per-site profile over the strand DAG. Everything here is a handful of linear
-// passes over flat arrays, in strand or node order: models of millions of strands must profile
-// in well under a second, so there is no per-strand or per-node allocation, no hashing, and no
-// pass per site or per instance (those jump around memory once instances are small).
+// Work, span and per-site profile over the strand DAG. Everything here is linear passes over flat
+// arrays: models of millions of strands must profile in well under a second, so there is no
+// per-strand or per-node allocation and no hashing.
+//
+// Per-site spans are measured one site at a time, over the strands of its outermost instances
+// (disjoint for one site, so a strand is visited once per distinct site enclosing it). A single
+// pass keeping an (instance, distance) entry per strand and enclosing instance was tried: it
+// wins a little when many sites interleave in small instances, but it needs several times the
+// memory and loses clearly on far-reaching edges and on recursion, so it was not kept.
 #include "analysis/profile.hpp"
 
 #include <algorithm>
-#include <memory>
 #include <utility>
 
 #include "analysis/algebra.hpp"
@@ -98,135 +102,132 @@ Profile compute_profile(const Model& m) {
   const uint32_t num_sites = static_cast<uint32_t>(m.sites.size());
   const uint32_t num_nodes = static_cast<uint32_t>(m.nodes.size());
 
-  for (const model::Strand& strand : m.strands) profile.work += strand.work;
+  // Prefix sums of work: a range's work is one subtraction, and a strand's work is read from
+  // this flat array rather than from the wide Strand records during the per-site passes.
+  std::vector<uint64_t> prefix(static_cast<size_t>(n) + 1, 0);
+  for (uint32_t s = 0; s < n; ++s) prefix[s + 1] = prefix[s] + m.strands[s].work;
+  profile.work = prefix[n];
   profile.span = longest_path(m, &profile.critical_path);
   profile.parallelism = parallelism_of(profile.work, profile.span);
 
   std::vector<SiteRow> rows(num_sites);
   std::vector<uint8_t> present(num_sites, 0);
+  for (uint32_t s = 0; s < n; ++s) {
+    const uint32_t site = m.strands[s].site;
+    if (site < num_sites) present[site] = 1;
+  }
   for (uint32_t s : profile.critical_path) {
     const uint32_t site = m.strands[s].site;
     if (site < num_sites) rows[site].critical_work += m.strands[s].work;
   }
 
-  // Instances. Instance ids are global (0 .. instance_count-1), so one slot per id groups the
-  // nodes in a single pass; the site check only guards against an id reused by another site.
+  // The sited nodes, bucketed by site (a counting sort keeps node order inside a bucket), with
+  // what the per-site pass needs copied in so that it reads one contiguous array per site.
+  struct Rec {
+    uint32_t instance, begin, end;
+    uint32_t next;  // next record of the same instance
+    bool nested;
+  };
+  const std::vector<uint8_t> nested = nested_nodes(m, num_sites);
+  std::vector<uint32_t> site_begin(static_cast<size_t>(num_sites) + 1, 0);
   uint32_t max_instance = 0;
   for (const Node& node : m.nodes) {
+    if (node.site >= num_sites) continue;
+    ++site_begin[node.site + 1];
     if (node.instance != kNone) max_instance = std::max(max_instance, node.instance + 1);
   }
-  const std::vector<uint8_t> nested = nested_nodes(m, num_sites);
-  std::vector<uint32_t> group_of(num_nodes, kNone);
-  std::vector<uint32_t> group_site;
-  std::vector<uint8_t> group_outermost;
+  // The Program site without a node of its own: the root is its instance.
+  const bool root_for_program = num_sites > 0 && num_nodes > 0 && site_begin[1] == 0;
+  if (root_for_program) site_begin[1] = 1;
+  for (uint32_t x = 0; x < num_sites; ++x) site_begin[x + 1] += site_begin[x];
+  std::vector<Rec> recs(site_begin[num_sites]);
   {
-    std::vector<uint32_t> slot(max_instance, kNone);
+    std::vector<uint32_t> fill(site_begin.begin(), site_begin.end() - 1);
+    if (root_for_program) recs[fill[0]++] = {kNone, 0, n, kNone, false};
     for (uint32_t v = 0; v < num_nodes; ++v) {
       const Node& node = m.nodes[v];
       if (node.site >= num_sites) continue;
-      uint32_t g = node.instance == kNone ? kNone : slot[node.instance];
-      if (g == kNone || group_site[g] != node.site) {
-        g = static_cast<uint32_t>(group_site.size());
-        group_site.push_back(node.site);
-        group_outermost.push_back(1);
-        if (node.instance != kNone) slot[node.instance] = g;
-      }
-      group_of[v] = g;
-      if (nested[v]) group_outermost[g] = 0;
+      recs[fill[node.site]++] = {node.instance, std::min(node.strand_begin, n),
+                                 std::min(node.strand_end, n), kNone, nested[v] != 0};
     }
   }
-  const uint32_t num_groups = static_cast<uint32_t>(group_site.size());
-  for (uint32_t g = 0; g < num_groups; ++g) {
-    ++rows[group_site[g]].count;
-    present[group_site[g]] = 1;
-  }
-  // The Program site without a node of its own: the root (the whole run) is its instance.
-  const bool root_for_program = num_sites > 0 && num_nodes > 0 && rows[0].count == 0;
 
-  // The outermost instances containing a strand are those of the nodes on its Strand::node's
-  // ancestor chain (at most one per site: outermost instances of a site are disjoint). up[v] is
-  // the innermost node at or above v in an outermost instance; above[u] continues from there.
-  std::vector<uint32_t> up(num_nodes, kNone), above(num_nodes, kNone);
-  for (uint32_t v = 0; v < num_nodes; ++v) {
-    const uint32_t parent = m.nodes[v].parent;
-    const uint32_t from_parent = parent < v ? up[parent] : kNone;
-    const uint32_t g = group_of[v];
-    if (g != kNone && group_outermost[g]) {
-      up[v] = v;
-      above[v] = from_parent;
-    } else {
-      up[v] = from_parent;
-    }
-  }
-  auto chain_of = [&](uint32_t s) {
-    const uint32_t node = m.strands[s].node;
-    return node < num_nodes ? up[node] : kNone;
+  struct Group {
+    uint32_t head, tail;  // first and last record, in node order
+    bool outermost;
   };
-
-  // One forward pass computes every instance's restricted longest path at once: strand s keeps
-  // one (instance, distance) entry per outermost instance containing it, and an edge p -> s
-  // counts for an instance only if p has an entry for it too. Sequential over the strands, so
-  // cache friendly however the instances interleave.
-  std::vector<uint64_t> entry_begin(static_cast<size_t>(n) + 1, 0);
-  for (uint32_t s = 0; s < n; ++s) {
-    uint64_t k = 0;
-    for (uint32_t u = chain_of(s); u != kNone; u = above[u]) ++k;
-    entry_begin[s + 1] = entry_begin[s] + k;
-  }
-  struct Entry {
-    uint32_t group;
-    uint64_t dist;  // longest path ending at this strand inside the group's instance
+  struct Slot {
+    uint32_t site = kNone, group = 0;  // instance id -> its group in the current site
   };
-  // Left uninitialized on purpose: every entry is written before it is read, and zeroing a
-  // buffer of this size costs as much as a pass.
-  const std::unique_ptr<Entry[]> entries(new Entry[entry_begin[n]]);
-  std::vector<uint64_t> group_work(num_groups, 0), group_span(num_groups, 0);
-  std::vector<uint32_t> chain(num_sites + 1);  // the current strand's groups, inner to outer
-  std::vector<uint64_t> longest(num_sites + 1);
+  // Per strand, for the instance being measured: mark == its stamp when the strand belongs to
+  // it, and then dist is the longest path ending there inside the instance. Together so one
+  // predecessor costs one cache line.
+  struct State {
+    uint64_t dist = 0;
+    uint32_t mark = kNone;
+  };
+  std::vector<Group> groups;
+  std::vector<Slot> slots(max_instance);
+  std::vector<std::pair<uint32_t, uint32_t>> ranges;
+  std::vector<State> state(n);
+  uint32_t stamp = 0;
   const uint32_t* pred_begin = m.pred_begin.data();
   const uint32_t* preds = m.preds.data();
-  for (uint32_t s = 0; s < n; ++s) {
-    const uint64_t work = m.strands[s].work;
-    if (m.strands[s].site < num_sites) present[m.strands[s].site] = 1;
-    uint32_t k = 0;
-    for (uint32_t u = chain_of(s); u != kNone; u = above[u]) {
-      chain[k] = group_of[u];
-      longest[k++] = 0;
+  const uint64_t* work = prefix.data();
+
+  for (uint32_t x = 0; x < num_sites; ++x) {
+    if (site_begin[x] == site_begin[x + 1]) continue;
+    present[x] = 1;
+    groups.clear();
+    for (uint32_t i = site_begin[x]; i < site_begin[x + 1]; ++i) {
+      Rec& rec = recs[i];
+      uint32_t g;
+      if (rec.instance != kNone && slots[rec.instance].site == x) {
+        g = slots[rec.instance].group;
+        recs[groups[g].tail].next = i;
+        groups[g].tail = i;
+      } else {
+        g = static_cast<uint32_t>(groups.size());
+        groups.push_back({i, i, true});
+        if (rec.instance != kNone) slots[rec.instance] = {x, g};
+      }
+      if (rec.nested) groups[g].outermost = false;
     }
-    if (k == 0) continue;
-    // Predecessors outermost in the loop: each is looked up once, whatever the chain length.
-    for (uint32_t i = pred_begin[s], ie = pred_begin[s + 1]; i < ie; ++i) {
-      const uint32_t p = preds[i];
-      for (uint64_t e = entry_begin[p], ee = entry_begin[p + 1]; e < ee; ++e) {
-        for (uint32_t j = 0; j < k; ++j) {
-          if (entries[e].group == chain[j]) {
-            longest[j] = std::max(longest[j], entries[e].dist);
-            break;
+
+    SiteRow& row = rows[x];
+    row.count = groups.size();
+    for (const Group& group : groups) {
+      if (!group.outermost) continue;
+      ranges.clear();
+      for (uint32_t i = group.head; i != kNone; i = recs[i].next) {
+        if (recs[i].begin < recs[i].end) ranges.emplace_back(recs[i].begin, recs[i].end);
+      }
+      // Visiting the instance's strands in increasing id keeps the pass topological. Node order
+      // normally is strand order already; sort (and trim overlaps) only if it is not.
+      if (!std::is_sorted(ranges.begin(), ranges.end())) std::sort(ranges.begin(), ranges.end());
+      const uint32_t id = stamp++;
+      uint64_t instance_span = 0;
+      uint32_t covered = 0;
+      for (auto [b, e] : ranges) {
+        b = std::max(b, covered);
+        if (b >= e) continue;
+        covered = e;
+        row.work += work[e] - work[b];
+        for (uint32_t s = b; s < e; ++s) {
+          uint64_t longest = 0;
+          for (uint32_t k = pred_begin[s], ke = pred_begin[s + 1]; k < ke; ++k) {
+            const State& p = state[preds[k]];
+            if (p.mark == id && p.dist > longest) longest = p.dist;
           }
+          const uint64_t here = longest + (work[s + 1] - work[s]);
+          state[s] = {here, id};
+          instance_span = std::max(instance_span, here);
         }
       }
-    }
-    Entry* out = &entries[entry_begin[s]];
-    for (uint32_t j = 0; j < k; ++j) {
-      const uint32_t g = chain[j];
-      const uint64_t here = longest[j] + work;
-      out[j] = {g, here};
-      group_work[g] += work;
-      group_span[g] = std::max(group_span[g], here);
+      row.span += instance_span;
     }
   }
 
-  for (uint32_t g = 0; g < num_groups; ++g) {
-    if (!group_outermost[g]) continue;
-    rows[group_site[g]].work += group_work[g];
-    rows[group_site[g]].span += group_span[g];
-  }
-  if (root_for_program) {
-    rows[0].count = 1;
-    rows[0].work = profile.work;
-    rows[0].span = profile.span;
-    present[0] = 1;
-  }
   for (uint32_t x = 0; x < num_sites; ++x) {
     if (!present[x]) continue;
     SiteRow& row = rows[x];

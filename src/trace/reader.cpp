@@ -118,10 +118,9 @@ bool EventDecoder::next(Event& e) {
     if (!read_varint(dt)) return cut();
     if (has_metric_ && !read_varint(dm)) return cut();
     const EventShape shape = schema_[kind];
-    scratch_.resize(shape.fixed);
     for (int i = 0; i < shape.fixed; ++i)
       if (!read_varint(scratch_[i])) return cut();
-    groups_.clear();
+    if (!groups_.empty()) groups_.clear();
     if (shape.repeated) {
       uint64_t n = shape.fixed ? scratch_[shape.fixed - 1] : 0;
       if (n > static_cast<uint64_t>(end_ - p_)) return cut();

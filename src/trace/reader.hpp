@@ -48,7 +48,7 @@ class EventDecoder {
   const uint8_t* end_;
   uint64_t time_ = 0, metric_ = 0, last_id_ = 0, last_ptr_ = 0;
   std::vector<uint64_t> groups_;
-  std::vector<uint64_t> scratch_;
+  uint64_t scratch_[32];  // fixed fields (the schema allows at most 32)
   bool truncated_ = false;
 };
 

@@ -1,0 +1,321 @@
+// The model builder on synthetic traces: exact work and span for each OpenMP rule, free of the
+// timing noise of real runs (those are checked end to end in e2e_semantics_test.cpp).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "analysis/profile.hpp"
+#include "model/builder.hpp"
+#include "trace/format.hpp"
+#include "trace/reader.hpp"
+
+namespace tasklens {
+namespace {
+
+using trace::EventKind;
+
+uint64_t id(uint32_t thread, uint64_t counter) { return (uint64_t(thread) + 1) << 40 | counter; }
+
+// OMPT values used below.
+constexpr uint64_t kInitial = 1, kImplicit = 2, kExplicit = 4, kUndeferred = 0x08000000;
+constexpr uint64_t kSwitch = 7, kComplete = 1;
+constexpr uint64_t kBarrier = 2, kTaskwait = 5, kTaskgroup = 6;
+constexpr uint64_t kLoop = 1, kChunk = 3;
+
+// Writes a trace whose events are given per thread with explicit TSC times (1 tick = 1 ns).
+class TraceBuilder {
+ public:
+  explicit TraceBuilder(uint32_t threads, bool dispatch = true)
+      : streams_(threads), dispatch_(dispatch) {}
+
+  void ev(uint32_t t, uint64_t time, EventKind kind, std::initializer_list<uint64_t> fields,
+          std::initializer_list<uint64_t> groups = {}) {
+    Stream& s = streams_[t];
+    s.bytes.push_back(static_cast<uint8_t>(kind));
+    varint(s, time - s.time);
+    s.time = time;
+    const trace::EventShape shape = trace::kEventShapes[static_cast<int>(kind)];
+    int i = 0;
+    for (uint64_t f : fields) {
+      if (shape.id_mask & (1u << i)) {
+        varint(s, trace::zigzag(static_cast<int64_t>(f - s.id)));
+        s.id = f;
+      } else if (shape.ptr_mask & (1u << i)) {
+        varint(s, trace::zigzag(static_cast<int64_t>(f - s.ptr)));
+        s.ptr = f;
+      } else {
+        varint(s, f);
+      }
+      ++i;
+    }
+    for (uint64_t g : groups) varint(s, g);
+  }
+
+  model::Model build() {
+    trace::FileHeader h = trace::make_file_header(1, 0, 0, trace::Metric::Tsc);
+    std::vector<uint8_t> out(reinterpret_cast<uint8_t*>(&h), reinterpret_cast<uint8_t*>(&h + 1));
+    std::vector<uint8_t> schema = trace::make_schema_payload();
+    trace::append_record(out, trace::RecordType::EventSchema, schema.data(), schema.size());
+    uint32_t flags = dispatch_ ? trace::kRuntimeHasDispatch : 0;
+    append_record(out, trace::RecordType::RuntimeInfo, &flags, 4);
+    for (uint32_t t = 0; t < streams_.size(); ++t) {
+      trace::EventBlockHeader bh{};
+      bh.thread = t;
+      bh.raw_size = static_cast<uint32_t>(streams_[t].bytes.size());
+      trace::append_record(out, trace::RecordType::EventBlock, &bh, sizeof bh,
+                           streams_[t].bytes.data(), streams_[t].bytes.size());
+    }
+    trace::ClockSync a{0, 0}, b{1000000000, 1000000000};
+    trace::append_record(out, trace::RecordType::ClockSync, &a, sizeof a);
+    trace::append_record(out, trace::RecordType::ClockSync, &b, sizeof b);
+    trace::Finish f{};
+    trace::append_record(out, trace::RecordType::Finish, &f, sizeof f);
+    char path[] = "/tmp/tasklens_model_testXXXXXX";
+    int fd = mkstemp(path);
+    EXPECT_EQ(write(fd, out.data(), out.size()), static_cast<ssize_t>(out.size()));
+    close(fd);
+    trace::TraceFile file = trace::TraceFile::open(path);
+    unlink(path);
+    return model::build_model(file);
+  }
+
+ private:
+  struct Stream {
+    std::vector<uint8_t> bytes;
+    uint64_t time = 0, id = 0, ptr = 0;
+  };
+  static void varint(Stream& s, uint64_t v) {
+    uint8_t buf[10];
+    uint8_t* e = trace::put_varint(buf, v);
+    s.bytes.insert(s.bytes.end(), buf, e);
+  }
+  std::vector<Stream> streams_;
+  bool dispatch_;
+};
+
+// The invariants every analysis relies on.
+void expect_invariants(const model::Model& m) {
+  ASSERT_FALSE(m.nodes.empty());
+  EXPECT_EQ(m.nodes[0].strand_begin, 0u);
+  EXPECT_EQ(m.nodes[0].strand_end, m.strands.size());
+  for (uint32_t s = 0; s < m.strands.size(); ++s)
+    for (uint32_t p : m.preds_of(s)) EXPECT_LT(p, s);
+  for (uint32_t v = 1; v < m.nodes.size(); ++v) {
+    const model::Node& n = m.nodes[v];
+    EXPECT_LT(n.parent, v);
+    const model::Node& p = m.nodes[n.parent];
+    EXPECT_LE(p.strand_begin, n.strand_begin);
+    EXPECT_GE(p.strand_end, n.strand_end);
+    EXPECT_LE(v + n.subtree_size, n.parent + p.subtree_size);
+  }
+  for (const std::string& w : m.warnings) ADD_FAILURE() << "warning: " << w;
+}
+
+// A parallel region of two threads around `body`: thread 0 runs the initial task I and implicit
+// task A (id(0,4)), thread 1 implicit task B (id(1,1)) which waits in the final barrier from
+// time 6 and runs what `body` schedules on it. Ends with the barrier at `end`.
+struct Region {
+  TraceBuilder& tb;
+  uint64_t I = id(0, 2), P = id(0, 3), A = id(0, 4), B = id(1, 1);
+  void begin() {
+    tb.ev(0, 0, EventKind::ImplicitBegin, {id(0, 1), I, 1, 1, kInitial});
+    tb.ev(0, 10, EventKind::ParallelBegin, {I, P, 2, 0, 0x1000});
+    tb.ev(0, 10, EventKind::ImplicitBegin, {P, A, 2, 0, kImplicit});
+    tb.ev(1, 11, EventKind::ImplicitBegin, {P, B, 2, 1, kImplicit});
+    tb.ev(1, 12, EventKind::SyncBegin, {kBarrier, B, 0});
+  }
+  void end(uint64_t a_arrives, uint64_t end) {
+    tb.ev(0, a_arrives, EventKind::SyncBegin, {kBarrier, A, 0x1000});
+    tb.ev(0, end, EventKind::SyncEnd, {kBarrier, A, 0x1000});
+    tb.ev(0, end, EventKind::ImplicitEnd, {A, 0, kImplicit});
+    tb.ev(0, end, EventKind::ParallelEnd, {P, I, 0, 0x1000});
+    tb.ev(1, end + 1, EventKind::SyncEnd, {kBarrier, B, 0});  // late, as libomp does
+    tb.ev(1, end + 1, EventKind::ImplicitEnd, {B, 1, kImplicit});
+  }
+};
+
+TEST(Model, TaskwaitDoesNotWaitForGrandchildren) {
+  TraceBuilder tb(2);
+  Region r{tb};
+  r.begin();
+  uint64_t C = id(0, 5), G = id(0, 6);
+  tb.ev(0, 20, EventKind::TaskCreate, {r.A, C, kExplicit, 0x2000});   // A: 10
+  tb.ev(0, 30, EventKind::SyncBegin, {kTaskwait, r.A, 0x2100});       // A: 10
+  tb.ev(0, 30, EventKind::TaskSchedule, {r.A, kSwitch, C});
+  tb.ev(0, 130, EventKind::TaskCreate, {C, G, kExplicit, 0x2200});    // C: 100
+  tb.ev(0, 140, EventKind::TaskSchedule, {C, kComplete, r.A});        // C: 10
+  tb.ev(0, 140, EventKind::SyncEnd, {kTaskwait, r.A, 0x2100});
+  tb.ev(1, 150, EventKind::TaskSchedule, {r.B, kSwitch, G});
+  tb.ev(1, 550, EventKind::TaskSchedule, {G, kComplete, r.B});        // G: 400
+  r.end(640, 650);                                                    // A: 500 after the wait
+  model::Model m = tb.build();
+  expect_invariants(m);
+  analysis::Profile p = analysis::compute_profile(m);
+  EXPECT_EQ(p.work, 10u + 10 + 100 + 10 + 400 + 500 + 1);  // + B's strand 5..6
+  // A1 -> C1 -> C2 -> taskwait -> A3 (the continuation runs beside the grandchild G).
+  EXPECT_EQ(p.span, 10u + 100 + 10 + 500);
+}
+
+TEST(Model, TaskgroupWaitsForAllDescendants) {
+  TraceBuilder tb(2);
+  Region r{tb};
+  r.begin();
+  uint64_t C = id(0, 5), G = id(0, 6);
+  tb.ev(0, 20, EventKind::SyncBegin, {kTaskgroup, r.A, 0x2000});      // A: 10
+  tb.ev(0, 30, EventKind::TaskCreate, {r.A, C, kExplicit, 0x2100});   // A: 10
+  tb.ev(0, 40, EventKind::SyncWaitBegin, {kTaskgroup, r.A});           // A: 10
+  tb.ev(0, 40, EventKind::TaskSchedule, {r.A, kSwitch, C});
+  tb.ev(0, 140, EventKind::TaskCreate, {C, G, kExplicit, 0x2200});    // C: 100
+  tb.ev(0, 150, EventKind::TaskSchedule, {C, kComplete, r.A});        // C: 10
+  tb.ev(1, 160, EventKind::TaskSchedule, {r.B, kSwitch, G});
+  tb.ev(1, 560, EventKind::TaskSchedule, {G, kComplete, r.B});        // G: 400
+  tb.ev(0, 560, EventKind::SyncWaitEnd, {kTaskgroup, r.A});
+  tb.ev(0, 560, EventKind::SyncEnd, {kTaskgroup, r.A, 0x2300});
+  r.end(1060, 1070);                                                  // A: 500 after the group
+  model::Model m = tb.build();
+  expect_invariants(m);
+  analysis::Profile p = analysis::compute_profile(m);
+  EXPECT_EQ(p.work, 10u + 10 + 10 + 100 + 10 + 400 + 500 + 1);
+  // ... -> C1 -> G -> end of taskgroup -> A's 500.
+  EXPECT_EQ(p.span, 10u + 10 + 100 + 400 + 500);
+  // The taskgroup is a site of its own, with its instance's span.
+  bool found = false;
+  for (const analysis::SiteRow& row : p.sites)
+    if (m.sites[row.site].kind == model::SiteKind::Taskgroup) {
+      found = true;
+      EXPECT_EQ(row.count, 1u);
+      EXPECT_EQ(row.span, 10u + 100 + 400);  // from inside the group to its end
+    }
+  EXPECT_TRUE(found);
+}
+
+TEST(Model, DependenceOnAFinishedPredecessorStillOrders) {
+  TraceBuilder tb(2);
+  Region r{tb};
+  r.begin();
+  uint64_t X = id(0, 5), Z = id(0, 6), Y = id(0, 7), addr = 0x7000;
+  tb.ev(0, 20, EventKind::TaskCreate, {r.A, X, kExplicit, 0x2000});  // A: 10
+  tb.ev(0, 20, EventKind::Dependences, {X, 1}, {addr, 3});            // depend(inout: x)
+  tb.ev(0, 30, EventKind::TaskCreate, {r.A, Z, kExplicit, 0x2100});  // A: 10
+  tb.ev(0, 40, EventKind::TaskSchedule, {r.A, kSwitch, Z});           // A: 10, then suspended
+  tb.ev(1, 30, EventKind::TaskSchedule, {r.B, kSwitch, X});
+  tb.ev(1, 330, EventKind::TaskSchedule, {X, kComplete, r.B});        // X: 300
+  tb.ev(0, 390, EventKind::TaskSchedule, {Z, kComplete, r.A});        // Z: 350
+  tb.ev(0, 400, EventKind::TaskCreate, {r.A, Y, kExplicit, 0x2200});  // A: 10; X is done
+  tb.ev(0, 400, EventKind::Dependences, {Y, 1}, {addr, 1});           // depend(in: x)
+  tb.ev(1, 410, EventKind::TaskSchedule, {r.B, kSwitch, Y});
+  tb.ev(1, 610, EventKind::TaskSchedule, {Y, kComplete, r.B});        // Y: 200
+  r.end(420, 700);
+  model::Model m = tb.build();
+  expect_invariants(m);
+  analysis::Profile p = analysis::compute_profile(m);
+  // A1 -> X -> Y = 510, although X had finished before Y was created; without the dependence
+  // the longest path would be A1 -> A2 -> Z = 370.
+  EXPECT_EQ(p.span, 10u + 300 + 200);
+}
+
+TEST(Model, EveryLoopChunkIsAStrandOfItsOwn) {
+  TraceBuilder tb(2);
+  Region r{tb};
+  tb.ev(0, 0, EventKind::ImplicitBegin, {id(0, 1), r.I, 1, 1, kInitial});
+  tb.ev(0, 10, EventKind::ParallelBegin, {r.I, r.P, 2, 0, 0x1000});
+  tb.ev(0, 10, EventKind::ImplicitBegin, {r.P, r.A, 2, 0, kImplicit});
+  tb.ev(1, 10, EventKind::ImplicitBegin, {r.P, r.B, 2, 1, kImplicit});
+  // A dynamic,1 loop of 8 iterations of 100: thread 0 runs 5 of them, thread 1 three.
+  tb.ev(0, 10, EventKind::WorkBegin, {kLoop, r.A, 8, 0x3000});
+  tb.ev(1, 10, EventKind::WorkBegin, {kLoop, r.B, 8, 0x3000});
+  for (uint64_t i = 0; i < 5; ++i) tb.ev(0, 10 + 100 * i, EventKind::Dispatch, {kChunk, r.A, i, 1});
+  for (uint64_t i = 0; i < 3; ++i)
+    tb.ev(1, 10 + 100 * i, EventKind::Dispatch, {kChunk, r.B, 5 + i, 1});
+  tb.ev(0, 510, EventKind::WorkEnd, {kLoop, r.A, 0x3001});
+  tb.ev(1, 310, EventKind::WorkEnd, {kLoop, r.B, 0x3001});
+  tb.ev(0, 510, EventKind::SyncBegin, {kBarrier, r.A, 0x3002});
+  tb.ev(1, 310, EventKind::SyncBegin, {kBarrier, r.B, 0x3002});
+  tb.ev(0, 520, EventKind::SyncEnd, {kBarrier, r.A, 0x3002});
+  tb.ev(1, 520, EventKind::SyncEnd, {kBarrier, r.B, 0x3002});
+  tb.ev(1, 520, EventKind::SyncBegin, {kBarrier, r.B, 0});
+  r.end(520, 530);
+  model::Model m = tb.build();
+  expect_invariants(m);
+  analysis::Profile p = analysis::compute_profile(m);
+  EXPECT_EQ(p.work, 800u);
+  EXPECT_EQ(p.span, 100u);  // 8-way parallel whatever the two threads did
+  bool found = false;
+  for (const analysis::SiteRow& row : p.sites)
+    if (m.sites[row.site].kind == model::SiteKind::Loop) {
+      found = true;
+      EXPECT_EQ(row.count, 1u);  // the two threads' shares are one loop instance
+      EXPECT_EQ(row.work, 800u);
+      EXPECT_EQ(row.span, 100u);
+    }
+  EXPECT_TRUE(found);
+}
+
+TEST(Model, BarrierJoinsTheWholeTeam) {
+  TraceBuilder tb(2);
+  Region r{tb};
+  tb.ev(0, 0, EventKind::ImplicitBegin, {id(0, 1), r.I, 1, 1, kInitial});
+  tb.ev(0, 10, EventKind::ParallelBegin, {r.I, r.P, 2, 0, 0x1000});
+  tb.ev(0, 10, EventKind::ImplicitBegin, {r.P, r.A, 2, 0, kImplicit});
+  tb.ev(1, 10, EventKind::ImplicitBegin, {r.P, r.B, 2, 1, kImplicit});
+  tb.ev(0, 410, EventKind::SyncBegin, {3, r.A, 0x4000});   // explicit barrier: A did 400
+  tb.ev(1, 110, EventKind::SyncBegin, {3, r.B, 0x4000});   // B did 100
+  tb.ev(0, 410, EventKind::SyncEnd, {3, r.A, 0x4000});
+  tb.ev(1, 410, EventKind::SyncEnd, {3, r.B, 0x4000});
+  tb.ev(1, 705, EventKind::SyncBegin, {kBarrier, r.B, 0});  // B: 295, A: 100
+  r.end(510, 710);
+  model::Model m = tb.build();
+  expect_invariants(m);
+  analysis::Profile p = analysis::compute_profile(m);
+  EXPECT_EQ(p.span, 400u + 295);  // max of each phase, not max of the per-thread sums (500)
+}
+
+TEST(Model, UndeferredTasksJoinTheirParentOnlyInRealTeams) {
+  for (uint64_t team : {1u, 2u}) {
+    TraceBuilder tb(1);
+    uint64_t I = id(0, 2), P = id(0, 3), A = id(0, 4), C = id(0, 5), D = id(0, 6);
+    tb.ev(0, 0, EventKind::ImplicitBegin, {id(0, 1), I, 1, 1, kInitial});
+    tb.ev(0, 10, EventKind::ParallelBegin, {I, P, team, 0, 0x1000});
+    tb.ev(0, 10, EventKind::ImplicitBegin, {P, A, team, 0, kImplicit});
+    for (uint64_t k = 0; k < 2; ++k) {  // two tasks of 100, each run at once by the creator
+      uint64_t T = k ? D : C, t0 = 10 + 110 * k;
+      tb.ev(0, t0 + 10, EventKind::TaskCreate, {A, T, kExplicit | kUndeferred, 0x2000});
+      tb.ev(0, t0 + 10, EventKind::TaskSchedule, {A, kSwitch, T});
+      tb.ev(0, t0 + 110, EventKind::TaskSchedule, {T, kComplete, A});
+    }
+    tb.ev(0, 240, EventKind::SyncBegin, {kTaskwait, A, 0x2100});
+    tb.ev(0, 240, EventKind::SyncEnd, {kTaskwait, A, 0x2100});
+    tb.ev(0, 250, EventKind::SyncBegin, {kBarrier, A, 0x1000});
+    tb.ev(0, 250, EventKind::SyncEnd, {kBarrier, A, 0x1000});
+    tb.ev(0, 250, EventKind::ImplicitEnd, {A, 0, kImplicit});
+    tb.ev(0, 250, EventKind::ParallelEnd, {P, I, 0, 0x1000});
+    model::Model m = tb.build();
+    analysis::Profile p = analysis::compute_profile(m);
+    EXPECT_EQ(p.work, 10u + 100 + 10 + 100 + 10 + 10) << "team " << team;
+    if (team == 2) {
+      EXPECT_EQ(p.span, p.work) << "if(0) tasks in a real team: serial";
+      EXPECT_TRUE(m.warnings.empty());
+    } else {
+      // A one-thread team flags every task undeferred: they stay parallel, with a warning.
+      EXPECT_EQ(p.span, 10u + 10 + 100 + 10) << "one-thread team";  // A1 A3 D post-wait
+      EXPECT_EQ(m.warnings.size(), 1u);
+    }
+  }
+}
+
+TEST(Model, TraceWithoutOpenMPActivityIsAClearError) {
+  TraceBuilder tb(1);
+  tb.ev(0, 5, EventKind::ThreadBegin, {1});
+  try {
+    tb.build();
+    ADD_FAILURE() << "no error";
+  } catch (const model::ModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("never started"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace tasklens
