@@ -171,13 +171,24 @@ TEST(Trace, MissingFinishMeansIncomplete) {
   unlink(p.c_str());
 }
 
-TEST(Trace, FileCutInsideARecordIsIncompleteNotAnError) {
-  std::vector<uint8_t> bytes = file_with({sample_stream()}, true, false);
+TEST(Trace, FileCutInsideARecordIsRefusedButItsWholePrefixIsKnown) {
+  std::vector<uint8_t> whole = file_with({sample_stream()}, true, false);
+  std::vector<uint8_t> bytes = whole;
   bytes.resize(bytes.size() - 5);  // the Finish record loses its end
   std::string p = write_temp(bytes);
+  try {
+    TraceFile::open(p);
+    ADD_FAILURE() << "a file cut inside a record was accepted";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("truncated"), std::string::npos) << e.what();
+  }
+  // What the launcher cuts it back to: everything before the broken Finish record.
+  uint64_t prefix = TraceFile::complete_prefix(p);
+  EXPECT_EQ(prefix, whole.size() - sizeof(RecordHeader) - sizeof(Finish));
+  ASSERT_EQ(truncate(p.c_str(), static_cast<off_t>(prefix)), 0);
   TraceFile t = TraceFile::open(p);
   EXPECT_FALSE(t.complete());
-  EXPECT_TRUE(t.file_truncated());
+  expect_sample(t);
   unlink(p.c_str());
 }
 

@@ -33,8 +33,9 @@ int run_report(const ReportOptions& opt) {
   report::Format format = parse_format(opt.format);
   trace::TraceFile t = trace::TraceFile::open(opt.trace);
   model::Model m = model::build_model(t);
-  analysis::Profile p = analysis::compute_profile(m);
   std::vector<report::SiteLabel> labels = report::label_sites(m, t.modules());
+  report::merge_sites_by_location(m, labels);
+  analysis::Profile p = analysis::compute_profile(m);
   size_t top = opt.top ? opt.top
                : format == report::Format::Table ? 20
                                                  : std::numeric_limits<size_t>::max();

@@ -163,6 +163,13 @@ int run_record(const RecordOptions& opt) {
       std::vector<uint8_t> rec;
       trace::append_record(rec, trace::RecordType::LaunchStatus, &ls, sizeof ls);
       int fd = ::open(out.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+      // A program killed in the middle of the recorder's write leaves half a record: cut it
+      // off so that the trace stays readable (and is reported as incomplete).
+      uint64_t whole = trace::TraceFile::complete_prefix(out.string());
+      if (fd >= 0 && whole > 0 && whole < fs::file_size(out, ec)) {
+        if (ftruncate(fd, static_cast<off_t>(whole)) != 0)
+          fmt::print(stderr, "tasklens: warning: could not repair the end of {}\n", out.string());
+      }
       if (fd >= 0) {
         if (::write(fd, rec.data(), rec.size()) != static_cast<ssize_t>(rec.size())) {
           fmt::print(stderr, "tasklens: warning: could not append the exit status to {}\n",

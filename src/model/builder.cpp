@@ -757,10 +757,15 @@ Model Builder::run() {
     queue.emplace(heads[i].time, i);
   next_stream:;
   }
-  if (!saw_openmp_)
+  if (!saw_openmp_) {
+    if (!trace_.complete())
+      throw ModelError(trace_.path() +
+                       ": the trace is incomplete (the program was killed) and holds no OpenMP "
+                       "activity: nothing to profile");
     throw ModelError(trace_.path() +
                      ": the program never started an OpenMP parallel region or task (is it built "
                      "with -fopenmp?)");
+  }
   Model m = finalize();
   if (stream_truncated) m.complete = false;
   return m;
@@ -900,8 +905,8 @@ Model Builder::finalize() {
     m.warnings.push_back("the program exited inside a parallel region: work still running on "
                          "other threads at exit is not recorded");
   if (!trace_.complete())
-    m.warnings.push_back("the trace is incomplete (the program was killed or the file was cut "
-                         "short): the profile covers what was recorded");
+    m.warnings.push_back("the trace is incomplete (the program was killed before the recorder "
+                         "finished it): the profile covers what was recorded");
   if (serialized_undeferred_)
     m.warnings.push_back(
         "tasks ran in one-thread teams, where the runtime cannot tell if(0)/final tasks from "

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "symbols/symbolizer.hpp"
@@ -79,7 +80,22 @@ std::vector<SiteLabel> label_sites(const model::Model& model,
   for (const auto& m : modules) mods.push_back(symbols::Module{m.path, m.base, m.begin, m.end});
   std::vector<uint64_t> addresses;
   for (const auto& s : model.sites) addresses.push_back(s.address);
-  std::vector<symbols::Location> locs = symbols::Symbolizer(mods).resolve(addresses);
+  symbols::Symbolizer symbolizer(mods);
+  std::vector<symbols::Location> locs = symbolizer.resolve(addresses);
+  // Compiler-generated code around a call can carry line 0: the instruction at the return
+  // address itself usually has the statement's line.
+  std::vector<uint64_t> retry;
+  std::vector<size_t> retry_index;
+  for (size_t i = 0; i < locs.size(); ++i)
+    if (addresses[i] && locs[i].line == 0 && !locs[i].module.empty()) {
+      retry.push_back(addresses[i] + 1);
+      retry_index.push_back(i);
+    }
+  if (!retry.empty()) {
+    std::vector<symbols::Location> again = symbolizer.resolve(retry);
+    for (size_t k = 0; k < again.size(); ++k)
+      if (again[k].line != 0) locs[retry_index[k]] = again[k];
+  }
   std::vector<SiteLabel> labels(model.sites.size());
   for (size_t i = 0; i < model.sites.size(); ++i) {
     const model::Site& s = model.sites[i];
@@ -95,13 +111,44 @@ std::vector<SiteLabel> label_sites(const model::Model& model,
     l.function = loc.function;
     if (!loc.file.empty() && loc.line)
       l.site = fmt::format("{}:{}", basename(loc.file), loc.line);
-    else if (!loc.module.empty())
-      l.site = fmt::format("{}+0x{:x}", basename(loc.module), s.address);
+    else if (!loc.module.empty()) {
+      uint64_t base = 0;
+      for (const auto& m : modules)
+        if (m.path == loc.module && s.address >= m.begin && s.address < m.end) base = m.base;
+      l.site = fmt::format("{}+0x{:x}", basename(loc.module), s.address - base);
+    }
     else
       l.site = s.address ? fmt::format("0x{:x}", s.address) : "<unknown>";
   }
   name_outlined_functions(model, labels);
   return labels;
+}
+
+void merge_sites_by_location(model::Model& m, std::vector<SiteLabel>& labels) {
+  std::map<std::pair<std::string, int>, uint32_t> index;
+  std::vector<uint32_t> remap(m.sites.size());
+  std::vector<model::Site> sites;
+  std::vector<SiteLabel> merged;
+  for (uint32_t i = 0; i < m.sites.size(); ++i) {
+    const SiteLabel& l = labels[i];
+    // Only sites with a source line merge: without debug info the address is all we know.
+    std::string key = l.line ? l.site + "|" + l.file + "|" + l.function
+                             : fmt::format("#{}", i);
+    auto [it, inserted] =
+        index.try_emplace({key, static_cast<int>(m.sites[i].kind)},
+                          static_cast<uint32_t>(sites.size()));
+    if (inserted) {
+      sites.push_back(m.sites[i]);
+      merged.push_back(l);
+    }
+    remap[i] = it->second;
+  }
+  if (sites.size() == m.sites.size()) return;
+  for (model::Node& n : m.nodes)
+    if (n.site != model::kNone) n.site = remap[n.site];
+  for (model::Strand& st : m.strands) st.site = remap[st.site];
+  m.sites = std::move(sites);
+  labels = std::move(merged);
 }
 
 RunInfo run_info(const trace::TraceFile& trace) {

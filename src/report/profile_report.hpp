@@ -26,6 +26,11 @@ struct SiteLabel {
 std::vector<SiteLabel> label_sites(const model::Model& model,
                                    const std::vector<trace::ModuleInfo>& modules);
 
+// Compilers duplicate constructs (unrolled loops, inlined functions), but users think in source
+// lines: sites that symbolize to the same file:line, function and kind become one site. Runs
+// before the analyses, so that counts, work and span are per source site.
+void merge_sites_by_location(model::Model& model, std::vector<SiteLabel>& labels);
+
 struct RunInfo {
   std::string trace_path;
   std::string program;  // path of the recorded executable

@@ -302,15 +302,36 @@ void TraceFile::parse() {
     }
     pos += rh.size;
   }
-  if (!saw_schema) {
-    if (file_truncated_) fail("the trace was cut short before any event was written");
+  if (file_truncated_)
+    fail("the file is truncated: it ends inside a record at byte " + std::to_string(pos) +
+         " of " + std::to_string(data_.size()) +
+         " (a killed program's trace ends at a record boundary: was the file cut or copied "
+         "incompletely?)");
+  if (!saw_schema)
     fail("the trace has no event schema record: corrupted or not written by tasklens");
-  }
   for (auto& pr : preemptions_) std::sort(pr.begin(), pr.end());
   for (auto& bl : blocks_)
     std::sort(bl.begin(), bl.end(), [](const Block& a, const Block& b) {
       return a.chunk_seq != b.chunk_seq ? a.chunk_seq < b.chunk_seq : a.offset < b.offset;
     });
+}
+
+uint64_t TraceFile::complete_prefix(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return 0;
+  std::vector<uint8_t> data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (data.size() < sizeof(FileHeader)) return 0;
+  FileHeader h;
+  std::memcpy(&h, data.data(), sizeof h);
+  if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0 || h.header_size > data.size()) return 0;
+  size_t pos = h.header_size;
+  while (data.size() - pos >= sizeof(RecordHeader)) {
+    RecordHeader rh;
+    std::memcpy(&rh, data.data() + pos, sizeof rh);
+    if (rh.size < sizeof(RecordHeader) || rh.size > data.size() - pos) break;
+    pos += rh.size;
+  }
+  return pos;
 }
 
 double TraceFile::tsc_hz() const {

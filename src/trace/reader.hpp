@@ -56,6 +56,9 @@ class TraceFile {
  public:
   // Reads and validates the container. Throws TraceError naming `path` on any problem.
   static TraceFile open(const std::string& path);
+  // Bytes of `path` made of the header and whole records (0 if it is not a trace): where a
+  // trace whose writer was killed inside a write must be cut to stay readable.
+  static uint64_t complete_prefix(const std::string& path);
 
   const std::string& path() const { return path_; }
   const FileHeader& header() const { return header_; }
@@ -75,7 +78,8 @@ class TraceFile {
   }
   bool has_launch_status() const { return has_launch_status_; }
   const LaunchStatus& launch_status() const { return launch_status_; }
-  // False when the recorder did not end cleanly (killed program) or the file was cut short.
+  // False when the recorder did not end cleanly (a killed program). A file cut inside a record
+  // is not a killed program's trace: open() refuses it.
   bool complete() const { return has_finish_ && !file_truncated_; }
   bool file_truncated() const { return file_truncated_; }
   uint64_t file_size() const { return data_.size(); }
