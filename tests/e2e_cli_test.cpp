@@ -1,0 +1,131 @@
+// The command line end to end: runtime choice, metrics, output files, formats, help.
+#include <filesystem>
+
+#include "e2e_util.hpp"
+
+namespace tasklens::e2e {
+namespace {
+
+class Cli : public E2E {};
+
+const char* const kLibomp14 = "/usr/lib/llvm-14/lib/libomp.so.5";
+
+// With libomp 14 (no dispatch callback) a loop is seen as one strand per thread: a dynamic,1
+// loop of 32 equal iterations on 2 threads then looks 2-way parallel, and the report says why.
+TEST_F(Cli, OldRuntimeWithoutDispatchSaysLoopsArePerThread) {
+  if (!std::filesystem::exists(kLibomp14)) GTEST_SKIP() << kLibomp14 << " is not installed";
+  const std::string trace = path("old.tlens");
+  RunResult rec = record(example("sem_loop_dynamic", "clang"), {"32", "20000"}, trace,
+                         default_env(), {"--runtime", kLibomp14});
+  ASSERT_TRUE(rec.exited(0)) << rec.describe();
+  json j = report_json(trace);
+  ASSERT_FALSE(j.is_null());
+  EXPECT_FALSE(j["loops_have_chunks"].get<bool>());
+  bool warned = false;
+  for (const auto& w : j["warnings"]) warned = warned || contains_nocase(w, "dispatch");
+  EXPECT_TRUE(warned) << j["warnings"].dump();
+  double par = num(j["program"], "parallelism");
+  EXPECT_GT(par, 1.5);
+  EXPECT_LT(par, 2.5) << "per-thread shares of a 2-thread loop";
+}
+
+// task-clock goes through the same perf_event path as cycles and instructions, so it checks that
+// path on machines without hardware counters: the work is CPU time, in nanoseconds.
+TEST_F(Cli, TaskClockMetricMeasuresCpuTimeThroughPerf) {
+  const std::string trace = path("tc.tlens");
+  RunResult rec = record(example("fib", "clang"), {"10", "4000"}, trace, default_env(),
+                         {"--metric", "task-clock"});
+  ASSERT_TRUE(rec.exited(0)) << rec.describe();
+  json j = report_json(trace);
+  ASSERT_FALSE(j.is_null());
+  EXPECT_EQ(j["metric"], "task-clock");
+  // fib(10) with 4000 units per call: C = 2 F(11) - 1 = 177 calls.
+  double expected_ns = 177 * 4000 * kUnitTicks / tsc_ticks_per_second() * 1e9;
+  double work = num(j["program"], "work");
+  EXPECT_GT(work, 0.9 * expected_ns);
+  EXPECT_LT(work, 1.6 * expected_ns);
+  EXPECT_NEAR(num(j["program"], "parallelism"), 177.0 / 10, 0.25 * 177 / 10);
+}
+
+TEST_F(Cli, ExistingTraceIsKeptAsOld) {
+  const std::string trace = path("tasklens.data");
+  ASSERT_TRUE(record(example("fib", "clang"), {"5", "10"}, trace).exited(0));
+  std::string first = read_file(trace);
+  ASSERT_TRUE(record(example("fib", "clang"), {"6", "10"}, trace).exited(0));
+  EXPECT_EQ(read_file(trace + ".old"), first);
+  EXPECT_NE(read_file(trace), first);
+}
+
+TEST_F(Cli, DefaultTraceNameInTheCurrentDirectory) {
+  std::string cwd = std::filesystem::current_path();
+  std::filesystem::current_path(path(""));
+  RunResult rec = run({TASKLENS_BIN, "record", "--", example("fib", "clang"), "5", "10"});
+  RunResult rep = run({TASKLENS_BIN, "report"});
+  std::filesystem::current_path(cwd);
+  ASSERT_TRUE(rec.exited(0)) << rec.describe();
+  EXPECT_TRUE(std::filesystem::exists(path("tasklens.data")));
+  EXPECT_TRUE(rep.exited(0)) << rep.describe();
+  EXPECT_NE(rep.out.find("<whole program>"), std::string::npos) << rep.out;
+}
+
+TEST_F(Cli, TableCsvAndTopAgreeWithJson) {
+  const std::string trace = path("t.tlens");
+  ASSERT_TRUE(record(example("treesum", "clang"), {}, trace).exited(0));
+  json j = report_json(trace);
+  ASSERT_FALSE(j.is_null());
+  RunResult table = run({TASKLENS_BIN, "report", trace});
+  ASSERT_TRUE(table.exited(0)) << table.describe();
+  EXPECT_NE(table.out.find("crit.%"), std::string::npos);
+  EXPECT_NE(table.out.find(j["sites"][0]["site"].get<std::string>()), std::string::npos);
+  RunResult csv = run({TASKLENS_BIN, "report", trace, "--format", "csv"});
+  ASSERT_TRUE(csv.exited(0)) << csv.describe();
+  std::vector<std::string> rows = lines_of(csv.out);
+  ASSERT_EQ(rows.size(), j["sites"].size() + 2);  // header, whole program, sites
+  EXPECT_EQ(rows[0].rfind("site,file,line,function,kind,count,work,span", 0), 0u) << rows[0];
+  EXPECT_NE(rows[1].find("," + std::to_string(j["program"]["work"].get<uint64_t>()) + ","),
+            std::string::npos);
+  RunResult top = run({TASKLENS_BIN, "report", trace, "--format", "json", "--top", "1"});
+  ASSERT_TRUE(top.exited(0)) << top.describe();
+  EXPECT_EQ(json::parse(top.out)["sites"].size(), 1u);
+}
+
+TEST_F(Cli, HelpAndVersion) {
+  RunResult v = run({TASKLENS_BIN, "--version"});
+  EXPECT_TRUE(v.exited(0));
+  EXPECT_NE(v.out.find("tasklens"), std::string::npos);
+  RunResult h = run({TASKLENS_BIN, "--help"});
+  EXPECT_TRUE(h.exited(0));
+  for (const char* word : {"record", "report"}) EXPECT_NE(h.out.find(word), std::string::npos);
+  RunResult rh = run({TASKLENS_BIN, "record", "--help"});
+  EXPECT_TRUE(rh.exited(0));
+  for (const char* word : {"--metric", "--output", "--runtime", "tsc"})
+    EXPECT_NE(rh.out.find(word), std::string::npos) << word;
+  RunResult bad = run({TASKLENS_BIN, "report", "--format", "xml", path("x")});
+  EXPECT_FALSE(bad.exited(0));
+  EXPECT_EQ(lines_of(bad.err).size(), 1u) << bad.describe();
+  RunResult none = run({TASKLENS_BIN, "record"});
+  EXPECT_FALSE(none.exited(0));
+}
+
+// A tiny buffer pool (1 MiB: 4 chunks for 2 threads) makes the program wait for the writer
+// instead of growing: the trace must still hold every task.
+TEST_F(Cli, BoundedBuffersLoseNothing) {
+  EnvOverrides env = default_env();
+  env["TASKLENS_BUFFER_MB"] = "1";
+  const std::string trace = path("small.tlens");
+  RunResult rec = record(example("fib", "clang"), {"20", "0"}, trace, env);
+  ASSERT_TRUE(rec.exited(0)) << rec.describe();
+  json j = report_json(trace);
+  ASSERT_FALSE(j.is_null());
+  EXPECT_EQ(j["tasks"].get<uint64_t>(), 2u * 10946 - 2);  // C(20) - 1 tasks
+  EXPECT_TRUE(j["complete"].get<bool>());
+}
+
+TEST_F(Cli, ProgramThatCannotBeRunIsReported) {
+  RunResult r = record(path("no-such-program"), {}, path("x.tlens"));
+  EXPECT_TRUE(r.exited(127)) << r.describe();
+  EXPECT_NE(r.err.find("no-such-program"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tasklens::e2e
