@@ -142,15 +142,15 @@ TEST(Model, TaskwaitDoesNotWaitForGrandchildren) {
   Region r{tb};
   r.begin();
   uint64_t C = id(0, 5), G = id(0, 6);
-  tb.ev(0, 20, EventKind::TaskCreate, {r.A, C, kExplicit, 0x2000});   // A: 10
-  tb.ev(0, 30, EventKind::SyncBegin, {kTaskwait, r.A, 0x2100});       // A: 10
+  tb.ev(0, 20, EventKind::TaskCreate, {r.A, C, kExplicit, 0x2000});  // A: 10
+  tb.ev(0, 30, EventKind::SyncBegin, {kTaskwait, r.A, 0x2100});      // A: 10
   tb.ev(0, 30, EventKind::TaskSchedule, {r.A, kSwitch, C});
-  tb.ev(0, 130, EventKind::TaskCreate, {C, G, kExplicit, 0x2200});    // C: 100
-  tb.ev(0, 140, EventKind::TaskSchedule, {C, kComplete, r.A});        // C: 10
+  tb.ev(0, 130, EventKind::TaskCreate, {C, G, kExplicit, 0x2200});  // C: 100
+  tb.ev(0, 140, EventKind::TaskSchedule, {C, kComplete, r.A});      // C: 10
   tb.ev(0, 140, EventKind::SyncEnd, {kTaskwait, r.A, 0x2100});
   tb.ev(1, 150, EventKind::TaskSchedule, {r.B, kSwitch, G});
-  tb.ev(1, 550, EventKind::TaskSchedule, {G, kComplete, r.B});        // G: 400
-  r.end(640, 650);                                                    // A: 500 after the wait
+  tb.ev(1, 550, EventKind::TaskSchedule, {G, kComplete, r.B});  // G: 400
+  r.end(640, 650);                                              // A: 500 after the wait
   model::Model m = tb.build();
   expect_invariants(m);
   analysis::Profile p = analysis::compute_profile(m);
@@ -164,17 +164,17 @@ TEST(Model, TaskgroupWaitsForAllDescendants) {
   Region r{tb};
   r.begin();
   uint64_t C = id(0, 5), G = id(0, 6);
-  tb.ev(0, 20, EventKind::SyncBegin, {kTaskgroup, r.A, 0x2000});      // A: 10
-  tb.ev(0, 30, EventKind::TaskCreate, {r.A, C, kExplicit, 0x2100});   // A: 10
-  tb.ev(0, 40, EventKind::SyncWaitBegin, {kTaskgroup, r.A});           // A: 10
+  tb.ev(0, 20, EventKind::SyncBegin, {kTaskgroup, r.A, 0x2000});     // A: 10
+  tb.ev(0, 30, EventKind::TaskCreate, {r.A, C, kExplicit, 0x2100});  // A: 10
+  tb.ev(0, 40, EventKind::SyncWaitBegin, {kTaskgroup, r.A});         // A: 10
   tb.ev(0, 40, EventKind::TaskSchedule, {r.A, kSwitch, C});
-  tb.ev(0, 140, EventKind::TaskCreate, {C, G, kExplicit, 0x2200});    // C: 100
-  tb.ev(0, 150, EventKind::TaskSchedule, {C, kComplete, r.A});        // C: 10
+  tb.ev(0, 140, EventKind::TaskCreate, {C, G, kExplicit, 0x2200});  // C: 100
+  tb.ev(0, 150, EventKind::TaskSchedule, {C, kComplete, r.A});      // C: 10
   tb.ev(1, 160, EventKind::TaskSchedule, {r.B, kSwitch, G});
-  tb.ev(1, 560, EventKind::TaskSchedule, {G, kComplete, r.B});        // G: 400
+  tb.ev(1, 560, EventKind::TaskSchedule, {G, kComplete, r.B});  // G: 400
   tb.ev(0, 560, EventKind::SyncWaitEnd, {kTaskgroup, r.A});
   tb.ev(0, 560, EventKind::SyncEnd, {kTaskgroup, r.A, 0x2300});
-  r.end(1060, 1070);                                                  // A: 500 after the group
+  r.end(1060, 1070);  // A: 500 after the group
   model::Model m = tb.build();
   expect_invariants(m);
   analysis::Profile p = analysis::compute_profile(m);
@@ -198,16 +198,16 @@ TEST(Model, DependenceOnAFinishedPredecessorStillOrders) {
   r.begin();
   uint64_t X = id(0, 5), Z = id(0, 6), Y = id(0, 7), addr = 0x7000;
   tb.ev(0, 20, EventKind::TaskCreate, {r.A, X, kExplicit, 0x2000});  // A: 10
-  tb.ev(0, 20, EventKind::Dependences, {X, 1}, {addr, 3});            // depend(inout: x)
+  tb.ev(0, 20, EventKind::Dependences, {X, 1}, {addr, 3});           // depend(inout: x)
   tb.ev(0, 30, EventKind::TaskCreate, {r.A, Z, kExplicit, 0x2100});  // A: 10
-  tb.ev(0, 40, EventKind::TaskSchedule, {r.A, kSwitch, Z});           // A: 10, then suspended
+  tb.ev(0, 40, EventKind::TaskSchedule, {r.A, kSwitch, Z});          // A: 10, then suspended
   tb.ev(1, 30, EventKind::TaskSchedule, {r.B, kSwitch, X});
   tb.ev(1, 330, EventKind::TaskSchedule, {X, kComplete, r.B});        // X: 300
   tb.ev(0, 390, EventKind::TaskSchedule, {Z, kComplete, r.A});        // Z: 350
   tb.ev(0, 400, EventKind::TaskCreate, {r.A, Y, kExplicit, 0x2200});  // A: 10; X is done
   tb.ev(0, 400, EventKind::Dependences, {Y, 1}, {addr, 1});           // depend(in: x)
   tb.ev(1, 410, EventKind::TaskSchedule, {r.B, kSwitch, Y});
-  tb.ev(1, 610, EventKind::TaskSchedule, {Y, kComplete, r.B});        // Y: 200
+  tb.ev(1, 610, EventKind::TaskSchedule, {Y, kComplete, r.B});  // Y: 200
   r.end(420, 700);
   model::Model m = tb.build();
   expect_invariants(m);
@@ -261,8 +261,8 @@ TEST(Model, BarrierJoinsTheWholeTeam) {
   tb.ev(0, 10, EventKind::ParallelBegin, {r.I, r.P, 2, 0, 0x1000});
   tb.ev(0, 10, EventKind::ImplicitBegin, {r.P, r.A, 2, 0, kImplicit});
   tb.ev(1, 10, EventKind::ImplicitBegin, {r.P, r.B, 2, 1, kImplicit});
-  tb.ev(0, 410, EventKind::SyncBegin, {3, r.A, 0x4000});   // explicit barrier: A did 400
-  tb.ev(1, 110, EventKind::SyncBegin, {3, r.B, 0x4000});   // B did 100
+  tb.ev(0, 410, EventKind::SyncBegin, {3, r.A, 0x4000});  // explicit barrier: A did 400
+  tb.ev(1, 110, EventKind::SyncBegin, {3, r.B, 0x4000});  // B did 100
   tb.ev(0, 410, EventKind::SyncEnd, {3, r.A, 0x4000});
   tb.ev(1, 410, EventKind::SyncEnd, {3, r.B, 0x4000});
   tb.ev(1, 705, EventKind::SyncBegin, {kBarrier, r.B, 0});  // B: 295, A: 100

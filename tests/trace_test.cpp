@@ -317,8 +317,8 @@ TEST(Trace, MissingFileSaysHowToMakeOne) {
 }
 
 TEST(Trace, VarintAndZigzag) {
-  for (int64_t v : std::vector<int64_t>{0, 1, -1, 63, -64, 1LL << 40, -(1LL << 62), INT64_MAX,
-                                        INT64_MIN})
+  for (int64_t v :
+       std::vector<int64_t>{0, 1, -1, 63, -64, 1LL << 40, -(1LL << 62), INT64_MAX, INT64_MIN})
     EXPECT_EQ(unzigzag(zigzag(v)), v);
   uint8_t buf[10];
   EXPECT_EQ(put_varint(buf, 127) - buf, 1);

@@ -26,12 +26,12 @@
 namespace tasklens::analysis {
 
 struct SiteRow {
-  uint32_t site = 0;         // index into Model::sites
-  uint64_t count = 0;        // instances of the site (all of them, nested ones included)
-  uint64_t work = 0;         // work of the outermost instances (recursion is not double counted)
-  uint64_t span = 0;         // sum of the spans of the outermost instances
-  double parallelism = 0;    // work / span (0 when span is 0)
-  uint64_t critical_work = 0;        // work of critical-path strands attributed directly here
+  uint32_t site = 0;           // index into Model::sites
+  uint64_t count = 0;          // instances of the site (all of them, nested ones included)
+  uint64_t work = 0;           // work of the outermost instances (recursion is not double counted)
+  uint64_t span = 0;           // sum of the spans of the outermost instances
+  double parallelism = 0;      // work / span (0 when span is 0)
+  uint64_t critical_work = 0;  // work of critical-path strands attributed directly here
   double critical_path_percent = 0;  // critical_work / program span * 100 (exclusive; sums to 100)
 };
 

@@ -36,7 +36,7 @@ int run_report(const ReportOptions& opt) {
   std::vector<report::SiteLabel> labels = report::label_sites(m, t.modules());
   report::merge_sites_by_location(m, labels);
   analysis::Profile p = analysis::compute_profile(m);
-  size_t top = opt.top ? opt.top
+  size_t top = opt.top                           ? opt.top
                : format == report::Format::Table ? 20
                                                  : std::numeric_limits<size_t>::max();
   std::string out = report::render_profile(m, p, labels, report::run_info(t), format, top);
@@ -63,8 +63,7 @@ int run(int argc, char** argv) {
       "LLVM 16's OpenMP runtime (preloaded) so that loop chunks are seen. The program's\n"
       "input, output, exit code and signals pass through unchanged; a summary line goes to\n"
       "stderr. An existing output file is kept as <file>.old.");
-  record->add_option("-o,--output", rec.output, "Trace file to write")
-      ->capture_default_str();
+  record->add_option("-o,--output", rec.output, "Trace file to write")->capture_default_str();
   record
       ->add_option("--metric", rec.metric,
                    "Work metric: tsc (time-stamp counter, default), cycles, instructions (need "

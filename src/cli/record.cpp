@@ -35,8 +35,8 @@ std::string exe_dir() {
 std::string find_recorder() {
   if (const char* env = getenv("TASKLENS_RECORDER"); env && *env) return env;
   std::string dir = exe_dir();
-  for (const std::string& c : {dir + "/libtasklens_recorder.so",
-                               dir + "/../lib/tasklens/libtasklens_recorder.so"})
+  for (const std::string& c :
+       {dir + "/libtasklens_recorder.so", dir + "/../lib/tasklens/libtasklens_recorder.so"})
     if (fs::exists(c)) return fs::canonical(c).string();
   throw EnvironmentError("cannot find libtasklens_recorder.so next to " + dir +
                          " or in ../lib/tasklens; set TASKLENS_RECORDER to its path");
@@ -51,9 +51,9 @@ std::string find_runtime(const std::string& requested) {
     return fs::canonical(requested).string();
   }
   std::string dir = exe_dir();
-  for (const std::string& c : {std::string(TASKLENS_OMP_RUNTIME),
-                               dir + "/../lib/tasklens/libomp.so.5",
-                               std::string(TASKLENS_SYSTEM_LIBOMP)})
+  for (const std::string& c :
+       {std::string(TASKLENS_OMP_RUNTIME), dir + "/../lib/tasklens/libomp.so.5",
+        std::string(TASKLENS_SYSTEM_LIBOMP)})
     if (!c.empty() && fs::exists(c)) return fs::canonical(c).string();
   throw EnvironmentError(
       "no LLVM OpenMP runtime found to record with; run scripts/fetch-libomp16.sh or install "
@@ -65,7 +65,8 @@ trace::Metric parse_metric(const std::string& name) {
   if (name == "cycles") return trace::Metric::Cycles;
   if (name == "instructions") return trace::Metric::Instructions;
   if (name == "task-clock") return trace::Metric::TaskClock;
-  throw UsageError("--metric " + name + ": unknown metric; use tsc, cycles, instructions or "
+  throw UsageError("--metric " + name +
+                   ": unknown metric; use tsc, cycles, instructions or "
                    "task-clock");
 }
 
@@ -134,7 +135,8 @@ int run_record(const RecordOptions& opt) {
     _exit(err == ENOENT ? 127 : 126);
   }
   // Like time(1): the terminal's signals go to the program; we wait for it either way.
-  struct sigaction ignore {}, old_int {}, old_quit {};
+  struct sigaction ignore {
+  }, old_int{}, old_quit{};
   ignore.sa_handler = SIG_IGN;
   sigaction(SIGINT, &ignore, &old_int);
   sigaction(SIGQUIT, &ignore, &old_quit);
@@ -150,8 +152,8 @@ int run_record(const RecordOptions& opt) {
   ls.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   ls.wall_ns = static_cast<uint64_t>(t1.tv_sec - t0.tv_sec) * 1000000000ull +
                static_cast<uint64_t>(t1.tv_nsec - t0.tv_nsec);
-  bool exec_failed = WIFEXITED(status) && (ls.exit_code == 127 || ls.exit_code == 126) &&
-                     !fs::exists(out, ec);
+  bool exec_failed =
+      WIFEXITED(status) && (ls.exit_code == 127 || ls.exit_code == 126) && !fs::exists(out, ec);
 
   if (!exec_failed) {
     if (!fs::exists(out, ec)) {

@@ -22,9 +22,9 @@ constexpr uint64_t kSyncBarrier = 1, kSyncBarrierImplicit = 2, kSyncBarrierExpli
                    kSyncBarrierImplementation = 4, kSyncTaskwait = 5, kSyncTaskgroup = 6,
                    kSyncBarrierImplicitWorkshare = 8, kSyncBarrierImplicitParallel = 9,
                    kSyncBarrierTeams = 10;
-constexpr uint64_t kWorkLoop = 1, kWorkSections = 2, kWorkSingleExecutor = 3,
-                   kWorkSingleOther = 4, kWorkTaskloop = 7, kWorkLoopStatic = 10,
-                   kWorkLoopDynamic = 11, kWorkLoopGuided = 12, kWorkLoopOther = 13;
+constexpr uint64_t kWorkLoop = 1, kWorkSections = 2, kWorkSingleExecutor = 3, kWorkSingleOther = 4,
+                   kWorkTaskloop = 7, kWorkLoopStatic = 10, kWorkLoopDynamic = 11,
+                   kWorkLoopGuided = 12, kWorkLoopOther = 13;
 constexpr uint64_t kDispatchSection = 2, kDispatchWsLoopChunk = 3, kDispatchDistributeChunk = 5;
 constexpr uint64_t kDepIn = 1, kDepSource = 5, kDepSink = 6;
 
@@ -33,12 +33,10 @@ bool is_barrier(uint64_t kind) {
          kind == kSyncBarrierImplementation || kind == kSyncBarrierImplicitWorkshare ||
          kind == kSyncBarrierImplicitParallel || kind == kSyncBarrierTeams;
 }
-bool is_loop(uint64_t w) {
-  return w == kWorkLoop || (w >= kWorkLoopStatic && w <= kWorkLoopOther);
-}
+bool is_loop(uint64_t w) { return w == kWorkLoop || (w >= kWorkLoopStatic && w <= kWorkLoopOther); }
 
-constexpr uint32_t kNodeBit = 0x80000000u;          // item list entries: node vs strand
-constexpr uint64_t kTaskRef = 1ull << 63;           // edge source: "the end of task i"
+constexpr uint32_t kNodeBit = 0x80000000u;  // item list entries: node vs strand
+constexpr uint64_t kTaskRef = 1ull << 63;   // edge source: "the end of task i"
 
 struct PStrand {
   uint64_t work = 0, start = 0, end = 0;
@@ -70,12 +68,12 @@ struct TaskState {
   uint32_t creator_strand = kNone;
   uint32_t pending_head = kNone;  // children not yet joined by a taskwait (linked list)
   uint32_t pending_next = kNone;
-  uint32_t region = kNone;        // implicit tasks: their parallel region
-  uint32_t phase = 0;             // implicit tasks: barriers passed
-  uint32_t ws_seq = 0;            // implicit tasks: worksharing constructs met (instance key)
-  uint32_t loop_fork = kNone;     // strand before the current worksharing loop
+  uint32_t region = kNone;     // implicit tasks: their parallel region
+  uint32_t phase = 0;          // implicit tasks: barriers passed
+  uint32_t ws_seq = 0;         // implicit tasks: worksharing constructs met (instance key)
+  uint32_t loop_fork = kNone;  // strand before the current worksharing loop
   uint32_t pre_wait = kNone;
-  uint32_t team_size = 1;         // size of the team the task belongs to
+  uint32_t team_size = 1;  // size of the team the task belongs to
   uint64_t flags = 0;
   bool started = false, done = false, waiting = false, implicit = false;
   std::vector<uint64_t>* next_preds = nullptr;  // joins into the next strand this task opens
@@ -134,9 +132,12 @@ class Builder {
   }
   void append_item(uint32_t node, uint32_t item) {
     PNode& p = nodes_[node];
-    if (p.last == kNone) p.first = item;
-    else if (p.last & kNodeBit) nodes_[p.last & ~kNodeBit].next = item;
-    else strands_[p.last].next = item;
+    if (p.last == kNone)
+      p.first = item;
+    else if (p.last & kNodeBit)
+      nodes_[p.last & ~kNodeBit].next = item;
+    else
+      strands_[p.last].next = item;
     p.last = item;
   }
   uint32_t site(uint64_t address, SiteKind kind, uint32_t scope) {
@@ -182,9 +183,7 @@ class Builder {
   void edge(uint32_t from, uint32_t to) {
     if (from != kNone && to != kNone) edges_.emplace_back(from, to);
   }
-  void edge_from_task_end(uint32_t task, uint32_t to) {
-    edges_.emplace_back(kTaskRef | task, to);
-  }
+  void edge_from_task_end(uint32_t task, uint32_t to) { edges_.emplace_back(kTaskRef | task, to); }
   void add_next_pred(uint32_t t, uint64_t ref) {
     if (!tasks_[t].next_preds) tasks_[t].next_preds = new std::vector<uint64_t>();
     tasks_[t].next_preds->push_back(ref);
@@ -494,8 +493,7 @@ void Builder::on_work_end(const Event& e, uint32_t thread) {
 
 void Builder::on_dispatch(const Event& e, uint32_t thread) {
   uint64_t kind = e.f[0];
-  if (kind != kDispatchWsLoopChunk && kind != kDispatchSection &&
-      kind != kDispatchDistributeChunk)
+  if (kind != kDispatchWsLoopChunk && kind != kDispatchSection && kind != kDispatchDistributeChunk)
     return;  // taskloop chunks and single iterations add nothing to the structure
   uint32_t t = task(e.f[1]);
   TaskState& ts = tasks_[t];
@@ -622,17 +620,26 @@ void Builder::handle(const Event& e, uint32_t thread) {
       }
       break;
     }
-    case EventKind::TaskCreate: on_create(e, thread); break;
-    case EventKind::TaskSchedule: on_schedule(e, thread); break;
-    case EventKind::SyncBegin: on_sync_begin(e, thread); break;
-    case EventKind::SyncEnd: on_sync_end(e, thread); break;
+    case EventKind::TaskCreate:
+      on_create(e, thread);
+      break;
+    case EventKind::TaskSchedule:
+      on_schedule(e, thread);
+      break;
+    case EventKind::SyncBegin:
+      on_sync_begin(e, thread);
+      break;
+    case EventKind::SyncEnd:
+      on_sync_end(e, thread);
+      break;
     case EventKind::SyncWaitBegin: {
       uint32_t t = task(e.f[1]);
       close_strand(t);
       tasks_[t].waiting = true;
       break;
     }
-    case EventKind::SyncWaitEnd: break;  // SyncEnd follows and opens the next strand
+    case EventKind::SyncWaitEnd:
+      break;  // SyncEnd follows and opens the next strand
     case EventKind::Mark:
       if (e.f[0] == static_cast<uint64_t>(trace::MarkKind::MainStart) && root_task_ != kNone &&
           tasks_[root_task_].open != kNone) {
@@ -644,10 +651,18 @@ void Builder::handle(const Event& e, uint32_t thread) {
         main_marked_ = true;
       }
       break;
-    case EventKind::WorkBegin: on_work_begin(e, thread); break;
-    case EventKind::WorkEnd: on_work_end(e, thread); break;
-    case EventKind::Dispatch: on_dispatch(e, thread); break;
-    case EventKind::Dependences: on_dependences(e); break;
+    case EventKind::WorkBegin:
+      on_work_begin(e, thread);
+      break;
+    case EventKind::WorkEnd:
+      on_work_end(e, thread);
+      break;
+    case EventKind::Dispatch:
+      on_dispatch(e, thread);
+      break;
+    case EventKind::Dependences:
+      on_dependences(e);
+      break;
     case EventKind::MaskedBegin:
     case EventKind::MaskedEnd: {
       uint32_t t = task(e.f[0]);
@@ -682,7 +697,8 @@ void Builder::load_preemptions() {
   preempt_.resize(trace_.preemptions().size());
   preempt_cursor_.assign(preempt_.size(), 0);
   for (size_t t = 0; t < preempt_.size(); ++t)
-    for (auto [out, in] : trace_.preemptions()[t]) preempt_[t].emplace_back(to_tsc(out), to_tsc(in));
+    for (auto [out, in] : trace_.preemptions()[t])
+      preempt_[t].emplace_back(to_tsc(out), to_tsc(in));
 }
 
 uint64_t Builder::preempted_between(uint32_t thread, uint64_t from, uint64_t to) {
@@ -840,8 +856,10 @@ Model Builder::finalize() {
     }
     uint32_t item = f.item;
     f.item = (item & kNodeBit) ? nodes_[item & ~kNodeBit].next : strands_[item].next;
-    if (item & kNodeBit) enter(item & ~kNodeBit);
-    else emit_strand(item);
+    if (item & kNodeBit)
+      enter(item & ~kNodeBit);
+    else
+      emit_strand(item);
   }
 
   // Edges, in final ids; every edge must go forward in the serial order. Counting sort into
@@ -888,25 +906,29 @@ Model Builder::finalize() {
   m.sites = std::move(sites_);
   m.instance_count = instance_count_;
   m.metric = trace::to_string(trace_.metric());
-  m.metric_is_time = trace_.metric() == trace::Metric::Tsc ||
-                     trace_.metric() == trace::Metric::TaskClock;
+  m.metric_is_time =
+      trace_.metric() == trace::Metric::Tsc || trace_.metric() == trace::Metric::TaskClock;
   double hz = trace_.tsc_hz();
-  m.ticks_per_second = trace_.metric() == trace::Metric::Tsc ? hz
-                       : trace_.metric() == trace::Metric::TaskClock ? 1e9 : 0;
+  m.ticks_per_second = trace_.metric() == trace::Metric::Tsc         ? hz
+                       : trace_.metric() == trace::Metric::TaskClock ? 1e9
+                                                                     : 0;
   m.complete = trace_.complete();
   m.loops_have_chunks = (trace_.runtime_flags() & trace::kRuntimeHasDispatch) != 0;
   m.task_count = explicit_tasks_;
   m.preempted = preempted_total_;
   m.thread_count = trace_.stream_count();
   if (!m.loops_have_chunks)
-    m.warnings.push_back("the OpenMP runtime had no dispatch callback (LLVM < 16): each thread's "
-                         "share of a worksharing loop counts as one strand");
+    m.warnings.push_back(
+        "the OpenMP runtime had no dispatch callback (LLVM < 16): each thread's "
+        "share of a worksharing loop counts as one strand");
   if (trace_.has_finish() && (trace_.finish().flags & trace::kFinishThreadsStillRunning))
-    m.warnings.push_back("the program exited inside a parallel region: work still running on "
-                         "other threads at exit is not recorded");
+    m.warnings.push_back(
+        "the program exited inside a parallel region: work still running on "
+        "other threads at exit is not recorded");
   if (!trace_.complete())
-    m.warnings.push_back("the trace is incomplete (the program was killed before the recorder "
-                         "finished it): the profile covers what was recorded");
+    m.warnings.push_back(
+        "the trace is incomplete (the program was killed before the recorder "
+        "finished it): the profile covers what was recorded");
   if (serialized_undeferred_)
     m.warnings.push_back(
         "tasks ran in one-thread teams, where the runtime cannot tell if(0)/final tasks from "
@@ -931,33 +953,54 @@ Model Builder::finalize() {
 
 const char* to_string(NodeKind kind) {
   switch (kind) {
-    case NodeKind::Program: return "program";
-    case NodeKind::Parallel: return "parallel";
-    case NodeKind::Phase: return "phase";
-    case NodeKind::ImplicitTask: return "implicit-task";
-    case NodeKind::Task: return "task";
-    case NodeKind::Taskgroup: return "taskgroup";
-    case NodeKind::Loop: return "loop";
-    case NodeKind::Chunk: return "chunk";
-    case NodeKind::Single: return "single";
-    case NodeKind::Sections: return "sections";
-    case NodeKind::Taskloop: return "taskloop";
-    case NodeKind::Masked: return "masked";
+    case NodeKind::Program:
+      return "program";
+    case NodeKind::Parallel:
+      return "parallel";
+    case NodeKind::Phase:
+      return "phase";
+    case NodeKind::ImplicitTask:
+      return "implicit-task";
+    case NodeKind::Task:
+      return "task";
+    case NodeKind::Taskgroup:
+      return "taskgroup";
+    case NodeKind::Loop:
+      return "loop";
+    case NodeKind::Chunk:
+      return "chunk";
+    case NodeKind::Single:
+      return "single";
+    case NodeKind::Sections:
+      return "sections";
+    case NodeKind::Taskloop:
+      return "taskloop";
+    case NodeKind::Masked:
+      return "masked";
   }
   return "unknown";
 }
 
 const char* to_string(SiteKind kind) {
   switch (kind) {
-    case SiteKind::Program: return "program";
-    case SiteKind::Parallel: return "parallel";
-    case SiteKind::Task: return "task";
-    case SiteKind::Taskloop: return "taskloop";
-    case SiteKind::Loop: return "loop";
-    case SiteKind::Sections: return "sections";
-    case SiteKind::Single: return "single";
-    case SiteKind::Taskgroup: return "taskgroup";
-    case SiteKind::Masked: return "masked";
+    case SiteKind::Program:
+      return "program";
+    case SiteKind::Parallel:
+      return "parallel";
+    case SiteKind::Task:
+      return "task";
+    case SiteKind::Taskloop:
+      return "taskloop";
+    case SiteKind::Loop:
+      return "loop";
+    case SiteKind::Sections:
+      return "sections";
+    case SiteKind::Single:
+      return "single";
+    case SiteKind::Taskgroup:
+      return "taskgroup";
+    case SiteKind::Masked:
+      return "masked";
   }
   return "unknown";
 }

@@ -35,7 +35,7 @@ enum class NodeKind : uint8_t {
 
 // What kind of construct a source site is; this is what the report's "kind" column shows.
 enum class SiteKind : uint8_t {
-  Program,   // code outside every construct (the serial part of main)
+  Program,  // code outside every construct (the serial part of main)
   Parallel,
   Task,
   Taskloop,
@@ -71,12 +71,12 @@ struct Node {
 };
 
 struct Strand {
-  uint64_t work = 0;       // in the trace's metric unit (TSC ticks by default)
-  uint64_t start = 0;      // TSC timestamp when the strand started (0 for synthetic strands)
-  uint64_t end = 0;        // TSC timestamp when it ended
-  uint32_t thread = kNone; // worker (trace thread index); kNone for synthetic join strands
-  uint32_t node = 0;       // innermost construct node containing the strand
-  uint32_t site = 0;       // site the strand's work is attributed to (innermost enclosing site)
+  uint64_t work = 0;        // in the trace's metric unit (TSC ticks by default)
+  uint64_t start = 0;       // TSC timestamp when the strand started (0 for synthetic strands)
+  uint64_t end = 0;         // TSC timestamp when it ended
+  uint32_t thread = kNone;  // worker (trace thread index); kNone for synthetic join strands
+  uint32_t node = 0;        // innermost construct node containing the strand
+  uint32_t site = 0;        // site the strand's work is attributed to (innermost enclosing site)
 };
 
 struct Model {
@@ -89,13 +89,13 @@ struct Model {
   uint32_t instance_count = 0;  // instance ids are 0 .. instance_count-1
 
   // Facts about the recording that reports must show.
-  std::string metric = "tsc";      // tsc | cycles | instructions | task-clock
-  double ticks_per_second = 0;     // for the time equivalent of a time-like metric; 0 if not
+  std::string metric = "tsc";   // tsc | cycles | instructions | task-clock
+  double ticks_per_second = 0;  // for the time equivalent of a time-like metric; 0 if not
   bool metric_is_time = true;
-  bool complete = true;            // false when the trace was cut short
-  bool loops_have_chunks = true;   // false when the runtime had no dispatch callback
-  uint64_t task_count = 0;         // explicit tasks
-  uint64_t preempted = 0;          // TSC ticks of preemption by other processes removed from work
+  bool complete = true;           // false when the trace was cut short
+  bool loops_have_chunks = true;  // false when the runtime had no dispatch callback
+  uint64_t task_count = 0;        // explicit tasks
+  uint64_t preempted = 0;         // TSC ticks of preemption by other processes removed from work
   uint32_t thread_count = 0;
   std::vector<std::string> warnings;  // for the report (one line each)
 

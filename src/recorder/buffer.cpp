@@ -69,9 +69,8 @@ void write_all(const void* data, size_t size) {
 void clock_sync_record() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  trace::ClockSync cs{read_tsc(),
-                      static_cast<uint64_t>(ts.tv_sec) * 1000000000ull +
-                          static_cast<uint64_t>(ts.tv_nsec)};
+  trace::ClockSync cs{read_tsc(), static_cast<uint64_t>(ts.tv_sec) * 1000000000ull +
+                                      static_cast<uint64_t>(ts.tv_nsec)};
   std::vector<uint8_t> rec;
   trace::append_record(rec, trace::RecordType::ClockSync, &cs, sizeof cs);
   std::lock_guard<std::mutex> lock(file_mutex());
@@ -173,8 +172,8 @@ void* writer_main(void*) {
     // start (short runs), then one a second.
     timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
-    int64_t since_ms = (now.tv_sec - last_sync.tv_sec) * 1000 +
-                       (now.tv_nsec - last_sync.tv_nsec) / 1000000;
+    int64_t since_ms =
+        (now.tv_sec - last_sync.tv_sec) * 1000 + (now.tv_nsec - last_sync.tv_nsec) / 1000000;
     if (since_ms >= (syncs < 2 ? 50 : 1000)) {
       clock_sync_record();
       last_sync = now;
@@ -259,7 +258,10 @@ Chunk* buffer_rotate(ThreadBuffer* b) {
     return old;
   }
   old->next = nullptr;
-  if (p.full_tail) p.full_tail->next = old; else p.full_head = old;
+  if (p.full_tail)
+    p.full_tail->next = old;
+  else
+    p.full_head = old;
   p.full_tail = old;
   Chunk* c = new_chunk(p, lock);
   if (!c) return nullptr;  // out of memory: the caller stops recording this thread

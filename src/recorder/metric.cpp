@@ -56,8 +56,8 @@ bool PerfCounter::open(trace::Metric metric) {
   fd_ = fd;
   if (metric != trace::Metric::TaskClock) {
     // User-space reads through the mmap page avoid a syscall per strand when allowed.
-    void* p = mmap(nullptr, static_cast<size_t>(sysconf(_SC_PAGESIZE)), PROT_READ, MAP_SHARED,
-                   fd_, 0);
+    void* p =
+        mmap(nullptr, static_cast<size_t>(sysconf(_SC_PAGESIZE)), PROT_READ, MAP_SHARED, fd_, 0);
     if (p != MAP_FAILED) {
       page_ = static_cast<perf_event_mmap_page*>(p);
       if (!page_->cap_user_rdpmc || page_->index == 0) {

@@ -103,8 +103,8 @@ ThreadState* thread_init(int type) {
     t->last_metric = 0;
   }
   // Preemptions only matter for the TSC: perf counters stop while the thread is off the CPU.
-  t->buffer = buffer_register(t->index, g_config.metric == trace::Metric::Tsc &&
-                                            g_config.watch_preemptions);
+  t->buffer = buffer_register(t->index,
+                              g_config.metric == trace::Metric::Tsc && g_config.watch_preemptions);
   if (!t->buffer) {
     t->dead = true;
   } else {
@@ -215,8 +215,8 @@ void on_thread_end(ompt_data_t*) {
   if (uint8_t* p = begin_event(t, EventKind::ThreadEnd)) end_event(t, p);
 }
 
-void on_parallel_begin(ompt_data_t* encountering_task, const ompt_frame_t*,
-                       ompt_data_t* parallel, unsigned requested, int flags, const void* codeptr) {
+void on_parallel_begin(ompt_data_t* encountering_task, const ompt_frame_t*, ompt_data_t* parallel,
+                       unsigned requested, int flags, const void* codeptr) {
   ThreadState* t = state();
   g_open_parallel.fetch_add(1, std::memory_order_relaxed);
   if (!t || t->dead) return;
@@ -357,8 +357,8 @@ void on_dispatch(ompt_data_t*, ompt_data_t* task, ompt_dispatch_t kind, ompt_dat
   ThreadState* t = state();
   uint64_t a = 0, b = 0;
   int k = static_cast<int>(kind);
-  if ((k == kDispatchWsLoopChunk || k == kDispatchTaskloopChunk ||
-       k == kDispatchDistributeChunk) && instance.ptr) {
+  if ((k == kDispatchWsLoopChunk || k == kDispatchTaskloopChunk || k == kDispatchDistributeChunk) &&
+      instance.ptr) {
     const auto* chunk = static_cast<const DispatchChunk*>(instance.ptr);
     a = chunk->start;
     b = chunk->iterations;
@@ -552,7 +552,10 @@ void tool_finalize(ompt_data_t*) { finish(trace::FinishReason::ToolFinalize); }
 // not recorded into (and do not overwrite) our trace.
 void restore_env(const char* name, const char* saved_name) {
   const char* saved = getenv(saved_name);
-  if (saved && *saved) setenv(name, saved, 1); else unsetenv(name);
+  if (saved && *saved)
+    setenv(name, saved, 1);
+  else
+    unsetenv(name);
   unsetenv(saved_name);
 }
 
@@ -564,9 +567,12 @@ __attribute__((constructor)) void recorder_constructor() {
   std::strcpy(g_config.output, out);
   if (const char* m = getenv("TASKLENS_METRIC")) {
     std::string s = m;
-    if (s == "cycles") g_config.metric = trace::Metric::Cycles;
-    else if (s == "instructions") g_config.metric = trace::Metric::Instructions;
-    else if (s == "task-clock") g_config.metric = trace::Metric::TaskClock;
+    if (s == "cycles")
+      g_config.metric = trace::Metric::Cycles;
+    else if (s == "instructions")
+      g_config.metric = trace::Metric::Instructions;
+    else if (s == "task-clock")
+      g_config.metric = trace::Metric::TaskClock;
   }
   if (const char* f = getenv("TASKLENS_FLUSH_MS")) {
     long v = std::strtol(f, nullptr, 10);
@@ -574,7 +580,8 @@ __attribute__((constructor)) void recorder_constructor() {
   }
   if (const char* b = getenv("TASKLENS_BUFFER_MB")) {
     long v = std::strtol(b, nullptr, 10);
-    if (v >= 1 && v < 65536) g_config.max_chunks = static_cast<size_t>(v) * 1024 * 1024 / kChunkBytes;
+    if (v >= 1 && v < 65536)
+      g_config.max_chunks = static_cast<size_t>(v) * 1024 * 1024 / kChunkBytes;
   }
   unsetenv("TASKLENS_OUTPUT");
   unsetenv("TASKLENS_METRIC");
@@ -602,14 +609,16 @@ bool needs_openmp(const char* name) {
 int scan_needed(dl_phdr_info* info, size_t, void* found) {
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     if (info->dlpi_phdr[i].p_type != PT_DYNAMIC) continue;
-    const auto* dyn = reinterpret_cast<const ElfW(Dyn)*>(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+    const auto* dyn =
+        reinterpret_cast<const ElfW(Dyn)*>(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
     uintptr_t strtab = 0;
     for (const ElfW(Dyn)* d = dyn; d->d_tag != DT_NULL; ++d)
       if (d->d_tag == DT_STRTAB) strtab = d->d_un.d_ptr;
     if (!strtab) return 0;
     if (strtab < info->dlpi_addr) strtab += info->dlpi_addr;  // not relocated in place
     for (const ElfW(Dyn)* d = dyn; d->d_tag != DT_NULL; ++d)
-      if (d->d_tag == DT_NEEDED && needs_openmp(reinterpret_cast<const char*>(strtab + d->d_un.d_val)))
+      if (d->d_tag == DT_NEEDED &&
+          needs_openmp(reinterpret_cast<const char*>(strtab + d->d_un.d_val)))
         *static_cast<bool*>(found) = true;
   }
   return 0;
@@ -641,7 +650,7 @@ int main_with_recording(int argc, char** argv, char** envp) {
 }  // namespace tasklens::recorder
 
 using LibcStartMain = int (*)(tasklens::recorder::MainFn, int, char**, void (*)(), void (*)(),
-                             void (*)(), void*);
+                              void (*)(), void*);
 
 // Interposed (the recorder is preloaded first) to run main() through main_with_recording.
 TL_EXPORT int __libc_start_main(tasklens::recorder::MainFn main, int argc, char** argv,

@@ -116,8 +116,7 @@ std::vector<SiteLabel> label_sites(const model::Model& model,
       for (const auto& m : modules)
         if (m.path == loc.module && s.address >= m.begin && s.address < m.end) base = m.base;
       l.site = fmt::format("{}+0x{:x}", basename(loc.module), s.address - base);
-    }
-    else
+    } else
       l.site = s.address ? fmt::format("0x{:x}", s.address) : "<unknown>";
   }
   name_outlined_functions(model, labels);
@@ -132,11 +131,9 @@ void merge_sites_by_location(model::Model& m, std::vector<SiteLabel>& labels) {
   for (uint32_t i = 0; i < m.sites.size(); ++i) {
     const SiteLabel& l = labels[i];
     // Only sites with a source line merge: without debug info the address is all we know.
-    std::string key = l.line ? l.site + "|" + l.file + "|" + l.function
-                             : fmt::format("#{}", i);
-    auto [it, inserted] =
-        index.try_emplace({key, static_cast<int>(m.sites[i].kind)},
-                          static_cast<uint32_t>(sites.size()));
+    std::string key = l.line ? l.site + "|" + l.file + "|" + l.function : fmt::format("#{}", i);
+    auto [it, inserted] = index.try_emplace({key, static_cast<int>(m.sites[i].kind)},
+                                            static_cast<uint32_t>(sites.size()));
     if (inserted) {
       sites.push_back(m.sites[i]);
       merged.push_back(l);
@@ -180,8 +177,8 @@ std::string format_work(const model::Model& m, uint64_t v) {
 }
 
 std::string render_profile(const model::Model& m, const analysis::Profile& p,
-                           const std::vector<SiteLabel>& labels, const RunInfo& info,
-                           Format format, size_t top) {
+                           const std::vector<SiteLabel>& labels, const RunInfo& info, Format format,
+                           size_t top) {
   size_t rows = std::min(top, p.sites.size());
   if (format == Format::Json) {
     nlohmann::json j;
@@ -227,8 +224,8 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
   if (format == Format::Csv) {
     std::string out =
         "site,file,line,function,kind,count,work,span,parallelism,critical_path_percent\n";
-    out += fmt::format("<whole program>,,,,total,1,{},{},{:.6g},100\n", p.work, p.span,
-                       p.parallelism);
+    out +=
+        fmt::format("<whole program>,,,,total,1,{},{},{:.6g},100\n", p.work, p.span, p.parallelism);
     for (size_t i = 0; i < rows; ++i) {
       const analysis::SiteRow& r = p.sites[i];
       const SiteLabel& l = labels[r.site];
@@ -255,8 +252,8 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
   out += fmt::format("{:>8} {:>12} {:>12} {:>12} {:>10}  {:<9} {:<24} {}\n", "crit.%",
                      "parallelism", "work", "span", "count", "kind", "site", "function");
   out += fmt::format("{:>8} {:>12.2f} {:>12} {:>12} {:>10}  {:<9} {:<24} {}\n", "100.0%",
-                     p.parallelism, format_work(m, p.work), format_work(m, p.span), 1,
-                     "program", "<whole program>", "");
+                     p.parallelism, format_work(m, p.work), format_work(m, p.span), 1, "program",
+                     "<whole program>", "");
   for (size_t i = 0; i < rows; ++i) {
     const analysis::SiteRow& r = p.sites[i];
     const SiteLabel& l = labels[r.site];
@@ -268,8 +265,9 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
   if (rows < p.sites.size())
     out += fmt::format("({} more sites; use --top {} to see all)\n", p.sites.size() - rows,
                        p.sites.size());
-  out += "\ncrit.% = share of the critical path spent directly in the site (sums to 100%);\n"
-         "work/span of a site = its outermost instances (recursion counted once).\n";
+  out +=
+      "\ncrit.% = share of the critical path spent directly in the site (sums to 100%);\n"
+      "work/span of a site = its outermost instances (recursion counted once).\n";
   return out;
 }
 

@@ -16,8 +16,8 @@ enum class Format { Table, Csv, Json };
 
 // How a site is shown: symbolized once, shared by every format.
 struct SiteLabel {
-  std::string site;      // "file.c:12", or "module+0x1234" without debug info
-  std::string file;      // full path as in the debug info; empty if unknown
+  std::string site;  // "file.c:12", or "module+0x1234" without debug info
+  std::string file;  // full path as in the debug info; empty if unknown
   unsigned line = 0;
   std::string function;  // empty if unknown
 };
@@ -47,7 +47,7 @@ RunInfo run_info(const trace::TraceFile& trace);
 std::string format_work(const model::Model& model, uint64_t value);
 
 std::string render_profile(const model::Model& model, const analysis::Profile& profile,
-                           const std::vector<SiteLabel>& labels, const RunInfo& info,
-                           Format format, size_t top);
+                           const std::vector<SiteLabel>& labels, const RunInfo& info, Format format,
+                           size_t top);
 
 }  // namespace tasklens::report

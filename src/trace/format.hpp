@@ -42,11 +42,11 @@ static_assert(sizeof(RecordHeader) == 8);
 
 // Payload of RecordType::EventBlock, followed by the (possibly compressed) event bytes.
 struct EventBlockHeader {
-  uint32_t thread;       // recorder's thread index (0, 1, ...)
-  uint32_t chunk_seq;    // per-thread chunk number: blocks are ordered by (chunk_seq, offset)
-  uint32_t offset;       // byte offset of this block's first event inside the chunk
-  uint32_t raw_size;     // bytes of event data once decompressed
-  uint8_t compression;   // Compression
+  uint32_t thread;      // recorder's thread index (0, 1, ...)
+  uint32_t chunk_seq;   // per-thread chunk number: blocks are ordered by (chunk_seq, offset)
+  uint32_t offset;      // byte offset of this block's first event inside the chunk
+  uint32_t raw_size;    // bytes of event data once decompressed
+  uint8_t compression;  // Compression
   uint8_t reserved[3];
 };
 static_assert(sizeof(EventBlockHeader) == 20);
@@ -61,8 +61,8 @@ static_assert(sizeof(ClockSync) == 16);
 
 // Payload of RecordType::ThreadInfo.
 struct ThreadInfo {
-  uint32_t thread;    // recorder's thread index
-  uint32_t type;      // ompt_thread_t: 1 initial, 2 worker, 3 other
+  uint32_t thread;  // recorder's thread index
+  uint32_t type;    // ompt_thread_t: 1 initial, 2 worker, 3 other
   uint64_t os_tid;
 };
 static_assert(sizeof(ThreadInfo) == 16);
@@ -164,26 +164,26 @@ struct EventShape {
 
 // The schema written into every trace (readers use the file's, not this one).
 inline constexpr EventShape kEventShapes[kEventKindCount] = {
-    {0, 0, 0, 0},      // 0 unused
-    {1, 0, 0, 0},      // ThreadBegin
-    {0, 0, 0, 0},      // ThreadEnd
-    {5, 0, 0x3, 0x10}, // ParallelBegin
-    {4, 0, 0x3, 0x8},  // ParallelEnd
-    {5, 0, 0x3, 0},    // ImplicitBegin
-    {3, 0, 0x1, 0},    // ImplicitEnd
-    {4, 0, 0x3, 0x8},  // TaskCreate
-    {3, 0, 0x5, 0},    // TaskSchedule
-    {3, 0, 0x2, 0x4},  // SyncBegin
-    {3, 0, 0x2, 0x4},  // SyncEnd
-    {4, 0, 0x2, 0x8},  // WorkBegin
-    {3, 0, 0x2, 0x4},  // WorkEnd
-    {4, 0, 0x2, 0},    // Dispatch
-    {2, 2, 0x1, 0},    // Dependences
-    {2, 0, 0x1, 0x2},  // MaskedBegin
-    {2, 0, 0x1, 0x2},  // MaskedEnd
-    {2, 0, 0x2, 0},    // SyncWaitBegin
-    {2, 0, 0x2, 0},    // SyncWaitEnd
-    {1, 0, 0, 0},      // Mark
+    {0, 0, 0, 0},       // 0 unused
+    {1, 0, 0, 0},       // ThreadBegin
+    {0, 0, 0, 0},       // ThreadEnd
+    {5, 0, 0x3, 0x10},  // ParallelBegin
+    {4, 0, 0x3, 0x8},   // ParallelEnd
+    {5, 0, 0x3, 0},     // ImplicitBegin
+    {3, 0, 0x1, 0},     // ImplicitEnd
+    {4, 0, 0x3, 0x8},   // TaskCreate
+    {3, 0, 0x5, 0},     // TaskSchedule
+    {3, 0, 0x2, 0x4},   // SyncBegin
+    {3, 0, 0x2, 0x4},   // SyncEnd
+    {4, 0, 0x2, 0x8},   // WorkBegin
+    {3, 0, 0x2, 0x4},   // WorkEnd
+    {4, 0, 0x2, 0},     // Dispatch
+    {2, 2, 0x1, 0},     // Dependences
+    {2, 0, 0x1, 0x2},   // MaskedBegin
+    {2, 0, 0x1, 0x2},   // MaskedEnd
+    {2, 0, 0x2, 0},     // SyncWaitBegin
+    {2, 0, 0x2, 0},     // SyncWaitEnd
+    {1, 0, 0, 0},       // Mark
 };
 
 // Longest encoded event the recorder ever writes except Dependences, which it writes in parts

@@ -12,35 +12,58 @@ namespace tasklens::trace {
 
 const char* to_string(EventKind kind) {
   switch (kind) {
-    case EventKind::ThreadBegin: return "thread_begin";
-    case EventKind::ThreadEnd: return "thread_end";
-    case EventKind::ParallelBegin: return "parallel_begin";
-    case EventKind::ParallelEnd: return "parallel_end";
-    case EventKind::ImplicitBegin: return "implicit_task_begin";
-    case EventKind::ImplicitEnd: return "implicit_task_end";
-    case EventKind::TaskCreate: return "task_create";
-    case EventKind::TaskSchedule: return "task_schedule";
-    case EventKind::SyncBegin: return "sync_region_begin";
-    case EventKind::SyncEnd: return "sync_region_end";
-    case EventKind::WorkBegin: return "work_begin";
-    case EventKind::WorkEnd: return "work_end";
-    case EventKind::Dispatch: return "dispatch";
-    case EventKind::Dependences: return "dependences";
-    case EventKind::MaskedBegin: return "masked_begin";
-    case EventKind::MaskedEnd: return "masked_end";
-    case EventKind::SyncWaitBegin: return "sync_wait_begin";
-    case EventKind::SyncWaitEnd: return "sync_wait_end";
-    case EventKind::Mark: return "mark";
+    case EventKind::ThreadBegin:
+      return "thread_begin";
+    case EventKind::ThreadEnd:
+      return "thread_end";
+    case EventKind::ParallelBegin:
+      return "parallel_begin";
+    case EventKind::ParallelEnd:
+      return "parallel_end";
+    case EventKind::ImplicitBegin:
+      return "implicit_task_begin";
+    case EventKind::ImplicitEnd:
+      return "implicit_task_end";
+    case EventKind::TaskCreate:
+      return "task_create";
+    case EventKind::TaskSchedule:
+      return "task_schedule";
+    case EventKind::SyncBegin:
+      return "sync_region_begin";
+    case EventKind::SyncEnd:
+      return "sync_region_end";
+    case EventKind::WorkBegin:
+      return "work_begin";
+    case EventKind::WorkEnd:
+      return "work_end";
+    case EventKind::Dispatch:
+      return "dispatch";
+    case EventKind::Dependences:
+      return "dependences";
+    case EventKind::MaskedBegin:
+      return "masked_begin";
+    case EventKind::MaskedEnd:
+      return "masked_end";
+    case EventKind::SyncWaitBegin:
+      return "sync_wait_begin";
+    case EventKind::SyncWaitEnd:
+      return "sync_wait_end";
+    case EventKind::Mark:
+      return "mark";
   }
   return "unknown";
 }
 
 const char* to_string(Metric metric) {
   switch (metric) {
-    case Metric::Tsc: return "tsc";
-    case Metric::Cycles: return "cycles";
-    case Metric::Instructions: return "instructions";
-    case Metric::TaskClock: return "task-clock";
+    case Metric::Tsc:
+      return "tsc";
+    case Metric::Cycles:
+      return "cycles";
+    case Metric::Instructions:
+      return "instructions";
+    case Metric::TaskClock:
+      return "task-clock";
   }
   return "unknown";
 }
@@ -51,14 +74,15 @@ void append_record(std::vector<uint8_t>& out, RecordType type, const void* paylo
                  static_cast<uint32_t>(sizeof(RecordHeader) + size + extra_size)};
   const auto* hp = reinterpret_cast<const uint8_t*>(&h);
   out.insert(out.end(), hp, hp + sizeof h);
-  if (size) out.insert(out.end(), static_cast<const uint8_t*>(payload),
-                       static_cast<const uint8_t*>(payload) + size);
-  if (extra_size) out.insert(out.end(), static_cast<const uint8_t*>(extra),
-                             static_cast<const uint8_t*>(extra) + extra_size);
+  if (size)
+    out.insert(out.end(), static_cast<const uint8_t*>(payload),
+               static_cast<const uint8_t*>(payload) + size);
+  if (extra_size)
+    out.insert(out.end(), static_cast<const uint8_t*>(extra),
+               static_cast<const uint8_t*>(extra) + extra_size);
 }
 
-FileHeader make_file_header(uint64_t pid, uint64_t start_tsc, uint64_t realtime_ns,
-                            Metric metric) {
+FileHeader make_file_header(uint64_t pid, uint64_t start_tsc, uint64_t realtime_ns, Metric metric) {
   FileHeader h{};
   std::memcpy(h.magic, kMagic, sizeof h.magic);
   h.version_major = kVersionMajor;
@@ -154,9 +178,7 @@ bool EventDecoder::next(Event& e) {
 
 // ---------------------------------------------------------------------------------------------
 
-void TraceFile::fail(const std::string& what) const {
-  throw TraceError(path_ + ": " + what);
-}
+void TraceFile::fail(const std::string& what) const { throw TraceError(path_ + ": " + what); }
 
 TraceFile TraceFile::open(const std::string& path) {
   TraceFile t;
@@ -242,8 +264,7 @@ void TraceFile::parse() {
         if (bh.compression > 1) fail("unknown compression in event block");
         if (blocks_.size() <= bh.thread) blocks_.resize(bh.thread + 1);
         blocks_[bh.thread].push_back(Block{bh.chunk_seq, bh.offset, bh.raw_size, bh.compression,
-                                           size_t(p - data_.data()) + sizeof bh,
-                                           n - sizeof bh});
+                                           size_t(p - data_.data()) + sizeof bh, n - sizeof bh});
         break;
       }
       case RecordType::ClockSync: {
@@ -265,9 +286,9 @@ void TraceFile::parse() {
           std::memcpy(&me, p + off, sizeof me);
           off += sizeof me;
           need(off + me.path_size);
-          mods.push_back(ModuleInfo{std::string(reinterpret_cast<const char*>(p + off),
-                                                me.path_size),
-                                    me.base, me.begin, me.end});
+          mods.push_back(
+              ModuleInfo{std::string(reinterpret_cast<const char*>(p + off), me.path_size), me.base,
+                         me.begin, me.end});
           off += me.path_size;
         }
         modules_ = std::move(mods);  // the last map wins: it saw every dlopen
@@ -303,8 +324,8 @@ void TraceFile::parse() {
     pos += rh.size;
   }
   if (file_truncated_)
-    fail("the file is truncated: it ends inside a record at byte " + std::to_string(pos) +
-         " of " + std::to_string(data_.size()) +
+    fail("the file is truncated: it ends inside a record at byte " + std::to_string(pos) + " of " +
+         std::to_string(data_.size()) +
          " (a killed program's trace ends at a record boundary: was the file cut or copied "
          "incompletely?)");
   if (!saw_schema)
