@@ -181,7 +181,7 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
                            size_t top) {
   size_t rows = std::min(top, p.sites.size());
   if (format == Format::Json) {
-    nlohmann::json j;
+    nlohmann::ordered_json j;  // keys in the documented order
     j["tasklens_version"] = TASKLENS_VERSION;
     j["trace"] = info.trace_path;
     j["executable"] = info.program;
@@ -202,7 +202,7 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
                     {"parallelism", p.parallelism},
                     {"work_seconds", seconds(m, p.work)},
                     {"span_seconds", seconds(m, p.span)}};
-    nlohmann::json sites = nlohmann::json::array();
+    nlohmann::ordered_json sites = nlohmann::ordered_json::array();
     for (size_t i = 0; i < rows; ++i) {
       const analysis::SiteRow& r = p.sites[i];
       const SiteLabel& l = labels[r.site];
@@ -215,6 +215,8 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
                        {"work", r.work},
                        {"span", r.span},
                        {"parallelism", r.parallelism},
+                       {"work_seconds", seconds(m, r.work)},
+                       {"span_seconds", seconds(m, r.span)},
                        {"critical_work", r.critical_work},
                        {"critical_path_percent", r.critical_path_percent}});
     }
@@ -268,6 +270,8 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
   out +=
       "\ncrit.% = share of the critical path spent directly in the site (sums to 100%);\n"
       "work/span of a site = its outermost instances (recursion counted once).\n";
+  if (m.metric == "tsc" && m.ticks_per_second > 0)
+    out += "Work and span are TSC ticks shown as time; --format json or csv gives the ticks.\n";
   return out;
 }
 
