@@ -1,0 +1,229 @@
+// Provisional graph -> Model: serial-elision numbering, CSR edges, attribution.
+#include <algorithm>
+
+#include "model/builder_state.hpp"
+
+namespace tasklens::model {
+namespace detail {
+
+Model Builder::finalize() {
+  Model m;
+  // Tasks still open (a killed program): close them where they were.
+  for (uint32_t t = 0; t < tasks_.size(); ++t) close_strand(t);
+  // Escaped tasks join where their innermost enclosing taskgroup or phase ends.
+  std::vector<uint32_t> join_target(nodes_.size(), kNone);
+  for (uint32_t v = 0; v < nodes_.size(); ++v) {  // parents come before children
+    const PNode& p = nodes_[v];
+    uint32_t inherited = p.parent == kNone ? kNone : join_target[p.parent];
+    if (p.kind == NodeKind::Taskgroup || p.kind == NodeKind::Phase) {
+      uint32_t j = p.join_strand;
+      if (j == kNone && p.kind == NodeKind::Phase && p.region != kNone)
+        j = regions_[p.region].post_strand;
+      join_target[v] = j != kNone ? j : inherited;
+    } else {
+      join_target[v] = inherited;
+    }
+  }
+  for (uint32_t t = 0; t < tasks_.size(); ++t) {
+    const TaskState& ts = tasks_[t];
+    if (ts.implicit || ts.node == kNone || ts.node == 0 || ts.prev == kNone) continue;
+    uint32_t target = join_target[nodes_[ts.node].parent];
+    if (target != kNone) edges_.emplace_back(ts.prev, target);
+  }
+
+  // Depth-first numbering of nodes and strands: the serial elision order.
+  std::vector<uint32_t> node_id(nodes_.size(), kNone), strand_id(strands_.size(), kNone);
+  m.nodes.reserve(nodes_.size());
+  m.strands.reserve(strands_.size());
+  struct Frame {
+    uint32_t node, item;
+  };
+  std::vector<Frame> stack;
+  auto enter = [&](uint32_t v) {
+    node_id[v] = static_cast<uint32_t>(m.nodes.size());
+    Node out;
+    out.kind = nodes_[v].kind;
+    out.parent = nodes_[v].parent == kNone ? kNone : node_id[nodes_[v].parent];
+    out.site = nodes_[v].site;
+    out.instance = nodes_[v].instance;
+    out.strand_begin = static_cast<uint32_t>(m.strands.size());
+    m.nodes.push_back(out);
+    stack.push_back(Frame{v, nodes_[v].first});
+  };
+  auto emit_strand = [&](uint32_t s) {
+    strand_id[s] = static_cast<uint32_t>(m.strands.size());
+    const PStrand& p = strands_[s];
+    Strand out;
+    out.work = p.work;
+    out.start = p.start;
+    out.end = p.end;
+    out.thread = p.thread;
+    out.node = node_id[p.node];
+    m.strands.push_back(out);
+  };
+  enter(0);
+  while (!stack.empty()) {
+    Frame& f = stack.back();
+    if (f.item == kNone) {
+      uint32_t v = f.node;
+      if (nodes_[v].tail_strand != kNone) emit_strand(nodes_[v].tail_strand);
+      Node& out = m.nodes[node_id[v]];
+      out.strand_end = static_cast<uint32_t>(m.strands.size());
+      out.subtree_size = static_cast<uint32_t>(m.nodes.size()) - node_id[v];
+      stack.pop_back();
+      continue;
+    }
+    uint32_t item = f.item;
+    f.item = (item & kNodeBit) ? nodes_[item & ~kNodeBit].next : strands_[item].next;
+    if (item & kNodeBit)
+      enter(item & ~kNodeBit);
+    else
+      emit_strand(item);
+  }
+
+  // Edges, in final ids; every edge must go forward in the serial order. Counting sort into
+  // the CSR arrays (no comparison sort: there are millions of edges).
+  auto resolve = [&](uint64_t ref) -> uint32_t {
+    uint32_t from = (ref & kTaskRef) ? tasks_[static_cast<uint32_t>(ref & ~kTaskRef)].prev
+                                     : static_cast<uint32_t>(ref);
+    return from == kNone ? kNone : strand_id[from];  // kNone: the task never ran (killed)
+  };
+  uint64_t backward = 0;
+  m.pred_begin.assign(m.strands.size() + 1, 0);
+  for (auto& [ref, to] : edges_) {
+    uint32_t a = resolve(ref), b = strand_id[to];
+    if (a == kNone || b == kNone || a == b) {
+      to = kNone;
+      continue;
+    }
+    if (a > b) {
+      ++backward;
+      to = kNone;
+      continue;
+    }
+    ref = a;
+    to = b;
+    m.pred_begin[b + 1]++;
+  }
+  for (size_t i = 0; i < m.strands.size(); ++i) m.pred_begin[i + 1] += m.pred_begin[i];
+  m.preds.resize(m.pred_begin.back());
+  {
+    std::vector<uint32_t> fill(m.pred_begin.begin(), m.pred_begin.end() - 1);
+    for (const auto& [from, to] : edges_)
+      if (to != kNone) m.preds[fill[to]++] = static_cast<uint32_t>(from);
+  }
+  std::vector<std::pair<uint64_t, uint32_t>>().swap(edges_);
+
+  // Attribution: each strand to the innermost construct site around it.
+  std::vector<uint32_t> node_site(m.nodes.size(), 0);
+  for (uint32_t v = 0; v < m.nodes.size(); ++v) {
+    const Node& nd = m.nodes[v];
+    node_site[v] = nd.site != kNone ? nd.site : (nd.parent == kNone ? 0 : node_site[nd.parent]);
+  }
+  for (Strand& s : m.strands) s.site = node_site[s.node];
+
+  m.sites = std::move(sites_);
+  m.instance_count = instance_count_;
+  m.metric = trace::to_string(trace_.metric());
+  m.metric_is_time =
+      trace_.metric() == trace::Metric::Tsc || trace_.metric() == trace::Metric::TaskClock;
+  double hz = trace_.tsc_hz();
+  m.ticks_per_second = trace_.metric() == trace::Metric::Tsc         ? hz
+                       : trace_.metric() == trace::Metric::TaskClock ? 1e9
+                                                                     : 0;
+  m.complete = trace_.complete();
+  m.loops_have_chunks = (trace_.runtime_flags() & trace::kRuntimeHasDispatch) != 0;
+  m.task_count = explicit_tasks_;
+  m.preempted = preempted_total_;
+  m.thread_count = trace_.stream_count();
+  if (!m.loops_have_chunks)
+    m.warnings.push_back(
+        "the OpenMP runtime had no dispatch callback (LLVM < 16): each thread's "
+        "share of a worksharing loop counts as one strand");
+  if (trace_.has_finish() && (trace_.finish().flags & trace::kFinishThreadsStillRunning))
+    m.warnings.push_back(
+        "the program exited inside a parallel region: work still running on "
+        "other threads at exit is not recorded");
+  if (!trace_.complete())
+    m.warnings.push_back(
+        "the trace is incomplete (the program was killed before the recorder "
+        "finished it): the profile covers what was recorded");
+  if (serialized_undeferred_)
+    m.warnings.push_back(
+        "tasks ran in one-thread teams, where the runtime cannot tell if(0)/final tasks from "
+        "others: they were all taken as deferred; record with 2 or more threads for exact "
+        "if(0)/final semantics");
+  if (backward)
+    m.warnings.push_back(std::to_string(backward) +
+                         " dependence edges contradicted the program order and were ignored");
+  if (anomalies_)
+    m.warnings.push_back(std::to_string(anomalies_) +
+                         " events did not match the construct they belong to (the trace may "
+                         "have started or stopped inside a construct)");
+  for (auto& t : tasks_) {
+    delete t.next_preds;
+    delete t.loop_members;
+    delete t.deps;
+  }
+  return m;
+}
+
+}  // namespace detail
+
+const char* to_string(NodeKind kind) {
+  switch (kind) {
+    case NodeKind::Program:
+      return "program";
+    case NodeKind::Parallel:
+      return "parallel";
+    case NodeKind::Phase:
+      return "phase";
+    case NodeKind::ImplicitTask:
+      return "implicit-task";
+    case NodeKind::Task:
+      return "task";
+    case NodeKind::Taskgroup:
+      return "taskgroup";
+    case NodeKind::Loop:
+      return "loop";
+    case NodeKind::Chunk:
+      return "chunk";
+    case NodeKind::Single:
+      return "single";
+    case NodeKind::Sections:
+      return "sections";
+    case NodeKind::Taskloop:
+      return "taskloop";
+    case NodeKind::Masked:
+      return "masked";
+  }
+  return "unknown";
+}
+
+const char* to_string(SiteKind kind) {
+  switch (kind) {
+    case SiteKind::Program:
+      return "program";
+    case SiteKind::Parallel:
+      return "parallel";
+    case SiteKind::Task:
+      return "task";
+    case SiteKind::Taskloop:
+      return "taskloop";
+    case SiteKind::Loop:
+      return "loop";
+    case SiteKind::Sections:
+      return "sections";
+    case SiteKind::Single:
+      return "single";
+    case SiteKind::Taskgroup:
+      return "taskgroup";
+    case SiteKind::Masked:
+      return "masked";
+  }
+  return "unknown";
+}
+
+Model build_model(const trace::TraceFile& trace) { return detail::Builder(trace).run(); }
+
+}  // namespace tasklens::model

@@ -1,0 +1,257 @@
+// The model builder's state, shared by its two halves: builder_events.cpp turns events into
+// provisional strands, nodes and edges; builder_finalize.cpp numbers them in serial-elision
+// order and produces the Model. Internal to src/model.
+#pragma once
+
+#include <algorithm>
+#include <cstring>
+#include <queue>
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+#include "model/builder.hpp"
+
+namespace tasklens::model::detail {
+
+using trace::Event;
+using trace::EventKind;
+
+// OMPT values (omp-tools.h) the builder interprets.
+constexpr uint64_t kTaskInitial = 0x1;
+constexpr uint64_t kTaskUndeferred = 0x08000000;
+constexpr uint64_t kStatusComplete = 1, kStatusCancel = 3, kStatusDetach = 4,
+                   kStatusLateFulfill = 6;
+constexpr uint64_t kSyncBarrier = 1, kSyncBarrierImplicit = 2, kSyncBarrierExplicit = 3,
+                   kSyncBarrierImplementation = 4, kSyncTaskwait = 5, kSyncTaskgroup = 6,
+                   kSyncBarrierImplicitWorkshare = 8, kSyncBarrierImplicitParallel = 9,
+                   kSyncBarrierTeams = 10;
+constexpr uint64_t kWorkLoop = 1, kWorkSections = 2, kWorkSingleExecutor = 3, kWorkSingleOther = 4,
+                   kWorkTaskloop = 7, kWorkLoopStatic = 10, kWorkLoopDynamic = 11,
+                   kWorkLoopGuided = 12, kWorkLoopOther = 13;
+constexpr uint64_t kDispatchSection = 2, kDispatchWsLoopChunk = 3, kDispatchDistributeChunk = 5;
+constexpr uint64_t kDepIn = 1, kDepSource = 5, kDepSink = 6;
+
+inline bool is_barrier(uint64_t kind) {
+  return kind == kSyncBarrier || kind == kSyncBarrierImplicit || kind == kSyncBarrierExplicit ||
+         kind == kSyncBarrierImplementation || kind == kSyncBarrierImplicitWorkshare ||
+         kind == kSyncBarrierImplicitParallel || kind == kSyncBarrierTeams;
+}
+inline bool is_loop(uint64_t w) {
+  return w == kWorkLoop || (w >= kWorkLoopStatic && w <= kWorkLoopOther);
+}
+
+constexpr uint32_t kNodeBit = 0x80000000u;  // item list entries: node vs strand
+constexpr uint64_t kTaskRef = 1ull << 63;   // edge source: "the end of task i"
+
+struct PStrand {
+  uint64_t work = 0, start = 0, end = 0;
+  uint32_t thread = kNone, node = 0, next = kNone;  // next: item-list link
+};
+
+struct PNode {
+  NodeKind kind;
+  uint32_t parent;
+  uint32_t site = kNone;
+  uint32_t instance = kNone;
+  uint32_t first = kNone, last = kNone, next = kNone;  // item list (strands | kNodeBit nodes)
+  uint32_t tail_strand = kNone;  // emitted after the items (a barrier's join strand)
+  uint32_t join_strand = kNone;  // Taskgroup / Phase: where escaped descendants join
+  uint32_t region = kNone;       // Phase: its parallel region
+};
+
+struct DepEntry {
+  uint32_t last_out = kNone;
+  std::vector<uint32_t> readers;
+};
+
+struct TaskState {
+  uint32_t node = kNone;   // the task's own node
+  uint32_t scope = kNone;  // innermost open construct node of this task
+  uint32_t open = kNone;   // strand being executed
+  uint32_t prev = kNone;   // last closed strand
+  uint32_t parent = kNone;
+  uint32_t creator_strand = kNone;
+  uint32_t pending_head = kNone;  // children not yet joined by a taskwait (linked list)
+  uint32_t pending_next = kNone;
+  uint32_t region = kNone;     // implicit tasks: their parallel region
+  uint32_t phase = 0;          // implicit tasks: barriers passed
+  uint32_t ws_seq = 0;         // implicit tasks: worksharing constructs met (instance key)
+  uint32_t loop_fork = kNone;  // strand before the current worksharing loop
+  uint32_t pre_wait = kNone;
+  uint32_t team_size = 1;  // size of the team the task belongs to
+  uint64_t flags = 0;
+  bool started = false, done = false, waiting = false, implicit = false;
+  std::vector<uint64_t>* next_preds = nullptr;  // joins into the next strand this task opens
+  std::vector<uint32_t>* loop_members = nullptr;
+  std::unordered_map<uint64_t, DepEntry>* deps = nullptr;  // for its children's depend clauses
+};
+
+struct Region {
+  uint32_t node = kNone;
+  uint32_t encountering = kNone;
+  uint32_t fork_strand = kNone;
+  uint32_t post_strand = kNone;
+  std::vector<uint32_t> phases;    // Phase node per barrier interval
+  std::vector<uint32_t> implicit;  // implicit task indexes
+  uint32_t team_size = 1;
+  bool ended = false;
+};
+
+class Builder {
+ public:
+  explicit Builder(const trace::TraceFile& trace) : trace_(trace) {}
+  Model run();
+
+ private:
+  // ---- id mapping: recorder ids are (thread+1) << 40 | counter, dense per thread
+  uint32_t& slot(uint64_t id) {
+    uint64_t t = (id >> 40);
+    uint64_t c = id & ((1ull << 40) - 1);
+    if (t >= ids_.size()) ids_.resize(t + 1);
+    auto& v = ids_[t];
+    if (c >= v.size()) v.resize(std::max<size_t>(c + 1, v.size() * 2), kNone);
+    return v[c];
+  }
+  uint32_t task(uint64_t id) {
+    uint32_t& s = slot(id);
+    if (s == kNone) {
+      s = static_cast<uint32_t>(tasks_.size());
+      tasks_.emplace_back();
+    }
+    return s;
+  }
+  uint32_t region(uint64_t id) {
+    uint32_t& s = slot(id);
+    if (s == kNone) {
+      s = static_cast<uint32_t>(regions_.size());
+      regions_.emplace_back();
+    }
+    return s;
+  }
+
+  uint32_t new_node(NodeKind kind, uint32_t parent) {
+    uint32_t n = static_cast<uint32_t>(nodes_.size());
+    nodes_.push_back(PNode{kind, parent});
+    if (parent != kNone) append_item(parent, n | kNodeBit);
+    return n;
+  }
+  void append_item(uint32_t node, uint32_t item) {
+    PNode& p = nodes_[node];
+    if (p.last == kNone)
+      p.first = item;
+    else if (p.last & kNodeBit)
+      nodes_[p.last & ~kNodeBit].next = item;
+    else
+      strands_[p.last].next = item;
+    p.last = item;
+  }
+  uint32_t site(uint64_t address, SiteKind kind, uint32_t scope) {
+    if (address == 0 || in_runtime(address)) address = enclosing_address(scope);
+    uint64_t key = address * 16 + static_cast<uint64_t>(kind);
+    auto [it, inserted] = site_ids_.try_emplace(key, static_cast<uint32_t>(sites_.size()));
+    if (inserted) sites_.push_back(Site{address, kind, {}, 0, {}});
+    return it->second;
+  }
+  uint64_t enclosing_address(uint32_t node) {
+    for (; node != kNone; node = nodes_[node].parent)
+      if (nodes_[node].site != kNone && sites_[nodes_[node].site].address)
+        return sites_[nodes_[node].site].address;
+    return 0;
+  }
+  bool in_runtime(uint64_t address) const {
+    for (const auto& r : runtime_ranges_)
+      if (address >= r.first && address < r.second) return true;
+    return false;
+  }
+
+  // ---- strands
+  uint32_t open_strand(uint32_t t, uint32_t thread, uint64_t time) {
+    TaskState& ts = tasks_[t];
+    uint32_t s = static_cast<uint32_t>(strands_.size());
+    strands_.push_back(PStrand{0, time, time, thread, ts.scope});
+    append_item(ts.scope, s);
+    ts.open = s;
+    if (ts.next_preds) {
+      for (uint64_t ref : *ts.next_preds) edges_.emplace_back(ref, s);
+      ts.next_preds->clear();
+    }
+    return s;
+  }
+  uint32_t close_strand(uint32_t t) {
+    TaskState& ts = tasks_[t];
+    if (ts.open != kNone) {
+      ts.prev = ts.open;
+      ts.open = kNone;
+    }
+    return ts.prev;
+  }
+  void edge(uint32_t from, uint32_t to) {
+    if (from != kNone && to != kNone) edges_.emplace_back(from, to);
+  }
+  void edge_from_task_end(uint32_t task, uint32_t to) { edges_.emplace_back(kTaskRef | task, to); }
+  void add_next_pred(uint32_t t, uint64_t ref) {
+    if (!tasks_[t].next_preds) tasks_[t].next_preds = new std::vector<uint64_t>();
+    tasks_[t].next_preds->push_back(ref);
+  }
+  // Continues task t with a new strand after its previous one.
+  uint32_t continue_task(uint32_t t, uint32_t thread, uint64_t time) {
+    uint32_t prev = close_strand(t);
+    uint32_t s = open_strand(t, thread, time);
+    edge(prev, s);
+    return s;
+  }
+
+  uint32_t phase_node(Region& r, uint32_t region_index, uint32_t k) {
+    while (r.phases.size() <= k) {
+      uint32_t n = new_node(NodeKind::Phase, r.node);
+      nodes_[n].region = region_index;
+      r.phases.push_back(n);
+    }
+    return r.phases[k];
+  }
+
+  void handle(const Event& e, uint32_t thread);
+  void load_preemptions();
+  uint64_t preempted_between(uint32_t thread, uint64_t from, uint64_t to);
+  void on_implicit_begin(const Event& e, uint32_t thread);
+  void on_create(const Event& e, uint32_t thread);
+  void on_schedule(const Event& e, uint32_t thread);
+  void on_sync_begin(const Event& e, uint32_t thread);
+  void on_sync_end(const Event& e, uint32_t thread);
+  void on_work_begin(const Event& e, uint32_t thread);
+  void on_work_end(const Event& e, uint32_t thread);
+  void on_dispatch(const Event& e, uint32_t thread);
+  void on_dependences(const Event& e);
+  Model finalize();
+
+  const trace::TraceFile& trace_;
+  std::vector<std::vector<uint32_t>> ids_;
+  std::vector<TaskState> tasks_;
+  std::vector<Region> regions_;
+  std::vector<PNode> nodes_;
+  std::vector<PStrand> strands_;
+  std::vector<std::pair<uint64_t, uint32_t>> edges_;
+  std::vector<Site> sites_;
+  std::unordered_map<uint64_t, uint32_t> site_ids_;
+  std::unordered_map<uint64_t, uint32_t> ws_instances_;  // (region, ws_seq) -> instance
+  uint32_t instance_count_ = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> runtime_ranges_;
+  std::vector<uint32_t> current_;  // per thread: the task it runs (kNone: none)
+  std::vector<uint64_t> last_metric_;
+  // Per thread: preempted intervals in TSC ticks, and a cursor (events come in time order).
+  std::vector<std::vector<std::pair<uint64_t, uint64_t>>> preempt_;
+  std::vector<size_t> preempt_cursor_;
+  uint64_t preempted_total_ = 0;
+  uint64_t last_before_ = 0;
+  uint32_t root_task_ = kNone;
+  uint64_t root_start_ = 0;
+  uint64_t explicit_tasks_ = 0;
+  uint64_t anomalies_ = 0;
+  uint64_t serialized_undeferred_ = 0;
+  bool first_parallel_ = true;
+  bool main_marked_ = false;
+  bool saw_openmp_ = false;
+};
+
+}  // namespace tasklens::model::detail
