@@ -59,7 +59,10 @@ TEST(RecorderBuffer, ConcurrentProducersLoseNothingAndKeepOrder) {
     });
   }
   for (auto& th : threads) th.join();
-  recorder::writer_finish(nullptr, 0);
+  std::vector<uint8_t> tail;
+  trace::Finish finish{};
+  trace::append_record(tail, trace::RecordType::Finish, &finish, sizeof finish);
+  recorder::writer_finish(tail.data(), tail.size());
   close(fd);
 
   trace::TraceFile file = trace::TraceFile::open(path);

@@ -38,6 +38,12 @@ struct StreamWriter {
   }
 };
 
+// What `tasklens record` appends after the program ended (here: killed by SIGKILL).
+void append_launch_status(std::vector<uint8_t>& out) {
+  LaunchStatus ls{0, 9, 1000};
+  append_record(out, RecordType::LaunchStatus, &ls, sizeof ls);
+}
+
 std::vector<uint8_t> file_with(const std::vector<std::vector<uint8_t>>& streams, bool finish,
                                bool compress) {
   FileHeader h = make_file_header(42, 1000, 7, Metric::Tsc);
@@ -163,11 +169,26 @@ TEST(Trace, RoundTripZstdAndMultipleStreams) {
   unlink(p.c_str());
 }
 
-TEST(Trace, MissingFinishMeansIncomplete) {
-  std::string p = write_temp(file_with({sample_stream()}, false, true));
+TEST(Trace, KilledProgramMeansIncomplete) {
+  std::vector<uint8_t> bytes = file_with({sample_stream()}, false, true);
+  append_launch_status(bytes);  // no Finish record, but the launcher saw the program die
+  std::string p = write_temp(bytes);
   TraceFile t = TraceFile::open(p);
   EXPECT_FALSE(t.complete());
+  ASSERT_TRUE(t.has_launch_status());
+  EXPECT_EQ(t.launch_status().signal, 9);
   expect_sample(t);
+  unlink(p.c_str());
+}
+
+TEST(Trace, CutAtARecordBoundaryWithoutAnEndIsTruncated) {
+  std::string p = write_temp(file_with({sample_stream()}, false, true));
+  try {
+    TraceFile::open(p);
+    ADD_FAILURE() << "a trace without its end was accepted";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("truncated"), std::string::npos) << e.what();
+  }
   unlink(p.c_str());
 }
 
@@ -185,7 +206,10 @@ TEST(Trace, FileCutInsideARecordIsRefusedButItsWholePrefixIsKnown) {
   // What the launcher cuts it back to: everything before the broken Finish record.
   uint64_t prefix = TraceFile::complete_prefix(p);
   EXPECT_EQ(prefix, whole.size() - sizeof(RecordHeader) - sizeof(Finish));
-  ASSERT_EQ(truncate(p.c_str(), static_cast<off_t>(prefix)), 0);
+  bytes.resize(prefix);
+  append_launch_status(bytes);  // what the launcher does after cutting
+  unlink(p.c_str());
+  p = write_temp(bytes);
   TraceFile t = TraceFile::open(p);
   EXPECT_FALSE(t.complete());
   expect_sample(t);
@@ -195,7 +219,9 @@ TEST(Trace, FileCutInsideARecordIsRefusedButItsWholePrefixIsKnown) {
 TEST(Trace, StreamCutInsideAnEventEndsCleanly) {
   std::vector<uint8_t> s = sample_stream();
   s.resize(s.size() - 1);  // the last event loses its last byte
-  std::string p = write_temp(file_with({s}, false, false));
+  std::vector<uint8_t> file = file_with({s}, false, false);
+  append_launch_status(file);
+  std::string p = write_temp(file);
   TraceFile t = TraceFile::open(p);
   std::vector<uint8_t> bytes = t.stream(0);
   EventDecoder d = t.decoder(bytes);
@@ -240,6 +266,7 @@ TEST(Trace, UnknownEventKindInTheSchemaIsSkipped) {
   EventBlockHeader bh{};
   bh.raw_size = static_cast<uint32_t>(stream.size());
   append_record(out, RecordType::EventBlock, &bh, sizeof bh, stream.data(), stream.size());
+  append_launch_status(out);
   std::string p = write_temp(out);
   TraceFile t = TraceFile::open(p);
   std::vector<uint8_t> bytes = t.stream(0);

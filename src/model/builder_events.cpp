@@ -189,6 +189,10 @@ void Builder::on_work_begin(const Event& e, uint32_t thread) {
     uint32_t n = new_node(loop ? NodeKind::Loop : NodeKind::Sections, ts.scope);
     nodes_[n].site = site(e.f[3], loop ? SiteKind::Loop : SiteKind::Sections, ts.scope);
     nodes_[n].instance = ws_instance();
+    if (loop) {
+      LoopCoverage& c = loop_coverage_[nodes_[n].instance];
+      c.trip = std::max(c.trip, e.f[2]);
+    }
     ts.scope = n;
     ts.loop_fork = fork;
     if (!ts.loop_members) ts.loop_members = new std::vector<uint32_t>();
@@ -264,6 +268,7 @@ void Builder::on_dispatch(const Event& e, uint32_t thread) {
     return;
   }
   if (ts.loop_members && prev != kNone) ts.loop_members->push_back(prev);
+  if (kind == kDispatchWsLoopChunk) loop_coverage_[nodes_[n].instance].dispatched += e.f[3];
   ts.scope = new_node(NodeKind::Chunk, n);
   edge(ts.loop_fork, open_strand(t, thread, e.time));
 }

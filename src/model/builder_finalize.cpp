@@ -148,6 +148,14 @@ Model Builder::finalize() {
     m.warnings.push_back(
         "the trace is incomplete (the program was killed before the recorder "
         "finished it): the profile covers what was recorded");
+  size_t partly_seen = 0;
+  for (const auto& [instance, c] : loop_coverage_)
+    if (c.dispatched > 0 && c.dispatched < c.trip) ++partly_seen;
+  if (partly_seen)
+    m.warnings.push_back(std::to_string(partly_seen) +
+                         " loop(s) with a static schedule and a chunk size were seen per thread "
+                         "(the runtime reports only each thread's first chunk): their parallelism "
+                         "is the thread count, not the chunk count");
   if (serialized_undeferred_)
     m.warnings.push_back(
         "tasks ran in one-thread teams, where the runtime cannot tell if(0)/final tasks from "

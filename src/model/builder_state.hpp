@@ -235,6 +235,12 @@ class Builder {
   std::vector<Site> sites_;
   std::unordered_map<uint64_t, uint32_t> site_ids_;
   std::unordered_map<uint64_t, uint32_t> ws_instances_;  // (region, ws_seq) -> instance
+  // Per loop instance: its trip count and the iterations its dispatch events covered. libomp
+  // reports only each thread's first chunk of a static schedule with a chunk size.
+  struct LoopCoverage {
+    uint64_t trip = 0, dispatched = 0;
+  };
+  std::unordered_map<uint32_t, LoopCoverage> loop_coverage_;
   uint32_t instance_count_ = 0;
   std::vector<std::pair<uint64_t, uint64_t>> runtime_ranges_;
   std::vector<uint32_t> current_;  // per thread: the task it runs (kNone: none)

@@ -330,6 +330,12 @@ void TraceFile::parse() {
          "incompletely?)");
   if (!saw_schema)
     fail("the trace has no event schema record: corrupted or not written by tasklens");
+  // `tasklens record` appends the program's exit status to every trace, killed programs
+  // included: a trace with neither that nor the recorder's own end record lost its end.
+  if (!has_finish_ && !has_launch_status_)
+    fail(
+        "the file is truncated: it has neither the recorder's end record nor the exit status "
+        "`tasklens record` appends (was it cut, or copied while recording?)");
   for (auto& pr : preemptions_) std::sort(pr.begin(), pr.end());
   for (auto& bl : blocks_)
     std::sort(bl.begin(), bl.end(), [](const Block& a, const Block& b) {
