@@ -207,8 +207,8 @@ void Builder::on_work_begin(const Event& e, uint32_t thread) {
     bool single = w == kWorkSingleExecutor;
     uint32_t scope = ts.scope;
     uint32_t st = site(e.f[3], single ? SiteKind::Single : SiteKind::Taskloop, scope);
-    if (!single && nodes_[scope].kind == NodeKind::Taskgroup && nodes_[scope].last != kNone &&
-        !(nodes_[scope].last & kNodeBit) && nodes_[scope].first == nodes_[scope].last) {
+    if (!single && nodes_[scope].kind == NodeKind::Taskgroup && nodes_[scope].item_count == 1 &&
+        !(nodes_[scope].last_item & kNodeBit)) {
       // The taskgroup taskloop opened for itself: the taskloop is the construct to report.
       nodes_[scope].site = kNone;
       nodes_[scope].instance = kNone;
@@ -510,6 +510,7 @@ Model Builder::run() {
   strands_.reserve(events * 7 / 10);
   edges_.reserve(events * 6 / 5);
   nodes_.reserve(events / 4);
+  items_.reserve(events * 9 / 10);
   tasks_.reserve(events / 4);
   std::vector<Event> heads(n);
   using Item = std::pair<uint64_t, uint32_t>;

@@ -31,12 +31,23 @@ Model Builder::finalize() {
     if (target != kNone) edges_.emplace_back(ts.prev, target);
   }
 
+  // Each node's items, contiguous and in append order (a stable counting sort of the log).
+  std::vector<uint32_t> item_begin(nodes_.size() + 1, 0);
+  for (uint32_t v = 0; v < nodes_.size(); ++v)
+    item_begin[v + 1] = item_begin[v] + nodes_[v].item_count;
+  std::vector<uint32_t> items(items_.size());
+  {
+    std::vector<uint32_t> fill(item_begin.begin(), item_begin.end() - 1);
+    for (const auto& [node, item] : items_) items[fill[node]++] = item;
+  }
+  std::vector<std::pair<uint32_t, uint32_t>>().swap(items_);
+
   // Depth-first numbering of nodes and strands: the serial elision order.
   std::vector<uint32_t> node_id(nodes_.size(), kNone), strand_id(strands_.size(), kNone);
   m.nodes.reserve(nodes_.size());
-  m.strands.reserve(strands_.size());
+  uint32_t next_strand = 0;
   struct Frame {
-    uint32_t node, item;
+    uint32_t node, pos;
   };
   std::vector<Frame> stack;
   auto enter = [&](uint32_t v) {
@@ -46,39 +57,41 @@ Model Builder::finalize() {
     out.parent = nodes_[v].parent == kNone ? kNone : node_id[nodes_[v].parent];
     out.site = nodes_[v].site;
     out.instance = nodes_[v].instance;
-    out.strand_begin = static_cast<uint32_t>(m.strands.size());
+    out.strand_begin = next_strand;
     m.nodes.push_back(out);
-    stack.push_back(Frame{v, nodes_[v].first});
+    stack.push_back(Frame{v, item_begin[v]});
   };
-  auto emit_strand = [&](uint32_t s) {
-    strand_id[s] = static_cast<uint32_t>(m.strands.size());
+  auto emit_strand = [&](uint32_t s) { strand_id[s] = next_strand++; };
+  enter(0);
+  while (!stack.empty()) {
+    Frame& f = stack.back();
+    if (f.pos == item_begin[f.node + 1]) {
+      uint32_t v = f.node;
+      if (nodes_[v].tail_strand != kNone) emit_strand(nodes_[v].tail_strand);
+      Node& out = m.nodes[node_id[v]];
+      out.strand_end = next_strand;
+      out.subtree_size = static_cast<uint32_t>(m.nodes.size()) - node_id[v];
+      stack.pop_back();
+      continue;
+    }
+    uint32_t item = items[f.pos++];
+    if (item & kNodeBit)
+      enter(item & ~kNodeBit);
+    else
+      emit_strand(item);
+  }
+  // Strands move to their final place in one sequential pass over the provisional ones (the
+  // scattered accesses are writes, which do not stall like scattered reads).
+  m.strands.resize(next_strand);
+  for (uint32_t s = 0; s < strands_.size(); ++s) {
+    if (strand_id[s] == kNone) continue;
     const PStrand& p = strands_[s];
-    Strand out;
+    Strand& out = m.strands[strand_id[s]];
     out.work = p.work;
     out.start = p.start;
     out.end = p.end;
     out.thread = p.thread;
     out.node = node_id[p.node];
-    m.strands.push_back(out);
-  };
-  enter(0);
-  while (!stack.empty()) {
-    Frame& f = stack.back();
-    if (f.item == kNone) {
-      uint32_t v = f.node;
-      if (nodes_[v].tail_strand != kNone) emit_strand(nodes_[v].tail_strand);
-      Node& out = m.nodes[node_id[v]];
-      out.strand_end = static_cast<uint32_t>(m.strands.size());
-      out.subtree_size = static_cast<uint32_t>(m.nodes.size()) - node_id[v];
-      stack.pop_back();
-      continue;
-    }
-    uint32_t item = f.item;
-    f.item = (item & kNodeBit) ? nodes_[item & ~kNodeBit].next : strands_[item].next;
-    if (item & kNodeBit)
-      enter(item & ~kNodeBit);
-    else
-      emit_strand(item);
   }
 
   // Edges, in final ids; every edge must go forward in the serial order. Counting sort into

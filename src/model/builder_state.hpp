@@ -41,12 +41,12 @@ inline bool is_loop(uint64_t w) {
   return w == kWorkLoop || (w >= kWorkLoopStatic && w <= kWorkLoopOther);
 }
 
-constexpr uint32_t kNodeBit = 0x80000000u;  // item list entries: node vs strand
+constexpr uint32_t kNodeBit = 0x80000000u;  // item entries: node vs strand
 constexpr uint64_t kTaskRef = 1ull << 63;   // edge source: "the end of task i"
 
 struct PStrand {
   uint64_t work = 0, start = 0, end = 0;
-  uint32_t thread = kNone, node = 0, next = kNone;  // next: item-list link
+  uint32_t thread = kNone, node = 0;
 };
 
 struct PNode {
@@ -54,7 +54,8 @@ struct PNode {
   uint32_t parent;
   uint32_t site = kNone;
   uint32_t instance = kNone;
-  uint32_t first = kNone, last = kNone, next = kNone;  // item list (strands | kNodeBit nodes)
+  uint32_t item_count = 0;       // strands and child nodes appended to this node
+  uint32_t last_item = kNone;    // the last of them (strand id, or node id | kNodeBit)
   uint32_t tail_strand = kNone;  // emitted after the items (a barrier's join strand)
   uint32_t join_strand = kNone;  // Taskgroup / Phase: where escaped descendants join
   uint32_t region = kNone;       // Phase: its parallel region
@@ -136,15 +137,13 @@ class Builder {
     if (parent != kNone) append_item(parent, n | kNodeBit);
     return n;
   }
+  // Items are kept in one append-ordered log, not per-node linked lists: finalize() groups them
+  // per node with a counting sort, so the depth-first numbering reads them sequentially.
   void append_item(uint32_t node, uint32_t item) {
     PNode& p = nodes_[node];
-    if (p.last == kNone)
-      p.first = item;
-    else if (p.last & kNodeBit)
-      nodes_[p.last & ~kNodeBit].next = item;
-    else
-      strands_[p.last].next = item;
-    p.last = item;
+    ++p.item_count;
+    p.last_item = item;
+    items_.emplace_back(node, item);
   }
   uint32_t site(uint64_t address, SiteKind kind, uint32_t scope) {
     if (address == 0 || in_runtime(address)) address = enclosing_address(scope);
@@ -231,6 +230,7 @@ class Builder {
   std::vector<Region> regions_;
   std::vector<PNode> nodes_;
   std::vector<PStrand> strands_;
+  std::vector<std::pair<uint32_t, uint32_t>> items_;  // (node, item) in append order
   std::vector<std::pair<uint64_t, uint32_t>> edges_;
   std::vector<Site> sites_;
   std::unordered_map<uint64_t, uint32_t> site_ids_;
