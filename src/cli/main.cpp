@@ -66,8 +66,9 @@ int run(int argc, char** argv) {
   record->add_option("-o,--output", rec.output, "Trace file to write")->capture_default_str();
   record
       ->add_option("--metric", rec.metric,
-                   "Work metric: tsc (time-stamp counter, default), cycles, instructions (need "
-                   "hardware counters), task-clock (CPU time through perf, a syscall per event)")
+                   "Work metric: auto (default: cycles where the machine has hardware counters, "
+                   "tsc otherwise), tsc (time-stamp counter), cycles, instructions, task-clock "
+                   "(CPU time through perf, a syscall per event)")
       ->capture_default_str();
   record->add_option("--runtime", rec.runtime,
                      "OpenMP runtime to preload (path of a libomp.so.5), or 'program' to use the "

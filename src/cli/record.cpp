@@ -66,8 +66,7 @@ trace::Metric parse_metric(const std::string& name) {
   if (name == "instructions") return trace::Metric::Instructions;
   if (name == "task-clock") return trace::Metric::TaskClock;
   throw UsageError("--metric " + name +
-                   ": unknown metric; use tsc, cycles, instructions or "
-                   "task-clock");
+                   ": unknown metric; use auto, tsc, cycles, instructions or task-clock");
 }
 
 std::string human_bytes(uint64_t b) {
@@ -94,11 +93,14 @@ uint64_t count_tasks(const trace::TraceFile& t) {
 int run_record(const RecordOptions& opt) {
   if (opt.command.empty())
     throw UsageError("record needs a program to run: tasklens record [options] -- ./app args");
-  trace::Metric metric = parse_metric(opt.metric);
+  std::string metric_name = opt.metric;
+  if (metric_name == "auto")  // counters measure only the program's own work: prefer them
+    metric_name = recorder::probe_metric(trace::Metric::Cycles) == 0 ? "cycles" : "tsc";
+  trace::Metric metric = parse_metric(metric_name);
   if (int err = recorder::probe_metric(metric); err != 0)
     throw EnvironmentError(fmt::format(
         "metric '{}' is not available on this machine (perf_event_open: {}); use --metric tsc",
-        opt.metric, std::strerror(err)));
+        metric_name, std::strerror(err)));
   std::string recorder_lib = find_recorder();
   std::string runtime = find_runtime(opt.runtime);
 
@@ -122,7 +124,7 @@ int run_record(const RecordOptions& opt) {
   if (pid < 0) throw EnvironmentError(std::string("fork failed: ") + std::strerror(errno));
   if (pid == 0) {
     setenv("TASKLENS_OUTPUT", out.c_str(), 1);
-    setenv("TASKLENS_METRIC", opt.metric.c_str(), 1);
+    setenv("TASKLENS_METRIC", metric_name.c_str(), 1);
     if (opt.flush_ms > 0) setenv("TASKLENS_FLUSH_MS", std::to_string(opt.flush_ms).c_str(), 1);
     setenv("TASKLENS_SAVED_LD_PRELOAD", old_preload ? old_preload : "", 1);
     setenv("LD_PRELOAD", preload.c_str(), 1);

@@ -7,7 +7,7 @@ namespace tasklens::cli {
 
 struct RecordOptions {
   std::string output = "tasklens.data";
-  std::string metric = "tsc";
+  std::string metric = "auto";  // cycles where the machine has hardware counters, else tsc
   std::string runtime;    // empty: LLVM 16's libomp if available; "program": the program's own
   unsigned flush_ms = 0;  // 0: the recorder's default
   std::vector<std::string> command;
