@@ -1,0 +1,83 @@
+// Preemption tracking: the intervals the kernel reports for a thread that another thread keeps
+// preempting must match the gaps the thread itself sees in the TSC while it spins.
+#include <gtest/gtest.h>
+#include <pthread.h>
+#include <sched.h>
+#include <time.h>
+#include <x86intrin.h>
+
+#include <atomic>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "recorder/switches.hpp"
+#include "trace/format.hpp"
+
+namespace tasklens {
+namespace {
+
+uint64_t now_ns() {
+  timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
+}
+
+bool pin_to_cpu0() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(0, &set);
+  return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
+}
+
+TEST(RecorderSwitches, PreemptedIntervalsMatchWhatTheThreadSees) {
+  recorder::SwitchRing* ring = recorder::switch_ring_open();
+  if (!ring) GTEST_SKIP() << "perf context-switch records are not available here";
+  ASSERT_TRUE(pin_to_cpu0());
+  std::atomic<bool> stop{false};
+  std::thread rival([&] {  // shares CPU 0: preempts the measured thread again and again
+    pin_to_cpu0();
+    while (!stop.load(std::memory_order_relaxed)) {
+    }
+  });
+  // Spin 300 ms of wall time; a jump of more than ~20 us between two TSC reads is time the
+  // thread spent off the CPU.
+  uint64_t begin_ns = now_ns();
+  uint64_t start = __rdtsc(), last = start, gaps = 0;
+  uint64_t ticks_per_ms = 0;
+  {
+    uint64_t n0 = now_ns(), t0 = __rdtsc();
+    while (now_ns() - n0 < 2000000) {
+    }
+    ticks_per_ms = (__rdtsc() - t0) / 2;
+  }
+  start = last = __rdtsc();
+  while (__rdtsc() - start < 300 * ticks_per_ms) {
+    uint64_t x = __rdtsc();
+    if (x - last > ticks_per_ms / 50) gaps += x - last;
+    last = x;
+  }
+  uint64_t end_ns = now_ns();
+  stop = true;
+  rival.join();
+  std::vector<uint8_t> out;
+  recorder::switch_ring_drain(ring, 7, out);
+  ASSERT_GT(out.size(), sizeof(trace::RecordHeader) + 8) << "no preemption was reported";
+  uint32_t header[2];
+  std::memcpy(header, out.data() + sizeof(trace::RecordHeader), 8);
+  EXPECT_EQ(header[0], 7u);
+  uint64_t preempted = 0;
+  for (uint32_t i = 0; i < header[1]; ++i) {
+    uint64_t iv[2];
+    std::memcpy(iv, out.data() + sizeof(trace::RecordHeader) + 8 + i * 16, 16);
+    EXPECT_LT(iv[0], iv[1]);
+    if (iv[0] >= begin_ns && iv[1] <= end_ns) preempted += iv[1] - iv[0];
+  }
+  double seen_ms = double(gaps) / double(ticks_per_ms);
+  double reported_ms = double(preempted) / 1e6;
+  ASSERT_GT(seen_ms, 30.0) << "the rival thread did not preempt the measured one";
+  EXPECT_NEAR(reported_ms, seen_ms, 0.1 * seen_ms + 2.0);
+}
+
+}  // namespace
+}  // namespace tasklens
