@@ -62,6 +62,7 @@ TEST(RecorderSwitches, PreemptedIntervalsMatchWhatTheThreadSees) {
   rival.join();
   std::vector<uint8_t> out;
   recorder::switch_ring_drain(ring, 7, out);
+  recorder::switch_ring_close(ring);
   ASSERT_GT(out.size(), sizeof(trace::RecordHeader) + 8) << "no preemption was reported";
   uint32_t header[2];
   std::memcpy(header, out.data() + sizeof(trace::RecordHeader), 8);

@@ -176,7 +176,8 @@ TEST(Trace, KilledProgramMeansIncomplete) {
   TraceFile t = TraceFile::open(p);
   EXPECT_FALSE(t.complete());
   ASSERT_TRUE(t.has_launch_status());
-  EXPECT_EQ(t.launch_status().signal, 9);
+  int signal = t.launch_status().signal;  // a packed field: no reference to it
+  EXPECT_EQ(signal, 9);
   expect_sample(t);
   unlink(p.c_str());
 }

@@ -182,12 +182,13 @@ int run_record(const RecordOptions& opt) {
         ::close(fd);
       }
       try {
+        int killed_by = ls.signal;  // a packed field: formatted by value
         trace::TraceFile t = trace::TraceFile::open(out.string());
         std::string shown = opt.output;
         fmt::print(stderr, "tasklens: wrote {} ({}, {} tasks, {} threads{}){}\n", shown,
                    human_bytes(t.file_size()), count_tasks(t), t.stream_count(),
                    t.complete() ? "" : ", incomplete",
-                   ls.signal ? fmt::format("; the program was killed by signal {}", ls.signal)
+                   killed_by ? fmt::format("; the program was killed by signal {}", killed_by)
                              : std::string());
       } catch (const trace::TraceError& e) {
         fmt::print(stderr, "tasklens: the trace {} is unreadable: {}\n", opt.output, e.what());

@@ -61,6 +61,13 @@ SwitchRing* switch_ring_open() {
   return ring;
 }
 
+void switch_ring_close(SwitchRing* ring) {
+  if (!ring) return;
+  munmap(ring->page, static_cast<size_t>(sysconf(_SC_PAGESIZE)) * (1 + kDataPages));
+  close(ring->fd);
+  delete ring;
+}
+
 void switch_ring_drain(SwitchRing* ring, uint32_t thread, std::vector<uint8_t>& out) {
   if (!ring) return;
   uint64_t head = __atomic_load_n(&ring->page->data_head, __ATOMIC_ACQUIRE);

@@ -15,6 +15,9 @@ struct SwitchRing;
 // Opens the calling thread's ring. Returns null where perf events are not available.
 SwitchRing* switch_ring_open();
 
+// Releases the ring (the recorder keeps its rings until the process ends).
+void switch_ring_close(SwitchRing* ring);
+
 // Moves the complete preempted intervals seen so far into a Preemptions record appended to
 // `out` (nothing if there are none). Called by the writer thread only.
 void switch_ring_drain(SwitchRing* ring, uint32_t thread, std::vector<uint8_t>& out);
