@@ -153,8 +153,10 @@ void Builder::on_sync_end(const Event& e, uint32_t thread) {
     ts.waiting = false;
     uint32_t s = open_strand(t, thread, e.time);
     edge(ts.pre_wait, s);
-    for (uint32_t c = ts.pending_head; c != kNone; c = tasks_[c].pending_next)
+    for (uint32_t c = ts.pending_head; c != kNone; c = tasks_[c].pending_next) {
       edge_from_task_end(c, s);
+      if (nodes_[tasks_[c].node].parent == ts.scope) tasks_[c].joined_in_scope = true;
+    }
     ts.pending_head = kNone;
     if (ts.deps) ts.deps->clear();  // every earlier sibling has finished
   } else if (is_barrier(kind)) {

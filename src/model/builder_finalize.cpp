@@ -26,7 +26,8 @@ Model Builder::finalize() {
   }
   for (uint32_t t = 0; t < tasks_.size(); ++t) {
     const TaskState& ts = tasks_[t];
-    if (ts.implicit || ts.node == kNone || ts.node == 0 || ts.prev == kNone) continue;
+    if (ts.implicit || ts.joined_in_scope || ts.node == kNone || ts.node == 0 || ts.prev == kNone)
+      continue;
     uint32_t target = join_target[nodes_[ts.node].parent];
     if (target != kNone) edges_.emplace_back(ts.prev, target);
   }

@@ -83,6 +83,9 @@ struct TaskState {
   uint32_t team_size = 1;  // size of the team the task belongs to
   uint64_t flags = 0;
   bool started = false, done = false, waiting = false, implicit = false;
+  // Joined by a taskwait of its parent in the scope it was created in: its end then reaches the
+  // enclosing taskgroup or barrier through the parent, so it needs no join edge of its own.
+  bool joined_in_scope = false;
   std::vector<uint64_t>* next_preds = nullptr;  // joins into the next strand this task opens
   std::vector<uint32_t>* loop_members = nullptr;
   std::unordered_map<uint64_t, DepEntry>* deps = nullptr;  // for its children's depend clauses
