@@ -97,9 +97,8 @@ Model Builder::finalize() {
 
   // Edges, in final ids; every edge must go forward in the serial order. Counting sort into
   // the CSR arrays (no comparison sort: there are millions of edges).
-  auto resolve = [&](uint64_t ref) -> uint32_t {
-    uint32_t from = (ref & kTaskRef) ? tasks_[static_cast<uint32_t>(ref & ~kTaskRef)].prev
-                                     : static_cast<uint32_t>(ref);
+  auto resolve = [&](uint32_t ref) -> uint32_t {
+    uint32_t from = (ref & kTaskRef) ? tasks_[ref & ~kTaskRef].prev : ref;
     return from == kNone ? kNone : strand_id[from];  // kNone: the task never ran (killed)
   };
   uint64_t backward = 0;
@@ -126,7 +125,7 @@ Model Builder::finalize() {
     for (const auto& [from, to] : edges_)
       if (to != kNone) m.preds[fill[to]++] = static_cast<uint32_t>(from);
   }
-  std::vector<std::pair<uint64_t, uint32_t>>().swap(edges_);
+  std::vector<std::pair<uint32_t, uint32_t>>().swap(edges_);
 
   // Attribution: each strand to the innermost construct site around it.
   std::vector<uint32_t> node_site(m.nodes.size(), 0);

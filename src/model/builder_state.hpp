@@ -42,7 +42,9 @@ inline bool is_loop(uint64_t w) {
 }
 
 constexpr uint32_t kNodeBit = 0x80000000u;  // item entries: node vs strand
-constexpr uint64_t kTaskRef = 1ull << 63;   // edge source: "the end of task i"
+// Edge source "the end of task i" (resolved in finalize, once every task has ended). Strand ids
+// and task indexes stay below 2^31.
+constexpr uint32_t kTaskRef = 0x80000000u;
 
 struct PStrand {
   uint64_t work = 0, start = 0, end = 0;
@@ -86,7 +88,7 @@ struct TaskState {
   // Joined by a taskwait of its parent in the scope it was created in: its end then reaches the
   // enclosing taskgroup or barrier through the parent, so it needs no join edge of its own.
   bool joined_in_scope = false;
-  std::vector<uint64_t>* next_preds = nullptr;  // joins into the next strand this task opens
+  std::vector<uint32_t>* next_preds = nullptr;  // joins into the next strand this task opens
   std::vector<uint32_t>* loop_members = nullptr;
   std::unordered_map<uint64_t, DepEntry>* deps = nullptr;  // for its children's depend clauses
 };
@@ -175,7 +177,7 @@ class Builder {
     append_item(ts.scope, s);
     ts.open = s;
     if (ts.next_preds) {
-      for (uint64_t ref : *ts.next_preds) edges_.emplace_back(ref, s);
+      for (uint32_t ref : *ts.next_preds) edges_.emplace_back(ref, s);
       ts.next_preds->clear();
     }
     return s;
@@ -192,8 +194,8 @@ class Builder {
     if (from != kNone && to != kNone) edges_.emplace_back(from, to);
   }
   void edge_from_task_end(uint32_t task, uint32_t to) { edges_.emplace_back(kTaskRef | task, to); }
-  void add_next_pred(uint32_t t, uint64_t ref) {
-    if (!tasks_[t].next_preds) tasks_[t].next_preds = new std::vector<uint64_t>();
+  void add_next_pred(uint32_t t, uint32_t ref) {
+    if (!tasks_[t].next_preds) tasks_[t].next_preds = new std::vector<uint32_t>();
     tasks_[t].next_preds->push_back(ref);
   }
   // Continues task t with a new strand after its previous one.
@@ -234,7 +236,7 @@ class Builder {
   std::vector<PNode> nodes_;
   std::vector<PStrand> strands_;
   std::vector<std::pair<uint32_t, uint32_t>> items_;  // (node, item) in append order
-  std::vector<std::pair<uint64_t, uint32_t>> edges_;
+  std::vector<std::pair<uint32_t, uint32_t>> edges_;  // (source or kTaskRef | task, target)
   std::vector<Site> sites_;
   std::unordered_map<uint64_t, uint32_t> site_ids_;
   std::unordered_map<uint64_t, uint32_t> ws_instances_;  // (region, ws_seq) -> instance
