@@ -344,6 +344,19 @@ TEST(Trace, MissingFileSaysHowToMakeOne) {
   }
 }
 
+TEST(Trace, PreemptionIntervalsAreSortedAndMerged) {
+  std::vector<uint8_t> bytes = file_with({sample_stream()}, true, false);
+  uint32_t header[2] = {0, 4};
+  uint64_t pairs[8] = {500, 600, 100, 200, 150, 250, 590, 700};  // unsorted, overlapping
+  append_record(bytes, RecordType::Preemptions, header, sizeof header, pairs, sizeof pairs);
+  std::string p = write_temp(bytes);
+  TraceFile t = TraceFile::open(p);
+  ASSERT_EQ(t.preemptions().size(), 1u);
+  std::vector<std::pair<uint64_t, uint64_t>> expected = {{100, 250}, {500, 700}};
+  EXPECT_EQ(t.preemptions()[0], expected);
+  unlink(p.c_str());
+}
+
 TEST(Trace, VarintAndZigzag) {
   for (int64_t v :
        std::vector<int64_t>{0, 1, -1, 63, -64, 1LL << 40, -(1LL << 62), INT64_MAX, INT64_MIN})

@@ -336,7 +336,18 @@ void TraceFile::parse() {
     fail(
         "the file is truncated: it has neither the recorder's end record nor the exit status "
         "`tasklens record` appends (was it cut, or copied while recording?)");
-  for (auto& pr : preemptions_) std::sort(pr.begin(), pr.end());
+  // Sorted and merged: an interval reported twice must not be taken out of the work twice.
+  for (auto& pr : preemptions_) {
+    std::sort(pr.begin(), pr.end());
+    size_t w = 0;
+    for (size_t r = 0; r < pr.size(); ++r) {
+      if (w > 0 && pr[r].first <= pr[w - 1].second)
+        pr[w - 1].second = std::max(pr[w - 1].second, pr[r].second);
+      else
+        pr[w++] = pr[r];
+    }
+    pr.resize(w);
+  }
   for (auto& bl : blocks_)
     std::sort(bl.begin(), bl.end(), [](const Block& a, const Block& b) {
       return a.chunk_seq != b.chunk_seq ? a.chunk_seq < b.chunk_seq : a.offset < b.offset;
