@@ -127,6 +127,13 @@ struct Region {
     tb.ev(1, 11, EventKind::ImplicitBegin, {P, B, 2, 1, kImplicit});
     tb.ev(1, 12, EventKind::SyncBegin, {kBarrier, B, 0});
   }
+  // Both implicit tasks start at 10 and keep working (no barrier wait for B).
+  void open_team() {
+    tb.ev(0, 0, EventKind::ImplicitBegin, {id(0, 1), I, 1, 1, kInitial});
+    tb.ev(0, 10, EventKind::ParallelBegin, {I, P, 2, 0, 0x1000});
+    tb.ev(0, 10, EventKind::ImplicitBegin, {P, A, 2, 0, kImplicit});
+    tb.ev(1, 10, EventKind::ImplicitBegin, {P, B, 2, 1, kImplicit});
+  }
   void end(uint64_t a_arrives, uint64_t end) {
     tb.ev(0, a_arrives, EventKind::SyncBegin, {kBarrier, A, 0x1000});
     tb.ev(0, end, EventKind::SyncEnd, {kBarrier, A, 0x1000});
@@ -220,10 +227,7 @@ TEST(Model, DependenceOnAFinishedPredecessorStillOrders) {
 TEST(Model, EveryLoopChunkIsAStrandOfItsOwn) {
   TraceBuilder tb(2);
   Region r{tb};
-  tb.ev(0, 0, EventKind::ImplicitBegin, {id(0, 1), r.I, 1, 1, kInitial});
-  tb.ev(0, 10, EventKind::ParallelBegin, {r.I, r.P, 2, 0, 0x1000});
-  tb.ev(0, 10, EventKind::ImplicitBegin, {r.P, r.A, 2, 0, kImplicit});
-  tb.ev(1, 10, EventKind::ImplicitBegin, {r.P, r.B, 2, 1, kImplicit});
+  r.open_team();
   // A dynamic,1 loop of 8 iterations of 100: thread 0 runs 5 of them, thread 1 three.
   tb.ev(0, 10, EventKind::WorkBegin, {kLoop, r.A, 8, 0x3000});
   tb.ev(1, 10, EventKind::WorkBegin, {kLoop, r.B, 8, 0x3000});
@@ -257,10 +261,7 @@ TEST(Model, EveryLoopChunkIsAStrandOfItsOwn) {
 TEST(Model, BarrierJoinsTheWholeTeam) {
   TraceBuilder tb(2);
   Region r{tb};
-  tb.ev(0, 0, EventKind::ImplicitBegin, {id(0, 1), r.I, 1, 1, kInitial});
-  tb.ev(0, 10, EventKind::ParallelBegin, {r.I, r.P, 2, 0, 0x1000});
-  tb.ev(0, 10, EventKind::ImplicitBegin, {r.P, r.A, 2, 0, kImplicit});
-  tb.ev(1, 10, EventKind::ImplicitBegin, {r.P, r.B, 2, 1, kImplicit});
+  r.open_team();
   tb.ev(0, 410, EventKind::SyncBegin, {3, r.A, 0x4000});  // explicit barrier: A did 400
   tb.ev(1, 110, EventKind::SyncBegin, {3, r.B, 0x4000});  // B did 100
   tb.ev(0, 410, EventKind::SyncEnd, {3, r.A, 0x4000});
