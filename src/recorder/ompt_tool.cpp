@@ -95,6 +95,13 @@ thread_local ThreadState* tls_state __attribute__((tls_model("initial-exec"))) =
 ThreadState* thread_init(int type) {
   auto* t = new (std::nothrow) ThreadState();
   if (!t) return nullptr;
+  if (g_state.load() != kRecording || getpid() != g_pid) {
+    // After the end of the trace, or in a forked child (which shares the parent's trace file):
+    // record nothing, write nothing.
+    t->dead = true;
+    tls_state = t;
+    return t;
+  }
   t->index = g_thread_count.fetch_add(1, std::memory_order_relaxed);
   t->next_id = (static_cast<uint64_t>(t->index) + 1) << 40;
   t->last_time = g_start_tsc;
