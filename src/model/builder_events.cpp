@@ -511,9 +511,12 @@ Model Builder::run() {
   size_t events = bytes / 5 + 16;
   strands_.reserve(events * 7 / 10);
   edges_.reserve(events * 6 / 5);
-  nodes_.reserve(events / 4);
-  items_.reserve(events * 9 / 10);
-  tasks_.reserve(events / 4);
+  // Tasks (and so nodes) are known exactly when the recorder finished; a vector that grows by
+  // doubling at the very end would copy and fault in twice its size.
+  size_t tasks = trace_.has_finish() ? trace_.finish().tasks_created : events / 4;
+  nodes_.reserve(tasks + tasks / 8 + 1024);
+  tasks_.reserve(tasks + 1024);
+  items_.reserve(events * 9 / 10 + tasks / 8);
   std::vector<Event> heads(n);
   using Item = std::pair<uint64_t, uint32_t>;
   std::priority_queue<Item, std::vector<Item>, std::greater<Item>> queue;
