@@ -17,6 +17,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
     "${missing[@]}" >/dev/null
 fi
+if [ ! -f third_party/libomp16/libomp.so.5 ] && ! apt-cache show libomp5-16 >/dev/null 2>&1; then
+  $SUDO apt-get update -qq  # the package lists do not know LLVM 16's runtime yet
+fi
 bash scripts/fetch-libomp16.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$(nproc)"
