@@ -66,6 +66,12 @@ TEST_P(Semantics, TaskgroupWaitsForGrandchildren) {
 }
 
 // An explicit barrier orders the two phases: S = max(x0, x1) + max(y0, y1) = 70000.
+// Two threads contending for a critical section: the time each one waits is not work.
+TEST_P(Semantics, WaitingForACriticalSectionIsNotWork) {
+  auto p = profile_analytic(exe("sem_critical"), {}, {240000, 120000});
+  expect_report_invariants(p.report);
+}
+
 TEST_P(Semantics, ExplicitBarrierSeparatesPhases) {
   auto p = profile_analytic(exe("sem_barrier"), {}, {90000, 70000});
   expect_report_invariants(p.report);

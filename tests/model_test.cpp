@@ -307,6 +307,24 @@ TEST(Model, UndeferredTasksJoinTheirParentOnlyInRealTeams) {
   }
 }
 
+TEST(Model, WaitingForACriticalSectionIsNotWork) {
+  TraceBuilder tb(2);
+  Region r{tb};
+  r.begin();
+  uint64_t C = id(0, 5);
+  tb.ev(0, 20, EventKind::TaskCreate, {r.A, C, kExplicit, 0x2000});  // A: 10
+  tb.ev(1, 21, EventKind::TaskSchedule, {r.B, kSwitch, C});
+  tb.ev(1, 71, EventKind::MutexWaitBegin, {3});  // C: 50, then waits 300 for the critical
+  tb.ev(1, 370, EventKind::MutexWaitEnd, {3});
+  tb.ev(1, 470, EventKind::TaskSchedule, {C, kComplete, r.B});  // C: 100 in the critical
+  r.end(520, 530);                                              // A: 500
+  model::Model m = tb.build();
+  expect_invariants(m);
+  analysis::Profile p = analysis::compute_profile(m);
+  EXPECT_EQ(p.work, 10u + 500 + 50 + 100 + 1);
+  EXPECT_EQ(p.span, 10u + 500);
+}
+
 TEST(Model, TraceWithoutOpenMPActivityIsAClearError) {
   TraceBuilder tb(1);
   tb.ev(0, 5, EventKind::ThreadBegin, {1});

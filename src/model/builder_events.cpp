@@ -311,7 +311,7 @@ void Builder::handle(const Event& e, uint32_t thread) {
   uint32_t cur = current_[thread];
   if (cur != kNone) {
     TaskState& ts = tasks_[cur];
-    if (ts.open != kNone && !ts.waiting) {
+    if (ts.open != kNone && !ts.waiting && !mutex_wait_[thread]) {
       PStrand& s = strands_[ts.open];
       s.work += delta;
       s.end = e.time;
@@ -405,6 +405,12 @@ void Builder::handle(const Event& e, uint32_t thread) {
     }
     case EventKind::SyncWaitEnd:
       break;  // SyncEnd follows and opens the next strand
+    case EventKind::MutexWaitBegin:
+      mutex_wait_[thread] = 1;
+      break;
+    case EventKind::MutexWaitEnd:
+      mutex_wait_[thread] = 0;
+      break;
     case EventKind::Mark:
       if (e.f[0] == static_cast<uint64_t>(trace::MarkKind::MainStart) && root_task_ != kNone &&
           tasks_[root_task_].open != kNone) {
@@ -503,6 +509,7 @@ Model Builder::run() {
     decoders.push_back(trace_.decoder(streams[i]));
   }
   current_.assign(n, kNone);
+  mutex_wait_.assign(n, 0);
   last_metric_.assign(n, 0);
   // Sizes from the stream lengths (a few bytes per event): growing these vectors while
   // building costs more than the building itself on large traces.

@@ -248,7 +248,8 @@ class Builder {
   std::unordered_map<uint32_t, LoopCoverage> loop_coverage_;
   uint32_t instance_count_ = 0;
   std::vector<std::pair<uint64_t, uint64_t>> runtime_ranges_;
-  std::vector<uint32_t> current_;  // per thread: the task it runs (kNone: none)
+  std::vector<uint32_t> current_;    // per thread: the task it runs (kNone: none)
+  std::vector<uint8_t> mutex_wait_;  // per thread: waiting for a critical section or lock
   std::vector<uint64_t> last_metric_;
   // Per thread: preempted intervals in TSC ticks, and a cursor (events come in time order).
   std::vector<std::vector<std::pair<uint64_t, uint64_t>>> preempt_;

@@ -411,6 +411,29 @@ void on_masked(ompt_scope_endpoint_t endpoint, ompt_data_t*, ompt_data_t* task,
   }
 }
 
+// A thread spinning for a critical section or a lock is not doing the program's work: the
+// model leaves the time between these two events out of the strand.
+void on_mutex_acquire(ompt_mutex_t kind, unsigned, unsigned, ompt_wait_id_t, const void*) {
+  ThreadState* t = state();
+  if (uint8_t* p = begin_event(t, EventKind::MutexWaitBegin)) {
+    p = trace::put_varint(p, static_cast<uint32_t>(kind));
+    end_event(t, p);
+  }
+}
+
+void on_mutex_acquired(ompt_mutex_t kind, ompt_wait_id_t, const void*) {
+  ThreadState* t = state();
+  if (uint8_t* p = begin_event(t, EventKind::MutexWaitEnd)) {
+    p = trace::put_varint(p, static_cast<uint32_t>(kind));
+    end_event(t, p);
+  }
+}
+
+// A nested lock the thread already owns: acquired without waiting (ends the wait too).
+void on_nest_lock(ompt_scope_endpoint_t endpoint, ompt_wait_id_t, const void*) {
+  if (endpoint == ompt_scope_begin) on_mutex_acquired(ompt_mutex_nest_lock, 0, nullptr);
+}
+
 // ----------------------------------------------------------------------------- file framing
 
 struct ModuleCollector {
@@ -520,6 +543,9 @@ int tool_initialize(ompt_function_lookup_t lookup, int, ompt_data_t*) {
   reg(ompt_callback_work, on_work);
   reg(ompt_callback_dependences, on_dependences);
   reg(ompt_callback_masked, on_masked);
+  reg(ompt_callback_mutex_acquire, on_mutex_acquire);
+  reg(ompt_callback_mutex_acquired, on_mutex_acquired);
+  reg(ompt_callback_nest_lock, on_nest_lock);
   int dispatch = reg(ompt_callback_dispatch, on_dispatch);
   if (dispatch == ompt_set_always || dispatch == ompt_set_sometimes ||
       dispatch == ompt_set_sometimes_paired)

@@ -145,8 +145,10 @@ enum class EventKind : uint8_t {
   SyncWaitBegin = 17,  // kind, id task        (only for taskgroup: its end is where it waits)
   SyncWaitEnd = 18,    // kind, id task
   Mark = 19,           // mark (MarkKind)
+  MutexWaitBegin = 20,  // mutex_kind   (critical, lock, ordered...: the thread starts waiting)
+  MutexWaitEnd = 21,    // mutex_kind   (it got the mutex)
 };
-inline constexpr int kEventKindCount = 20;  // one past the largest kind
+inline constexpr int kEventKindCount = 22;  // one past the largest kind
 
 enum class MarkKind : uint8_t {
   MainStart = 1,   // main() is about to run: the initial task's user code starts here
@@ -184,7 +186,11 @@ inline constexpr EventShape kEventShapes[kEventKindCount] = {
     {2, 0, 0x2, 0},     // SyncWaitBegin
     {2, 0, 0x2, 0},     // SyncWaitEnd
     {1, 0, 0, 0},       // Mark
+    {1, 0, 0, 0},       // MutexWaitBegin
+    {1, 0, 0, 0},       // MutexWaitEnd
 };
+
+static_assert(kEventShapes[kEventKindCount - 1].fixed != 0, "every event kind needs its shape");
 
 // Longest encoded event the recorder ever writes except Dependences, which it writes in parts
 // sized to fit; buffers keep at least this much room free.

@@ -50,6 +50,10 @@ const char* to_string(EventKind kind) {
       return "sync_wait_end";
     case EventKind::Mark:
       return "mark";
+    case EventKind::MutexWaitBegin:
+      return "mutex_wait_begin";
+    case EventKind::MutexWaitEnd:
+      return "mutex_wait_end";
   }
   return "unknown";
 }
