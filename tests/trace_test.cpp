@@ -153,6 +153,10 @@ TEST(Trace, RoundTripUncompressed) {
   std::string p = write_temp(file_with({sample_stream()}, true, false));
   TraceFile t = TraceFile::open(p);
   EXPECT_TRUE(t.complete());
+  TraceFile::Scan scan = TraceFile::scan(p);
+  EXPECT_TRUE(scan.has_finish);
+  EXPECT_EQ(scan.tasks_created, 1u);
+  EXPECT_EQ(scan.whole_bytes, scan.file_bytes);
   EXPECT_EQ(t.header().pid, 42u);
   EXPECT_EQ(t.runtime_version(), "LLVM test");
   EXPECT_TRUE(t.runtime_flags() & kRuntimeHasDispatch);
@@ -205,8 +209,12 @@ TEST(Trace, FileCutInsideARecordIsRefusedButItsWholePrefixIsKnown) {
     EXPECT_NE(std::string(e.what()).find("truncated"), std::string::npos) << e.what();
   }
   // What the launcher cuts it back to: everything before the broken Finish record.
-  uint64_t prefix = TraceFile::complete_prefix(p);
+  TraceFile::Scan scan = TraceFile::scan(p);
+  uint64_t prefix = scan.whole_bytes;
   EXPECT_EQ(prefix, whole.size() - sizeof(RecordHeader) - sizeof(Finish));
+  EXPECT_EQ(scan.file_bytes, bytes.size());
+  EXPECT_FALSE(scan.has_finish);  // it was the cut record
+  EXPECT_EQ(scan.streams, 1u);
   bytes.resize(prefix);
   append_launch_status(bytes);  // what the launcher does after cutting
   unlink(p.c_str());

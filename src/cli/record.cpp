@@ -76,8 +76,10 @@ std::string human_bytes(uint64_t b) {
   return fmt::format("{:.1f} MiB", b / (1024.0 * 1024.0));
 }
 
-uint64_t count_tasks(const trace::TraceFile& t) {
-  if (t.has_finish()) return t.finish().tasks_created;
+// Tasks of a trace without the recorder's Finish record (a killed program): counted from the
+// events, the only place they are.
+uint64_t count_created_tasks(const std::string& path) {
+  trace::TraceFile t = trace::TraceFile::open(path);
   uint64_t n = 0;
   for (uint32_t i = 0; i < t.stream_count(); ++i) {
     std::vector<uint8_t> s = t.stream(i);
@@ -176,10 +178,11 @@ int run_record(const RecordOptions& opt) {
       int fd = ::open(out.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
       // A program killed in the middle of the recorder's write leaves half a record: cut it
       // off so that the trace stays readable (and is reported as incomplete).
-      uint64_t whole = trace::TraceFile::complete_prefix(out.string());
-      if (fd >= 0 && whole > 0 && whole < fs::file_size(out, ec)) {
-        if (ftruncate(fd, static_cast<off_t>(whole)) != 0)
+      trace::TraceFile::Scan scan = trace::TraceFile::scan(out.string());
+      if (fd >= 0 && scan.whole_bytes > 0 && scan.whole_bytes < scan.file_bytes) {
+        if (ftruncate(fd, static_cast<off_t>(scan.whole_bytes)) != 0)
           fmt::print(stderr, "tasklens: warning: could not repair the end of {}\n", out.string());
+        scan.file_bytes = scan.whole_bytes;
       }
       if (fd >= 0) {
         if (::write(fd, rec.data(), rec.size()) != static_cast<ssize_t>(rec.size())) {
@@ -190,11 +193,10 @@ int run_record(const RecordOptions& opt) {
       }
       try {
         int killed_by = ls.signal;  // a packed field: formatted by value
-        trace::TraceFile t = trace::TraceFile::open(out.string());
-        std::string shown = opt.output;
-        fmt::print(stderr, "tasklens: wrote {} ({}, {} tasks, {} threads{}){}\n", shown,
-                   human_bytes(t.file_size()), count_tasks(t), t.stream_count(),
-                   t.complete() ? "" : ", incomplete",
+        uint64_t tasks = scan.has_finish ? scan.tasks_created : count_created_tasks(out.string());
+        fmt::print(stderr, "tasklens: wrote {} ({}, {} tasks, {} threads{}){}\n", opt.output,
+                   human_bytes(scan.file_bytes + rec.size()), tasks, scan.streams,
+                   scan.has_finish ? "" : ", incomplete",
                    killed_by ? fmt::format("; the program was killed by signal {}", killed_by)
                              : std::string());
       } catch (const trace::TraceError& e) {

@@ -153,6 +153,9 @@ Model Builder::finalize() {
     m.warnings.push_back(
         "the OpenMP runtime had no dispatch callback (LLVM < 16): each thread's "
         "share of a worksharing loop counts as one strand");
+  if (trace_.has_finish() && trace_.finish().events_lost > 0)
+    m.warnings.push_back(std::to_string(trace_.finish().events_lost) +
+                         " events were lost: the recorder ran out of memory for its buffers");
   if (trace_.has_finish() && (trace_.finish().flags & trace::kFinishThreadsStillRunning))
     m.warnings.push_back(
         "the program exited inside a parallel region: work still running on "

@@ -99,7 +99,6 @@ struct Model {
   uint32_t thread_count = 0;
   std::vector<std::string> warnings;  // for the report (one line each)
 
-  size_t strand_count() const { return strands.size(); }
   auto preds_of(uint32_t s) const {
     struct Range {
       const uint32_t* b;

@@ -49,10 +49,7 @@ int open_counter(trace::Metric metric) {
 
 bool PerfCounter::open(trace::Metric metric) {
   int fd = open_counter(metric);
-  if (fd < 0) {
-    error_ = -fd;
-    return false;
-  }
+  if (fd < 0) return false;
   fd_ = fd;
   if (metric != trace::Metric::TaskClock) {
     // User-space reads through the mmap page avoid a syscall per strand when allowed.

@@ -22,16 +22,14 @@ __attribute__((always_inline)) inline uint64_t read_tsc() { return __rdtsc(); }
 // One thread's perf_event counter. Not thread-safe: each thread owns its own.
 class PerfCounter {
  public:
-  // Opens the counter for the calling thread. Returns false (and leaves the counter unusable)
-  // if the machine does not have it; `error` then holds errno.
+  // Opens the counter for the calling thread. Returns false (and leaves the counter unusable,
+  // reading 0) if the machine does not have it.
   bool open(trace::Metric metric);
   uint64_t read();
-  int error() const { return error_; }
 
  private:
   uint64_t read_rdpmc();
   int fd_ = -1;
-  int error_ = 0;
   perf_event_mmap_page* page_ = nullptr;
 };
 

@@ -56,7 +56,9 @@ struct ThreadState {
   uint64_t tasks = 0;
   uint64_t events = 0;
   uint32_t index = 0;
-  bool dead = false;  // recording failed for this thread
+  bool dead = false;       // this thread records nothing (see thread_init, make_room)
+  bool no_memory = false;  // ... because it could not get buffer memory: its events are lost
+  uint64_t lost = 0;
   // One-thread teams (libomp runs them serialized): sizes of the teams this thread is in, and
   // what lets two events share one TSC read there (see begin_event's reuse_time).
   uint8_t team_depth = 0;
@@ -113,7 +115,7 @@ ThreadState* thread_init(int type) {
   t->buffer = buffer_register(t->index,
                               g_config.metric == trace::Metric::Tsc && g_config.watch_preemptions);
   if (!t->buffer) {
-    t->dead = true;
+    t->dead = t->no_memory = true;
   } else {
     t->chunk = t->buffer->current.load(std::memory_order_relaxed);
     t->pos = t->chunk->data;
@@ -150,7 +152,8 @@ TL_INLINE uint64_t id_of(ThreadState* t, ompt_data_t* d) {
 __attribute__((noinline)) bool make_room(ThreadState* t) {
   Chunk* c = buffer_rotate(t->buffer);
   if (!c) {
-    t->dead = true;
+    t->dead = t->no_memory = true;
+    ++t->lost;
     return false;
   }
   t->chunk = c;
@@ -168,7 +171,10 @@ TL_INLINE bool in_one_thread_team(const ThreadState* t) {
 // here, a quarter of a fine-grained task): only for events that follow the previous one with
 // nothing of the program in between.
 TL_INLINE uint8_t* begin_event(ThreadState* t, EventKind kind, bool reuse_time = false) {
-  if (__builtin_expect(t == nullptr || t->dead, 0)) return nullptr;
+  if (__builtin_expect(t == nullptr || t->dead, 0)) {
+    if (t && t->no_memory) ++t->lost;
+    return nullptr;
+  }
   if (__builtin_expect(g_state.load(std::memory_order_relaxed) != kRecording, 0)) return nullptr;
   if (__builtin_expect(static_cast<size_t>(t->limit - t->pos) < trace::kMaxEventBytes, 0) &&
       !make_room(t))
@@ -502,6 +508,7 @@ void finish(trace::FinishReason reason) {
     for (ThreadState* t = g_states; t; t = t->next) {
       f.tasks_created += t->tasks;
       f.events += t->events;
+      f.events_lost += t->lost;
     }
   }
   if (g_open_parallel.load() > 0) f.flags |= trace::kFinishThreadsStillRunning;

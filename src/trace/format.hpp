@@ -81,7 +81,7 @@ struct Finish {
   uint64_t end_tsc;
   uint64_t tasks_created;
   uint64_t events;
-  uint64_t events_lost;  // events that could not be buffered (should be 0)
+  uint64_t events_lost;  // events of threads that could not get buffer memory (normally 0)
   uint32_t reason;       // FinishReason
   uint32_t flags;        // FinishFlags
 };
@@ -112,14 +112,14 @@ enum class Compression : uint8_t { None = 0, Zstd = 1 };
 
 enum class Metric : uint8_t { Tsc = 0, Cycles = 1, Instructions = 2, TaskClock = 3 };
 
-enum class FinishReason : uint32_t { Exit = 0, Exec = 1, ToolFinalize = 2 };
+enum class FinishReason : uint32_t { Exit = 0, ToolFinalize = 2 };
 
 enum RuntimeFlags : uint32_t {
   kRuntimeHasDispatch = 1u << 0,  // the runtime reports loop chunks (LLVM 16+)
 };
 
 enum FinishFlags : uint32_t {
-  kFinishThreadsStillRunning = 1u << 0,  // exit() while other threads were inside a task
+  kFinishThreadsStillRunning = 1u << 0,  // exit() inside a parallel region
 };
 
 // Event kinds. Fields are varints; "id" fields are zig-zag deltas against the previous id field

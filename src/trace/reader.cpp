@@ -216,16 +216,17 @@ void TraceFile::parse() {
 
   size_t pos = header_.header_size;
   bool saw_schema = false;
+  bool truncated = false;
   while (pos < data_.size()) {
     if (data_.size() - pos < sizeof(RecordHeader)) {
-      file_truncated_ = true;
+      truncated = true;
       break;
     }
     RecordHeader rh;
     std::memcpy(&rh, data_.data() + pos, sizeof rh);
     if (rh.size < sizeof(RecordHeader)) fail("corrupted record at byte " + std::to_string(pos));
     if (rh.size > data_.size() - pos) {  // the last record was cut: a killed or interrupted write
-      file_truncated_ = true;
+      truncated = true;
       break;
     }
     const uint8_t* p = data_.data() + pos + sizeof(RecordHeader);
@@ -327,7 +328,7 @@ void TraceFile::parse() {
     }
     pos += rh.size;
   }
-  if (file_truncated_)
+  if (truncated)
     fail("the file is truncated: it ends inside a record at byte " + std::to_string(pos) + " of " +
          std::to_string(data_.size()) +
          " (a killed program's trace ends at a record boundary: was the file cut or copied "
@@ -358,22 +359,42 @@ void TraceFile::parse() {
     });
 }
 
-uint64_t TraceFile::complete_prefix(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return 0;
-  std::vector<uint8_t> data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (data.size() < sizeof(FileHeader)) return 0;
+TraceFile::Scan TraceFile::scan(const std::string& path) {
+  Scan r;
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return r;
+  r.file_bytes = static_cast<uint64_t>(in.tellg());
   FileHeader h;
-  std::memcpy(&h, data.data(), sizeof h);
-  if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0 || h.header_size > data.size()) return 0;
-  size_t pos = h.header_size;
-  while (data.size() - pos >= sizeof(RecordHeader)) {
+  in.seekg(0);
+  if (r.file_bytes < sizeof h || !in.read(reinterpret_cast<char*>(&h), sizeof h)) return r;
+  if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0 || h.header_size > r.file_bytes) return r;
+  uint64_t pos = h.header_size;
+  std::vector<bool> seen;
+  while (r.file_bytes - pos >= sizeof(RecordHeader)) {
     RecordHeader rh;
-    std::memcpy(&rh, data.data() + pos, sizeof rh);
-    if (rh.size < sizeof(RecordHeader) || rh.size > data.size() - pos) break;
+    in.seekg(static_cast<std::streamoff>(pos));
+    if (!in.read(reinterpret_cast<char*>(&rh), sizeof rh)) break;
+    if (rh.size < sizeof(RecordHeader) || rh.size > r.file_bytes - pos) break;
+    size_t payload = rh.size - sizeof(RecordHeader);
+    if (rh.type == static_cast<uint32_t>(RecordType::EventBlock) &&
+        payload >= sizeof(EventBlockHeader)) {
+      EventBlockHeader bh;
+      if (in.read(reinterpret_cast<char*>(&bh), sizeof bh) && bh.thread <= 100000) {
+        if (seen.size() <= bh.thread) seen.resize(bh.thread + 1);
+        if (!seen[bh.thread]) ++r.streams;
+        seen[bh.thread] = true;
+      }
+    } else if (rh.type == static_cast<uint32_t>(RecordType::Finish) && payload >= sizeof(Finish)) {
+      Finish f;
+      if (in.read(reinterpret_cast<char*>(&f), sizeof f)) {
+        r.has_finish = true;
+        r.tasks_created = f.tasks_created;
+      }
+    }
     pos += rh.size;
   }
-  return pos;
+  r.whole_bytes = pos;
+  return r;
 }
 
 double TraceFile::tsc_hz() const {

@@ -56,9 +56,16 @@ class TraceFile {
  public:
   // Reads and validates the container. Throws TraceError naming `path` on any problem.
   static TraceFile open(const std::string& path);
-  // Bytes of `path` made of the header and whole records (0 if it is not a trace): where a
-  // trace whose writer was killed inside a write must be cut to stay readable.
-  static uint64_t complete_prefix(const std::string& path);
+  // What the launcher needs after a run, from the record headers alone (no event data read):
+  // `whole_bytes` is the length made of the header and whole records (0 if `path` is not a
+  // trace), where a trace whose writer was killed inside a write must be cut to stay readable.
+  struct Scan {
+    uint64_t file_bytes = 0, whole_bytes = 0;
+    bool has_finish = false;
+    uint64_t tasks_created = 0;  // from the Finish record
+    uint32_t streams = 0;
+  };
+  static Scan scan(const std::string& path);
 
   const std::string& path() const { return path_; }
   const FileHeader& header() const { return header_; }
@@ -80,8 +87,7 @@ class TraceFile {
   const LaunchStatus& launch_status() const { return launch_status_; }
   // False when the recorder did not end cleanly (a killed program). A file cut inside a record
   // is not a killed program's trace: open() refuses it.
-  bool complete() const { return has_finish_ && !file_truncated_; }
-  bool file_truncated() const { return file_truncated_; }
+  bool complete() const { return has_finish_; }
   uint64_t file_size() const { return data_.size(); }
   // TSC ticks per second, from the clock syncs (0 if unknown).
   double tsc_hz() const;
@@ -116,7 +122,6 @@ class TraceFile {
   bool has_finish_ = false;
   LaunchStatus launch_status_{};
   bool has_launch_status_ = false;
-  bool file_truncated_ = false;
 };
 
 // Appends one record (header + payload parts) to `out`: used by the recorder and the launcher.
