@@ -5,6 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs="$(nproc)"
 cmake --build build -j"$jobs"
+# The end-to-end tests time programs: let the build's dirty pages reach the disk first, so that
+# writeback does not run beside them.
+sync
 ctest --test-dir build --output-on-failure -j"$jobs"
 
 # Sanitizer builds: unit tests only (a sanitized recorder cannot be preloaded into programs that
