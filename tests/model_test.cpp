@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <initializer_list>
 #include <string>
 #include <vector>
@@ -59,7 +60,7 @@ class TraceBuilder {
     std::vector<uint8_t> out(reinterpret_cast<uint8_t*>(&h), reinterpret_cast<uint8_t*>(&h + 1));
     std::vector<uint8_t> schema = trace::make_schema_payload();
     trace::append_record(out, trace::RecordType::EventSchema, schema.data(), schema.size());
-    uint32_t flags = dispatch_ ? trace::kRuntimeHasDispatch : 0;
+    uint32_t flags = dispatch_ ? uint32_t{trace::kRuntimeHasDispatch} : 0u;
     append_record(out, trace::RecordType::RuntimeInfo, &flags, 4);
     for (uint32_t t = 0; t < streams_.size(); ++t) {
       trace::EventBlockHeader bh{};
@@ -323,6 +324,89 @@ TEST(Model, WaitingForACriticalSectionIsNotWork) {
   analysis::Profile p = analysis::compute_profile(m);
   EXPECT_EQ(p.work, 10u + 500 + 50 + 100 + 1);
   EXPECT_EQ(p.span, 10u + 500);
+}
+
+// Regions split a strand's work (nested ones count for the outermost) and follow their task.
+TEST(Model, RegionWorkIsSplitOffStrandsOfTheTaskThatBeganIt) {
+  TraceBuilder tb(2);
+  Region r{tb};
+  r.begin();
+  uint64_t C = id(0, 5);
+  tb.ev(0, 20, EventKind::TaskCreate, {r.A, C, kExplicit, 0x2000});  // A: 10
+  tb.ev(1, 21, EventKind::TaskSchedule, {r.B, kSwitch, C});
+  tb.ev(1, 31, EventKind::RegionBegin, {0});                    // C: 10 outside
+  tb.ev(1, 41, EventKind::RegionBegin, {1});                    // 10 inside; nested in 0
+  tb.ev(1, 61, EventKind::RegionEnd, {1});                      // 20 inside
+  tb.ev(1, 81, EventKind::RegionEnd, {0});                      // 20 inside: 50 in all
+  tb.ev(1, 181, EventKind::TaskSchedule, {C, kComplete, r.B});  // C: 100 outside
+  tb.ev(0, 200, EventKind::RegionBegin, {2});                   // A: 180
+  tb.ev(0, 260, EventKind::RegionEnd, {2});                     // A: 60 inside region 2
+  r.end(300, 310);                                              // A: 40
+  model::Model m = tb.build();
+  expect_invariants(m);
+  uint64_t in0 = 0, in2 = 0;
+  for (const model::RegionWork& w : m.region_work) {
+    EXPECT_EQ(w.region == 1, false) << "a nested region counts for the outermost";
+    if (w.region == 0) in0 += w.work;
+    if (w.region == 2) in2 += w.work;
+    EXPECT_LE(w.work, m.strands[w.strand].work);
+  }
+  EXPECT_EQ(in0, 50u);
+  EXPECT_EQ(in2, 60u);
+  EXPECT_TRUE(std::is_sorted(m.region_work.begin(), m.region_work.end(),
+                             [](const auto& a, const auto& b) { return a.strand < b.strand; }));
+  ASSERT_GE(m.region_names.size(), 3u);
+  EXPECT_EQ(m.region_names[0], "region#0");  // the synthetic trace names none
+}
+
+TEST(Model, UnbalancedRegionsAreWarnedAbout) {
+  TraceBuilder tb(2);
+  Region r{tb};
+  r.begin();
+  uint64_t C = id(0, 5);
+  tb.ev(0, 20, EventKind::TaskCreate, {r.A, C, kExplicit, 0x2000});
+  tb.ev(1, 21, EventKind::TaskSchedule, {r.B, kSwitch, C});
+  tb.ev(1, 31, EventKind::RegionBegin, {0});                   // never ended in C
+  tb.ev(1, 81, EventKind::TaskSchedule, {C, kComplete, r.B});  // 50 inside, to the task's end
+  tb.ev(0, 90, EventKind::RegionEnd, {0});                     // A never began it
+  r.end(300, 310);
+  model::Model m = tb.build();
+  ASSERT_EQ(m.region_work.size(), 1u);
+  EXPECT_EQ(m.region_work[0].work, 50u);
+  ASSERT_EQ(m.warnings.size(), 2u);
+  EXPECT_NE(m.warnings[0].find("not ended in the same task"), std::string::npos);
+  EXPECT_NE(m.warnings[1].find("no matching begin"), std::string::npos);
+}
+
+// A strand's fragment: the code addresses of the events that started and ended it. A task's
+// first strand starts at its creation site.
+TEST(Model, StrandsKnowTheCodeFragmentTheyRan) {
+  TraceBuilder tb(2);
+  Region r{tb};
+  r.begin();
+  uint64_t C = id(0, 5);
+  tb.ev(0, 20, EventKind::TaskCreate, {r.A, C, kExplicit, 0x2000});
+  tb.ev(0, 30, EventKind::SyncBegin, {kTaskwait, r.A, 0x2100});
+  tb.ev(0, 30, EventKind::TaskSchedule, {r.A, kSwitch, C});
+  tb.ev(0, 130, EventKind::TaskSchedule, {C, kComplete, r.A});
+  tb.ev(0, 130, EventKind::SyncEnd, {kTaskwait, r.A, 0x2100});
+  r.end(640, 650);
+  model::Model m = tb.build();
+  expect_invariants(m);
+  auto fragment_of_work = [&](uint64_t work) {
+    for (const model::Strand& s : m.strands)
+      if (s.work == work) return m.fragments.at(s.fragment);
+    ADD_FAILURE() << "no strand with work " << work;
+    return model::Fragment{};
+  };
+  EXPECT_EQ(fragment_of_work(10).begin, 0x1000u);  // A's first strand: parallel -> create
+  EXPECT_EQ(fragment_of_work(10).end, 0x2000u);
+  EXPECT_EQ(fragment_of_work(100).begin, 0x2000u);  // C: from its creation site to its end
+  EXPECT_EQ(fragment_of_work(100).end, 0u);
+  EXPECT_EQ(fragment_of_work(510).begin, 0x2100u);  // after the taskwait, to the barrier
+  EXPECT_EQ(fragment_of_work(510).end, 0x1000u);
+  EXPECT_EQ(m.fragments[0].begin, 0u);
+  EXPECT_EQ(m.fragments[0].end, 0u);
 }
 
 TEST(Model, TraceWithoutOpenMPActivityIsAClearError) {

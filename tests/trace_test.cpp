@@ -365,6 +365,124 @@ TEST(Trace, PreemptionIntervalsAreSortedAndMerged) {
   unlink(p.c_str());
 }
 
+// A RegionNames payload: u32 count, then count x {u32 id, u32 size, name bytes}.
+std::vector<uint8_t> region_names_payload(
+    const std::vector<std::pair<uint32_t, std::string>>& names) {
+  std::vector<uint8_t> p(4);
+  uint32_t count = static_cast<uint32_t>(names.size());
+  std::memcpy(p.data(), &count, 4);
+  for (const auto& [id, name] : names) {
+    uint32_t head[2] = {id, static_cast<uint32_t>(name.size())};
+    const auto* h = reinterpret_cast<const uint8_t*>(head);
+    p.insert(p.end(), h, h + sizeof head);
+    p.insert(p.end(), name.begin(), name.end());
+  }
+  return p;
+}
+
+TEST(Trace, RegionEventsAndNamesRoundTrip) {
+  // Region events between other events: their name id is a plain varint that must not disturb
+  // the id and ptr delta chains of the events around them.
+  StreamWriter w;
+  w.begin(EventKind::TaskCreate, 1500);
+  w.put_id((1ull << 40) + 5);
+  w.put_id((1ull << 40) + 6);
+  w.varint(4);
+  w.put_ptr(0x55550000abcdull);
+  w.begin(EventKind::RegionBegin, 1550);
+  w.varint(2);
+  w.begin(EventKind::RegionBegin, 1560);
+  w.varint(300);  // a two-byte varint
+  w.begin(EventKind::RegionEnd, 1570);
+  w.varint(300);
+  w.begin(EventKind::TaskSchedule, 1600);
+  w.put_id((1ull << 40) + 5);
+  w.varint(7);
+  w.put_id((1ull << 40) + 6);
+  w.begin(EventKind::RegionEnd, 1700);
+  w.varint(2);
+  std::vector<uint8_t> bytes = file_with({w.bytes}, false, true);
+  // Names arrive in several records, in any order, some after the events that use them (the
+  // recorder writes one per name as it first sees it); id 1 is named by none.
+  std::vector<uint8_t> first = region_names_payload({{2, "solve"}, {0, ""}});
+  std::vector<uint8_t> second = region_names_payload({{300, "inner \xc3\xa9 region"}});
+  append_record(bytes, RecordType::RegionNames, first.data(), first.size());
+  append_record(bytes, RecordType::RegionNames, second.data(), second.size());
+  Finish f{};
+  append_record(bytes, RecordType::Finish, &f, sizeof f);
+  std::string p = write_temp(bytes);
+  TraceFile t = TraceFile::open(p);
+  const std::vector<std::string>& names = t.region_names();
+  ASSERT_EQ(names.size(), 301u);
+  EXPECT_EQ(names[0], "");
+  EXPECT_EQ(names[1], "");
+  EXPECT_EQ(names[2], "solve");
+  EXPECT_EQ(names[300], "inner \xc3\xa9 region");
+  std::vector<uint8_t> s = t.stream(0);
+  EventDecoder d = t.decoder(s);
+  Event e;
+  ASSERT_TRUE(d.next(e));
+  EXPECT_EQ(e.kind, EventKind::TaskCreate);
+  struct Want {
+    EventKind kind;
+    uint64_t time, field;
+  };
+  for (const Want& want :
+       {Want{EventKind::RegionBegin, 1550, 2}, Want{EventKind::RegionBegin, 1560, 300},
+        Want{EventKind::RegionEnd, 1570, 300}}) {
+    ASSERT_TRUE(d.next(e));
+    EXPECT_EQ(e.kind, want.kind);
+    EXPECT_EQ(e.time, want.time);
+    EXPECT_EQ(e.f[0], want.field);
+    EXPECT_EQ(e.f[1], 0u);
+  }
+  ASSERT_TRUE(d.next(e));
+  EXPECT_EQ(e.kind, EventKind::TaskSchedule);
+  EXPECT_EQ(e.f[0], (1ull << 40) + 5);
+  EXPECT_EQ(e.f[2], (1ull << 40) + 6);
+  ASSERT_TRUE(d.next(e));
+  EXPECT_EQ(e.kind, EventKind::RegionEnd);
+  EXPECT_EQ(e.f[0], 2u);
+  EXPECT_FALSE(d.next(e));
+  EXPECT_FALSE(d.truncated());
+  EXPECT_STREQ(to_string(EventKind::RegionBegin), "region-begin");
+  EXPECT_STREQ(to_string(EventKind::RegionEnd), "region-end");
+  unlink(p.c_str());
+}
+
+TEST(Trace, TraceWithoutRegionsHasNoRegionNames) {
+  std::string p = write_temp(file_with({sample_stream()}, true, false));
+  EXPECT_TRUE(TraceFile::open(p).region_names().empty());
+  unlink(p.c_str());
+}
+
+TEST(Trace, MalformedRegionNamesAreRefused) {
+  auto with = [](const std::vector<uint8_t>& payload) {
+    std::vector<uint8_t> bytes = file_with({sample_stream()}, true, false);
+    append_record(bytes, RecordType::RegionNames, payload.data(), payload.size());
+    return bytes;
+  };
+  const std::string what = "corrupted region names record";
+  expect_error(with({1, 0}), what);  // shorter than its count
+  std::vector<uint8_t> cut_name = region_names_payload({{0, "solve"}});
+  cut_name.pop_back();
+  expect_error(with(cut_name), what);
+  std::vector<uint8_t> more = region_names_payload({{0, "a"}, {1, "b"}});
+  uint32_t three = 3;  // claims one entry more than there is
+  std::memcpy(more.data(), &three, 4);
+  expect_error(with(more), what);
+  std::vector<uint8_t> fewer = region_names_payload({{0, "a"}, {1, "b"}});
+  uint32_t one = 1;  // leaves bytes after its entries
+  std::memcpy(fewer.data(), &one, 4);
+  expect_error(with(fewer), what);
+  expect_error(with(region_names_payload({{kMaxRegionNames, "far"}})), "out of range");
+  expect_error(with(region_names_payload({{4, "one"}, {4, "other"}})), "two different names");
+  // The same name twice for one id is no contradiction.
+  std::string p = write_temp(with(region_names_payload({{4, "one"}, {4, "one"}})));
+  EXPECT_EQ(TraceFile::open(p).region_names().at(4), "one");
+  unlink(p.c_str());
+}
+
 TEST(Trace, VarintAndZigzag) {
   for (int64_t v :
        std::vector<int64_t>{0, 1, -1, 63, -64, 1LL << 40, -(1LL << 62), INT64_MAX, INT64_MIN})

@@ -57,7 +57,7 @@ std::vector<uint8_t> nested_nodes(const Model& m, uint32_t num_sites) {
 
 // Strand ids are a topological order, so every predecessor's distance is final when a strand is
 // reached: one forward pass.
-uint64_t longest_path(const Model& m, std::vector<uint32_t>* path) {
+uint64_t longest_path(const Model& m, std::vector<uint32_t>* path, const uint64_t* span_weights) {
   if (path) path->clear();
   const uint32_t n = static_cast<uint32_t>(m.strands.size());
   if (n == 0) return 0;
@@ -79,7 +79,7 @@ uint64_t longest_path(const Model& m, std::vector<uint32_t>* path) {
         arg = p;
       }
     }
-    const uint64_t here = longest + m.strands[s].work;
+    const uint64_t here = longest + (span_weights ? span_weights[s] : m.strands[s].work);
     d[s] = here;
     if (path) via[s] = arg;
     // ">=": the largest id reaching the maximum has no successor reaching it (a successor would
@@ -96,7 +96,7 @@ uint64_t longest_path(const Model& m, std::vector<uint32_t>* path) {
   return best;
 }
 
-Profile compute_profile(const Model& m) {
+Profile compute_profile(const Model& m, const Weights* weights) {
   Profile profile;
   const uint32_t n = static_cast<uint32_t>(m.strands.size());
   const uint32_t num_sites = static_cast<uint32_t>(m.sites.size());
@@ -104,10 +104,22 @@ Profile compute_profile(const Model& m) {
 
   // Prefix sums of work: a range's work is one subtraction, and a strand's work is read from
   // this flat array rather than from the wide Strand records during the per-site passes.
+  // With what-if weights, a second prefix array holds the span weights (read per strand on
+  // paths); without, both are the recorded work.
   std::vector<uint64_t> prefix(static_cast<size_t>(n) + 1, 0);
-  for (uint32_t s = 0; s < n; ++s) prefix[s + 1] = prefix[s] + m.strands[s].work;
+  std::vector<uint64_t> span_prefix;
+  const uint64_t* span_weight = nullptr;
+  if (weights) {
+    for (uint32_t s = 0; s < n; ++s) prefix[s + 1] = prefix[s] + weights->work[s];
+    span_prefix.assign(static_cast<size_t>(n) + 1, 0);
+    for (uint32_t s = 0; s < n; ++s) span_prefix[s + 1] = span_prefix[s] + weights->span[s];
+    span_weight = weights->span.data();
+  } else {
+    for (uint32_t s = 0; s < n; ++s) prefix[s + 1] = prefix[s] + m.strands[s].work;
+  }
+  const uint64_t* spans = weights ? span_prefix.data() : prefix.data();
   profile.work = prefix[n];
-  profile.span = longest_path(m, &profile.critical_path);
+  profile.span = longest_path(m, &profile.critical_path, span_weight);
   profile.parallelism = parallelism_of(profile.work, profile.span);
 
   std::vector<SiteRow> rows(num_sites);
@@ -118,7 +130,7 @@ Profile compute_profile(const Model& m) {
   }
   for (uint32_t s : profile.critical_path) {
     const uint32_t site = m.strands[s].site;
-    if (site < num_sites) rows[site].critical_work += m.strands[s].work;
+    if (site < num_sites) rows[site].critical_work += spans[s + 1] - spans[s];
   }
 
   // The sited nodes, bucketed by site (a counting sort keeps node order inside a bucket), with
@@ -219,7 +231,7 @@ Profile compute_profile(const Model& m) {
             const State& p = state[preds[k]];
             if (p.mark == id && p.dist > longest) longest = p.dist;
           }
-          const uint64_t here = longest + (work[s + 1] - work[s]);
+          const uint64_t here = longest + (spans[s + 1] - spans[s]);
           state[s] = {here, id};
           instance_span = std::max(instance_span, here);
         }

@@ -50,8 +50,20 @@ struct Profile {
 // The path starts at a strand without predecessors and ends at one without successors (of the
 // strands ending a longest path, the one with the largest id is chosen, so zero-work join strands
 // at the end are included). Empty model: returns 0 and an empty path.
-uint64_t longest_path(const model::Model& model, std::vector<uint32_t>* path = nullptr);
+// `span_weights` (one per strand), when given, replaces Strand::work as the weight of a strand
+// on paths: the what-if analyses change how long a strand takes on the critical path.
+uint64_t longest_path(const model::Model& model, std::vector<uint32_t>* path = nullptr,
+                      const uint64_t* span_weights = nullptr);
 
-Profile compute_profile(const model::Model& model);
+// Per-strand weights of a what-if: `work` counts in work sums, `span` along paths. Both have
+// one entry per strand. (Parallelizing a strand k ways keeps its work and divides its span.)
+struct Weights {
+  std::vector<uint64_t> work;
+  std::vector<uint64_t> span;
+};
+
+// The profile of the recorded run, or of a what-if when `weights` is given (critical_work is
+// then measured in span weight, so the exclusive percents still add up to 100).
+Profile compute_profile(const model::Model& model, const Weights* weights = nullptr);
 
 }  // namespace tasklens::analysis

@@ -6,43 +6,14 @@
 #include <cstdio>
 #include <limits>
 
-#include "analysis/profile.hpp"
+#include "cli/analyze.hpp"
 #include "cli/errors.hpp"
 #include "cli/record.hpp"
 #include "model/builder.hpp"
-#include "report/profile_report.hpp"
 #include "trace/reader.hpp"
 
 namespace tasklens::cli {
 namespace {
-
-report::Format parse_format(const std::string& f) {
-  if (f == "table") return report::Format::Table;
-  if (f == "csv") return report::Format::Csv;
-  if (f == "json") return report::Format::Json;
-  throw UsageError("--format " + f + ": unknown format; use table, csv or json");
-}
-
-struct ReportOptions {
-  std::string trace = "tasklens.data";
-  std::string format = "table";
-  size_t top = 0;  // 0: 20 rows for the table, all for csv/json
-};
-
-int run_report(const ReportOptions& opt) {
-  report::Format format = parse_format(opt.format);
-  trace::TraceFile t = trace::TraceFile::open(opt.trace);
-  model::Model m = model::build_model(t);
-  std::vector<report::SiteLabel> labels = report::label_sites(m, t.modules());
-  report::merge_sites_by_location(m, labels);
-  analysis::Profile p = analysis::compute_profile(m);
-  size_t top = opt.top                           ? opt.top
-               : format == report::Format::Table ? 20
-                                                 : std::numeric_limits<size_t>::max();
-  std::string out = report::render_profile(m, p, labels, report::run_info(t), format, top);
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  return 0;
-}
 
 int run(int argc, char** argv) {
   CLI::App app{
@@ -50,7 +21,10 @@ int run(int argc, char** argv) {
       "Record a run of an unmodified program, then see its work, span (critical path) and\n"
       "parallelism for the whole program and for every construct site.\n\n"
       "  tasklens record -- ./app args     # writes tasklens.data\n"
-      "  tasklens report                    # parallelism profile of tasklens.data\n",
+      "  tasklens report                    # parallelism profile of tasklens.data\n"
+      "  tasklens whatif --list             # what could be sped up\n"
+      "  tasklens whatif --site fib.c:12    # parallelism if that task body were faster\n"
+      "  tasklens advise                    # what to optimize to reach 8 x cores\n",
       "tasklens"};
   app.set_version_flag("--version", std::string("tasklens ") + TASKLENS_VERSION);
   app.require_subcommand(1);
@@ -91,13 +65,64 @@ int run(int argc, char** argv) {
   report->add_option("--format", rep.format, "table, csv or json")->capture_default_str();
   report->add_option("--top", rep.top, "Show only the first N sites (table default: 20)");
 
+  WhatIfOptions wi;
+  CLI::App* whatif = app.add_subcommand(
+      "whatif",
+      "What-if (causal) profile: how the program's work, span and parallelism would change if\n"
+      "chosen code became k times faster, from the one recording. Units: user regions\n"
+      "(TASKLENS_REGION_BEGIN/END), construct sites (the task body spawned at file:line, a\n"
+      "loop's chunks) and code fragments (the code between two OpenMP events, file:L1-L2).\n"
+      "Each unit is evaluated alone and all together at every factor, then the profile after\n"
+      "all of them at the largest finite factor is shown. A unit may carry its own factor\n"
+      "(--site fib.c:12=4). --list shows the units of the trace.");
+  whatif->add_option("trace", wi.trace, "Trace file")->capture_default_str();
+  whatif->add_option("--region", wi.regions, "User region NAME[=FACTOR] (repeatable)");
+  whatif->add_option("--site", wi.sites, "Construct site file:line[=FACTOR] (repeatable)");
+  whatif->add_option("--fragment", wi.fragments,
+                     "Code fragment file:L1-L2[=FACTOR] (repeatable; see --list)");
+  whatif->add_option("--factors", wi.factors, "Factors to evaluate (numbers >= 1, or inf)")
+      ->capture_default_str();
+  whatif
+      ->add_option("--mode", wi.mode,
+                   "parallelize: the unit is split k ways (work unchanged, its time on every "
+                   "path / k); speedup: its code becomes k times faster (work and time / k)")
+      ->capture_default_str();
+  whatif->add_option("--format", wi.format, "table, csv or json")->capture_default_str();
+  whatif->add_option("--top", wi.top, "Rows of the profile after the what-if (table: 20)");
+  whatif->add_flag("--list", wi.list, "List the regions, sites and fragments of the trace");
+
+  AdviseOptions ad;
+  CLI::App* advise = app.add_subcommand(
+      "advise",
+      "Adviser: repeatedly take the code fragment with the most work on the current critical\n"
+      "path, apply a what-if to it (parallelize it --factor ways) and recompute, until the\n"
+      "parallelism reaches the target, the candidate does less than K times the tasking\n"
+      "overhead per strand (the overhead is estimated from the trace), nothing is left, or\n"
+      "--max-steps. Prints each step and the burdened parallelism (every task start charged\n"
+      "the tasking overhead, as Cilkview does).");
+  advise->add_option("trace", ad.trace, "Trace file")->capture_default_str();
+  advise->add_option("--target", ad.target,
+                     "Target parallelism (default: 8 x the cores of this machine)");
+  advise->add_option("--max-steps", ad.max_steps, "Most steps to take")->capture_default_str();
+  advise->add_option("--factor", ad.factor,
+                     "What-if factor of each step (default: the target parallelism)");
+  advise
+      ->add_option("--k", ad.k,
+                   "Stop at a candidate doing less than K x the tasking overhead per strand")
+      ->capture_default_str();
+  advise->add_option("--mode", ad.mode, "parallelize or speedup (see whatif)")
+      ->capture_default_str();
+  advise->add_option("--format", ad.format, "table, csv or json")->capture_default_str();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
   if (*record) return run_record(rec);
-  if (*report) return run_report(rep);
+  if (*report) run_report(rep);
+  if (*whatif) run_whatif(wi);
+  if (*advise) run_advise(ad);
   return 2;
 }
 

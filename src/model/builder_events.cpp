@@ -32,6 +32,7 @@ void Builder::on_implicit_begin(const Event& e, uint32_t thread) {
   ts.team_size = r.team_size;
   ts.region = ri;
   ts.node = ts.scope = new_node(NodeKind::ImplicitTask, phase_node(r, ri, 0));
+  cur_code_ = site_address(r.node);
   uint32_t s = open_strand(t, thread, e.time);
   edge(r.fork_strand, s);
 }
@@ -80,6 +81,7 @@ void Builder::on_schedule(const Event& e, uint32_t thread) {
     if (status == kStatusComplete || status == kStatusCancel || status == kStatusDetach ||
         status == kStatusLateFulfill) {
       ps.done = true;
+      end_task_regions(prior);
       if ((ps.flags & kTaskUndeferred) && ps.parent != kNone)
         add_next_pred(ps.parent, kTaskRef | prior);
     }
@@ -93,6 +95,7 @@ void Builder::on_schedule(const Event& e, uint32_t thread) {
       ns.node = ns.scope = 0;
       ++anomalies_;
     }
+    cur_code_ = site_address(ns.node);  // a task's code starts at its creation site
     uint32_t s = open_strand(next, thread, e.time);
     edge(ns.creator_strand, s);
   } else if (!ns.waiting && !ns.done && ns.open == kNone) {
@@ -270,6 +273,7 @@ void Builder::on_dispatch(const Event& e, uint32_t thread) {
     return;
   }
   if (ts.loop_members && prev != kNone) ts.loop_members->push_back(prev);
+  cur_code_ = site_address(n);  // a chunk's code starts at its loop
   if (kind == kDispatchWsLoopChunk) loop_coverage_[nodes_[n].instance].dispatched += e.f[3];
   ts.scope = new_node(NodeKind::Chunk, n);
   edge(ts.loop_fork, open_strand(t, thread, e.time));
@@ -298,6 +302,27 @@ void Builder::on_dependences(const Event& e) {
   }
 }
 
+// The code address an event carries (its codeptr_ra), 0 if it has none.
+uint64_t Builder::code_of(const Event& e) {
+  switch (e.kind) {
+    case EventKind::ParallelBegin:
+      return e.f[4];
+    case EventKind::ParallelEnd:
+    case EventKind::TaskCreate:
+    case EventKind::WorkBegin:
+      return e.f[3];
+    case EventKind::SyncBegin:
+    case EventKind::SyncEnd:
+    case EventKind::WorkEnd:
+      return e.f[2];
+    case EventKind::MaskedBegin:
+    case EventKind::MaskedEnd:
+      return e.f[1];
+    default:
+      return 0;
+  }
+}
+
 void Builder::handle(const Event& e, uint32_t thread) {
   // The time since this thread's previous event belongs to the task it was running, unless
   // that task was waiting inside the runtime.
@@ -308,6 +333,7 @@ void Builder::handle(const Event& e, uint32_t thread) {
     delta = off < delta ? delta - off : 0;
   }
   last_metric_[thread] = e.metric;
+  cur_code_ = code_of(e);
   uint32_t cur = current_[thread];
   if (cur != kNone) {
     TaskState& ts = tasks_[cur];
@@ -316,6 +342,19 @@ void Builder::handle(const Event& e, uint32_t thread) {
       s.work += delta;
       s.end = e.time;
       if (!preempt_.empty()) preempted_total_ += (e.metric - last_before_) - delta;
+      if (!open_regions_.empty()) {
+        auto it = open_regions_.find(cur);
+        if (it != open_regions_.end() && it->second.depth > 0) {
+          OpenRegion& r = it->second;
+          if (r.entry != kNone && region_work_[r.entry].strand == ts.open &&
+              region_work_[r.entry].region == r.region) {
+            region_work_[r.entry].work += delta;
+          } else {
+            r.entry = static_cast<uint32_t>(region_work_.size());
+            region_work_.push_back(RegionWork{ts.open, r.region, delta});
+          }
+        }
+      }
     }
   }
   switch (e.kind) {
@@ -335,6 +374,7 @@ void Builder::handle(const Event& e, uint32_t thread) {
       bool late = ts.region != kNone && regions_[ts.region].ended;
       if (!late) close_strand(t);
       ts.done = true;
+      end_task_regions(t);
       if (current_[thread] == t) current_[thread] = kNone;
       break;
     }
@@ -434,6 +474,10 @@ void Builder::handle(const Event& e, uint32_t thread) {
     case EventKind::Dependences:
       on_dependences(e);
       break;
+    case EventKind::RegionBegin:
+    case EventKind::RegionEnd:
+      on_region(e, thread);
+      break;
     case EventKind::MaskedBegin:
     case EventKind::MaskedEnd: {
       uint32_t t = task(e.f[0]);
@@ -451,6 +495,34 @@ void Builder::handle(const Event& e, uint32_t thread) {
       edge(prev, open_strand(t, thread, e.time));
       break;
     }
+  }
+}
+
+// User regions: nested ones count for the outermost; a region belongs to the task that began
+// it, so its work follows the task across strands (and threads, for untied tasks).
+void Builder::on_region(const Event& e, uint32_t thread) {
+  uint32_t t = current_[thread];
+  if (t == kNone) {  // outside every task (a runtime thread between tasks)
+    ++region_unmatched_;
+    return;
+  }
+  const uint32_t name = static_cast<uint32_t>(e.f[0]);
+  if (e.kind == EventKind::RegionBegin) {
+    OpenRegion& r = open_regions_[t];
+    if (r.depth++ == 0) {
+      r.region = name;
+      r.entry = kNone;
+    }
+    return;
+  }
+  auto it = open_regions_.find(t);
+  if (it == open_regions_.end() || it->second.depth == 0) {
+    ++region_unmatched_;
+    return;
+  }
+  if (--it->second.depth == 0) {
+    if (it->second.region != name) ++region_unmatched_;
+    open_regions_.erase(it);
   }
 }
 

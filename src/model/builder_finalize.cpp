@@ -1,5 +1,6 @@
 // Provisional graph -> Model: serial-elision numbering, CSR edges, attribution.
 #include <algorithm>
+#include <unordered_map>
 
 #include "model/builder_state.hpp"
 
@@ -84,6 +85,13 @@ Model Builder::finalize() {
   // Strands move to their final place in one sequential pass over the provisional ones (the
   // scattered accesses are writes, which do not stall like scattered reads).
   m.strands.resize(next_strand);
+  // Fragments: distinct (begin, end) code pairs. Consecutive strands often share one, so the
+  // last pair is checked before the hash map.
+  std::unordered_map<uint64_t, uint32_t> fragment_ids;
+  m.fragments.push_back(Fragment{});
+  fragment_ids.emplace(0, 0);
+  uint64_t last_pair = 0;
+  uint32_t last_fragment = 0;
   for (uint32_t s = 0; s < strands_.size(); ++s) {
     if (strand_id[s] == kNone) continue;
     const PStrand& p = strands_[s];
@@ -93,7 +101,28 @@ Model Builder::finalize() {
     out.end = p.end;
     out.thread = p.thread;
     out.node = node_id[p.node];
+    const uint64_t pair = (uint64_t(p.begin_code) << 32) | p.end_code;
+    if (pair != last_pair) {
+      auto [it, inserted] = fragment_ids.try_emplace(pair, uint32_t(m.fragments.size()));
+      if (inserted) m.fragments.push_back(Fragment{codes_[p.begin_code], codes_[p.end_code]});
+      last_pair = pair;
+      last_fragment = it->second;
+    }
+    out.fragment = last_fragment;
   }
+
+  // Region work, in final strand ids and sorted by strand.
+  for (RegionWork& r : region_work_) r.strand = strand_id[r.strand];
+  std::erase_if(region_work_, [](const RegionWork& r) { return r.strand == kNone || !r.work; });
+  std::sort(region_work_.begin(), region_work_.end(), [](const RegionWork& a, const RegionWork& b) {
+    return a.strand != b.strand ? a.strand < b.strand : a.region < b.region;
+  });
+  m.region_work = std::move(region_work_);
+  m.region_names = trace_.region_names();
+  for (const RegionWork& r : m.region_work)
+    if (r.region >= m.region_names.size()) m.region_names.resize(r.region + 1);
+  for (size_t i = 0; i < m.region_names.size(); ++i)
+    if (m.region_names[i].empty()) m.region_names[i] = "region#" + std::to_string(i);
 
   // Edges, in final ids; every edge must go forward in the serial order. Counting sort into
   // the CSR arrays (no comparison sort: there are millions of edges).
@@ -177,6 +206,16 @@ Model Builder::finalize() {
         "tasks ran in one-thread teams, where the runtime cannot tell if(0)/final tasks from "
         "others: they were all taken as deferred; record with 2 or more threads for exact "
         "if(0)/final semantics");
+  for (const auto& [task, open] : open_regions_)
+    if (open.depth > 0) ++region_unclosed_;
+  if (region_unclosed_)
+    m.warnings.push_back(std::to_string(region_unclosed_) +
+                         " region(s) were begun and not ended in the same task: their work "
+                         "counts until the task ended");
+  if (region_unmatched_)
+    m.warnings.push_back(std::to_string(region_unmatched_) +
+                         " region end(s) had no matching begin in the same task (or a different "
+                         "name) and were ignored");
   if (backward)
     m.warnings.push_back(std::to_string(backward) +
                          " dependence edges contradicted the program order and were ignored");

@@ -49,6 +49,7 @@ constexpr uint32_t kTaskRef = 0x80000000u;
 struct PStrand {
   uint64_t work = 0, start = 0, end = 0;
   uint32_t thread = kNone, node = 0;
+  uint32_t begin_code = 0, end_code = 0;  // code address ids (Builder::code_id) of its two events
 };
 
 struct PNode {
@@ -169,11 +170,31 @@ class Builder {
     return false;
   }
 
+  // ---- code addresses of strand boundaries (fragments). Few distinct addresses, looked up
+  // once per strand end: a small direct-mapped cache in front of the hash map.
+  uint32_t code_id(uint64_t address) {
+    if (address == 0) return 0;
+    CodeSlot& slot = code_cache_[(address ^ (address >> 13)) & (kCodeCache - 1)];
+    if (slot.address == address) return slot.id;
+    uint32_t id = 0;  // an address inside the OpenMP runtime says nothing about the program
+    if (!in_runtime(address)) {
+      auto [it, inserted] = code_ids_.try_emplace(address, static_cast<uint32_t>(codes_.size()));
+      if (inserted) codes_.push_back(address);
+      id = it->second;
+    }
+    slot = {address, id};
+    return id;
+  }
+  uint64_t site_address(uint32_t node) const {
+    uint32_t st = node == kNone ? kNone : nodes_[node].site;
+    return st == kNone ? 0 : sites_[st].address;
+  }
+
   // ---- strands
   uint32_t open_strand(uint32_t t, uint32_t thread, uint64_t time) {
     TaskState& ts = tasks_[t];
     uint32_t s = static_cast<uint32_t>(strands_.size());
-    strands_.push_back(PStrand{0, time, time, thread, ts.scope});
+    strands_.push_back(PStrand{0, time, time, thread, ts.scope, code_id(cur_code_), 0});
     append_item(ts.scope, s);
     ts.open = s;
     if (ts.next_preds) {
@@ -185,6 +206,7 @@ class Builder {
   uint32_t close_strand(uint32_t t) {
     TaskState& ts = tasks_[t];
     if (ts.open != kNone) {
+      strands_[ts.open].end_code = code_id(cur_code_);
       ts.prev = ts.open;
       ts.open = kNone;
     }
@@ -216,6 +238,7 @@ class Builder {
   }
 
   void handle(const Event& e, uint32_t thread);
+  static uint64_t code_of(const Event& e);
   void load_preemptions();
   uint64_t preempted_between(uint32_t thread, uint64_t from, uint64_t to);
   void on_implicit_begin(const Event& e, uint32_t thread);
@@ -247,6 +270,32 @@ class Builder {
   };
   std::unordered_map<uint32_t, LoopCoverage> loop_coverage_;
   uint32_t instance_count_ = 0;
+  // User regions open in a task (rare: a hash map keeps TaskState small), and the work split
+  // off strands into them: (provisional strand, region, work).
+  struct OpenRegion {
+    uint32_t region = 0;  // the outermost open region's name id
+    uint32_t depth = 0;
+    uint32_t entry = kNone;  // last region_work_ entry of this task
+  };
+  std::unordered_map<uint32_t, OpenRegion> open_regions_;
+  std::vector<RegionWork> region_work_;
+  uint64_t region_unmatched_ = 0;  // ends without a begin in the same task, or wrong name
+  uint64_t region_unclosed_ = 0;   // tasks that ended with a region open
+  void on_region(const Event& e, uint32_t thread);
+  void end_task_regions(uint32_t t) {
+    if (!open_regions_.empty() && open_regions_.erase(t)) ++region_unclosed_;
+  }
+  // The code address of the event being handled (0 if it has none): strands opened or closed
+  // by it start or end there.
+  uint64_t cur_code_ = 0;
+  std::vector<uint64_t> codes_{0};  // code id -> address; id 0 is "unknown"
+  std::unordered_map<uint64_t, uint32_t> code_ids_;
+  struct CodeSlot {
+    uint64_t address = 0;
+    uint32_t id = 0;
+  };
+  static constexpr size_t kCodeCache = 256;
+  CodeSlot code_cache_[kCodeCache];
   std::vector<std::pair<uint64_t, uint64_t>> runtime_ranges_;
   std::vector<uint32_t> current_;    // per thread: the task it runs (kNone: none)
   std::vector<uint8_t> mutex_wait_;  // per thread: waiting for a critical section or lock

@@ -77,6 +77,24 @@ struct Strand {
   uint32_t thread = kNone;  // worker (trace thread index); kNone for synthetic join strands
   uint32_t node = 0;        // innermost construct node containing the strand
   uint32_t site = 0;        // site the strand's work is attributed to (innermost enclosing site)
+  uint32_t fragment = 0;    // index into Model::fragments: the code the strand ran
+};
+
+// A code fragment (seed 001): the code between two OpenMP events, named by the code addresses
+// of the event that started the strand and of the one that ended it. A task's first strand
+// starts at the task's creation site; an implicit task's at its parallel region; a chunk's at
+// its loop. 0 means unknown (for example the end of a task, which has no code address).
+struct Fragment {
+  uint64_t begin = 0;
+  uint64_t end = 0;
+};
+
+// Work of one strand spent inside one user region (TASKLENS_REGION_BEGIN/END; nested regions
+// count for the outermost). Model::region_work is sorted by strand.
+struct RegionWork {
+  uint32_t strand = 0;
+  uint32_t region = 0;  // index into Model::region_names
+  uint64_t work = 0;
 };
 
 struct Model {
@@ -86,7 +104,10 @@ struct Model {
   // Predecessors of strand s: preds[pred_begin[s] .. pred_begin[s + 1]). Always < s.
   std::vector<uint32_t> pred_begin;  // size strands.size() + 1
   std::vector<uint32_t> preds;
-  uint32_t instance_count = 0;  // instance ids are 0 .. instance_count-1
+  uint32_t instance_count = 0;      // instance ids are 0 .. instance_count-1
+  std::vector<Fragment> fragments;  // fragments[0] is {0, 0}: unknown
+  std::vector<std::string> region_names;
+  std::vector<RegionWork> region_work;
 
   // Facts about the recording that reports must show.
   std::string metric = "tsc";   // tsc | cycles | instructions | task-clock

@@ -23,6 +23,7 @@
 
 #include "recorder/buffer.hpp"
 #include "recorder/metric.hpp"
+#include "recorder/regions.hpp"
 #include "trace/format.hpp"
 #include "trace/reader.hpp"
 
@@ -65,6 +66,7 @@ struct ThreadState {
   uint32_t team_one[16] = {};
   uint64_t created_id = 0, created_at_event = ~0ull, wait_at_event = ~0ull;
   PerfCounter counter;
+  RegionCache regions;  // user region names seen by this thread (see regions.hpp)
   ThreadState* next = nullptr;
 };
 
@@ -440,6 +442,28 @@ void on_nest_lock(ompt_scope_endpoint_t endpoint, ompt_wait_id_t, const void*) {
   if (endpoint == ompt_scope_begin) on_mutex_acquired(ompt_mutex_nest_lock, 0, nullptr);
 }
 
+// ----------------------------------------------------------------------------- user regions
+
+// TASKLENS_REGION_BEGIN/END (include/tasklens/tasklens.h). Unlike the OMPT callbacks these come
+// from the program at any time, so they record only what the callbacks would: nothing before
+// or after the recording, in a forked child (on_fork_child cleared the state), or on a thread
+// the runtime never reported (no ThreadState: its events would belong to no OpenMP task, and
+// creating the state here would cost syscalls on the program's path).
+TL_INLINE void region_event(EventKind kind, const char* name) {
+  ThreadState* t = tls_state;
+  if (__builtin_expect(t == nullptr || t->dead, 0)) {
+    if (t && t->no_memory) ++t->lost;
+    return;
+  }
+  if (__builtin_expect(g_state.load(std::memory_order_relaxed) != kRecording, 0)) return;
+  uint32_t id;
+  if (!region_id(t->regions, name ? name : "(null)", id)) return;
+  if (uint8_t* p = begin_event(t, kind)) {
+    p = trace::put_varint(p, id);
+    end_event(t, p);
+  }
+}
+
 // ----------------------------------------------------------------------------- file framing
 
 struct ModuleCollector {
@@ -700,6 +724,15 @@ TL_EXPORT int __libc_start_main(tasklens::recorder::MainFn main, int argc, char*
   tasklens::recorder::g_real_main = main;
   return real(tasklens::recorder::g_config.enabled ? tasklens::recorder::main_with_recording : main,
               argc, argv, init, fini, rtld_fini, stack_end);
+}
+
+// The definitions of the weak references of include/tasklens/tasklens.h.
+TL_EXPORT void tasklens_region_begin(const char* name) noexcept {
+  tasklens::recorder::region_event(tasklens::trace::EventKind::RegionBegin, name);
+}
+
+TL_EXPORT void tasklens_region_end(const char* name) noexcept {
+  tasklens::recorder::region_event(tasklens::trace::EventKind::RegionEnd, name);
 }
 
 TL_EXPORT ompt_start_tool_result_t* ompt_start_tool(unsigned int, const char* runtime_version) {

@@ -74,12 +74,62 @@ void name_outlined_functions(const model::Model& m, std::vector<SiteLabel>& labe
 
 }  // namespace
 
-std::vector<SiteLabel> label_sites(const model::Model& model,
-                                   const std::vector<trace::ModuleInfo>& modules) {
+nlohmann::ordered_json site_rows_json(const model::Model& m, const analysis::Profile& p,
+                                      const std::vector<SiteLabel>& labels, size_t rows) {
+  nlohmann::ordered_json sites = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < std::min(rows, p.sites.size()); ++i) {
+    const analysis::SiteRow& r = p.sites[i];
+    const SiteLabel& l = labels[r.site];
+    sites.push_back({{"site", l.site},
+                     {"file", l.file},
+                     {"line", l.line},
+                     {"function", l.function},
+                     {"kind", model::to_string(m.sites[r.site].kind)},
+                     {"count", r.count},
+                     {"work", r.work},
+                     {"span", r.span},
+                     {"parallelism", r.parallelism},
+                     {"work_seconds", seconds(m, r.work)},
+                     {"span_seconds", seconds(m, r.span)},
+                     {"critical_work", r.critical_work},
+                     {"critical_path_percent", r.critical_path_percent}});
+  }
+  return sites;
+}
+
+std::string site_rows_table(const model::Model& m, const analysis::Profile& p,
+                            const std::vector<SiteLabel>& labels, size_t rows) {
+  rows = std::min(rows, p.sites.size());
+  std::string out;
+  out += fmt::format("{:>8} {:>12} {:>12} {:>12} {:>10}  {:<9} {:<24} {}\n", "crit.%",
+                     "parallelism", "work", "span", "count", "kind", "site", "function");
+  out += fmt::format("{:>8} {:>12.2f} {:>12} {:>12} {:>10}  {:<9} {:<24} {}\n", "100.0%",
+                     p.parallelism, format_work(m, p.work), format_work(m, p.span), 1, "program",
+                     "<whole program>", "");
+  for (size_t i = 0; i < rows; ++i) {
+    const analysis::SiteRow& r = p.sites[i];
+    const SiteLabel& l = labels[r.site];
+    out += fmt::format("{:>7.1f}% {:>12.2f} {:>12} {:>12} {:>10}  {:<9} {:<24} {}\n",
+                       r.critical_path_percent, r.parallelism, format_work(m, r.work),
+                       format_work(m, r.span), r.count, model::to_string(m.sites[r.site].kind),
+                       l.site, l.function);
+  }
+  if (rows < p.sites.size())
+    out += fmt::format("({} more sites; use --top {} to see all)\n", p.sites.size() - rows,
+                       p.sites.size());
+  return out;
+}
+
+std::string basename_of(const std::string& path) { return basename(path); }
+
+double seconds_of(const model::Model& m, uint64_t v) { return seconds(m, v); }
+
+std::string csv_escape(const std::string& s) { return csv_field(s); }
+
+std::vector<symbols::Location> resolve_return_addresses(
+    const std::vector<uint64_t>& addresses, const std::vector<trace::ModuleInfo>& modules) {
   std::vector<symbols::Module> mods;
   for (const auto& m : modules) mods.push_back(symbols::Module{m.path, m.base, m.begin, m.end});
-  std::vector<uint64_t> addresses;
-  for (const auto& s : model.sites) addresses.push_back(s.address);
   symbols::Symbolizer symbolizer(mods);
   std::vector<symbols::Location> locs = symbolizer.resolve(addresses);
   // Compiler-generated code around a call can carry line 0: the instruction at the return
@@ -96,6 +146,14 @@ std::vector<SiteLabel> label_sites(const model::Model& model,
     for (size_t k = 0; k < again.size(); ++k)
       if (again[k].line != 0) locs[retry_index[k]] = again[k];
   }
+  return locs;
+}
+
+std::vector<SiteLabel> label_sites(const model::Model& model,
+                                   const std::vector<trace::ModuleInfo>& modules) {
+  std::vector<uint64_t> addresses;
+  for (const auto& s : model.sites) addresses.push_back(s.address);
+  std::vector<symbols::Location> locs = resolve_return_addresses(addresses, modules);
   std::vector<SiteLabel> labels(model.sites.size());
   for (size_t i = 0; i < model.sites.size(); ++i) {
     const model::Site& s = model.sites[i];
@@ -202,25 +260,7 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
                     {"parallelism", p.parallelism},
                     {"work_seconds", seconds(m, p.work)},
                     {"span_seconds", seconds(m, p.span)}};
-    nlohmann::ordered_json sites = nlohmann::ordered_json::array();
-    for (size_t i = 0; i < rows; ++i) {
-      const analysis::SiteRow& r = p.sites[i];
-      const SiteLabel& l = labels[r.site];
-      sites.push_back({{"site", l.site},
-                       {"file", l.file},
-                       {"line", l.line},
-                       {"function", l.function},
-                       {"kind", model::to_string(m.sites[r.site].kind)},
-                       {"count", r.count},
-                       {"work", r.work},
-                       {"span", r.span},
-                       {"parallelism", r.parallelism},
-                       {"work_seconds", seconds(m, r.work)},
-                       {"span_seconds", seconds(m, r.span)},
-                       {"critical_work", r.critical_work},
-                       {"critical_path_percent", r.critical_path_percent}});
-    }
-    j["sites"] = std::move(sites);
+    j["sites"] = site_rows_json(m, p, labels, rows);
     return j.dump(2) + "\n";
   }
   if (format == Format::Csv) {
@@ -251,22 +291,7 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
     out += fmt::format("note: {} of preemption by other processes was removed from the work\n",
                        format_work(m, m.preempted));
   out += "\n";
-  out += fmt::format("{:>8} {:>12} {:>12} {:>12} {:>10}  {:<9} {:<24} {}\n", "crit.%",
-                     "parallelism", "work", "span", "count", "kind", "site", "function");
-  out += fmt::format("{:>8} {:>12.2f} {:>12} {:>12} {:>10}  {:<9} {:<24} {}\n", "100.0%",
-                     p.parallelism, format_work(m, p.work), format_work(m, p.span), 1, "program",
-                     "<whole program>", "");
-  for (size_t i = 0; i < rows; ++i) {
-    const analysis::SiteRow& r = p.sites[i];
-    const SiteLabel& l = labels[r.site];
-    out += fmt::format("{:>7.1f}% {:>12.2f} {:>12} {:>12} {:>10}  {:<9} {:<24} {}\n",
-                       r.critical_path_percent, r.parallelism, format_work(m, r.work),
-                       format_work(m, r.span), r.count, model::to_string(m.sites[r.site].kind),
-                       l.site, l.function);
-  }
-  if (rows < p.sites.size())
-    out += fmt::format("({} more sites; use --top {} to see all)\n", p.sites.size() - rows,
-                       p.sites.size());
+  out += site_rows_table(m, p, labels, rows);
   out +=
       "\ncrit.% = share of the critical path spent directly in the site (sums to 100%);\n"
       "work/span of a site = its outermost instances (recursion counted once).\n";

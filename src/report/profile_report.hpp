@@ -3,11 +3,13 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "analysis/profile.hpp"
 #include "model/model.hpp"
+#include "symbols/symbolizer.hpp"
 #include "trace/reader.hpp"
 
 namespace tasklens::report {
@@ -49,5 +51,20 @@ std::string format_work(const model::Model& model, uint64_t value);
 std::string render_profile(const model::Model& model, const analysis::Profile& profile,
                            const std::vector<SiteLabel>& labels, const RunInfo& info, Format format,
                            size_t top);
+
+// The site rows of a profile (the first `rows`), shared with the what-if report.
+nlohmann::ordered_json site_rows_json(const model::Model& model, const analysis::Profile& profile,
+                                      const std::vector<SiteLabel>& labels, size_t rows);
+std::string site_rows_table(const model::Model& model, const analysis::Profile& profile,
+                            const std::vector<SiteLabel>& labels, size_t rows);
+
+// Symbolizes return addresses (as recorded: codeptr_ra) against the trace's module map.
+std::vector<symbols::Location> resolve_return_addresses(
+    const std::vector<uint64_t>& addresses, const std::vector<trace::ModuleInfo>& modules);
+
+// Small formatting helpers shared by the renderers.
+std::string basename_of(const std::string& path);
+double seconds_of(const model::Model& model, uint64_t value);  // 0 if not time-like
+std::string csv_escape(const std::string& field);
 
 }  // namespace tasklens::report

@@ -106,7 +106,15 @@ enum class RecordType : uint32_t {
   Finish = 7,
   LaunchStatus = 8,
   Preemptions = 9,  // payload: u32 thread, u32 count, count x {u64 out_ns, u64 in_ns} (MONOTONIC)
+  // payload: u32 count, then count x {u32 id, u32 size, size bytes of name (no NUL)}. Names of
+  // the ids of RegionBegin/RegionEnd events; a file may hold several such records (the recorder
+  // writes one per name as it first sees it), ids are unique across them.
+  RegionNames = 10,
 };
+
+// Region name ids are dense from 0; the recorder interns at most this many distinct names (the
+// events of further names are not recorded) and readers refuse larger ids as corrupted.
+inline constexpr uint32_t kMaxRegionNames = 1u << 20;
 
 enum class Compression : uint8_t { None = 0, Zstd = 1 };
 
@@ -147,8 +155,12 @@ enum class EventKind : uint8_t {
   Mark = 19,           // mark (MarkKind)
   MutexWaitBegin = 20,  // mutex_kind   (critical, lock, ordered...: the thread starts waiting)
   MutexWaitEnd = 21,    // mutex_kind   (it got the mutex)
+  // User regions (include/tasklens/tasklens.h): the name id is plain (not a delta), its text is
+  // in a RegionNames record.
+  RegionBegin = 22,  // name_id
+  RegionEnd = 23,    // name_id
 };
-inline constexpr int kEventKindCount = 22;  // one past the largest kind
+inline constexpr int kEventKindCount = 24;  // one past the largest kind
 
 enum class MarkKind : uint8_t {
   MainStart = 1,   // main() is about to run: the initial task's user code starts here
@@ -188,6 +200,8 @@ inline constexpr EventShape kEventShapes[kEventKindCount] = {
     {1, 0, 0, 0},       // Mark
     {1, 0, 0, 0},       // MutexWaitBegin
     {1, 0, 0, 0},       // MutexWaitEnd
+    {1, 0, 0, 0},       // RegionBegin
+    {1, 0, 0, 0},       // RegionEnd
 };
 
 static_assert(kEventShapes[kEventKindCount - 1].fixed != 0, "every event kind needs its shape");

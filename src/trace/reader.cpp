@@ -54,6 +54,10 @@ const char* to_string(EventKind kind) {
       return "mutex_wait_begin";
     case EventKind::MutexWaitEnd:
       return "mutex_wait_end";
+    case EventKind::RegionBegin:
+      return "region-begin";
+    case EventKind::RegionEnd:
+      return "region-end";
   }
   return "unknown";
 }
@@ -318,6 +322,9 @@ void TraceFile::parse() {
         }
         break;
       }
+      case RecordType::RegionNames:
+        parse_region_names(p, n, pos);
+        break;
       case RecordType::LaunchStatus:
         need(sizeof(LaunchStatus));
         std::memcpy(&launch_status_, p, sizeof launch_status_);
@@ -357,6 +364,39 @@ void TraceFile::parse() {
     std::sort(bl.begin(), bl.end(), [](const Block& a, const Block& b) {
       return a.chunk_seq != b.chunk_seq ? a.chunk_seq < b.chunk_seq : a.offset < b.offset;
     });
+}
+
+// A RegionNames payload (format.hpp) at file offset `pos`. Ids are dense from 0 in a trace of
+// the recorder; the bound only keeps a corrupted id from allocating gigabytes.
+void TraceFile::parse_region_names(const uint8_t* p, size_t n, size_t pos) {
+  auto bad = [&](const std::string& why) {
+    fail("corrupted region names record at byte " + std::to_string(pos) + " (" + why + ")");
+  };
+  if (n < 4) bad("too short");
+  uint32_t count;
+  std::memcpy(&count, p, 4);
+  size_t off = 4;
+  for (uint32_t i = 0; i < count; ++i) {
+    if (n - off < 8) bad("entry " + std::to_string(i) + " of " + std::to_string(count) + " cut");
+    uint32_t id, size;
+    std::memcpy(&id, p + off, 4);
+    std::memcpy(&size, p + off + 4, 4);
+    off += 8;
+    if (size > n - off) bad("name of id " + std::to_string(id) + " cut");
+    if (id >= kMaxRegionNames) bad("name id " + std::to_string(id) + " out of range");
+    std::string name(reinterpret_cast<const char*>(p + off), size);
+    if (region_names_.size() <= id) {
+      region_names_.resize(size_t(id) + 1);
+      region_named_.resize(size_t(id) + 1);
+    }
+    if (region_named_[id] && region_names_[id] != name)
+      bad("id " + std::to_string(id) + " has two different names");
+    region_names_[id] = std::move(name);
+    region_named_[id] = true;
+    off += size;
+  }
+  if (off != n)
+    bad(std::to_string(n - off) + " bytes after its " + std::to_string(count) + " names");
 }
 
 TraceFile::Scan TraceFile::scan(const std::string& path) {

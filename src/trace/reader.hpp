@@ -83,6 +83,9 @@ class TraceFile {
   const std::vector<std::vector<std::pair<uint64_t, uint64_t>>>& preemptions() const {
     return preemptions_;
   }
+  // Names of user regions (RegionBegin/RegionEnd events), indexed by name id, gathered from
+  // every RegionNames record of the file; an id no record names has an empty name.
+  const std::vector<std::string>& region_names() const { return region_names_; }
   bool has_launch_status() const { return has_launch_status_; }
   const LaunchStatus& launch_status() const { return launch_status_; }
   // False when the recorder did not end cleanly (a killed program). A file cut inside a record
@@ -106,6 +109,7 @@ class TraceFile {
   };
   [[noreturn]] void fail(const std::string& what) const;
   void parse();
+  void parse_region_names(const uint8_t* p, size_t n, size_t pos);
 
   std::string path_;
   std::vector<uint8_t> data_;
@@ -118,6 +122,8 @@ class TraceFile {
   std::vector<ThreadInfo> threads_;
   std::vector<std::vector<Block>> blocks_;  // per thread
   std::vector<std::vector<std::pair<uint64_t, uint64_t>>> preemptions_;
+  std::vector<std::string> region_names_;
+  std::vector<bool> region_named_;  // ids some record named (a name may be empty)
   Finish finish_{};
   bool has_finish_ = false;
   LaunchStatus launch_status_{};

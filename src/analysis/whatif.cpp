@@ -1,0 +1,305 @@
+#include "analysis/whatif.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+
+#include "analysis/algebra.hpp"
+
+namespace tasklens::analysis {
+namespace {
+
+using model::kNone;
+using model::Model;
+
+// u / k, rounded to the nearest tick (k = infinity: 0).
+uint64_t divide(uint64_t u, double k) {
+  if (std::isinf(k)) return 0;
+  if (k <= 1) return u;
+  return static_cast<uint64_t>(std::llround(static_cast<double>(u) / k));
+}
+
+// Span weights of applying the units; *work receives the program's work under the what-if.
+// Each strand is rounded once, from the exact sum of what its units keep.
+std::vector<uint64_t> span_weights(const Model& m, const std::vector<const Unit*>& units,
+                                   double factor, WhatIfMode mode, uint64_t* work) {
+  const size_t n = m.strands.size();
+  std::vector<uint64_t> covered(n, 0);  // part of each strand inside some unit (capped)
+  std::vector<double> kept(n, 0.0);     // what remains of that part on paths
+  for (const Unit* unit : units) {
+    const double k = unit->factor > 0 ? unit->factor : factor;
+    for (auto [s, u] : unit->parts) {
+      if (s >= n) continue;
+      u = std::min(u, m.strands[s].work - covered[s]);
+      covered[s] += u;
+      kept[s] += std::isinf(k) ? 0.0 : static_cast<double>(u) / std::max(k, 1.0);
+    }
+  }
+  std::vector<uint64_t> span(n);
+  uint64_t total = 0;
+  for (size_t s = 0; s < n; ++s) {
+    const uint64_t w = m.strands[s].work;
+    span[s] = covered[s] ? w - covered[s] + static_cast<uint64_t>(std::llround(kept[s])) : w;
+    total += mode == WhatIfMode::Speedup ? span[s] : w;
+  }
+  if (work) *work = total;
+  return span;
+}
+
+}  // namespace
+
+const char* to_string(WhatIfMode mode) {
+  return mode == WhatIfMode::Parallelize ? "parallelize" : "speedup";
+}
+
+const char* to_string(AdviseStop stop) {
+  switch (stop) {
+    case AdviseStop::TargetReached:
+      return "target-reached";
+    case AdviseStop::AlreadyReached:
+      return "already-reached";
+    case AdviseStop::TooSmall:
+      return "candidate-too-small";
+    case AdviseStop::NothingLeft:
+      return "nothing-left";
+    case AdviseStop::MaxSteps:
+      return "max-steps";
+  }
+  return "unknown";
+}
+
+Unit unit_of_sites(const Model& m, const std::vector<uint32_t>& sites, std::string name) {
+  Unit u;
+  u.name = std::move(name);
+  std::vector<uint8_t> in(m.sites.size(), 0);
+  for (uint32_t x : sites)
+    if (x < in.size()) in[x] = 1;
+  for (uint32_t s = 0; s < m.strands.size(); ++s) {
+    const model::Strand& st = m.strands[s];
+    if (st.site < in.size() && in[st.site] && st.work) u.parts.emplace_back(s, st.work);
+  }
+  return u;
+}
+
+Unit unit_of_fragments(const Model& m, const std::vector<uint32_t>& fragments, std::string name) {
+  Unit u;
+  u.name = std::move(name);
+  std::vector<uint8_t> in(m.fragments.size(), 0);
+  for (uint32_t f : fragments)
+    if (f < in.size()) in[f] = 1;
+  for (uint32_t s = 0; s < m.strands.size(); ++s) {
+    const model::Strand& st = m.strands[s];
+    if (st.fragment < in.size() && in[st.fragment] && st.work) u.parts.emplace_back(s, st.work);
+  }
+  return u;
+}
+
+Unit unit_of_region(const Model& m, uint32_t region, std::string name) {
+  Unit u;
+  u.name = std::move(name);
+  for (const model::RegionWork& r : m.region_work) {
+    if (r.region != region || r.strand >= m.strands.size()) continue;
+    if (!u.parts.empty() && u.parts.back().first == r.strand)
+      u.parts.back().second += r.work;
+    else
+      u.parts.emplace_back(r.strand, r.work);
+  }
+  return u;
+}
+
+Weights apply_units(const Model& m, const std::vector<const Unit*>& units, double factor,
+                    WhatIfMode mode) {
+  Weights w;
+  w.span = span_weights(m, units, factor, mode, nullptr);
+  if (mode == WhatIfMode::Speedup) {
+    w.work = w.span;
+  } else {
+    w.work.resize(m.strands.size());
+    for (size_t s = 0; s < m.strands.size(); ++s) w.work[s] = m.strands[s].work;
+  }
+  return w;
+}
+
+std::vector<WhatIfCurve> whatif_curves(const Model& m, const std::vector<Unit>& units,
+                                       const std::vector<double>& factors, WhatIfMode mode) {
+  std::vector<uint32_t> path;
+  longest_path(m, &path);
+  std::vector<uint8_t> on_path(m.strands.size(), 0);
+  for (uint32_t s : path) on_path[s] = 1;
+
+  // Alone, a unit follows the factors (its own factor is for the combination); together, each
+  // unit takes its own factor where it has one.
+  std::vector<Unit> alone(units);
+  for (Unit& u : alone) u.factor = 0;
+  std::vector<std::vector<const Unit*>> sets;
+  for (const Unit& u : alone) sets.push_back({&u});
+  bool own = std::any_of(units.begin(), units.end(), [](const Unit& u) { return u.factor > 0; });
+  if (units.size() > 1 || own) {
+    sets.emplace_back();
+    for (const Unit& u : units) sets.back().push_back(&u);
+  }
+  std::vector<WhatIfCurve> curves;
+  for (const auto& set : sets) {
+    WhatIfCurve c;
+    c.unit = &set == &sets.back() && (units.size() > 1 || own) ? "all" : set[0]->name;
+    // A strand is counted once even when several units cover it.
+    std::vector<uint64_t> covered(m.strands.size(), 0);
+    for (const Unit* u : set)
+      for (auto [s, part] : u->parts)
+        if (s < covered.size()) covered[s] = std::min(m.strands[s].work, covered[s] + part);
+    for (uint32_t s = 0; s < covered.size(); ++s) {
+      c.unit_work += covered[s];
+      if (on_path[s]) c.unit_critical += covered[s];
+    }
+    for (double k : factors) {
+      WhatIfPoint p;
+      p.factor = k;
+      std::vector<uint64_t> w = span_weights(m, set, k, mode, &p.work);
+      p.span = longest_path(m, nullptr, w.data());
+      p.parallelism = parallelism_of(p.work, p.span);
+      c.points.push_back(p);
+    }
+    curves.push_back(std::move(c));
+  }
+  return curves;
+}
+
+Overhead estimate_task_overhead(const Model& m) {
+  std::vector<uint64_t> works;
+  for (const model::Strand& s : m.strands)
+    if (s.thread != kNone && s.node < m.nodes.size() &&
+        m.nodes[s.node].kind == model::NodeKind::Task)
+      works.push_back(s.work);
+  Overhead o;
+  if (works.size() < 100) return o;
+  auto nth = works.begin() + static_cast<std::ptrdiff_t>(works.size() / 20);
+  std::nth_element(works.begin(), nth, works.end());
+  o.per_task = *nth;
+  o.samples = works.size();
+  return o;
+}
+
+Burdened burdened(const Model& m, const uint64_t* span_weights, uint64_t work, uint64_t per_task) {
+  const size_t n = m.strands.size();
+  std::vector<uint64_t> w(n);
+  for (size_t s = 0; s < n; ++s) w[s] = span_weights ? span_weights[s] : m.strands[s].work;
+  // Every task's first strand pays the cost of creating and scheduling the task.
+  std::vector<uint8_t> first(n, 0);
+  for (const model::Node& node : m.nodes)
+    if (node.kind == model::NodeKind::Task && node.strand_begin < node.strand_end &&
+        node.strand_begin < n) {
+      first[node.strand_begin] = 1;
+      w[node.strand_begin] += per_task;
+    }
+  Burdened b;
+  std::vector<uint32_t> path;
+  b.span = longest_path(m, &path, w.data());
+  b.parallelism = parallelism_of(work, b.span);
+  for (uint32_t s : path)
+    if (first[s]) b.overhead_on_path += per_task;
+  b.overhead_percent = percent_of(b.overhead_on_path, b.span);
+  return b;
+}
+
+Advice advise(const Model& m, const std::vector<uint32_t>& group_of, uint32_t group_count,
+              const AdviseOptions& opt) {
+  Advice a;
+  a.factor = opt.factor > 0 ? opt.factor : std::max(2.0, opt.target);
+  a.overhead = estimate_task_overhead(m);
+  const size_t n = m.strands.size();
+  std::vector<uint64_t> span(n);
+  uint64_t work = 0;
+  for (size_t s = 0; s < n; ++s) work += span[s] = m.strands[s].work;
+  auto group = [&](uint32_t s) {
+    uint32_t f = m.strands[s].fragment;
+    return f < group_of.size() ? group_of[f] : kNone;
+  };
+  std::vector<uint32_t> path;
+  uint64_t current = longest_path(m, &path, span.data());
+  a.work = work;
+  a.span = current;
+  a.parallelism = parallelism_of(work, current);
+  a.burdened_before = burdened(m, nullptr, work, a.overhead.per_task);
+  std::vector<uint8_t> chosen(group_count, 0);
+  std::vector<uint64_t> critical(group_count), count(group_count);
+  if (a.parallelism >= opt.target) {
+    a.stop = AdviseStop::AlreadyReached;
+  } else {
+    for (;;) {
+      if (a.steps.size() >= opt.max_steps) {
+        a.stop = AdviseStop::MaxSteps;
+        break;
+      }
+      std::fill(critical.begin(), critical.end(), 0);
+      std::fill(count.begin(), count.end(), 0);
+      for (uint32_t s : path) {
+        uint32_t g = group(s);
+        if (g >= group_count || chosen[g]) continue;
+        critical[g] += span[s];
+        ++count[g];
+      }
+      uint32_t best = kNone;
+      for (uint32_t g = 0; g < group_count; ++g)
+        if (critical[g] > 0 && (best == kNone || critical[g] > critical[best])) best = g;
+      if (best == kNone) {
+        a.stop = AdviseStop::NothingLeft;
+        break;
+      }
+      const uint64_t mean = critical[best] / count[best];
+      if (a.overhead.samples &&
+          static_cast<double>(mean) <
+              opt.min_overhead_multiple * static_cast<double>(a.overhead.per_task)) {
+        a.stop = AdviseStop::TooSmall;
+        a.stop_group = best;
+        a.stop_group_work = mean;
+        break;
+      }
+      AdviceStep step;
+      step.group = best;
+      // The user region holding most of the fragment's work, if any: names the code for people
+      // who annotated it.
+      std::vector<std::pair<uint32_t, uint64_t>> in_region;
+      uint64_t group_work = 0;
+      for (uint32_t s = 0; s < n; ++s)
+        if (group(s) == best) group_work += m.strands[s].work;
+      for (const model::RegionWork& r : m.region_work) {
+        if (r.strand >= n || group(r.strand) != best) continue;
+        auto it = std::find_if(in_region.begin(), in_region.end(),
+                               [&](const auto& e) { return e.first == r.region; });
+        if (it == in_region.end())
+          in_region.emplace_back(r.region, r.work);
+        else
+          it->second += r.work;
+      }
+      for (const auto& [region, w] : in_region)
+        if (step.region == kNone || w > step.region_work) {
+          step.region = region;
+          step.region_work = w;
+        }
+      step.region_percent = percent_of(step.region_work, group_work);
+      step.critical_work = critical[best];
+      step.critical_percent = percent_of(critical[best], current);
+      step.strands_on_path = count[best];
+      for (uint32_t s = 0; s < n; ++s) {
+        if (group(s) != best) continue;
+        const uint64_t after = divide(span[s], a.factor);
+        if (opt.mode == WhatIfMode::Speedup) work -= span[s] - after;
+        span[s] = after;
+      }
+      chosen[best] = 1;
+      current = longest_path(m, &path, span.data());
+      step.work = work;
+      step.span = current;
+      step.parallelism = parallelism_of(work, current);
+      a.steps.push_back(step);
+      if (step.parallelism >= opt.target) {
+        a.stop = AdviseStop::TargetReached;
+        break;
+      }
+    }
+  }
+  a.burdened_after = burdened(m, span.data(), work, a.overhead.per_task);
+  return a;
+}
+
+}  // namespace tasklens::analysis

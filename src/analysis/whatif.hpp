@@ -1,0 +1,124 @@
+// What-if (causal) profiles and the adviser (seeds 000 and 001), answered from one recording.
+//
+// A what-if question names a *unit* of code — a user region, a construct site, a code fragment —
+// and a factor k. Every strand's work w has a part u inside the unit; the what-if gives it
+//   span weight  w - u + u/k            (what it costs on any path)
+//   work         w            (mode Parallelize: the unit is split k ways, no work is saved)
+//                w - u + u/k  (mode Speedup: the unit's code becomes k times faster)
+// k = infinity removes the unit from every path (and, when speeding up, from the work). The
+// program's span is then the longest path under the span weights.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "analysis/profile.hpp"
+#include "model/model.hpp"
+
+namespace tasklens::analysis {
+
+enum class WhatIfMode { Parallelize, Speedup };
+const char* to_string(WhatIfMode mode);
+
+inline constexpr double kInfiniteFactor = std::numeric_limits<double>::infinity();
+
+// The work of each strand inside a unit: (strand, work) sorted by strand, work <= Strand::work.
+struct Unit {
+  std::string name;  // as the user named it ("fib.c:12", "region solve", ...)
+  std::vector<std::pair<uint32_t, uint64_t>> parts;
+  double factor = 0;  // the unit's own factor (FACTOR in --site NAME=FACTOR); 0: the curve's
+};
+
+// Strands attributed to one of the given sites (Strand::site), whole.
+Unit unit_of_sites(const model::Model& m, const std::vector<uint32_t>& sites, std::string name);
+// Strands running one of the given fragments (Strand::fragment), whole.
+Unit unit_of_fragments(const model::Model& m, const std::vector<uint32_t>& fragments,
+                       std::string name);
+// The work inside one user region (Model::region_work).
+Unit unit_of_region(const model::Model& m, uint32_t region, std::string name);
+
+// The strand weights of applying every unit at once, each at its own factor if it has one and
+// at `factor` otherwise. A strand covered by several units has the parts' sum capped at its
+// work (units may overlap: a region inside a site).
+Weights apply_units(const model::Model& m, const std::vector<const Unit*>& units, double factor,
+                    WhatIfMode mode);
+
+struct WhatIfPoint {
+  double factor = 1;
+  uint64_t work = 0, span = 0;
+  double parallelism = 0;
+};
+struct WhatIfCurve {
+  std::string unit;                 // a unit's name, or "all" for all units together
+  uint64_t unit_work = 0;           // the unit's recorded work
+  uint64_t unit_critical = 0;       // of it, on the recorded critical path
+  std::vector<WhatIfPoint> points;  // one per factor, in the given order
+};
+// One curve per unit alone (at every factor, whatever its own), then, if there are two units or
+// more or a unit has its own factor, one named "all" for all together (each unit at its own
+// factor where it has one).
+std::vector<WhatIfCurve> whatif_curves(const model::Model& m, const std::vector<Unit>& units,
+                                       const std::vector<double>& factors, WhatIfMode mode);
+
+// ---- Tasking overhead and burdened parallelism (Cilkview's burden).
+struct Overhead {
+  uint64_t per_task = 0;  // estimated cost of creating and scheduling one task (metric units)
+  uint64_t samples = 0;   // task strands it was estimated from; 0: not measurable
+};
+// The shortest strands of explicit tasks hold almost nothing but runtime code (a task that only
+// returns, the code between two task creations): their 5th percentile estimates the runtime's
+// cost per task. Needs 100 task strands or more (otherwise samples == 0, per_task == 0).
+Overhead estimate_task_overhead(const model::Model& m);
+
+struct Burdened {
+  uint64_t span = 0;              // longest path when every task start costs the overhead
+  double parallelism = 0;         // work / span
+  uint64_t overhead_on_path = 0;  // the overhead charged along that path
+  double overhead_percent = 0;    // overhead_on_path / span * 100
+};
+// `span_weights`: one per strand (nullptr: Strand::work); `work`: the program's work.
+Burdened burdened(const model::Model& m, const uint64_t* span_weights, uint64_t work,
+                  uint64_t per_task);
+
+// ---- The adviser: greedily parallelize the code fragment with the most work on the current
+// critical path until the target parallelism is reached.
+struct AdviseOptions {
+  double target = 16;  // stop when the parallelism reaches it
+  size_t max_steps = 10;
+  double factor = 0;                  // each step's what-if factor; 0: the target
+  double min_overhead_multiple = 10;  // K: stop at candidates below K x the tasking overhead
+  WhatIfMode mode = WhatIfMode::Parallelize;
+};
+struct AdviceStep {
+  uint32_t group = 0;              // the fragment group chosen
+  uint64_t critical_work = 0;      // its work on the critical path before the step
+  double critical_percent = 0;     // share of that critical path
+  uint64_t strands_on_path = 0;    // its strands on that path
+  uint32_t region = model::kNone;  // the user region with most of the fragment's work
+  uint64_t region_work = 0;        // that work
+  double region_percent = 0;       // of the fragment's work
+  uint64_t work = 0, span = 0;     // after the step
+  double parallelism = 0;
+};
+enum class AdviseStop { TargetReached, AlreadyReached, TooSmall, NothingLeft, MaxSteps };
+const char* to_string(AdviseStop stop);
+struct Advice {
+  uint64_t work = 0, span = 0;  // before any step
+  double parallelism = 0;
+  double factor = 0;
+  Overhead overhead;
+  std::vector<AdviceStep> steps;
+  AdviseStop stop = AdviseStop::NothingLeft;
+  uint32_t stop_group = model::kNone;  // the candidate that was too small (AdviseStop::TooSmall)
+  uint64_t stop_group_work = 0;        // its mean work per strand on the path
+  Burdened burdened_before, burdened_after;
+};
+// `group_of[f]` groups fragments (Strand::fragment) into what the user sees as one fragment
+// (same file:line-line); groups are 0 .. group_count-1. Group kNone is never chosen.
+Advice advise(const model::Model& m, const std::vector<uint32_t>& group_of, uint32_t group_count,
+              const AdviseOptions& options);
+
+}  // namespace tasklens::analysis

@@ -1,0 +1,279 @@
+#include "cli/analyze.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <memory>
+#include <thread>
+
+#include "analysis/profile.hpp"
+#include "analysis/whatif.hpp"
+#include "cli/errors.hpp"
+#include "model/builder.hpp"
+#include "report/profile_report.hpp"
+#include "report/whatif_report.hpp"
+#include "trace/reader.hpp"
+
+namespace tasklens::cli {
+namespace {
+
+report::Format parse_format(const std::string& f) {
+  if (f == "table") return report::Format::Table;
+  if (f == "csv") return report::Format::Csv;
+  if (f == "json") return report::Format::Json;
+  throw UsageError("--format " + f + ": unknown format; use table, csv or json");
+}
+
+analysis::WhatIfMode parse_mode(const std::string& mode) {
+  if (mode == "parallelize") return analysis::WhatIfMode::Parallelize;
+  if (mode == "speedup") return analysis::WhatIfMode::Speedup;
+  throw UsageError("--mode " + mode + ": unknown mode; use parallelize or speedup");
+}
+
+// Writes a command's output and ends the process without tearing down its data: a model of
+// millions of strands takes a tenth of a second or more to free (munmap of hundreds of MB),
+// which is pure waste at exit. A failed write (closed pipe, full disk) is an error.
+[[noreturn]] void write_and_exit(const std::string& out) {
+  bool ok = std::fwrite(out.data(), 1, out.size(), stdout) == out.size();
+  ok = std::fflush(stdout) == 0 && ok;
+  if (!ok) std::fputs("tasklens: could not write the report to standard output\n", stderr);
+  std::fflush(stderr);
+  std::_Exit(ok ? 0 : 1);
+}
+
+// A trace, its model with symbolized (and merged) sites.
+struct Loaded {
+  std::unique_ptr<trace::TraceFile> trace;
+  model::Model model;
+  std::vector<report::SiteLabel> labels;
+};
+
+Loaded load(const std::string& path) {
+  Loaded l;
+  l.trace = std::make_unique<trace::TraceFile>(trace::TraceFile::open(path));
+  l.model = model::build_model(*l.trace);
+  l.labels = report::label_sites(l.model, l.trace->modules());
+  report::merge_sites_by_location(l.model, l.labels);
+  return l;
+}
+
+std::string base(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// "NAME=FACTOR" -> (NAME, FACTOR); without a factor suffix: (text, 0).
+std::pair<std::string, double> split_unit(const std::string& text, const std::string& option) {
+  size_t eq = text.rfind('=');
+  if (eq == std::string::npos || eq == 0) return {text, 0.0};
+  return {text.substr(0, eq), parse_factor(text.substr(eq + 1), option + " " + text)};
+}
+
+// "dir/fib.c:12" -> "fib.c:12": labels name files by their base name.
+std::string normalize_location(const std::string& spec) {
+  size_t colon = spec.rfind(':');
+  if (colon == std::string::npos) return spec;
+  // A fragment "a.c:3-b.c:9" has two files: normalize both halves.
+  size_t dash = spec.find('-', spec.find(':'));
+  if (dash != std::string::npos && spec.find(':', dash) != std::string::npos)
+    return normalize_location(spec.substr(0, dash)) + "-" +
+           normalize_location(spec.substr(dash + 1));
+  size_t first = spec.find(':');
+  return base(spec.substr(0, first)) + spec.substr(first);
+}
+
+std::string list_units(const Loaded& l, const report::FragmentLabels& fl, size_t top) {
+  const model::Model& m = l.model;
+  analysis::Profile p = analysis::compute_profile(m);
+  std::vector<uint8_t> on_path(m.strands.size(), 0);
+  for (uint32_t s : p.critical_path) on_path[s] = 1;
+  std::string out =
+      fmt::format("Units for --region, --site and --fragment in {}:\n\n", l.trace->path());
+  out += "regions (TASKLENS_REGION_BEGIN/END):\n";
+  if (m.region_names.empty()) out += "  (none recorded)\n";
+  for (uint32_t r = 0; r < m.region_names.size(); ++r) {
+    analysis::Unit u = analysis::unit_of_region(m, r, m.region_names[r]);
+    uint64_t work = 0, crit = 0;
+    for (auto [s, w] : u.parts) {
+      work += w;
+      if (on_path[s]) crit += w;
+    }
+    out += fmt::format("  {:<30} work {:>12}  crit.% {:5.1f}\n", m.region_names[r],
+                       report::format_work(m, work), p.span ? 100.0 * crit / p.span : 0.0);
+  }
+  out += "\nsites (as in `tasklens report`):\n";
+  for (const analysis::SiteRow& r : p.sites) {
+    if (m.sites[r.site].kind == model::SiteKind::Program) continue;
+    out += fmt::format("  {:<30} {:<9} work {:>12}  crit.% {:5.1f}  {}\n", l.labels[r.site].site,
+                       model::to_string(m.sites[r.site].kind), report::format_work(m, r.work),
+                       r.critical_path_percent, l.labels[r.site].function);
+  }
+  // Fragments by their work on the critical path, then by work.
+  std::vector<uint64_t> work(fl.label.size()), crit(fl.label.size());
+  for (uint32_t s = 0; s < m.strands.size(); ++s) {
+    uint32_t g = fl.group_of[m.strands[s].fragment];
+    work[g] += m.strands[s].work;
+    if (on_path[s]) crit[g] += m.strands[s].work;
+  }
+  std::vector<uint32_t> order(fl.label.size());
+  for (uint32_t g = 0; g < order.size(); ++g) order[g] = g;
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return crit[a] != crit[b] ? crit[a] > crit[b] : work[a] > work[b];
+  });
+  size_t rows = top ? top : 20;
+  out += "\nfragments (code between two OpenMP events), by share of the critical path:\n";
+  for (size_t i = 0; i < order.size() && i < rows; ++i) {
+    uint32_t g = order[i];
+    out += fmt::format("  {:<30} work {:>12}  crit.% {:5.1f}  {}\n", fl.label[g],
+                       report::format_work(m, work[g]), p.span ? 100.0 * crit[g] / p.span : 0.0,
+                       fl.function[g]);
+  }
+  if (order.size() > rows)
+    out += fmt::format("  ({} more; --top {} shows all)\n", order.size() - rows, order.size());
+  return out;
+}
+
+}  // namespace
+
+double parse_factor(const std::string& text, const std::string& what) {
+  if (text == "inf" || text == "infinity") return analysis::kInfiniteFactor;
+  size_t used = 0;
+  double k = 0;
+  try {
+    k = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || !std::isfinite(k))
+    throw UsageError(what + ": '" + text + "' is not a factor; use a number such as 4 or inf");
+  if (k < 1) throw UsageError(what + ": a factor must be 1 or more (or inf), not " + text);
+  return k;
+}
+
+void run_report(const ReportOptions& opt) {
+  report::Format format = parse_format(opt.format);
+  Loaded l = load(opt.trace);
+  analysis::Profile p = analysis::compute_profile(l.model);
+  size_t top = opt.top                           ? opt.top
+               : format == report::Format::Table ? 20
+                                                 : std::numeric_limits<size_t>::max();
+  write_and_exit(
+      report::render_profile(l.model, p, l.labels, report::run_info(*l.trace), format, top));
+}
+
+void run_whatif(const WhatIfOptions& opt) {
+  report::Format format = parse_format(opt.format);
+  analysis::WhatIfMode mode = parse_mode(opt.mode);
+  std::vector<double> factors;
+  {
+    size_t pos = 0;
+    while (pos <= opt.factors.size()) {
+      size_t comma = opt.factors.find(',', pos);
+      if (comma == std::string::npos) comma = opt.factors.size();
+      factors.push_back(parse_factor(opt.factors.substr(pos, comma - pos), "--factors"));
+      pos = comma + 1;
+    }
+  }
+  if (!opt.list && opt.regions.empty() && opt.sites.empty() && opt.fragments.empty())
+    throw UsageError(
+        "whatif: name at least one unit with --region, --site or --fragment; "
+        "`tasklens whatif --list` shows them");
+  Loaded l = load(opt.trace);
+  const model::Model& m = l.model;
+  report::FragmentLabels fl = report::label_fragments(m, l.trace->modules(), l.labels);
+  if (opt.list) write_and_exit(list_units(l, fl, opt.top));
+
+  std::vector<analysis::Unit> units;
+  report::WhatIfReport r;
+  for (const std::string& spec : opt.regions) {
+    auto [name, k] = split_unit(spec, "--region");
+    auto it = std::find(m.region_names.begin(), m.region_names.end(), name);
+    if (it == m.region_names.end())
+      throw UsageError(
+          m.region_names.empty()
+              ? "--region " + name +
+                    ": the trace has no regions; mark them with TASKLENS_REGION_BEGIN/END "
+                    "(include/tasklens/tasklens.h)"
+              : "--region " + name +
+                    ": no region of that name; `tasklens whatif --list` "
+                    "shows the recorded ones");
+    units.push_back(analysis::unit_of_region(m, static_cast<uint32_t>(it - m.region_names.begin()),
+                                             "region " + name));
+    units.back().factor = k;
+    r.unit_kinds.push_back("region");
+  }
+  for (const std::string& spec : opt.sites) {
+    auto [name, k] = split_unit(spec, "--site");
+    std::string want = normalize_location(name);
+    std::vector<uint32_t> matches;
+    for (uint32_t x = 0; x < l.labels.size(); ++x)
+      if (l.labels[x].site == want && m.sites[x].kind != model::SiteKind::Program)
+        matches.push_back(x);
+    if (matches.empty())
+      throw UsageError("--site " + name +
+                       ": no construct site there; `tasklens report` lists the sites");
+    units.push_back(analysis::unit_of_sites(m, matches, want));
+    units.back().factor = k;
+    r.unit_kinds.push_back("site");
+  }
+  for (const std::string& spec : opt.fragments) {
+    auto [name, k] = split_unit(spec, "--fragment");
+    std::string want = normalize_location(name);
+    std::vector<uint32_t> matches;
+    for (uint32_t f = 0; f < fl.group_of.size(); ++f)
+      if (fl.label[fl.group_of[f]] == want) matches.push_back(f);
+    if (matches.empty())
+      throw UsageError("--fragment " + name +
+                       ": no code fragment file:L1-L2 like that; `tasklens whatif --list` shows "
+                       "them");
+    units.push_back(analysis::unit_of_fragments(m, matches, want));
+    units.back().factor = k;
+    r.unit_kinds.push_back("fragment");
+  }
+  r.mode = mode;
+  r.factors = factors;
+  r.before = analysis::compute_profile(m);
+  r.curves = analysis::whatif_curves(m, units, factors, mode);
+  r.after_factor = 0;
+  for (double k : factors)
+    if (!std::isinf(k)) r.after_factor = std::max(r.after_factor, k);
+  if (r.after_factor == 0) r.after_factor = analysis::kInfiniteFactor;
+  std::vector<const analysis::Unit*> all;
+  for (const analysis::Unit& u : units) all.push_back(&u);
+  analysis::Weights w = analysis::apply_units(m, all, r.after_factor, mode);
+  r.after = analysis::compute_profile(m, &w);
+  size_t top = opt.top                           ? opt.top
+               : format == report::Format::Table ? 20
+                                                 : std::numeric_limits<size_t>::max();
+  write_and_exit(report::render_whatif(m, r, l.labels, report::run_info(*l.trace), format, top));
+}
+
+void run_advise(const AdviseOptions& opt) {
+  report::Format format = parse_format(opt.format);
+  report::AdviceReport r;
+  r.options.mode = parse_mode(opt.mode);
+  if (opt.target > 0) {
+    r.options.target = opt.target;
+    r.target_origin = "--target";
+  } else {
+    unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    r.options.target = 8.0 * cores;
+    r.target_origin = fmt::format("8 x the {} cores of this machine", cores);
+  }
+  if (opt.target < 0) throw UsageError("--target must be positive");
+  if (opt.factor != 0) r.options.factor = parse_factor(fmt::format("{:g}", opt.factor), "--factor");
+  if (opt.k < 0) throw UsageError("--k must be 0 or more");
+  r.options.max_steps = opt.max_steps;
+  r.options.min_overhead_multiple = opt.k;
+  Loaded l = load(opt.trace);
+  report::FragmentLabels fl = report::label_fragments(l.model, l.trace->modules(), l.labels);
+  r.advice =
+      analysis::advise(l.model, fl.group_of, static_cast<uint32_t>(fl.label.size()), r.options);
+  write_and_exit(report::render_advice(l.model, r, fl, report::run_info(*l.trace), format));
+}
+
+}  // namespace tasklens::cli

@@ -1,0 +1,313 @@
+#include "report/whatif_report.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+
+namespace tasklens::report {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json factor_json(double k) {
+  if (std::isinf(k)) return "inf";
+  return k;
+}
+
+// gcc names a construct's body "fn._omp_fn.N"; clang ".omp_outlined..." (not a user name).
+std::string user_function(std::string f) {
+  size_t gcc = f.find("._omp_fn.");
+  if (gcc != std::string::npos) f.resize(gcc);
+  return f;
+}
+bool is_outlined(const std::string& f) {
+  return f.rfind(".omp_outlined", 0) == 0 || f.rfind("__omp_outlined", 0) == 0 ||
+         f.rfind(".omp_task_entry", 0) == 0;
+}
+
+Json program_json(const model::Model& m, uint64_t work, uint64_t span, double parallelism) {
+  return {{"work", work},
+          {"span", span},
+          {"parallelism", parallelism},
+          {"work_seconds", seconds_of(m, work)},
+          {"span_seconds", seconds_of(m, span)}};
+}
+
+std::string header_line(const model::Model& m, const RunInfo& info, const char* command) {
+  std::string out = fmt::format("tasklens {}: {} (pid {}), {} threads, {} tasks, metric {}{}\n",
+                                command, basename_of(info.program), info.pid, m.thread_count,
+                                m.task_count, m.metric, m.complete ? "" : ", INCOMPLETE trace");
+  for (const std::string& w : m.warnings) out += fmt::format("warning: {}\n", w);
+  return out;
+}
+
+}  // namespace
+
+std::string factor_name(double k) {
+  if (std::isinf(k)) return "inf";
+  return fmt::format("{:g}", k);
+}
+
+FragmentLabels label_fragments(const model::Model& m, const std::vector<trace::ModuleInfo>& modules,
+                               const std::vector<SiteLabel>& site_labels) {
+  std::vector<uint64_t> addresses;
+  for (const model::Fragment& f : m.fragments) {
+    addresses.push_back(f.begin);
+    addresses.push_back(f.end);
+  }
+  std::vector<symbols::Location> locs = resolve_return_addresses(addresses, modules);
+  auto where = [&](size_t i) -> std::string {
+    const symbols::Location& l = locs[i];
+    if (addresses[i] == 0) return "";
+    if (!l.file.empty() && l.line) return fmt::format("{}:{}", basename_of(l.file), l.line);
+    for (const auto& mod : modules)  // no line information: module+offset, as sites do
+      if (addresses[i] >= mod.begin && addresses[i] < mod.end)
+        return fmt::format("{}+0x{:x}", basename_of(mod.path), addresses[i] - mod.base);
+    return fmt::format("0x{:x}", addresses[i]);
+  };
+  // Each fragment's site (from one of its strands): its function is the user's name for the
+  // code around an outlined construct body.
+  std::vector<uint32_t> site_of(m.fragments.size(), model::kNone);
+  for (const model::Strand& st : m.strands)
+    if (st.fragment < site_of.size() && site_of[st.fragment] == model::kNone)
+      site_of[st.fragment] = st.site;
+  FragmentLabels out;
+  std::map<std::string, uint32_t> index;
+  for (size_t f = 0; f < m.fragments.size(); ++f) {
+    const symbols::Location& b = locs[2 * f];
+    const symbols::Location& e = locs[2 * f + 1];
+    std::string begin = where(2 * f), end = where(2 * f + 1);
+    std::string label;
+    if (begin.empty() && end.empty()) {
+      label = "<unknown>";
+    } else if (begin.empty()) {
+      label = "start-" + end;  // from the start of the program's initial task
+    } else if (end.empty()) {
+      label = begin + "-end";  // the strand ran to the end of its task
+    } else if (b.file == e.file && b.line && e.line) {
+      label = fmt::format("{}-{}", begin, e.line);
+    } else {
+      label = begin + "-" + end;
+    }
+    // The code ran in the function of its end (a task's first strand starts at the creation
+    // site, in the parent); without an end, in the function of its start.
+    std::string fn = user_function(m.fragments[f].end ? e.function : b.function);
+    if ((is_outlined(fn) || fn.empty()) && site_of[f] < site_labels.size())
+      fn = site_labels[site_of[f]].function;
+    if (is_outlined(fn)) fn.clear();
+    auto [it, inserted] = index.try_emplace(label, static_cast<uint32_t>(out.label.size()));
+    if (inserted) {
+      out.label.push_back(label);
+      out.function.push_back(fn);
+      out.begin_file.push_back(m.fragments[f].begin ? b.file : e.file);
+    } else if (out.function[it->second].empty()) {
+      out.function[it->second] = fn;
+    }
+    out.group_of.push_back(it->second);
+  }
+  return out;
+}
+
+std::string render_whatif(const model::Model& m, const WhatIfReport& r,
+                          const std::vector<SiteLabel>& labels, const RunInfo& info, Format format,
+                          size_t top) {
+  const char* mode = analysis::to_string(r.mode);
+  if (format == Format::Json) {
+    Json j;
+    j["tasklens_version"] = TASKLENS_VERSION;
+    j["trace"] = info.trace_path;
+    j["metric"] = m.metric;
+    j["complete"] = m.complete;
+    j["warnings"] = m.warnings;
+    j["mode"] = mode;
+    Json factors = Json::array();
+    for (double k : r.factors) factors.push_back(factor_json(k));
+    j["factors"] = factors;
+    j["program"] = program_json(m, r.before.work, r.before.span, r.before.parallelism);
+    Json units = Json::array();
+    for (size_t i = 0; i < r.curves.size(); ++i) {
+      const analysis::WhatIfCurve& c = r.curves[i];
+      Json points = Json::array();
+      for (const analysis::WhatIfPoint& p : c.points)
+        points.push_back({{"factor", factor_json(p.factor)},
+                          {"work", p.work},
+                          {"span", p.span},
+                          {"parallelism", p.parallelism}});
+      units.push_back(
+          {{"unit", c.unit},
+           {"kind", i < r.unit_kinds.size() ? r.unit_kinds[i] : "all"},
+           {"work", c.unit_work},
+           {"critical_work", c.unit_critical},
+           {"critical_path_percent",
+            r.before.span ? 100.0 * double(c.unit_critical) / double(r.before.span) : 0.0},
+           {"points", points}});
+    }
+    j["units"] = units;
+    Json after;
+    after["factor"] = factor_json(r.after_factor);
+    after["program"] = program_json(m, r.after.work, r.after.span, r.after.parallelism);
+    after["sites"] = site_rows_json(m, r.after, labels, top);
+    j["after"] = after;
+    return j.dump(2) + "\n";
+  }
+  if (format == Format::Csv) {
+    std::string out = "unit,kind,unit_work,unit_critical_work,factor,work,span,parallelism\n";
+    for (size_t i = 0; i < r.curves.size(); ++i) {
+      const analysis::WhatIfCurve& c = r.curves[i];
+      for (const analysis::WhatIfPoint& p : c.points)
+        out += fmt::format("{},{},{},{},{},{},{},{:.6g}\n", csv_escape(c.unit),
+                           i < r.unit_kinds.size() ? r.unit_kinds[i] : "all", c.unit_work,
+                           c.unit_critical, factor_name(p.factor), p.work, p.span, p.parallelism);
+    }
+    return out;
+  }
+  std::string out = header_line(m, info, "whatif");
+  out += fmt::format(
+      "mode {}: {}\n", mode,
+      r.mode == analysis::WhatIfMode::Parallelize
+          ? "each unit is split k ways (work unchanged, its time on every path divided by k)"
+          : "each unit becomes k times faster (its work and its time on every path / k)");
+  out += fmt::format("recorded: work {}, span {}, parallelism {:.2f}\n\n",
+                     format_work(m, r.before.work), format_work(m, r.before.span),
+                     r.before.parallelism);
+  out += fmt::format("{:<28} {:>12} {:>8}", "unit", "work", "crit.%");
+  for (double k : r.factors) out += fmt::format(" {:>9}", "k=" + factor_name(k));
+  out += "\n";
+  for (const analysis::WhatIfCurve& c : r.curves) {
+    double crit = r.before.span ? 100.0 * double(c.unit_critical) / double(r.before.span) : 0;
+    out += fmt::format("{:<28} {:>12} {:>7.1f}%", c.unit, format_work(m, c.unit_work), crit);
+    for (const analysis::WhatIfPoint& p : c.points) out += fmt::format(" {:>9.2f}", p.parallelism);
+    out += "\n";
+  }
+  out += "(columns k=...: the program's parallelism if the unit were sped up that way)\n\n";
+  out += fmt::format("Profile with all units at k={}: work {}, span {}, parallelism {:.2f}\n",
+                     factor_name(r.after_factor), format_work(m, r.after.work),
+                     format_work(m, r.after.span), r.after.parallelism);
+  out += site_rows_table(m, r.after, labels, top);
+  return out;
+}
+
+std::string render_advice(const model::Model& m, const AdviceReport& r, const FragmentLabels& fl,
+                          const RunInfo& info, Format format) {
+  const analysis::Advice& a = r.advice;
+  auto label = [&](uint32_t g) { return g < fl.label.size() ? fl.label[g] : "<unknown>"; };
+  auto function = [&](uint32_t g) { return g < fl.function.size() ? fl.function[g] : ""; };
+  if (format == Format::Json) {
+    Json j;
+    j["tasklens_version"] = TASKLENS_VERSION;
+    j["trace"] = info.trace_path;
+    j["metric"] = m.metric;
+    j["complete"] = m.complete;
+    j["warnings"] = m.warnings;
+    j["mode"] = analysis::to_string(r.options.mode);
+    j["target"] = r.options.target;
+    j["target_origin"] = r.target_origin;
+    j["factor"] = factor_json(a.factor);
+    j["program"] = program_json(m, a.work, a.span, a.parallelism);
+    j["task_overhead"] = {{"per_task", a.overhead.per_task},
+                          {"per_task_seconds", seconds_of(m, a.overhead.per_task)},
+                          {"samples", a.overhead.samples},
+                          {"k", r.options.min_overhead_multiple}};
+    Json steps = Json::array();
+    for (const analysis::AdviceStep& s : a.steps)
+      steps.push_back(
+          {{"fragment", label(s.group)},
+           {"function", function(s.group)},
+           {"region", s.region < m.region_names.size() ? m.region_names[s.region] : std::string()},
+           {"region_percent", s.region_percent},
+           {"critical_work", s.critical_work},
+           {"critical_path_percent", s.critical_percent},
+           {"work", s.work},
+           {"span", s.span},
+           {"parallelism", s.parallelism}});
+    j["steps"] = steps;
+    j["stop"] = analysis::to_string(a.stop);
+    if (a.stop == analysis::AdviseStop::TooSmall)
+      j["stop_candidate"] = {{"fragment", label(a.stop_group)},
+                             {"work_per_strand", a.stop_group_work}};
+    j["burdened"] = {{"before",
+                      {{"span", a.burdened_before.span},
+                       {"parallelism", a.burdened_before.parallelism},
+                       {"overhead_percent", a.burdened_before.overhead_percent}}},
+                     {"after",
+                      {{"span", a.burdened_after.span},
+                       {"parallelism", a.burdened_after.parallelism},
+                       {"overhead_percent", a.burdened_after.overhead_percent}}}};
+    return j.dump(2) + "\n";
+  }
+  if (format == Format::Csv) {
+    std::string out =
+        "step,fragment,function,critical_work,critical_path_percent,work,span,"
+        "parallelism\n";
+    out += fmt::format("0,<recorded>,,,,{},{},{:.6g}\n", a.work, a.span, a.parallelism);
+    for (size_t i = 0; i < a.steps.size(); ++i) {
+      const analysis::AdviceStep& s = a.steps[i];
+      out += fmt::format("{},{},{},{},{:.4f},{},{},{:.6g}\n", i + 1, csv_escape(label(s.group)),
+                         csv_escape(function(s.group)), s.critical_work, s.critical_percent, s.work,
+                         s.span, s.parallelism);
+    }
+    return out;
+  }
+  std::string out = header_line(m, info, "advise");
+  out += fmt::format(
+      "target parallelism {:g} ({}); each step {} the fragment {} ways\n", r.options.target,
+      r.target_origin,
+      r.options.mode == analysis::WhatIfMode::Parallelize ? "parallelizes" : "speeds up",
+      factor_name(a.factor));
+  out += fmt::format("recorded: work {}, span {}, parallelism {:.2f}\n", format_work(m, a.work),
+                     format_work(m, a.span), a.parallelism);
+  if (a.overhead.samples)
+    out += fmt::format(
+        "tasking overhead: {} per task (estimated from {} task strands); fragments below "
+        "{:g} x that are not worth parallelizing\n",
+        format_work(m, a.overhead.per_task), a.overhead.samples, r.options.min_overhead_multiple);
+  else
+    out += "tasking overhead: not measurable (fewer than 100 task strands); not used\n";
+  out += "\n";
+  out += fmt::format("{:>4}  {:<32} {:<20} {:>12} {:>8} {:>12}\n", "step", "fragment", "function",
+                     "on crit.", "crit.%", "parallelism");
+  out += fmt::format("{:>4}  {:<32} {:<20} {:>12} {:>8} {:>12.2f}\n", 0, "(as recorded)", "", "",
+                     "", a.parallelism);
+  for (size_t i = 0; i < a.steps.size(); ++i) {
+    const analysis::AdviceStep& s = a.steps[i];
+    out += fmt::format(
+        "{:>4}  {:<32} {:<20} {:>12} {:>7.1f}% {:>12.2f}{}\n", i + 1, label(s.group),
+        function(s.group), format_work(m, s.critical_work), s.critical_percent, s.parallelism,
+        s.region < m.region_names.size() ? fmt::format("  (region {}: {:.0f}% of it)",
+                                                       m.region_names[s.region], s.region_percent)
+                                         : "");
+  }
+  out +=
+      "(crit.%: the fragment's share of the critical path before the step; parallelism: "
+      "after it)\n\n";
+  switch (a.stop) {
+    case analysis::AdviseStop::TargetReached:
+      out += "stopped: the target parallelism is reached\n";
+      break;
+    case analysis::AdviseStop::AlreadyReached:
+      out += "stopped: the program already reaches the target parallelism\n";
+      break;
+    case analysis::AdviseStop::TooSmall:
+      out += fmt::format(
+          "stopped: the next candidate, {}, does {} per strand on the critical path, less than "
+          "{:g} x the tasking overhead\n",
+          label(a.stop_group), format_work(m, a.stop_group_work), r.options.min_overhead_multiple);
+      break;
+    case analysis::AdviseStop::NothingLeft:
+      out += "stopped: no fragment left on the critical path to optimize\n";
+      break;
+    case analysis::AdviseStop::MaxSteps:
+      out += "stopped: --max-steps reached\n";
+      break;
+  }
+  out += fmt::format(
+      "burdened parallelism (every task start charged the overhead): {:.2f} as recorded "
+      "(overhead {:.1f}% of its critical path), {:.2f} after the steps ({:.1f}%)\n",
+      a.burdened_before.parallelism, a.burdened_before.overhead_percent,
+      a.burdened_after.parallelism, a.burdened_after.overhead_percent);
+  return out;
+}
+
+}  // namespace tasklens::report

@@ -1,0 +1,51 @@
+// Renders what-if curves and the adviser's steps as a table, CSV or JSON (contract in
+// docs/report-json.md), and names code fragments (file:line-line) for them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/whatif.hpp"
+#include "report/profile_report.hpp"
+
+namespace tasklens::report {
+
+// Fragments as users see them: "fib.c:12-14" (file:first line-last line), with the function.
+// Fragments whose two ends symbolize alike are one group.
+struct FragmentLabels {
+  std::vector<uint32_t> group_of;       // per Model::fragments entry
+  std::vector<std::string> label;       // per group
+  std::vector<std::string> function;    // per group (may be empty)
+  std::vector<std::string> begin_file;  // per group: full path of the first line's file
+};
+// `site_labels` name the function of fragments that run in outlined construct bodies.
+FragmentLabels label_fragments(const model::Model& model,
+                               const std::vector<trace::ModuleInfo>& modules,
+                               const std::vector<SiteLabel>& site_labels);
+
+struct WhatIfReport {
+  analysis::WhatIfMode mode = analysis::WhatIfMode::Parallelize;
+  std::vector<double> factors;
+  std::vector<std::string> unit_kinds;  // per unit: "region", "site" or "fragment"
+  analysis::Profile before;             // the recorded profile (program totals are used)
+  std::vector<analysis::WhatIfCurve> curves;
+  double after_factor = 0;  // the largest finite factor
+  analysis::Profile after;  // profile after all units at after_factor
+};
+std::string render_whatif(const model::Model& model, const WhatIfReport& report,
+                          const std::vector<SiteLabel>& labels, const RunInfo& info, Format format,
+                          size_t top);
+
+struct AdviceReport {
+  analysis::Advice advice;
+  analysis::AdviseOptions options;
+  std::string target_origin;  // how the target was chosen ("8 x 2 cores", "--target")
+};
+std::string render_advice(const model::Model& model, const AdviceReport& report,
+                          const FragmentLabels& fragments, const RunInfo& info, Format format);
+
+// "inf" or the number as written by a person (2, 2.5).
+std::string factor_name(double factor);
+
+}  // namespace tasklens::report

@@ -1,0 +1,263 @@
+// What-if curves, what-if profiles, tasking overhead, burdened parallelism and the adviser:
+// against brute force on random DAG models and against hand-computed values on small shapes.
+#include "analysis/whatif.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "analysis/profile.hpp"
+#include "model_fixtures.hpp"
+
+namespace tasklens {
+namespace {
+
+using analysis::Unit;
+using analysis::WhatIfMode;
+using fixtures::ModelBuilder;
+using model::Model;
+using model::NodeKind;
+using model::SiteKind;
+
+constexpr double kInf = analysis::kInfiniteFactor;
+
+// Longest path by relaxing every edge until nothing changes (Bellman-Ford on the negated
+// weights): independent of the topological numbering the implementation relies on.
+uint64_t brute_span(const Model& m, const std::vector<uint64_t>& weight) {
+  const size_t n = m.strands.size();
+  std::vector<uint64_t> dist(n);
+  for (size_t s = 0; s < n; ++s) dist[s] = weight[s];
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (uint32_t s = 0; s < n; ++s)
+      for (uint32_t p : m.preds_of(s))
+        if (dist[p] + weight[s] > dist[s]) {
+          dist[s] = dist[p] + weight[s];
+          changed = true;
+        }
+  }
+  uint64_t best = 0;
+  for (uint64_t d : dist) best = std::max(best, d);
+  return best;
+}
+
+uint64_t expected_weight(uint64_t w, uint64_t u, double k) {
+  uint64_t kept = std::isinf(k) ? 0 : static_cast<uint64_t>(std::llround(double(u) / k));
+  return w - u + kept;
+}
+
+Unit random_unit(const Model& m, std::mt19937_64& rng, double p) {
+  Unit u;
+  u.name = "random";
+  std::uniform_real_distribution<double> coin(0, 1);
+  for (uint32_t s = 0; s < m.strands.size(); ++s) {
+    if (coin(rng) >= p || m.strands[s].work == 0) continue;
+    uint64_t part = std::uniform_int_distribution<uint64_t>(1, m.strands[s].work)(rng);
+    u.parts.emplace_back(s, part);
+  }
+  return u;
+}
+
+TEST(WhatIfRandomTest, CurvesMatchBruteForceInBothModes) {
+  std::mt19937_64 rng(7);
+  fixtures::RandomModelOptions opt;
+  opt.max_strands = 80;
+  opt.min_strands = 20;
+  opt.max_work = 1000;
+  const std::vector<double> factors = {1, 2, 3.5, 8, kInf};
+  for (int i = 0; i < 300; ++i) {
+    SCOPED_TRACE("model " + std::to_string(i));
+    Model m = fixtures::random_model(rng, opt);
+    std::vector<Unit> units = {random_unit(m, rng, 0.3), random_unit(m, rng, 0.3)};
+    units[1].name = "second";
+    for (WhatIfMode mode : {WhatIfMode::Parallelize, WhatIfMode::Speedup}) {
+      auto curves = analysis::whatif_curves(m, units, factors, mode);
+      ASSERT_EQ(curves.size(), 3u);  // each unit, then "all"
+      EXPECT_EQ(curves[2].unit, "all");
+      for (size_t c = 0; c < 3; ++c) {
+        // Brute force: the covered part of each strand (capped at its work for "all").
+        std::vector<uint64_t> covered(m.strands.size(), 0);
+        for (size_t ui = 0; ui < 2; ++ui) {
+          if (c < 2 && ui != c) continue;
+          for (auto [s, part] : units[ui].parts)
+            covered[s] = std::min(m.strands[s].work, covered[s] + part);
+        }
+        uint64_t unit_work = 0;
+        for (uint64_t x : covered) unit_work += x;
+        EXPECT_EQ(curves[c].unit_work, unit_work);
+        for (size_t f = 0; f < factors.size(); ++f) {
+          std::vector<uint64_t> weight(m.strands.size());
+          uint64_t work = 0;
+          for (uint32_t s = 0; s < m.strands.size(); ++s) {
+            weight[s] = expected_weight(m.strands[s].work, covered[s], factors[f]);
+            work += mode == WhatIfMode::Speedup ? weight[s] : m.strands[s].work;
+          }
+          const analysis::WhatIfPoint& p = curves[c].points[f];
+          EXPECT_EQ(p.span, brute_span(m, weight)) << "curve " << c << " factor " << factors[f];
+          EXPECT_EQ(p.work, work);
+          if (factors[f] == 1) {
+            uint64_t total = 0;
+            for (const auto& st : m.strands) total += st.work;
+            EXPECT_EQ(p.work, total);
+            EXPECT_EQ(p.span, analysis::longest_path(m));
+          }
+        }
+      }
+      if (HasFailure()) return;
+    }
+  }
+}
+
+TEST(WhatIfRandomTest, ProfileUnderWeightsKeepsItsInvariants) {
+  std::mt19937_64 rng(8);
+  fixtures::RandomModelOptions opt;
+  opt.max_strands = 100;
+  opt.min_strands = 30;
+  opt.max_work = 500;
+  for (int i = 0; i < 200; ++i) {
+    SCOPED_TRACE("model " + std::to_string(i));
+    Model m = fixtures::random_model(rng, opt);
+    Unit u = random_unit(m, rng, 0.4);
+    analysis::Weights w = analysis::apply_units(m, {&u}, 4, WhatIfMode::Parallelize);
+    analysis::Profile p = analysis::compute_profile(m, &w);
+    EXPECT_EQ(p.span, brute_span(m, w.span));
+    uint64_t work = 0;
+    for (uint64_t x : w.work) work += x;
+    EXPECT_EQ(p.work, work);
+    double sum = 0;
+    for (const auto& row : p.sites) {
+      sum += row.critical_path_percent;
+      EXPECT_LE(row.work, p.work);
+    }
+    if (p.span > 0) {
+      EXPECT_NEAR(sum, 100.0, 1e-9);
+    }
+  }
+}
+
+// Amdahl by hand: a serial strand of 100, then 4 parallel tasks of 10.
+Model amdahl_model(uint32_t tasks = 4, uint64_t serial = 100, uint64_t each = 10) {
+  ModelBuilder b;
+  const uint32_t site = b.add_site(SiteKind::Task);
+  const uint32_t first = b.strand(serial);
+  std::vector<uint32_t> ends{first};
+  for (uint32_t i = 0; i < tasks; ++i) {
+    b.open(NodeKind::Task, site);
+    ends.push_back(b.strand(each, {first}));
+    b.close();
+  }
+  b.strand(0, ends);
+  Model m = b.finish();
+  m.fragments = {{}, {0x10, 0x20}, {0x20, 0}};
+  m.strands[0].fragment = 1;
+  for (uint32_t i = 1; i <= tasks; ++i) m.strands[i].fragment = 2;
+  return m;
+}
+
+TEST(WhatIfTest, SerialRegionSpeedupFollowsAmdahl) {
+  Model m = amdahl_model();
+  Unit serial = analysis::unit_of_fragments(m, {1}, "serial");
+  auto curves = analysis::whatif_curves(m, {serial}, {2, 4, kInf}, WhatIfMode::Parallelize);
+  ASSERT_EQ(curves.size(), 1u);
+  EXPECT_EQ(curves[0].unit_work, 100u);
+  EXPECT_EQ(curves[0].unit_critical, 100u);
+  EXPECT_EQ(curves[0].points[0].span, 60u);  // 50 + 10
+  EXPECT_EQ(curves[0].points[1].span, 35u);
+  EXPECT_EQ(curves[0].points[2].span, 10u);
+  EXPECT_EQ(curves[0].points[2].work, 140u);  // parallelizing saves no work
+  auto fast = analysis::whatif_curves(m, {serial}, {4}, WhatIfMode::Speedup);
+  EXPECT_EQ(fast[0].points[0].work, 65u);
+  EXPECT_DOUBLE_EQ(fast[0].points[0].parallelism, 65.0 / 35.0);
+}
+
+TEST(WhatIfTest, UnitsOfSitesAndRegions) {
+  Model m = amdahl_model();
+  Unit tasks = analysis::unit_of_sites(m, {1}, "tasks");
+  EXPECT_EQ(tasks.parts.size(), 4u);
+  m.region_names = {"a", "b"};
+  m.region_work = {{0, 0, 30}, {0, 1, 5}, {2, 0, 4}};
+  Unit a = analysis::unit_of_region(m, 0, "a");
+  ASSERT_EQ(a.parts.size(), 2u);
+  EXPECT_EQ(a.parts[0], (std::pair<uint32_t, uint64_t>{0, 30}));
+  EXPECT_EQ(a.parts[1], (std::pair<uint32_t, uint64_t>{2, 4}));
+  // An own factor applies in the combination, not to the unit's own curve.
+  a.factor = 2;
+  auto curves = analysis::whatif_curves(m, {a}, {kInf}, WhatIfMode::Parallelize);
+  ASSERT_EQ(curves.size(), 2u);
+  EXPECT_EQ(curves[0].points[0].span, 70u + 10);  // region a removed from the path
+  EXPECT_EQ(curves[1].unit, "all");
+  EXPECT_EQ(curves[1].points[0].span, 85u + 10);  // 100 - 30 + 15, then a task of 10
+}
+
+TEST(AdviseTest, TakesTheSerialFragmentFirstAndStopsAtTheTarget) {
+  Model m = amdahl_model();
+  std::vector<uint32_t> group_of = {model::kNone, 0, 1};
+  analysis::AdviseOptions opt;
+  opt.target = 3;
+  opt.factor = 4;
+  analysis::Advice a = analysis::advise(m, group_of, 2, opt);
+  EXPECT_EQ(a.span, 110u);
+  ASSERT_EQ(a.steps.size(), 1u);
+  EXPECT_EQ(a.steps[0].group, 0u);
+  EXPECT_EQ(a.steps[0].critical_work, 100u);
+  EXPECT_NEAR(a.steps[0].critical_percent, 100.0 * 100 / 110, 1e-9);
+  EXPECT_EQ(a.steps[0].span, 35u);
+  EXPECT_DOUBLE_EQ(a.steps[0].parallelism, 4.0);
+  EXPECT_EQ(a.stop, analysis::AdviseStop::TargetReached);
+  // A higher target: the task fragment comes next, then nothing is left.
+  opt.target = 1000;
+  a = analysis::advise(m, group_of, 2, opt);
+  ASSERT_EQ(a.steps.size(), 2u);
+  EXPECT_EQ(a.steps[1].group, 1u);
+  EXPECT_EQ(a.steps[1].span, 25u + 3);  // 10 / 4 rounds to 3 (2.5 away from zero)
+  EXPECT_EQ(a.stop, analysis::AdviseStop::NothingLeft);
+  opt.max_steps = 1;
+  EXPECT_EQ(analysis::advise(m, group_of, 2, opt).stop, analysis::AdviseStop::MaxSteps);
+  opt.target = 1;
+  a = analysis::advise(m, group_of, 2, opt);
+  EXPECT_EQ(a.stop, analysis::AdviseStop::AlreadyReached);
+  EXPECT_TRUE(a.steps.empty());
+}
+
+TEST(AdviseTest, StopsAtCandidatesBelowTheTaskingOverhead) {
+  // 200 tasks of 10: the overhead estimate is 10; a serial fragment of 50 < 10 x 10.
+  Model m = amdahl_model(200, 50, 10);
+  analysis::Overhead o = analysis::estimate_task_overhead(m);
+  EXPECT_EQ(o.per_task, 10u);
+  EXPECT_EQ(o.samples, 200u);
+  std::vector<uint32_t> group_of = {model::kNone, 0, 1};
+  analysis::AdviseOptions opt;
+  opt.target = 100;
+  analysis::Advice a = analysis::advise(m, group_of, 2, opt);
+  EXPECT_TRUE(a.steps.empty());
+  EXPECT_EQ(a.stop, analysis::AdviseStop::TooSmall);
+  EXPECT_EQ(a.stop_group, 0u);
+  opt.min_overhead_multiple = 2;  // 50 >= 2 x 10: worth it
+  a = analysis::advise(m, group_of, 2, opt);
+  ASSERT_FALSE(a.steps.empty());
+  EXPECT_EQ(a.steps[0].group, 0u);
+  // Too few tasks to estimate: no overhead, no such stop.
+  EXPECT_EQ(analysis::estimate_task_overhead(amdahl_model()).samples, 0u);
+}
+
+TEST(BurdenedTest, EveryTaskStartPaysTheOverhead) {
+  Model m = amdahl_model();  // span 100 + 10
+  analysis::Burdened b = analysis::burdened(m, nullptr, 140, 7);
+  EXPECT_EQ(b.span, 117u);
+  EXPECT_EQ(b.overhead_on_path, 7u);
+  EXPECT_DOUBLE_EQ(b.parallelism, 140.0 / 117.0);
+  EXPECT_NEAR(b.overhead_percent, 700.0 / 117.0, 1e-9);
+  // Nested tasks pay on every level: fib(4) has 4 task levels on its critical path... with the
+  // fixture's shape (a task per call), the path crosses one task start per level.
+  uint32_t site = 0;
+  Model fib = fixtures::fib_model(4, &site);
+  uint64_t plain = analysis::longest_path(fib);
+  analysis::Burdened bf = analysis::burdened(fib, nullptr, 0, 100);
+  EXPECT_EQ(bf.span, plain + 4 * 100);  // fib(4) -> fib(3) -> fib(2) -> fib(1)
+}
+
+}  // namespace
+}  // namespace tasklens
