@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test suite: unit and end-to-end tests of the release build, then the unit tests again
-# under ASan+UBSan, and the recorder's concurrent buffers under TSan. Needs scripts/setup.sh first.
+# under ASan+UBSan, and the recorder's concurrent buffers and region names under TSan. Needs
+# scripts/setup.sh first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs="$(nproc)"
@@ -19,5 +20,5 @@ ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE e2e
 
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTASKLENS_SANITIZE=thread \
   -DTASKLENS_BUILD_EXAMPLES=OFF -DTASKLENS_BUILD_BENCH=OFF >/dev/null
-cmake --build build-tsan -j"$jobs" --target recorder_buffer_test
-ctest --test-dir build-tsan --output-on-failure -R 'RecorderBuffer'
+cmake --build build-tsan -j"$jobs" --target recorder_buffer_test recorder_regions_test
+ctest --test-dir build-tsan --output-on-failure -R 'RecorderBuffer|RecorderRegions'

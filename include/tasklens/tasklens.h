@@ -20,9 +20,9 @@
  * weak symbols; nothing in the program defines them. The recorder, which `tasklens record`
  * preloads into the program, does, and the dynamic loader binds the program's references to it
  * at load time. Without the recorder the references stay null and each macro is a load and a
- * branch not taken. In a recorded run, a region boundary costs about as much as an OpenMP event
- * (tens of nanoseconds); calls from threads that OpenMP does not know, and calls in a forked
- * child, record nothing.
+ * branch not taken (about 1 ns for a BEGIN/END pair, measured). In a recorded run a region
+ * boundary is one event, like an OpenMP one (about 10 ns: a TSC read and a few bytes); calls from
+ * threads that OpenMP does not know, and calls in a forked child, record nothing.
  *
  * Build requirement (measured with gcc 12 and clang 14, binutils 2.40): the code that uses the
  * macros must be compiled as position-independent code: -fPIE (the default of gcc and clang on

@@ -35,6 +35,17 @@ Json program_json(const model::Model& m, uint64_t work, uint64_t span, double pa
           {"span_seconds", seconds_of(m, span)}};
 }
 
+// The fields every JSON output starts with.
+Json json_head(const model::Model& m, const RunInfo& info) {
+  Json j;
+  j["tasklens_version"] = TASKLENS_VERSION;
+  j["trace"] = info.trace_path;
+  j["metric"] = m.metric;
+  j["complete"] = m.complete;
+  j["warnings"] = m.warnings;
+  return j;
+}
+
 std::string header_line(const model::Model& m, const RunInfo& info, const char* command) {
   std::string out = fmt::format("tasklens {}: {} (pid {}), {} threads, {} tasks, metric {}{}\n",
                                 command, basename_of(info.program), info.pid, m.thread_count,
@@ -115,12 +126,7 @@ std::string render_whatif(const model::Model& m, const WhatIfReport& r,
                           size_t top) {
   const char* mode = analysis::to_string(r.mode);
   if (format == Format::Json) {
-    Json j;
-    j["tasklens_version"] = TASKLENS_VERSION;
-    j["trace"] = info.trace_path;
-    j["metric"] = m.metric;
-    j["complete"] = m.complete;
-    j["warnings"] = m.warnings;
+    Json j = json_head(m, info);
     j["mode"] = mode;
     Json factors = Json::array();
     for (double k : r.factors) factors.push_back(factor_json(k));
@@ -195,12 +201,7 @@ std::string render_advice(const model::Model& m, const AdviceReport& r, const Fr
   auto label = [&](uint32_t g) { return g < fl.label.size() ? fl.label[g] : "<unknown>"; };
   auto function = [&](uint32_t g) { return g < fl.function.size() ? fl.function[g] : ""; };
   if (format == Format::Json) {
-    Json j;
-    j["tasklens_version"] = TASKLENS_VERSION;
-    j["trace"] = info.trace_path;
-    j["metric"] = m.metric;
-    j["complete"] = m.complete;
-    j["warnings"] = m.warnings;
+    Json j = json_head(m, info);
     j["mode"] = analysis::to_string(r.options.mode);
     j["target"] = r.options.target;
     j["target_origin"] = r.target_origin;
