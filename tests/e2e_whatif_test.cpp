@@ -63,7 +63,7 @@ TEST_P(WhatIf, RegionWhatIfPredictsTheOptimizedTwin) {
             << predicted << ", the parallel twin measures " << measured << " (error "
             << 100 * (predicted - measured) / measured << "%, " << attempts << " run(s))\n";
   EXPECT_NEAR(predicted, measured, 0.15 * measured);
-  // k = inf leaves the solve phase: (S + T*W) / W = 32.
+  // k = 2: span S/2 + W = 90000, parallelism (S + T*W) / 90000 = 3.56.
   EXPECT_NEAR(parallelism_at(j, "region prepare", 2), 320000.0 / 90000, 0.15 * 320000 / 90000);
   // After the what-if at the largest finite factor (8): the same program work.
   EXPECT_EQ(j["after"]["factor"], 8);
