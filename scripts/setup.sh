@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-packages=(build-essential cmake ninja-build pkg-config clang-14 libomp-dev libcli11-dev
+packages=(build-essential cmake ninja-build pkg-config clang-14 libomp-dev libtbb-dev libcli11-dev
           libfmt-dev nlohmann-json3-dev libzstd-dev libgtest-dev libbenchmark-dev binutils)
 missing=()
 for p in "${packages[@]}"; do

@@ -339,9 +339,10 @@ inline double num(const json& j, const char* key) {
 // Checks on a report
 
 inline const std::vector<std::string>& site_kinds() {
-  static const std::vector<std::string> kinds = {"program",  "parallel",  "task",
-                                                 "taskloop", "loop",      "sections",
-                                                 "single",   "taskgroup", "masked"};
+  static const std::vector<std::string> kinds = {
+      "program",         "parallel",        "task",          "taskloop",      "loop",
+      "sections",        "single",          "taskgroup",     "masked",        "parallel_for",
+      "parallel_reduce", "parallel_invoke", "parallel_sort", "tbb_algorithm", "arena_execute"};
   return kinds;
 }
 

@@ -1,119 +1,29 @@
 // The model builder on synthetic traces: exact work and span for each OpenMP rule, free of the
 // timing noise of real runs (those are checked end to end in e2e_semantics_test.cpp).
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <initializer_list>
 #include <string>
 #include <vector>
 
 #include "analysis/profile.hpp"
 #include "model/builder.hpp"
 #include "trace/format.hpp"
-#include "trace/reader.hpp"
+#include "trace_builder.hpp"
 
 namespace tasklens {
 namespace {
 
+using fixtures::expect_invariants;
+using fixtures::id;
+using fixtures::TraceBuilder;
 using trace::EventKind;
-
-uint64_t id(uint32_t thread, uint64_t counter) { return (uint64_t(thread) + 1) << 40 | counter; }
 
 // OMPT values used below.
 constexpr uint64_t kInitial = 1, kImplicit = 2, kExplicit = 4, kUndeferred = 0x08000000;
 constexpr uint64_t kSwitch = 7, kComplete = 1;
 constexpr uint64_t kBarrier = 2, kTaskwait = 5, kTaskgroup = 6;
 constexpr uint64_t kLoop = 1, kChunk = 3;
-
-// Writes a trace whose events are given per thread with explicit TSC times (1 tick = 1 ns).
-class TraceBuilder {
- public:
-  explicit TraceBuilder(uint32_t threads, bool dispatch = true)
-      : streams_(threads), dispatch_(dispatch) {}
-
-  void ev(uint32_t t, uint64_t time, EventKind kind, std::initializer_list<uint64_t> fields,
-          std::initializer_list<uint64_t> groups = {}) {
-    Stream& s = streams_[t];
-    s.bytes.push_back(static_cast<uint8_t>(kind));
-    varint(s, time - s.time);
-    s.time = time;
-    const trace::EventShape shape = trace::kEventShapes[static_cast<int>(kind)];
-    int i = 0;
-    for (uint64_t f : fields) {
-      if (shape.id_mask & (1u << i)) {
-        varint(s, trace::zigzag(static_cast<int64_t>(f - s.id)));
-        s.id = f;
-      } else if (shape.ptr_mask & (1u << i)) {
-        varint(s, trace::zigzag(static_cast<int64_t>(f - s.ptr)));
-        s.ptr = f;
-      } else {
-        varint(s, f);
-      }
-      ++i;
-    }
-    for (uint64_t g : groups) varint(s, g);
-  }
-
-  model::Model build() {
-    trace::FileHeader h = trace::make_file_header(1, 0, 0, trace::Metric::Tsc);
-    std::vector<uint8_t> out(reinterpret_cast<uint8_t*>(&h), reinterpret_cast<uint8_t*>(&h + 1));
-    std::vector<uint8_t> schema = trace::make_schema_payload();
-    trace::append_record(out, trace::RecordType::EventSchema, schema.data(), schema.size());
-    uint32_t flags = dispatch_ ? uint32_t{trace::kRuntimeHasDispatch} : 0u;
-    append_record(out, trace::RecordType::RuntimeInfo, &flags, 4);
-    for (uint32_t t = 0; t < streams_.size(); ++t) {
-      trace::EventBlockHeader bh{};
-      bh.thread = t;
-      bh.raw_size = static_cast<uint32_t>(streams_[t].bytes.size());
-      trace::append_record(out, trace::RecordType::EventBlock, &bh, sizeof bh,
-                           streams_[t].bytes.data(), streams_[t].bytes.size());
-    }
-    trace::ClockSync a{0, 0}, b{1000000000, 1000000000};
-    trace::append_record(out, trace::RecordType::ClockSync, &a, sizeof a);
-    trace::append_record(out, trace::RecordType::ClockSync, &b, sizeof b);
-    trace::Finish f{};
-    trace::append_record(out, trace::RecordType::Finish, &f, sizeof f);
-    char path[] = "/tmp/tasklens_model_testXXXXXX";
-    int fd = mkstemp(path);
-    EXPECT_EQ(write(fd, out.data(), out.size()), static_cast<ssize_t>(out.size()));
-    close(fd);
-    trace::TraceFile file = trace::TraceFile::open(path);
-    unlink(path);
-    return model::build_model(file);
-  }
-
- private:
-  struct Stream {
-    std::vector<uint8_t> bytes;
-    uint64_t time = 0, id = 0, ptr = 0;
-  };
-  static void varint(Stream& s, uint64_t v) {
-    uint8_t buf[10];
-    uint8_t* e = trace::put_varint(buf, v);
-    s.bytes.insert(s.bytes.end(), buf, e);
-  }
-  std::vector<Stream> streams_;
-  bool dispatch_;
-};
-
-// The invariants every analysis relies on.
-void expect_invariants(const model::Model& m) {
-  ASSERT_FALSE(m.nodes.empty());
-  EXPECT_EQ(m.nodes[0].strand_begin, 0u);
-  EXPECT_EQ(m.nodes[0].strand_end, m.strands.size());
-  for (uint32_t s = 0; s < m.strands.size(); ++s)
-    for (uint32_t p : m.preds_of(s)) EXPECT_LT(p, s);
-  for (uint32_t v = 1; v < m.nodes.size(); ++v) {
-    const model::Node& n = m.nodes[v];
-    EXPECT_LT(n.parent, v);
-    const model::Node& p = m.nodes[n.parent];
-    EXPECT_LE(p.strand_begin, n.strand_begin);
-    EXPECT_GE(p.strand_end, n.strand_end);
-    EXPECT_LE(v + n.subtree_size, n.parent + p.subtree_size);
-  }
-  for (const std::string& w : m.warnings) ADD_FAILURE() << "warning: " << w;
-}
 
 // A parallel region of two threads around `body`: thread 0 runs the initial task I and implicit
 // task A (id(0,4)), thread 1 implicit task B (id(1,1)) which waits in the final barrier from

@@ -58,6 +58,11 @@ Loaded load(const std::string& path) {
   l.model = model::build_model(*l.trace);
   l.labels = report::label_sites(l.model, l.trace->modules());
   report::merge_sites_by_location(l.model, l.labels);
+  if (size_t n = report::attribute_library_sites(l.model, l.labels))
+    l.model.warnings.push_back(fmt::format(
+        "{} call site{} inside oneTBB's headers (range splits, or calls the compiler did not "
+        "inline) count for the construct around them",
+        n, n == 1 ? "" : "s"));
   return l;
 }
 

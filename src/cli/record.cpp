@@ -169,8 +169,9 @@ int run_record(const RecordOptions& opt) {
   if (!exec_failed) {
     if (!fs::exists(out, ec)) {
       fmt::print(stderr,
-                 "tasklens: no trace written: '{}' never started the OpenMP runtime (is it an "
-                 "OpenMP program built with -fopenmp, dynamically linked?)\n",
+                 "tasklens: no trace written: '{}' never started the OpenMP runtime and does not "
+                 "link oneTBB (is it an OpenMP program built with -fopenmp, or a oneTBB program "
+                 "linked with -ltbb, dynamically linked?)\n",
                  opt.command[0]);
     } else {
       std::vector<uint8_t> rec;

@@ -47,6 +47,7 @@ void Builder::on_create(const Event& e, uint32_t thread) {
   }
   uint32_t creator = close_strand(p);
   ++explicit_tasks_;
+  saw_constructs_ = true;
   TaskState& cs = tasks_[c];
   cs.parent = p;
   cs.flags = e.f[2];
@@ -82,6 +83,7 @@ void Builder::on_schedule(const Event& e, uint32_t thread) {
         status == kStatusLateFulfill) {
       ps.done = true;
       end_task_regions(prior);
+      if (ps.chunks) join_chunks(prior);
       if ((ps.flags & kTaskUndeferred) && ps.parent != kNone)
         add_next_pred(ps.parent, kTaskRef | prior);
     }
@@ -318,6 +320,11 @@ uint64_t Builder::code_of(const Event& e) {
     case EventKind::MaskedBegin:
     case EventKind::MaskedEnd:
       return e.f[1];
+    case EventKind::TbbSpawn:
+      return e.f[4];
+    case EventKind::TbbWaitBegin:
+    case EventKind::TbbWaitEnd:
+      return e.f[2];
     default:
       return 0;
   }
@@ -379,7 +386,7 @@ void Builder::handle(const Event& e, uint32_t thread) {
       break;
     }
     case EventKind::ParallelBegin: {
-      saw_openmp_ = true;
+      saw_openmp_ = saw_constructs_ = true;
       uint32_t enc = task(e.f[0]);
       uint32_t ri = region(e.f[1]);
       TaskState& es = tasks_[enc];
@@ -460,6 +467,12 @@ void Builder::handle(const Event& e, uint32_t thread) {
         s.work = 0;
         s.start = s.end = e.time;
         main_marked_ = true;
+      } else if (e.f[0] == static_cast<uint64_t>(trace::MarkKind::RuntimeInitBegin)) {
+        mutex_wait_[thread] = 1;  // like a wait for a lock: the time until the end is not work
+      } else if (e.f[0] == static_cast<uint64_t>(trace::MarkKind::RuntimeInitEnd)) {
+        mutex_wait_[thread] = 0;
+      } else if (e.f[0] == static_cast<uint64_t>(trace::MarkKind::MainReturn)) {
+        mutex_wait_[thread] = 1;  // until the end: no event can clear it
       }
       break;
     case EventKind::WorkBegin:
@@ -477,6 +490,17 @@ void Builder::handle(const Event& e, uint32_t thread) {
     case EventKind::RegionBegin:
     case EventKind::RegionEnd:
       on_region(e, thread);
+      break;
+    case EventKind::TbbSpawn:
+      on_tbb_spawn(e, thread);
+      break;
+    case EventKind::TbbWaitBegin:
+    case EventKind::TbbWaitEnd:
+      on_tbb_wait(e, thread);
+      break;
+    case EventKind::ChunkBegin:
+    case EventKind::ChunkEnd:
+      on_chunk(e, thread);
       break;
     case EventKind::MaskedBegin:
     case EventKind::MaskedEnd: {
@@ -621,14 +645,18 @@ Model Builder::run() {
     queue.emplace(heads[i].time, i);
   next_stream:;
   }
+  if ((trace_.runtime_flags() & trace::kRuntimeTbbUnsupported) && !saw_constructs_)
+    throw ModelError(trace_.path() + ": the program uses " + trace_.runtime_version() +
+                     ", whose ABI tasklens cannot trace (it knows oneTBB 2021, interface 12); "
+                     "rebuild the program against Debian's libtbb-dev");
   if (!saw_openmp_) {
     if (!trace_.complete())
       throw ModelError(trace_.path() +
                        ": the trace is incomplete (the program was killed) and holds no OpenMP "
-                       "activity: nothing to profile");
+                       "or oneTBB activity: nothing to profile");
     throw ModelError(trace_.path() +
-                     ": the program never started an OpenMP parallel region or task (is it built "
-                     "with -fopenmp?)");
+                     ": the program never started an OpenMP parallel region or task, nor a "
+                     "oneTBB task (is it built with -fopenmp, or linked with -ltbb?)");
   }
   Model m = finalize();
   if (stream_truncated) m.complete = false;

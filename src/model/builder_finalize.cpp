@@ -119,6 +119,8 @@ Model Builder::finalize() {
   });
   m.region_work = std::move(region_work_);
   m.region_names = trace_.region_names();
+  for (const auto& [address, name] : trace_.site_names())
+    m.synthetic_sites[address] = SourceName{name.file, name.line, name.function};
   for (const RegionWork& r : m.region_work)
     if (r.region >= m.region_names.size()) m.region_names.resize(r.region + 1);
   for (size_t i = 0; i < m.region_names.size(); ++i)
@@ -174,7 +176,9 @@ Model Builder::finalize() {
                        : trace_.metric() == trace::Metric::TaskClock ? 1e9
                                                                      : 0;
   m.complete = trace_.complete();
-  m.loops_have_chunks = (trace_.runtime_flags() & trace::kRuntimeHasDispatch) != 0;
+  // Without an OpenMP runtime (a oneTBB program) there are no worksharing loops to split.
+  m.loops_have_chunks = (trace_.runtime_flags() & trace::kRuntimeHasDispatch) != 0 ||
+                        trace_.runtime_version().rfind("oneTBB", 0) == 0;
   m.task_count = explicit_tasks_;
   m.preempted = preempted_total_;
   m.thread_count = trace_.stream_count();
@@ -283,6 +287,18 @@ const char* to_string(SiteKind kind) {
       return "taskgroup";
     case SiteKind::Masked:
       return "masked";
+    case SiteKind::ParallelFor:
+      return "parallel_for";
+    case SiteKind::ParallelReduce:
+      return "parallel_reduce";
+    case SiteKind::ParallelInvoke:
+      return "parallel_invoke";
+    case SiteKind::ParallelSort:
+      return "parallel_sort";
+    case SiteKind::TbbAlgorithm:
+      return "tbb_algorithm";
+    case SiteKind::ArenaExecute:
+      return "arena_execute";
   }
   return "unknown";
 }

@@ -92,6 +92,11 @@ struct TaskState {
   std::vector<uint32_t>* next_preds = nullptr;  // joins into the next strand this task opens
   std::vector<uint32_t>* loop_members = nullptr;
   std::unordered_map<uint64_t, DepEntry>* deps = nullptr;  // for its children's depend clauses
+  // oneTBB: the task's kind (trace::TbbKind), the strand before its current chunk, and its
+  // chunks' last strands (each joins the task's last strand, not the chunk after it).
+  uint8_t tbb_kind = 0;
+  uint32_t chunk_fork = kNone;
+  std::vector<uint32_t>* chunks = nullptr;
 };
 
 struct Region {
@@ -250,6 +255,12 @@ class Builder {
   void on_work_end(const Event& e, uint32_t thread);
   void on_dispatch(const Event& e, uint32_t thread);
   void on_dependences(const Event& e);
+  void on_tbb_spawn(const Event& e, uint32_t thread);
+  void on_tbb_wait(const Event& e, uint32_t thread);
+  void on_chunk(const Event& e, uint32_t thread);
+  void join_chunks(uint32_t t);
+  uint32_t outside_task(uint32_t thread, uint64_t time);
+  std::vector<uint32_t> outside_tasks_;  // per thread (see outside_task)
   Model finalize();
 
   const trace::TraceFile& trace_;
@@ -297,6 +308,15 @@ class Builder {
   static constexpr size_t kCodeCache = 256;
   CodeSlot code_cache_[kCodeCache];
   std::vector<std::pair<uint64_t, uint64_t>> runtime_ranges_;
+  // oneTBB: per task_group_context address, the tasks spawned into it since its last wait.
+  std::unordered_map<uint64_t, std::vector<uint32_t>> tbb_groups_;
+  // Per group: the algorithm call whose tasks are being spawned into it (until its wait ends).
+  struct TbbCall {
+    uint32_t parent = kNone;
+    uint8_t kind = 0;
+    uint32_t instance = kNone;
+  };
+  std::unordered_map<uint64_t, TbbCall> tbb_calls_;
   std::vector<uint32_t> current_;    // per thread: the task it runs (kNone: none)
   std::vector<uint8_t> mutex_wait_;  // per thread: waiting for a critical section or lock
   std::vector<uint64_t> last_metric_;
@@ -313,6 +333,7 @@ class Builder {
   bool first_parallel_ = true;
   bool main_marked_ = false;
   bool saw_openmp_ = false;
+  bool saw_constructs_ = false;  // a parallel region or a task (not just the initial task)
 };
 
 }  // namespace tasklens::model::detail

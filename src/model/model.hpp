@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace tasklens::model {
@@ -44,6 +45,13 @@ enum class SiteKind : uint8_t {
   Single,
   Taskgroup,
   Masked,
+  // oneTBB constructs (task_group::run tasks are Task).
+  ParallelFor,
+  ParallelReduce,
+  ParallelInvoke,
+  ParallelSort,
+  TbbAlgorithm,  // another oneTBB algorithm (parallel_for_each, parallel_scan, pipeline ...)
+  ArenaExecute,  // task_arena::execute
 };
 
 const char* to_string(NodeKind kind);
@@ -97,6 +105,14 @@ struct RegionWork {
   uint64_t work = 0;
 };
 
+// The source location of a synthetic code address (trace::kSyntheticSite): a call site the
+// program reported itself (the oneTBB wrappers of include/tasklens/tbb.h).
+struct SourceName {
+  std::string file;
+  unsigned line = 0;
+  std::string function;
+};
+
 struct Model {
   std::vector<Site> sites;  // sites[0] is the program site (SiteKind::Program)
   std::vector<Node> nodes;
@@ -108,6 +124,7 @@ struct Model {
   std::vector<Fragment> fragments;  // fragments[0] is {0, 0}: unknown
   std::vector<std::string> region_names;
   std::vector<RegionWork> region_work;
+  std::unordered_map<uint64_t, SourceName> synthetic_sites;
 
   // Facts about the recording that reports must show.
   std::string metric = "tsc";   // tsc | cycles | instructions | task-clock

@@ -101,15 +101,15 @@ std::string site_rows_table(const model::Model& m, const analysis::Profile& p,
                             const std::vector<SiteLabel>& labels, size_t rows) {
   rows = std::min(rows, p.sites.size());
   std::string out;
-  out += fmt::format("{:>8} {:>12} {:>12} {:>12} {:>10}  {:<9} {:<24} {}\n", "crit.%",
+  out += fmt::format("{:>8} {:>12} {:>12} {:>12} {:>10}  {:<15} {:<24} {}\n", "crit.%",
                      "parallelism", "work", "span", "count", "kind", "site", "function");
-  out += fmt::format("{:>8} {:>12.2f} {:>12} {:>12} {:>10}  {:<9} {:<24} {}\n", "100.0%",
+  out += fmt::format("{:>8} {:>12.2f} {:>12} {:>12} {:>10}  {:<15} {:<24} {}\n", "100.0%",
                      p.parallelism, format_work(m, p.work), format_work(m, p.span), 1, "program",
                      "<whole program>", "");
   for (size_t i = 0; i < rows; ++i) {
     const analysis::SiteRow& r = p.sites[i];
     const SiteLabel& l = labels[r.site];
-    out += fmt::format("{:>7.1f}% {:>12.2f} {:>12} {:>12} {:>10}  {:<9} {:<24} {}\n",
+    out += fmt::format("{:>7.1f}% {:>12.2f} {:>12} {:>12} {:>10}  {:<15} {:<24} {}\n",
                        r.critical_path_percent, r.parallelism, format_work(m, r.work),
                        format_work(m, r.span), r.count, model::to_string(m.sites[r.site].kind),
                        l.site, l.function);
@@ -127,18 +127,22 @@ double seconds_of(const model::Model& m, uint64_t v) { return seconds(m, v); }
 std::string csv_escape(const std::string& s) { return csv_field(s); }
 
 std::vector<symbols::Location> resolve_return_addresses(
-    const std::vector<uint64_t>& addresses, const std::vector<trace::ModuleInfo>& modules) {
+    const std::vector<uint64_t>& addresses, const std::vector<trace::ModuleInfo>& modules,
+    const std::unordered_map<uint64_t, model::SourceName>& synthetic) {
   std::vector<symbols::Module> mods;
   for (const auto& m : modules) mods.push_back(symbols::Module{m.path, m.base, m.begin, m.end});
   symbols::Symbolizer symbolizer(mods);
-  std::vector<symbols::Location> locs = symbolizer.resolve(addresses);
+  std::vector<uint64_t> real = addresses;
+  for (uint64_t& a : real)
+    if (a & trace::kSyntheticSite) a = 0;
+  std::vector<symbols::Location> locs = symbolizer.resolve(real);
   // Compiler-generated code around a call can carry line 0: the instruction at the return
   // address itself usually has the statement's line.
   std::vector<uint64_t> retry;
   std::vector<size_t> retry_index;
   for (size_t i = 0; i < locs.size(); ++i)
-    if (addresses[i] && locs[i].line == 0 && !locs[i].module.empty()) {
-      retry.push_back(addresses[i] + 1);
+    if (real[i] && locs[i].line == 0 && !locs[i].module.empty()) {
+      retry.push_back(real[i] + 1);
       retry_index.push_back(i);
     }
   if (!retry.empty()) {
@@ -146,14 +150,49 @@ std::vector<symbols::Location> resolve_return_addresses(
     for (size_t k = 0; k < again.size(); ++k)
       if (again[k].line != 0) locs[retry_index[k]] = again[k];
   }
+  for (size_t i = 0; i < addresses.size(); ++i) {
+    if (!(addresses[i] & trace::kSyntheticSite)) continue;
+    auto it = synthetic.find(addresses[i]);
+    if (it == synthetic.end()) continue;
+    locs[i].file = it->second.file;
+    locs[i].line = it->second.line;
+    locs[i].function = it->second.function;
+  }
   return locs;
+}
+
+size_t attribute_library_sites(model::Model& m, const std::vector<SiteLabel>& labels) {
+  size_t moved = 0;
+  std::vector<uint8_t> seen(m.sites.size(), 0);
+  for (uint32_t v = 0; v < m.nodes.size(); ++v) {  // parents come before children
+    model::Node& n = m.nodes[v];
+    if (n.site == model::kNone || n.site >= labels.size() || !labels[n.site].library) continue;
+    if (!seen[n.site]) {
+      seen[n.site] = 1;
+      ++moved;
+    }
+    uint32_t up = n.parent;
+    while (up != model::kNone && m.nodes[up].site == model::kNone) up = m.nodes[up].parent;
+    uint32_t outer = up == model::kNone ? 0 : m.nodes[up].site;
+    n.site = outer;
+    if (up != model::kNone) n.instance = m.nodes[up].instance;
+  }
+  if (!moved) return 0;
+  // Strands count for the innermost site around them.
+  for (model::Strand& s : m.strands) {
+    uint32_t v = s.node;
+    while (v != model::kNone && m.nodes[v].site == model::kNone) v = m.nodes[v].parent;
+    s.site = v == model::kNone ? 0 : m.nodes[v].site;
+  }
+  return moved;
 }
 
 std::vector<SiteLabel> label_sites(const model::Model& model,
                                    const std::vector<trace::ModuleInfo>& modules) {
   std::vector<uint64_t> addresses;
   for (const auto& s : model.sites) addresses.push_back(s.address);
-  std::vector<symbols::Location> locs = resolve_return_addresses(addresses, modules);
+  std::vector<symbols::Location> locs =
+      resolve_return_addresses(addresses, modules, model.synthetic_sites);
   std::vector<SiteLabel> labels(model.sites.size());
   for (size_t i = 0; i < model.sites.size(); ++i) {
     const model::Site& s = model.sites[i];
@@ -167,6 +206,7 @@ std::vector<SiteLabel> label_sites(const model::Model& model,
     l.file = loc.file;
     l.line = loc.line;
     l.function = loc.function;
+    l.library = loc.in_library_header;
     if (!loc.file.empty() && loc.line)
       l.site = fmt::format("{}:{}", basename(loc.file), loc.line);
     else if (!loc.module.empty()) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "analysis/profile.hpp"
@@ -22,6 +23,7 @@ struct SiteLabel {
   std::string file;  // full path as in the debug info; empty if unknown
   unsigned line = 0;
   std::string function;  // empty if unknown
+  bool library = false;  // the site's code is inside a library's headers (see below)
 };
 
 // Symbolizes every site of the model against the trace's module map.
@@ -58,9 +60,16 @@ nlohmann::ordered_json site_rows_json(const model::Model& model, const analysis:
 std::string site_rows_table(const model::Model& model, const analysis::Profile& profile,
                             const std::vector<SiteLabel>& labels, size_t rows);
 
-// Symbolizes return addresses (as recorded: codeptr_ra) against the trace's module map.
+// Symbolizes return addresses (as recorded: codeptr_ra) against the trace's module map;
+// synthetic addresses (trace::kSyntheticSite) take their location from `synthetic`.
 std::vector<symbols::Location> resolve_return_addresses(
-    const std::vector<uint64_t>& addresses, const std::vector<trace::ModuleInfo>& modules);
+    const std::vector<uint64_t>& addresses, const std::vector<trace::ModuleInfo>& modules,
+    const std::unordered_map<uint64_t, model::SourceName>& synthetic = {});
+
+// Sites whose code is inside a library's headers (oneTBB's: range splits, or a task_group::run
+// the compiler did not inline) say nothing about the program: their nodes count for the nearest
+// enclosing construct instead. Returns how many sites were so re-attributed.
+size_t attribute_library_sites(model::Model& model, const std::vector<SiteLabel>& labels);
 
 // Small formatting helpers shared by the renderers.
 std::string basename_of(const std::string& path);

@@ -68,7 +68,8 @@ FragmentLabels label_fragments(const model::Model& m, const std::vector<trace::M
     addresses.push_back(f.begin);
     addresses.push_back(f.end);
   }
-  std::vector<symbols::Location> locs = resolve_return_addresses(addresses, modules);
+  std::vector<symbols::Location> locs =
+      resolve_return_addresses(addresses, modules, m.synthetic_sites);
   auto where = [&](size_t i) -> std::string {
     const symbols::Location& l = locs[i];
     if (addresses[i] == 0) return "";

@@ -162,12 +162,22 @@ void SetFileLine(std::string_view text, Location* location) {
   if (error == std::errc() && end == number.data() + number.size()) location->line = line;
 }
 
+// Code inlined from a library's headers (oneTBB's task_group::run, parallel_for ...) is not
+// where the program calls the library: the frame that inlined it is.
+bool IsLibraryHeader(std::string_view file) {
+  return file.find("/oneapi/tbb/") != std::string_view::npos ||
+         file.find("/include/tbb/") != std::string_view::npos;
+}
+
 // Fills targets[i] from the i-th answer of `output`. Answers are: the echoed address, then pairs
-// of (function, file:line) lines, innermost inlined frame first; only that first pair is kept.
+// of (function, file:line) lines, innermost inlined frame first. The innermost pair is kept,
+// unless it is inside a library's headers: then the innermost pair outside them.
 void ParseAnswers(std::string_view output, const std::vector<Location*>& targets) {
   Location* current = nullptr;
-  size_t next = 0;      // index of the next answer
-  size_t position = 0;  // lines seen since the current answer's address line
+  size_t next = 0;       // index of the next answer
+  size_t position = 0;   // lines seen since the current answer's address line
+  bool settled = false;  // the current answer's frame is chosen
+  Location frame;
   while (!output.empty()) {
     const size_t newline = output.find('\n');
     std::string_view line = output.substr(0, newline);
@@ -178,12 +188,22 @@ void ParseAnswers(std::string_view output, const std::vector<Location*>& targets
       current = next < targets.size() ? targets[next] : nullptr;
       ++next;
       position = 0;
+      settled = false;
       continue;
     }
     ++position;
-    if (current == nullptr) continue;
-    if (position == 1) SetFunction(line, current);
-    if (position == 2) SetFileLine(line, current);
+    if (current == nullptr || settled) continue;
+    if (position % 2 == 1) {
+      frame = Location();
+      SetFunction(line, &frame);
+      continue;
+    }
+    SetFileLine(line, &frame);
+    current->function = frame.function;
+    current->file = frame.file;
+    current->line = frame.line;
+    current->in_library_header = IsLibraryHeader(frame.file);
+    settled = !current->in_library_header;
   }
 }
 

@@ -24,6 +24,9 @@ struct Location {
   std::string module;    // path of the module containing the address; empty if none
   // The address is inside the OpenMP/TBB runtime (libomp, libgomp, libiomp, libtbb).
   bool in_runtime = false;
+  // The chosen frame is inside a library's headers (oneTBB): every inlined frame of the
+  // address was (see Symbolizer::resolve).
+  bool in_library_header = false;
   bool known() const { return line != 0 || !function.empty(); }
 };
 
@@ -37,7 +40,8 @@ struct ResolveStats {
 class Symbolizer {
  public:
   explicit Symbolizer(std::vector<Module> modules);
-  // Resolves each address (a return address: the call instruction is at address - 1).
+  // Resolves each address (a return address: the call instruction is at address - 1). Of the
+  // frames inlined at the address, the innermost outside a library's headers is reported.
   // Results are in the same order as the input. Never throws for unknown addresses: they get an
   // empty Location (with `module` set if a module contains them).
   std::vector<Location> resolve(const std::vector<uint64_t>& addresses) const;

@@ -110,7 +110,16 @@ enum class RecordType : uint32_t {
   // the ids of RegionBegin/RegionEnd events; a file may hold several such records (the recorder
   // writes one per name as it first sees it), ids are unique across them.
   RegionNames = 10,
+  // payload: u32 count, then count x {u64 address, u32 line, u32 file_size, u32 function_size,
+  // file bytes, function bytes}. Source locations of synthetic code addresses (kSyntheticSite
+  // set): call sites the program reported itself (the oneTBB wrappers of include/tasklens/tbb.h
+  // capture them at compile time), used in place of return addresses.
+  SiteNames = 11,
 };
+
+// Code addresses with this bit set are not in any module: SiteNames records give their source
+// location. Real user-space addresses stay far below it.
+inline constexpr uint64_t kSyntheticSite = 1ull << 62;
 
 // Region name ids are dense from 0; the recorder interns at most this many distinct names (the
 // events of further names are not recorded) and readers refuse larger ids as corrupted.
@@ -124,6 +133,10 @@ enum class FinishReason : uint32_t { Exit = 0, ToolFinalize = 2 };
 
 enum RuntimeFlags : uint32_t {
   kRuntimeHasDispatch = 1u << 0,  // the runtime reports loop chunks (LLVM 16+)
+  kRuntimeTbb = 1u << 1,          // the program links oneTBB and its entry points are traced
+  // The program links a TBB whose ABI the recorder does not know (the version string says which):
+  // its tasks are not traced.
+  kRuntimeTbbUnsupported = 1u << 2,
 };
 
 enum FinishFlags : uint32_t {
@@ -159,12 +172,45 @@ enum class EventKind : uint8_t {
   // in a RegionNames record.
   RegionBegin = 22,  // name_id
   RegionEnd = 23,    // name_id
+  // oneTBB (src/recorder/tbb_hooks.cpp). A task's execution is a TaskSchedule pair like an OpenMP
+  // task's (switch to it, complete back to the task the thread ran before, 0 if none). `group` is
+  // the address of the task_group_context the task is spawned into / waited for: a wait joins
+  // every task spawned into its group since the group's previous wait. `tbb_kind` is TbbKind.
+  TbbSpawn = 24,      // id parent, id task, group, tbb_kind, ptr
+  TbbWaitBegin = 25,  // id task, group, ptr   (the waiting task's strand stops here...)
+  TbbWaitEnd = 26,    // id task, group, ptr   (...and resumes here once the group is done)
+  // One call of a TBB algorithm's body on a subrange (the wrappers of include/tasklens/tbb.h):
+  // a strand of its own, logically parallel to the task's other chunks.
+  ChunkBegin = 27,  // id task
+  ChunkEnd = 28,    // id task
 };
-inline constexpr int kEventKindCount = 24;  // one past the largest kind
+inline constexpr int kEventKindCount = 29;
+
+// What a TbbSpawn's task is (from the task's C++ class, or from the wrapper that spawned it).
+// The values are those of include/tasklens/tbb.h's site kinds.
+enum class TbbKind : uint8_t {
+  Unknown = 0,
+  Task = 1,  // task_group::run / run_and_wait
+  ParallelFor = 2,
+  ParallelReduce = 3,
+  ParallelInvoke = 4,
+  ParallelSort = 5,
+  Wait = 6,          // only for wrapper sites of task_group::wait
+  Other = 7,         // another algorithm (parallel_for_each, parallel_scan, pipeline, flow graph)
+  ArenaExecute = 8,  // task_arena::execute: the delegate runs as a task of its own
+  Enqueued = 9,      // task_arena::enqueue: fire and forget
+};                   // one past the largest kind
 
 enum class MarkKind : uint8_t {
   MainStart = 1,   // main() is about to run: the initial task's user code starts here
   ProgramEnd = 2,  // the recording ends (exit): closes the calling thread's last strand
+  // The thread's first call into oneTBB starts its scheduler (thread pool, arena) lazily: the
+  // time between these two marks is the runtime's start-up, not program work.
+  RuntimeInitBegin = 3,
+  RuntimeInitEnd = 4,
+  // main() returned: what the thread does until the recording ends (destructors, atexit
+  // handlers, the runtimes shutting down their thread pools) is not program work.
+  MainReturn = 5,
 };
 
 inline constexpr uint8_t kAbsent = 0xff;  // EventShape::fixed of a kind missing from a schema
@@ -202,6 +248,11 @@ inline constexpr EventShape kEventShapes[kEventKindCount] = {
     {1, 0, 0, 0},       // MutexWaitEnd
     {1, 0, 0, 0},       // RegionBegin
     {1, 0, 0, 0},       // RegionEnd
+    {5, 0, 0x3, 0x14},  // TbbSpawn
+    {3, 0, 0x1, 0x6},   // TbbWaitBegin
+    {3, 0, 0x1, 0x6},   // TbbWaitEnd
+    {1, 0, 0x1, 0},     // ChunkBegin
+    {1, 0, 0x1, 0},     // ChunkEnd
 };
 
 static_assert(kEventShapes[kEventKindCount - 1].fixed != 0, "every event kind needs its shape");

@@ -58,6 +58,16 @@ const char* to_string(EventKind kind) {
       return "region-begin";
     case EventKind::RegionEnd:
       return "region-end";
+    case EventKind::TbbSpawn:
+      return "tbb-spawn";
+    case EventKind::TbbWaitBegin:
+      return "tbb-wait-begin";
+    case EventKind::TbbWaitEnd:
+      return "tbb-wait-end";
+    case EventKind::ChunkBegin:
+      return "chunk-begin";
+    case EventKind::ChunkEnd:
+      return "chunk-end";
   }
   return "unknown";
 }
@@ -325,6 +335,9 @@ void TraceFile::parse() {
       case RecordType::RegionNames:
         parse_region_names(p, n, pos);
         break;
+      case RecordType::SiteNames:
+        parse_site_names(p, n, pos);
+        break;
       case RecordType::LaunchStatus:
         need(sizeof(LaunchStatus));
         std::memcpy(&launch_status_, p, sizeof launch_status_);
@@ -474,6 +487,39 @@ std::vector<uint8_t> TraceFile::stream(uint32_t thread) const {
 EventDecoder TraceFile::decoder(const std::vector<uint8_t>& stream) const {
   return EventDecoder(schema_, metric() != Metric::Tsc, stream.data(), stream.size(),
                       header_.start_tsc);
+}
+
+// A SiteNames payload (format.hpp) at file offset `pos`.
+void TraceFile::parse_site_names(const uint8_t* p, size_t n, size_t pos) {
+  auto bad = [&](const std::string& why) {
+    fail("corrupted site names record at byte " + std::to_string(pos) + " (" + why + ")");
+  };
+  if (n < 4) bad("too short");
+  uint32_t count;
+  std::memcpy(&count, p, 4);
+  size_t off = 4;
+  for (uint32_t i = 0; i < count; ++i) {
+    if (n - off < 20) bad("entry " + std::to_string(i) + " of " + std::to_string(count) + " cut");
+    uint64_t address;
+    uint32_t line, file_size, function_size;
+    std::memcpy(&address, p + off, 8);
+    std::memcpy(&line, p + off + 8, 4);
+    std::memcpy(&file_size, p + off + 12, 4);
+    std::memcpy(&function_size, p + off + 16, 4);
+    off += 20;
+    if (uint64_t(file_size) + function_size > n - off)
+      bad("names of entry " + std::to_string(i) + " cut");
+    if (!(address & kSyntheticSite))
+      bad("address of entry " + std::to_string(i) + " is not synthetic");
+    SiteName s;
+    s.file.assign(reinterpret_cast<const char*>(p + off), file_size);
+    s.function.assign(reinterpret_cast<const char*>(p + off + file_size), function_size);
+    s.line = line;
+    off += uint64_t(file_size) + function_size;
+    site_names_[address] = std::move(s);
+  }
+  if (off != n)
+    bad(std::to_string(n - off) + " bytes after its " + std::to_string(count) + " entries");
 }
 
 }  // namespace tasklens::trace

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "trace/format.hpp"
@@ -86,6 +87,13 @@ class TraceFile {
   // Names of user regions (RegionBegin/RegionEnd events), indexed by name id, gathered from
   // every RegionNames record of the file; an id no record names has an empty name.
   const std::vector<std::string>& region_names() const { return region_names_; }
+  // Source locations of synthetic code addresses (kSyntheticSite), from SiteNames records.
+  struct SiteName {
+    std::string file;
+    unsigned line = 0;
+    std::string function;
+  };
+  const std::unordered_map<uint64_t, SiteName>& site_names() const { return site_names_; }
   bool has_launch_status() const { return has_launch_status_; }
   const LaunchStatus& launch_status() const { return launch_status_; }
   // False when the recorder did not end cleanly (a killed program). A file cut inside a record
@@ -110,6 +118,7 @@ class TraceFile {
   [[noreturn]] void fail(const std::string& what) const;
   void parse();
   void parse_region_names(const uint8_t* p, size_t n, size_t pos);
+  void parse_site_names(const uint8_t* p, size_t n, size_t pos);
 
   std::string path_;
   std::vector<uint8_t> data_;
@@ -124,6 +133,7 @@ class TraceFile {
   std::vector<std::vector<std::pair<uint64_t, uint64_t>>> preemptions_;
   std::vector<std::string> region_names_;
   std::vector<bool> region_named_;  // ids some record named (a name may be empty)
+  std::unordered_map<uint64_t, SiteName> site_names_;
   Finish finish_{};
   bool has_finish_ = false;
   LaunchStatus launch_status_{};

@@ -1,0 +1,416 @@
+// The recorder's core (see recording.hpp): thread states, the trace file's head and tail,
+// starting at main(), and the entry points the program calls (user regions).
+#include "recorder/recording.hpp"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <new>
+#include <vector>
+
+#include "recorder/tbb_hooks.hpp"
+#include "trace/reader.hpp"
+
+namespace tasklens::recorder {
+
+constinit Config g_config;
+std::atomic<int> g_state{kOff};
+pid_t g_pid = 0;
+uint32_t g_runtime_flags = 0;
+std::string g_runtime_version;
+std::atomic<int> g_open_parallel{0};
+uint64_t g_root_task = 0;
+__thread ThreadState* tls_state __attribute__((tls_model("initial-exec"))) = nullptr;
+
+namespace {
+
+int g_fd = -1;
+uint64_t g_start_tsc = 0;
+std::atomic<uint32_t> g_thread_count{0};
+std::mutex g_states_mutex;
+ThreadState* g_states = nullptr;
+
+}  // namespace
+
+ThreadState* thread_init(int type) {
+  auto* t = new (std::nothrow) ThreadState();
+  if (!t) return nullptr;
+  if (g_state.load() != kRecording || getpid() != g_pid) {
+    // After the end of the trace, or in a forked child (which shares the parent's trace file):
+    // record nothing, write nothing.
+    t->dead = true;
+    tls_state = t;
+    return t;
+  }
+  t->index = g_thread_count.fetch_add(1, std::memory_order_relaxed);
+  t->next_id = (static_cast<uint64_t>(t->index) + 1) << 40;
+  t->last_time = g_start_tsc;
+  if (g_config.metric != trace::Metric::Tsc) {
+    t->counter.open(g_config.metric);
+    t->last_metric = 0;
+  }
+  // Preemptions only matter for the TSC: perf counters stop while the thread is off the CPU.
+  t->buffer = buffer_register(t->index,
+                              g_config.metric == trace::Metric::Tsc && g_config.watch_preemptions);
+  if (!t->buffer) {
+    t->dead = t->no_memory = true;
+  } else {
+    t->chunk = t->buffer->current.load(std::memory_order_relaxed);
+    t->pos = t->chunk->data;
+    t->limit = t->chunk->data + kChunkBytes;
+  }
+  {
+    std::lock_guard<std::mutex> lock(g_states_mutex);
+    t->next = g_states;
+    g_states = t;
+  }
+  trace::ThreadInfo info{t->index, static_cast<uint32_t>(type),
+                         static_cast<uint64_t>(syscall(SYS_gettid))};
+  std::vector<uint8_t> rec;
+  trace::append_record(rec, trace::RecordType::ThreadInfo, &info, sizeof info);
+  writer_append(rec.data(), rec.size());
+  tls_state = t;
+  return t;
+}
+
+__attribute__((noinline)) bool make_room(ThreadState* t) {
+  Chunk* c = buffer_rotate(t->buffer);
+  if (!c) {
+    t->dead = t->no_memory = true;
+    ++t->lost;
+    return false;
+  }
+  t->chunk = c;
+  t->pos = c->data + c->committed.load(std::memory_order_relaxed);
+  t->limit = c->data + kChunkBytes;
+  return true;
+}
+
+namespace {
+
+// ----------------------------------------------------------------------------- user regions
+
+// TASKLENS_REGION_BEGIN/END (include/tasklens/tasklens.h). Unlike the OMPT callbacks these come
+// from the program at any time, so they record only what the callbacks would: nothing before
+// or after the recording, in a forked child (on_fork_child cleared the state), or on a thread
+// the runtime never reported (no ThreadState: its events would belong to no OpenMP task, and
+// creating the state here would cost syscalls on the program's path).
+TL_INLINE void region_event(EventKind kind, const char* name) {
+  ThreadState* t = tls_state;
+  if (__builtin_expect(t == nullptr || t->dead, 0)) {
+    if (t && t->no_memory) ++t->lost;
+    return;
+  }
+  if (__builtin_expect(g_state.load(std::memory_order_relaxed) != kRecording, 0)) return;
+  uint32_t id;
+  if (!region_id(t->regions, name ? name : "(null)", id)) return;
+  if (uint8_t* p = begin_event(t, kind)) {
+    p = trace::put_varint(p, id);
+    end_event(t, p);
+  }
+}
+
+// ----------------------------------------------------------------------------- file framing
+
+struct ModuleCollector {
+  std::vector<uint8_t> payload = std::vector<uint8_t>(4, 0);  // u32 count, then entries
+  uint32_t count = 0;
+  bool first = true;  // dl_iterate_phdr reports the main program first, with an empty name
+};
+
+int collect_module(dl_phdr_info* info, size_t, void* out) {
+  auto* c = static_cast<ModuleCollector*>(out);
+  bool first = c->first;
+  c->first = false;
+  std::string path = info->dlpi_name ? info->dlpi_name : "";
+  if (path.empty()) {
+    if (!first) return 0;
+    char buf[4096];
+    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n > 0) path.assign(buf, static_cast<size_t>(n));
+  }
+  trace::ModuleEntry e{};
+  e.base = info->dlpi_addr;
+  e.begin = ~0ull;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const auto& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
+    uint64_t lo = info->dlpi_addr + ph.p_vaddr;
+    uint64_t hi = lo + ph.p_memsz;
+    if (lo < e.begin) e.begin = lo;
+    if (hi > e.end) e.end = hi;
+  }
+  if (e.begin == ~0ull) return 0;
+  e.path_size = static_cast<uint32_t>(path.size());
+  const auto* ep = reinterpret_cast<const uint8_t*>(&e);
+  c->payload.insert(c->payload.end(), ep, ep + sizeof e);
+  c->payload.insert(c->payload.end(), path.begin(), path.end());
+  ++c->count;
+  std::memcpy(c->payload.data(), &c->count, 4);
+  return 0;
+}
+
+std::vector<uint8_t> module_map_record() {
+  ModuleCollector collector;
+  dl_iterate_phdr(collect_module, &collector);
+  std::vector<uint8_t> rec;
+  trace::append_record(rec, trace::RecordType::ModuleMap, collector.payload.data(),
+                       collector.payload.size());
+  return rec;
+}
+
+}  // namespace
+
+void finish(trace::FinishReason reason) {
+  if (getpid() != g_pid) return;  // a forked child: the trace belongs to the parent
+  if (g_state.load() != kRecording) return;
+  // Closes this thread's last strand: its work is only known at its next event.
+  ThreadState* self = tls_state;
+  if (uint8_t* p = begin_event(self, EventKind::Mark)) {
+    p = trace::put_varint(p, static_cast<uint64_t>(trace::MarkKind::ProgramEnd));
+    end_event(self, p);
+  }
+  int expected = kRecording;
+  if (!g_state.compare_exchange_strong(expected, kFinished)) return;
+  trace::Finish f{};
+  f.end_tsc = read_tsc();
+  f.reason = static_cast<uint32_t>(reason);
+  {
+    std::lock_guard<std::mutex> lock(g_states_mutex);
+    for (ThreadState* t = g_states; t; t = t->next) {
+      f.tasks_created += t->tasks;
+      f.events += t->events;
+      f.events_lost += t->lost;
+    }
+  }
+  if (g_open_parallel.load() > 0) f.flags |= trace::kFinishThreadsStillRunning;
+  std::vector<uint8_t> tail = module_map_record();
+  trace::append_record(tail, trace::RecordType::Finish, &f, sizeof f);
+  // Events are written until the state flip above; the flip stops new ones, so a final drain
+  // sees every event that will ever be recorded (except those of threads mid-event right now).
+  writer_finish(tail.data(), tail.size());
+}
+
+namespace {
+
+void finish_at_exit() { finish(trace::FinishReason::Exit); }
+
+void on_fork_child() {
+  // The child shares the parent's trace file but not its threads: it must never write.
+  g_state.store(kOff, std::memory_order_relaxed);
+  tls_state = nullptr;
+}
+
+}  // namespace
+
+bool start_trace() {
+  g_fd = ::open(g_config.output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (g_fd < 0) return false;  // the launcher reports the missing trace
+  g_pid = getpid();
+  g_start_tsc = read_tsc();
+  timespec rt;
+  clock_gettime(CLOCK_REALTIME, &rt);
+  trace::FileHeader header = trace::make_file_header(
+      static_cast<uint64_t>(g_pid), g_start_tsc,
+      static_cast<uint64_t>(rt.tv_sec) * 1000000000ull + static_cast<uint64_t>(rt.tv_nsec),
+      g_config.metric);
+  std::vector<uint8_t> head(reinterpret_cast<uint8_t*>(&header),
+                            reinterpret_cast<uint8_t*>(&header) + sizeof header);
+  std::vector<uint8_t> schema = trace::make_schema_payload();
+  trace::append_record(head, trace::RecordType::EventSchema, schema.data(), schema.size());
+  trace::append_record(head, trace::RecordType::RuntimeInfo, &g_runtime_flags, 4,
+                       g_runtime_version.data(), g_runtime_version.size());
+  std::vector<uint8_t> modules = module_map_record();  // in case the program gets killed
+  head.insert(head.end(), modules.begin(), modules.end());
+
+  WriterConfig wc;
+  wc.fd = g_fd;
+  wc.flush_period_ms = g_config.flush_ms;
+  wc.max_chunks = g_config.max_chunks;
+  writer_configure(wc);
+  writer_append(head.data(), head.size());  // before the writer thread exists: no race
+  g_state.store(kRecording, std::memory_order_release);
+  writer_start();
+  std::atexit(finish_at_exit);
+  pthread_atfork(nullptr, nullptr, on_fork_child);
+  return true;
+}
+
+namespace {
+
+// Restores an environment variable saved by the launcher, so that programs this one starts are
+// not recorded into (and do not overwrite) our trace.
+void restore_env(const char* name, const char* saved_name) {
+  const char* saved = getenv(saved_name);
+  if (saved && *saved)
+    setenv(name, saved, 1);
+  else
+    unsetenv(name);
+  unsetenv(saved_name);
+}
+
+__attribute__((constructor)) void recorder_constructor() {
+  const char* out = getenv("TASKLENS_OUTPUT");
+  if (!out || !*out) return;  // loaded without the launcher: stay out of the way
+  g_config.enabled = true;
+  if (std::strlen(out) >= sizeof g_config.output) return;
+  std::strcpy(g_config.output, out);
+  if (const char* m = getenv("TASKLENS_METRIC")) {
+    std::string s = m;
+    if (s == "cycles")
+      g_config.metric = trace::Metric::Cycles;
+    else if (s == "instructions")
+      g_config.metric = trace::Metric::Instructions;
+    else if (s == "task-clock")
+      g_config.metric = trace::Metric::TaskClock;
+  }
+  if (const char* f = getenv("TASKLENS_FLUSH_MS")) {
+    long v = std::strtol(f, nullptr, 10);
+    if (v > 0 && v < 100000) g_config.flush_ms = static_cast<unsigned>(v);
+  }
+  if (const char* b = getenv("TASKLENS_BUFFER_MB")) {
+    long v = std::strtol(b, nullptr, 10);
+    if (v >= 1 && v < 65536)
+      g_config.max_chunks = static_cast<size_t>(v) * 1024 * 1024 / kChunkBytes;
+  }
+  unsetenv("TASKLENS_OUTPUT");
+  unsetenv("TASKLENS_METRIC");
+  unsetenv("TASKLENS_FLUSH_MS");
+  if (const char* w = getenv("TASKLENS_PREEMPTIONS")) g_config.watch_preemptions = *w != '0';
+  unsetenv("TASKLENS_BUFFER_MB");
+  unsetenv("TASKLENS_PREEMPTIONS");
+  restore_env("LD_PRELOAD", "TASKLENS_SAVED_LD_PRELOAD");
+  restore_env("OMP_TOOL_LIBRARIES", "TASKLENS_SAVED_OMP_TOOL_LIBRARIES");
+}
+
+__attribute__((destructor)) void recorder_destructor() { finish(trace::FinishReason::Exit); }
+
+// --------------------------------------------------------------------- starting at main()
+
+// What the loaded objects (the program and its libraries) link. Our own preloaded OpenMP
+// runtime does not count: it is there for every program.
+struct Needed {
+  bool openmp = false;
+  bool tbb = false;      // oneTBB (libtbb.so.12, interface 12)
+  bool tbb_old = false;  // TBB 2017-2020 (libtbb.so.2): another ABI
+};
+
+void classify_needed(const char* name, Needed& need) {
+  const char* base = std::strrchr(name, '/');
+  base = base ? base + 1 : name;
+  if (std::strncmp(base, "libomp.so", 9) == 0 || std::strncmp(base, "libgomp.so", 10) == 0 ||
+      std::strncmp(base, "libiomp5.so", 11) == 0)
+    need.openmp = true;
+  if (std::strncmp(base, "libtbb.so", 9) == 0 || std::strncmp(base, "libtbb_debug.so", 15) == 0) {
+    const char* version = std::strstr(base, ".so.");
+    if (version && std::strcmp(version, ".so.2") == 0)
+      need.tbb_old = true;
+    else
+      need.tbb = true;
+  }
+}
+
+int scan_needed(dl_phdr_info* info, size_t, void* out) {
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    if (info->dlpi_phdr[i].p_type != PT_DYNAMIC) continue;
+    const auto* dyn =
+        reinterpret_cast<const ElfW(Dyn)*>(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+    uintptr_t strtab = 0;
+    for (const ElfW(Dyn)* d = dyn; d->d_tag != DT_NULL; ++d)
+      if (d->d_tag == DT_STRTAB) strtab = d->d_un.d_ptr;
+    if (!strtab) return 0;
+    if (strtab < info->dlpi_addr) strtab += info->dlpi_addr;  // not relocated in place
+    for (const ElfW(Dyn)* d = dyn; d->d_tag != DT_NULL; ++d)
+      if (d->d_tag == DT_NEEDED)
+        classify_needed(reinterpret_cast<const char*>(strtab + d->d_un.d_val),
+                        *static_cast<Needed*>(out));
+  }
+  return 0;
+}
+
+using MainFn = int (*)(int, char**, char**);
+MainFn g_real_main = nullptr;
+
+// Starts the OpenMP runtime before main() so that the program's serial code before its first
+// OpenMP construct is measured too (the runtime otherwise starts lazily at that construct), and
+// marks where main() begins so that the runtime's own start-up is not counted as program work.
+int main_with_recording(int argc, char** argv, char** envp) {
+  Needed need;
+  if (g_config.enabled) dl_iterate_phdr(scan_needed, &need);
+  // oneTBB first: its runtime info goes into the trace's head, which OMPT may write.
+  if (need.tbb || need.tbb_old) tbb_prepare(need.tbb_old && !need.tbb);
+  if (need.openmp) {
+    using NumProcsFn = int (*)();
+    if (auto num_procs = reinterpret_cast<NumProcsFn>(dlsym(RTLD_DEFAULT, "omp_get_num_procs")))
+      num_procs();
+  }
+  if ((need.tbb || need.tbb_old) && g_state.load() == kOff && start_trace()) {
+    // No OpenMP runtime started the trace: main() runs in a root task of our own.
+    ThreadState* t = thread_init(kThreadInitial);
+    if (uint8_t* p = begin_event(t, EventKind::ThreadBegin)) {
+      p = trace::put_varint(p, static_cast<uint64_t>(kThreadInitial));
+      end_event(t, p);
+    }
+    if (t && !t->dead) {
+      g_root_task = new_id(t);
+      t->tbb_current = g_root_task;
+      if (uint8_t* p = begin_event(t, EventKind::ImplicitBegin)) {
+        p = put_id(t, p, 0);            // no parallel region
+        p = put_id(t, p, g_root_task);  // the initial task
+        p = trace::put_varint(p, 1);    // team size
+        p = trace::put_varint(p, 0);    // index
+        p = trace::put_varint(p, 1);    // ompt_task_initial
+        end_event(t, p);
+      }
+    }
+  }
+  if (need.openmp || need.tbb || need.tbb_old) {
+    ThreadState* t = g_state.load() == kRecording ? state() : nullptr;
+    if (uint8_t* p = begin_event(t, EventKind::Mark)) {
+      p = trace::put_varint(p, static_cast<uint64_t>(trace::MarkKind::MainStart));
+      end_event(t, p);
+    }
+  }
+  int status = g_real_main(argc, argv, envp);
+  if (need.openmp || need.tbb || need.tbb_old) {
+    ThreadState* t = g_state.load() == kRecording ? state() : nullptr;
+    if (uint8_t* p = begin_event(t, EventKind::Mark)) {
+      p = trace::put_varint(p, static_cast<uint64_t>(trace::MarkKind::MainReturn));
+      end_event(t, p);
+    }
+  }
+  return status;
+}
+
+}  // namespace
+}  // namespace tasklens::recorder
+
+using LibcStartMain = int (*)(tasklens::recorder::MainFn, int, char**, void (*)(), void (*)(),
+                              void (*)(), void*);
+
+// Interposed (the recorder is preloaded first) to run main() through main_with_recording.
+TL_EXPORT int __libc_start_main(tasklens::recorder::MainFn main, int argc, char** argv,
+                                void (*init)(), void (*fini)(), void (*rtld_fini)(),
+                                void* stack_end) {
+  auto real = reinterpret_cast<LibcStartMain>(dlsym(RTLD_NEXT, "__libc_start_main"));
+  tasklens::recorder::g_real_main = main;
+  return real(tasklens::recorder::g_config.enabled ? tasklens::recorder::main_with_recording : main,
+              argc, argv, init, fini, rtld_fini, stack_end);
+}
+
+// The definitions of the weak references of include/tasklens/tasklens.h.
+TL_EXPORT void tasklens_region_begin(const char* name) noexcept {
+  tasklens::recorder::region_event(tasklens::trace::EventKind::RegionBegin, name);
+}
+
+TL_EXPORT void tasklens_region_end(const char* name) noexcept {
+  tasklens::recorder::region_event(tasklens::trace::EventKind::RegionEnd, name);
+}

@@ -1,0 +1,164 @@
+// The recorder's core, shared by its event sources (the OMPT tool in ompt_tool.cpp, the oneTBB
+// hooks in tbb_hooks.cpp, the user regions): per-thread state, the inline hot path that encodes
+// one event into the thread's chunk, and the start and end of the trace file (recording.cpp).
+//
+// Hot-path rules: no locks, no allocation, no syscalls per event; one TSC read, a few varints
+// into the thread's current chunk, one release store. Anything else (compression, file I/O,
+// symbols) happens on the writer thread or at report time. The recorder never throws into or
+// aborts the host: every failure turns recording off for the affected thread or process.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "recorder/buffer.hpp"
+#include "recorder/metric.hpp"
+#include "recorder/regions.hpp"
+#include "trace/format.hpp"
+
+#define TL_INLINE __attribute__((always_inline)) inline
+#define TL_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace tasklens::recorder {
+
+using trace::EventKind;
+
+struct TaskShadow;  // tbb_hooks.cpp
+
+struct ThreadState {
+  ThreadBuffer* buffer = nullptr;
+  Chunk* chunk = nullptr;
+  uint8_t* pos = nullptr;
+  uint8_t* limit = nullptr;
+  uint64_t last_time = 0;
+  uint64_t last_metric = 0;
+  uint64_t last_id = 0;
+  uint64_t last_ptr = 0;
+  uint64_t next_id = 0;
+  uint64_t tasks = 0;
+  uint64_t events = 0;
+  uint32_t index = 0;
+  bool dead = false;       // this thread records nothing (see thread_init, make_room)
+  bool no_memory = false;  // ... because it could not get buffer memory: its events are lost
+  uint64_t lost = 0;
+  // One-thread teams (libomp runs them serialized): sizes of the teams this thread is in, and
+  // what lets two events share one TSC read there (see begin_event's reuse_time).
+  uint8_t team_depth = 0;
+  uint32_t team_one[16] = {};
+  uint64_t created_id = 0, created_at_event = ~0ull, wait_at_event = ~0ull;
+  PerfCounter counter;
+  RegionCache regions;  // user region names seen by this thread (see regions.hpp)
+  // oneTBB (tbb_hooks.cpp): the task this thread runs (0: none; the main thread starts in the
+  // root task), the call site a wrapper of include/tasklens/tbb.h announced (0: none) with its
+  // kind, and the thread's spare task shadows.
+  uint64_t tbb_current = 0;
+  uint64_t tbb_site = 0;
+  uint32_t tbb_site_kind = 0;
+  bool tbb_in_init = false;  // inside the process's first call into oneTBB (its start-up)
+  uint32_t shadow_free_count = 0;
+  TaskShadow* shadow_free = nullptr;
+  ThreadState* next = nullptr;
+};
+
+// Configuration, read once in the library constructor (before main, single-threaded). It must
+
+// Configuration, read once in the library constructor (before main, single-threaded). It must
+// need no dynamic initialization: C++ initializers may run after the constructor.
+struct Config {
+  bool enabled = false;
+  char output[4096] = {};
+  trace::Metric metric = trace::Metric::Tsc;
+  unsigned flush_ms = 100;
+  size_t max_chunks = 1024;
+  bool watch_preemptions = true;
+};
+extern Config g_config;
+
+enum State : int { kOff = 0, kRecording = 1, kFinished = 2 };
+extern std::atomic<int> g_state;
+extern pid_t g_pid;
+extern uint32_t g_runtime_flags;       // trace::RuntimeFlags, written into the trace's head
+extern std::string g_runtime_version;  // likewise
+extern std::atomic<int> g_open_parallel;
+extern uint64_t g_root_task;  // id of the initial task (the main thread's task before any other)
+
+// The thread's state, created on its first event. __thread, not thread_local: an extern
+// thread_local would go through a TLS wrapper call on every access.
+extern __thread ThreadState* tls_state __attribute__((tls_model("initial-exec")));
+
+// ThreadInfo types (ompt_thread_t values).
+inline constexpr int kThreadInitial = 1, kThreadWorker = 2, kThreadOther = 3;
+
+ThreadState* thread_init(int type);
+bool make_room(ThreadState* t);
+// Opens the trace file and writes its head (header, schema, runtime info with g_runtime_flags
+// and g_runtime_version, module map), then starts the writer. Returns false if the file cannot
+// be opened (the launcher reports the missing trace). Called once, by the first runtime to
+// start (OMPT's initialize, or main_with_recording for a oneTBB program).
+bool start_trace();
+// Ends the trace (idempotent).
+void finish(trace::FinishReason reason);
+
+TL_INLINE ThreadState* state() {
+  ThreadState* t = tls_state;
+  if (__builtin_expect(t == nullptr, 0)) t = thread_init(kThreadOther);
+  return t;
+}
+
+TL_INLINE uint64_t new_id(ThreadState* t) { return ++t->next_id; }
+
+TL_INLINE bool in_one_thread_team(const ThreadState* t) {
+  return t->team_depth > 0 && t->team_depth <= 16 && t->team_one[t->team_depth - 1];
+}
+
+// Starts an event: returns where its fields go, or null if this thread cannot record. With
+// `reuse_time` the event takes the previous event's timestamp instead of reading the TSC (15 ns
+// here, a quarter of a fine-grained task): only for events that follow the previous one with
+// nothing of the program in between.
+TL_INLINE uint8_t* begin_event(ThreadState* t, EventKind kind, bool reuse_time = false) {
+  if (__builtin_expect(t == nullptr || t->dead, 0)) {
+    if (t && t->no_memory) ++t->lost;
+    return nullptr;
+  }
+  if (__builtin_expect(g_state.load(std::memory_order_relaxed) != kRecording, 0)) return nullptr;
+  if (__builtin_expect(static_cast<size_t>(t->limit - t->pos) < trace::kMaxEventBytes, 0) &&
+      !make_room(t))
+    return nullptr;
+  uint8_t* p = t->pos;
+  *p++ = static_cast<uint8_t>(kind);
+  uint64_t now = reuse_time ? t->last_time : read_tsc();
+  if (__builtin_expect(now < t->last_time, 0)) now = t->last_time;  // never a negative delta
+  p = trace::put_varint(p, now - t->last_time);
+  t->last_time = now;
+  if (g_config.metric != trace::Metric::Tsc) {
+    uint64_t m = t->counter.read();
+    if (m < t->last_metric) m = t->last_metric;
+    p = trace::put_varint(p, m - t->last_metric);
+    t->last_metric = m;
+  }
+  return p;
+}
+
+TL_INLINE uint8_t* put_id(ThreadState* t, uint8_t* p, uint64_t id) {
+  p = trace::put_varint(p, trace::zigzag(static_cast<int64_t>(id - t->last_id)));
+  t->last_id = id;
+  return p;
+}
+
+TL_INLINE uint8_t* put_ptr(ThreadState* t, uint8_t* p, const void* ptr) {
+  uint64_t v = reinterpret_cast<uint64_t>(ptr);
+  p = trace::put_varint(p, trace::zigzag(static_cast<int64_t>(v - t->last_ptr)));
+  t->last_ptr = v;
+  return p;
+}
+
+TL_INLINE void end_event(ThreadState* t, uint8_t* p) {
+  t->pos = p;
+  ++t->events;
+  t->chunk->committed.store(static_cast<uint32_t>(p - t->chunk->data), std::memory_order_release);
+}
+
+}  // namespace tasklens::recorder
