@@ -175,5 +175,34 @@ INSTANTIATE_TEST_SUITE_P(
                       std::vector<std::string>{"tbb_primes", "tasks", "8192", "512", "256"}),
     [](const ::testing::TestParamInfo<std::vector<std::string>>& info) { return info.param[0]; });
 
+// A program linked against a TBB of another ABI: its output and status pass through, and the
+// report refuses the trace naming the library, instead of showing a wrong tree.
+class TbbAbi : public E2E,
+               public ::testing::WithParamInterface<std::pair<std::string, std::string>> {};
+
+TEST_P(TbbAbi, OtherAbiIsDetectedAndNamed) {
+  const std::string prog = std::string(TASKLENS_FAKE_TBB_DIR) + "/" + GetParam().first + "/prog";
+  RunResult plain = run({prog});
+  ASSERT_TRUE(plain.exited(0)) << plain.describe();
+  const std::string trace = path("abi.tlens");
+  RunResult rec = record(prog, {}, trace);
+  EXPECT_TRUE(rec.exited(0)) << rec.describe();
+  EXPECT_EQ(rec.out, plain.out);
+  ASSERT_TRUE(std::filesystem::exists(trace)) << rec.describe();
+  RunResult rep = run({TASKLENS_BIN, "report", trace});
+  EXPECT_FALSE(rep.exited(0)) << rep.describe();
+  EXPECT_NE(rep.err.find(GetParam().second), std::string::npos) << rep.describe();
+  EXPECT_TRUE(contains_nocase(rep.err, "ABI")) << rep.describe();
+  EXPECT_EQ(std::count(rep.err.begin(), rep.err.end(), '\n'), 1) << "one line: " << rep.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Fakes, TbbAbi,
+    ::testing::Values(std::make_pair(std::string("old"), std::string("libtbb.so.2")),
+                      std::make_pair(std::string("next"), std::string("interface 13000"))),
+    [](const ::testing::TestParamInfo<std::pair<std::string, std::string>>& info) {
+      return info.param.first;
+    });
+
 }  // namespace
 }  // namespace tasklens::e2e

@@ -130,7 +130,7 @@ std::string list_units(const Loaded& l, const report::FragmentLabels& fl, size_t
     return crit[a] != crit[b] ? crit[a] > crit[b] : work[a] > work[b];
   });
   size_t rows = top ? top : 20;
-  out += "\nfragments (code between two OpenMP events), by share of the critical path:\n";
+  out += "\nfragments (code between two runtime events), by share of the critical path:\n";
   for (size_t i = 0; i < order.size() && i < rows; ++i) {
     uint32_t g = order[i];
     out += fmt::format("  {:<30} work {:>12}  crit.% {:5.1f}  {}\n", fl.label[g],

@@ -71,7 +71,7 @@ int run(int argc, char** argv) {
       "What-if (causal) profile: how the program's work, span and parallelism would change if\n"
       "chosen code became k times faster, from the one recording. Units: user regions\n"
       "(TASKLENS_REGION_BEGIN/END), construct sites (the task body spawned at file:line, a\n"
-      "loop's chunks) and code fragments (the code between two OpenMP events, file:L1-L2).\n"
+      "loop's chunks) and code fragments (the code between two runtime events, file:L1-L2).\n"
       "Each unit is evaluated alone and all together at every factor, then the profile after\n"
       "all of them at the largest finite factor is shown. A unit may carry its own factor\n"
       "(--site fib.c:12=4). --list shows the units of the trace.");

@@ -88,7 +88,7 @@ struct Strand {
   uint32_t fragment = 0;    // index into Model::fragments: the code the strand ran
 };
 
-// A code fragment (seed 001): the code between two OpenMP events, named by the code addresses
+// A code fragment (seed 001): the code between two runtime events, named by the code addresses
 // of the event that started the strand and of the one that ended it. A task's first strand
 // starts at the task's creation site; an implicit task's at its parallel region; a chunk's at
 // its loop. 0 means unknown (for example the end of a task, which has no code address).
