@@ -12,7 +12,7 @@
 # (a MISS does not fail the script; a failing command does). Also: the wrappers' cost without
 # recording (wrapped plain / unmodified plain). Writes BUILD_DIR/bench/tbb_results.json.
 #
-# Knobs: TASKLENS_BENCH_REPS (5), TASKLENS_BENCH_TBB_FIB_N (27),
+# Knobs: TASKLENS_BENCH_REPS (5), TASKLENS_BENCH_TBB_FIB_N (29),
 # TASKLENS_BENCH_TBB_COARSE ("8192 1 20": N, G, w).
 set -euo pipefail
 export LC_ALL=C
@@ -26,7 +26,7 @@ BUILD=$(cd "$BUILD_ARG" && pwd)
 TL=$BUILD/tasklens
 EX=$BUILD/examples
 REPS=${TASKLENS_BENCH_REPS:-5}
-FIB_N=${TASKLENS_BENCH_TBB_FIB_N:-27}
+FIB_N=${TASKLENS_BENCH_TBB_FIB_N:-29}
 read -r C_N C_G C_W <<<"${TASKLENS_BENCH_TBB_COARSE:-8192 1 20}"
 TARGET_FINE=2.0
 TARGET_COARSE=1.05

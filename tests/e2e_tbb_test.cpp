@@ -175,6 +175,22 @@ INSTANTIATE_TEST_SUITE_P(
                       std::vector<std::string>{"tbb_primes", "tasks", "8192", "512", "256"}),
     [](const ::testing::TestParamInfo<std::vector<std::string>>& info) { return info.param[0]; });
 
+// Exceptions thrown by tasks unwind through the recorder's frames around them and reach the
+// program's handlers; the recorded run prints and exits exactly as the plain one.
+TEST_F(E2E, ThrowingTasksAndCanceledGroupsPassThrough) {
+  const std::string prog = std::string(TASKLENS_FAKE_TBB_DIR) + "/tbb_exceptions";
+  RunResult plain = run({prog});
+  ASSERT_TRUE(plain.exited(7)) << plain.describe();
+  const std::string trace = path("exceptions.tlens");
+  RunResult rec = record(prog, {}, trace);
+  EXPECT_TRUE(rec.exited(7)) << rec.describe();
+  EXPECT_EQ(rec.out, plain.out);
+  json j = report_json(trace);
+  expect_report_invariants(j);
+  EXPECT_FALSE(sites_of_kind(j, "task").empty()) << site_list(j);
+  EXPECT_EQ(sites_of_kind(j, "parallel_for").size(), 1u) << site_list(j);
+}
+
 // A program linked against a TBB of another ABI: its output and status pass through, and the
 // report refuses the trace naming the library, instead of showing a wrong tree.
 class TbbAbi : public E2E,

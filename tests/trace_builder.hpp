@@ -51,6 +51,9 @@ class TraceBuilder {
       } else if (shape.ptr_mask & (1u << i)) {
         varint(s, trace::zigzag(static_cast<int64_t>(f - s.ptr)));
         s.ptr = f;
+      } else if (shape.addr_mask & (1u << i)) {
+        varint(s, trace::zigzag(static_cast<int64_t>(f - s.addr)));
+        s.addr = f;
       } else {
         varint(s, f);
       }
@@ -90,7 +93,7 @@ class TraceBuilder {
  private:
   struct Stream {
     std::vector<uint8_t> bytes;
-    uint64_t time = 0, id = 0, ptr = 0;
+    uint64_t time = 0, id = 0, ptr = 0, addr = 0;
   };
   static void varint(Stream& s, uint64_t v) {
     uint8_t buf[10];

@@ -249,7 +249,7 @@ TEST(Trace, UnknownEventKindInTheSchemaIsSkipped) {
   std::memcpy(&count, schema.data(), 4);
   ++count;
   std::memcpy(schema.data(), &count, 4);
-  schema.insert(schema.end(), {77, 2, 0, 0x1, 0});  // field 0 is an id
+  schema.insert(schema.end(), {77, 2, 0, 0x1, 0, 0});  // field 0 is an id
   StreamWriter w;
   w.bytes.push_back(77);
   w.varint(10);
@@ -285,6 +285,75 @@ TEST(Trace, UnknownEventKindInTheSchemaIsSkipped) {
   EXPECT_EQ(e.kind, EventKind::TaskCreate);
   EXPECT_EQ(e.time, 1520u);
   EXPECT_EQ(e.f[0], (1ull << 40) + 5);
+  unlink(p.c_str());
+}
+
+// oneTBB events carry the group (a data address) and the code address in separate delta chains,
+// so that stack addresses between code addresses do not make every delta long.
+TEST(Trace, DataAndCodeAddressesKeepTheirOwnDeltaChains) {
+  StreamWriter w;
+  uint64_t addr = 0;
+  auto put_addr = [&](uint64_t v) {
+    w.varint(zigzag(static_cast<int64_t>(v - addr)));
+    addr = v;
+  };
+  const uint64_t group = 0x7ffe12345678ull, code = 0x5555000012ull;
+  for (int i = 0; i < 3; ++i) {
+    w.begin(EventKind::TbbSpawn, 1010 + i);
+    w.put_id((1ull << 40) + 1);
+    w.put_id((1ull << 40) + 2 + i);
+    put_addr(group - 64 * i);
+    w.varint(1);
+    w.put_ptr(code + i);
+  }
+  std::string p = write_temp(file_with({w.bytes}, true, false));
+  TraceFile t = TraceFile::open(p);
+  std::vector<uint8_t> bytes = t.stream(0);
+  EventDecoder d = t.decoder(bytes);
+  Event e;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(d.next(e));
+    EXPECT_EQ(e.kind, EventKind::TbbSpawn);
+    EXPECT_EQ(e.f[2], group - 64 * i);
+    EXPECT_EQ(e.f[4], code + i);
+  }
+  // After the first event each spawn takes a few bytes: both deltas are short.
+  EXPECT_LT(w.bytes.size(), 40u);
+  unlink(p.c_str());
+}
+
+// Files of format version 1 (five-byte schema entries, no data addresses) still read.
+TEST(Trace, Version1FilesStillRead) {
+  std::vector<uint8_t> schema(4);
+  uint32_t count = 0;
+  for (int k = 1; k <= static_cast<int>(EventKind::RegionEnd); ++k, ++count)
+    schema.insert(schema.end(),
+                  {static_cast<uint8_t>(k), kEventShapes[k].fixed, kEventShapes[k].repeated,
+                   kEventShapes[k].id_mask, kEventShapes[k].ptr_mask});
+  std::memcpy(schema.data(), &count, 4);
+  StreamWriter w;
+  w.begin(EventKind::TaskCreate, 1500);
+  w.put_id((1ull << 40) + 5);
+  w.put_id((1ull << 40) + 6);
+  w.varint(4);
+  w.put_ptr(0x55550000abcdull);
+  FileHeader h = make_file_header(1, 1000, 0, Metric::Tsc);
+  h.version_major = 1;
+  std::vector<uint8_t> out(reinterpret_cast<uint8_t*>(&h), reinterpret_cast<uint8_t*>(&h + 1));
+  append_record(out, RecordType::EventSchema, schema.data(), schema.size());
+  EventBlockHeader bh{};
+  bh.raw_size = static_cast<uint32_t>(w.bytes.size());
+  append_record(out, RecordType::EventBlock, &bh, sizeof bh, w.bytes.data(), w.bytes.size());
+  append_launch_status(out);
+  std::string p = write_temp(out);
+  TraceFile t = TraceFile::open(p);
+  std::vector<uint8_t> bytes = t.stream(0);
+  EventDecoder d = t.decoder(bytes);
+  Event e;
+  ASSERT_TRUE(d.next(e));
+  EXPECT_EQ(e.kind, EventKind::TaskCreate);
+  EXPECT_EQ(e.f[1], (1ull << 40) + 6);
+  EXPECT_EQ(e.f[3], 0x55550000abcdull);
   unlink(p.c_str());
 }
 

@@ -231,6 +231,7 @@ Model Builder::finalize() {
     delete t.next_preds;
     delete t.loop_members;
     delete t.deps;
+    delete t.chunks;
   }
   return m;
 }

@@ -37,6 +37,7 @@ struct ThreadState {
   uint64_t last_metric = 0;
   uint64_t last_id = 0;
   uint64_t last_ptr = 0;
+  uint64_t last_addr = 0;
   uint64_t next_id = 0;
   uint64_t tasks = 0;
   uint64_t events = 0;
@@ -152,6 +153,13 @@ TL_INLINE uint8_t* put_ptr(ThreadState* t, uint8_t* p, const void* ptr) {
   uint64_t v = reinterpret_cast<uint64_t>(ptr);
   p = trace::put_varint(p, trace::zigzag(static_cast<int64_t>(v - t->last_ptr)));
   t->last_ptr = v;
+  return p;
+}
+
+TL_INLINE uint8_t* put_addr(ThreadState* t, uint8_t* p, const void* addr) {
+  uint64_t v = reinterpret_cast<uint64_t>(addr);
+  p = trace::put_varint(p, trace::zigzag(static_cast<int64_t>(v - t->last_addr)));
+  t->last_addr = v;
   return p;
 }
 

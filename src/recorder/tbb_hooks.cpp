@@ -72,6 +72,7 @@ using EnqueueFn = void (*)(d1::task&, d1::task_arena_base*);
 using EnqueueCtxFn = void (*)(d1::task&, d1::task_group_context&, d1::task_arena_base*);
 using InitializeFn = void (*)(d1::task_group_context&);
 using AllocateFn = void* (*)(d1::small_object_pool*&, std::size_t);
+using ArenaInitializeFn = void (*)(d1::task_arena_base&);
 
 struct RealEntryPoints {
   SpawnFn spawn = nullptr;
@@ -83,6 +84,7 @@ struct RealEntryPoints {
   EnqueueCtxFn enqueue_ctx = nullptr;
   InitializeFn initialize = nullptr;
   AllocateFn allocate = nullptr;
+  ArenaInitializeFn arena_initialize = nullptr;
 };
 RealEntryPoints g_real;
 bool g_tbb_on = false;  // the linked oneTBB is one we know: trace its tasks
@@ -90,7 +92,7 @@ bool g_tbb_on = false;  // the linked oneTBB is one we know: trace its tasks
 // first call that needs it: which one depends on the program (a context's initialize, the first
 // task's allocation, the first spawn). So the process's first call of each of these entry points
 // is bracketed by RuntimeInit marks, ended when the call returns or its first task starts.
-enum FirstCallOf { kFirstInitialize, kFirstAllocate, kFirstSpawn, kFirstCallKinds };
+enum FirstCallOf { kFirstInitialize, kFirstArena, kFirstAllocate, kFirstSpawn, kFirstCallKinds };
 std::atomic<bool> g_first_done[kFirstCallKinds];
 
 template <class Fn>
@@ -110,6 +112,7 @@ void resolve_all() {
   resolve(g_real.enqueue, "_ZN3tbb6detail2r17enqueueERNS0_2d14taskEPNS2_15task_arena_baseE");
   resolve(g_real.initialize, "_ZN3tbb6detail2r110initializeERNS0_2d118task_group_contextE");
   resolve(g_real.allocate, "_ZN3tbb6detail2r18allocateERPNS0_2d117small_object_poolEm");
+  resolve(g_real.arena_initialize, "_ZN3tbb6detail2r110initializeERNS0_2d115task_arena_baseE");
   resolve(g_real.enqueue_ctx,
           "_ZN3tbb6detail2r17enqueueERNS0_2d14taskERNS2_18task_group_contextEPNS2_15task_arena_"
           "baseE");
@@ -304,7 +307,7 @@ TL_INLINE void put_schedule(ThreadState* t, uint64_t prior, uint64_t status, uin
 TL_INLINE void put_wait(ThreadState* t, EventKind kind, const void* group, const void* code) {
   if (uint8_t* p = begin_event(t, kind)) {
     p = put_id(t, p, t->tbb_current);
-    p = put_ptr(t, p, group);
+    p = put_addr(t, p, group);
     p = put_ptr(t, p, code);
     end_event(t, p);
   }
@@ -396,7 +399,7 @@ TL_INLINE uint64_t on_spawn(d1::task& task, const void* group, const void* ra, u
   if (uint8_t* p = begin_event(t, EventKind::TbbSpawn)) {
     p = put_id(t, p, t->tbb_current);
     p = put_id(t, p, id);
-    p = put_ptr(t, p, group);
+    p = put_addr(t, p, group);
     p = trace::put_varint(p, kind | flags);
     p = put_ptr(t, p, code);
     end_event(t, p);
@@ -596,7 +599,7 @@ void execute(d1::task_arena_base& arena, d1::delegate_base& d) {
   if (uint8_t* p = begin_event(t, EventKind::TbbSpawn)) {
     p = put_id(t, p, t->tbb_current);
     p = put_id(t, p, id);
-    p = put_ptr(t, p, &d);
+    p = put_addr(t, p, &d);
     p = trace::put_varint(p, static_cast<uint64_t>(trace::TbbKind::ArenaExecute) | kRootFlag);
     p = put_ptr(t, p, code);
     end_event(t, p);
@@ -615,6 +618,18 @@ void initialize(d1::task_group_context& ctx) {
   ThreadState* t = tbb_state();
   before_first_call(t, kFirstInitialize);
   real(g_real.initialize)(ctx);
+  if (t) end_runtime_init(t);
+}
+
+// A task_arena's initialize (explicit, or the first execute's): the process's first one may
+// start the scheduler.
+void initialize(d1::task_arena_base& arena) {
+  using namespace tasklens::recorder;
+  if (__builtin_expect(g_first_done[kFirstArena].load(std::memory_order_relaxed), 1))
+    return real(g_real.arena_initialize)(arena);
+  ThreadState* t = tbb_state();
+  before_first_call(t, kFirstArena);
+  real(g_real.arena_initialize)(arena);
   if (t) end_runtime_init(t);
 }
 

@@ -17,7 +17,9 @@
 namespace tasklens::trace {
 
 inline constexpr char kMagic[8] = {'T', 'L', 'E', 'N', 'S', 'T', 'R', 'C'};
-inline constexpr uint16_t kVersionMajor = 1;  // readers refuse other majors
+// Version 2 added the data-address field class (EventShape::addr_mask, a sixth schema byte);
+// readers still read version 1 files, whose schema entries have five bytes.
+inline constexpr uint16_t kVersionMajor = 2;  // readers refuse later majors
 inline constexpr uint16_t kVersionMinor = 0;  // additions that old readers can skip
 
 #pragma pack(push, 1)
@@ -97,7 +99,9 @@ static_assert(sizeof(LaunchStatus) == 16);
 #pragma pack(pop)
 
 enum class RecordType : uint32_t {
-  EventSchema = 1,  // payload: u32 count, then count x {u8 kind, u8 fixed_fields, u8 repeated}
+  // payload: u32 count, then count x {u8 kind, u8 fixed, u8 repeated, u8 id_mask, u8 ptr_mask,
+  // u8 addr_mask} (version 1: without addr_mask)
+  EventSchema = 1,
   RuntimeInfo = 2,  // payload: u32 flags (RuntimeFlags), then the runtime's version string
   ThreadInfo = 3,
   EventBlock = 4,
@@ -144,7 +148,8 @@ enum FinishFlags : uint32_t {
 };
 
 // Event kinds. Fields are varints; "id" fields are zig-zag deltas against the previous id field
-// of the same thread stream, "ptr" fields are zig-zag deltas against the previous ptr field.
+// of the same thread stream, "ptr" fields are zig-zag deltas against the previous ptr field,
+// "addr" fields against the previous addr field.
 // The numeric values of OpenMP enums (flags, kinds, statuses) are the OMPT ones.
 enum class EventKind : uint8_t {
   ThreadBegin = 1,     // type
@@ -176,9 +181,9 @@ enum class EventKind : uint8_t {
   // task's (switch to it, complete back to the task the thread ran before, 0 if none). `group` is
   // the address of the task_group_context the task is spawned into / waited for: a wait joins
   // every task spawned into its group since the group's previous wait. `tbb_kind` is TbbKind.
-  TbbSpawn = 24,      // id parent, id task, group, tbb_kind, ptr
-  TbbWaitBegin = 25,  // id task, group, ptr   (the waiting task's strand stops here...)
-  TbbWaitEnd = 26,    // id task, group, ptr   (...and resumes here once the group is done)
+  TbbSpawn = 24,      // id parent, id task, addr group, tbb_kind, ptr
+  TbbWaitBegin = 25,  // id task, addr group, ptr   (the waiting task's strand stops here...)
+  TbbWaitEnd = 26,    // id task, addr group, ptr   (...and resumes once the group is done)
   // One call of a TBB algorithm's body on a subrange (the wrappers of include/tasklens/tbb.h):
   // a strand of its own, logically parallel to the task's other chunks.
   ChunkBegin = 27,  // id task
@@ -220,39 +225,42 @@ struct EventShape {
   uint8_t repeated;  // if > 0: the last fixed field is a count of groups of `repeated` varints
   uint8_t id_mask;   // bit i: fixed field i is an id (zig-zag delta against the previous id)
   uint8_t ptr_mask;  // bit i: fixed field i is a code address (zig-zag delta, likewise)
+  // bit i: fixed field i is a data address (zig-zag delta against the previous data address):
+  // stack and heap addresses interleaved with code addresses would make both deltas long.
+  uint8_t addr_mask = 0;
 };
 
 // The schema written into every trace (readers use the file's, not this one).
 inline constexpr EventShape kEventShapes[kEventKindCount] = {
-    {0, 0, 0, 0},       // 0 unused
-    {1, 0, 0, 0},       // ThreadBegin
-    {0, 0, 0, 0},       // ThreadEnd
-    {5, 0, 0x3, 0x10},  // ParallelBegin
-    {4, 0, 0x3, 0x8},   // ParallelEnd
-    {5, 0, 0x3, 0},     // ImplicitBegin
-    {3, 0, 0x1, 0},     // ImplicitEnd
-    {4, 0, 0x3, 0x8},   // TaskCreate
-    {3, 0, 0x5, 0},     // TaskSchedule
-    {3, 0, 0x2, 0x4},   // SyncBegin
-    {3, 0, 0x2, 0x4},   // SyncEnd
-    {4, 0, 0x2, 0x8},   // WorkBegin
-    {3, 0, 0x2, 0x4},   // WorkEnd
-    {4, 0, 0x2, 0},     // Dispatch
-    {2, 2, 0x1, 0},     // Dependences
-    {2, 0, 0x1, 0x2},   // MaskedBegin
-    {2, 0, 0x1, 0x2},   // MaskedEnd
-    {2, 0, 0x2, 0},     // SyncWaitBegin
-    {2, 0, 0x2, 0},     // SyncWaitEnd
-    {1, 0, 0, 0},       // Mark
-    {1, 0, 0, 0},       // MutexWaitBegin
-    {1, 0, 0, 0},       // MutexWaitEnd
-    {1, 0, 0, 0},       // RegionBegin
-    {1, 0, 0, 0},       // RegionEnd
-    {5, 0, 0x3, 0x14},  // TbbSpawn
-    {3, 0, 0x1, 0x6},   // TbbWaitBegin
-    {3, 0, 0x1, 0x6},   // TbbWaitEnd
-    {1, 0, 0x1, 0},     // ChunkBegin
-    {1, 0, 0x1, 0},     // ChunkEnd
+    {0, 0, 0, 0},            // 0 unused
+    {1, 0, 0, 0},            // ThreadBegin
+    {0, 0, 0, 0},            // ThreadEnd
+    {5, 0, 0x3, 0x10},       // ParallelBegin
+    {4, 0, 0x3, 0x8},        // ParallelEnd
+    {5, 0, 0x3, 0},          // ImplicitBegin
+    {3, 0, 0x1, 0},          // ImplicitEnd
+    {4, 0, 0x3, 0x8},        // TaskCreate
+    {3, 0, 0x5, 0},          // TaskSchedule
+    {3, 0, 0x2, 0x4},        // SyncBegin
+    {3, 0, 0x2, 0x4},        // SyncEnd
+    {4, 0, 0x2, 0x8},        // WorkBegin
+    {3, 0, 0x2, 0x4},        // WorkEnd
+    {4, 0, 0x2, 0},          // Dispatch
+    {2, 2, 0x1, 0},          // Dependences
+    {2, 0, 0x1, 0x2},        // MaskedBegin
+    {2, 0, 0x1, 0x2},        // MaskedEnd
+    {2, 0, 0x2, 0},          // SyncWaitBegin
+    {2, 0, 0x2, 0},          // SyncWaitEnd
+    {1, 0, 0, 0},            // Mark
+    {1, 0, 0, 0},            // MutexWaitBegin
+    {1, 0, 0, 0},            // MutexWaitEnd
+    {1, 0, 0, 0},            // RegionBegin
+    {1, 0, 0, 0},            // RegionEnd
+    {5, 0, 0x3, 0x10, 0x4},  // TbbSpawn
+    {3, 0, 0x1, 0x4, 0x2},   // TbbWaitBegin
+    {3, 0, 0x1, 0x4, 0x2},   // TbbWaitEnd
+    {1, 0, 0x1, 0},          // ChunkBegin
+    {1, 0, 0x1, 0},          // ChunkEnd
 };
 
 static_assert(kEventShapes[kEventKindCount - 1].fixed != 0, "every event kind needs its shape");

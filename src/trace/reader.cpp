@@ -123,6 +123,7 @@ std::vector<uint8_t> make_schema_payload() {
     p.push_back(kEventShapes[k].repeated);
     p.push_back(kEventShapes[k].id_mask);
     p.push_back(kEventShapes[k].ptr_mask);
+    p.push_back(kEventShapes[k].addr_mask);
   }
   return p;
 }
@@ -181,6 +182,9 @@ bool EventDecoder::next(Event& e) {
       } else if (shape.ptr_mask & (1u << i)) {
         last_ptr_ += static_cast<uint64_t>(unzigzag(scratch_[i]));
         scratch_[i] = last_ptr_;
+      } else if (shape.addr_mask & (1u << i)) {
+        last_addr_ += static_cast<uint64_t>(unzigzag(scratch_[i]));
+        scratch_[i] = last_addr_;
       }
     }
     if (kind >= kEventKindCount) continue;  // a kind this reader does not know: skip it
@@ -220,7 +224,7 @@ void TraceFile::parse() {
   std::memcpy(&header_, data_.data(), sizeof header_);
   if (std::memcmp(header_.magic, kMagic, sizeof kMagic) != 0)
     fail("not a tasklens trace (bad magic)");
-  if (header_.version_major != kVersionMajor)
+  if (header_.version_major < 1 || header_.version_major > kVersionMajor)
     fail("trace format version " + std::to_string(header_.version_major) +
          " is not supported by this tasklens (reads version " + std::to_string(kVersionMajor) +
          ")");
@@ -253,12 +257,13 @@ void TraceFile::parse() {
         need(4);
         uint32_t count;
         std::memcpy(&count, p, 4);
-        need(4 + size_t(count) * 5);
-        schema_.assign(256, EventShape{kAbsent, 0, 0, 0});
+        const size_t entry = header_.version_major >= 2 ? 6 : 5;
+        need(4 + size_t(count) * entry);
+        schema_.assign(256, EventShape{kAbsent, 0, 0, 0, 0});
         for (uint32_t i = 0; i < count; ++i) {
-          const uint8_t* e = p + 4 + i * 5;
+          const uint8_t* e = p + 4 + i * entry;
           if (e[1] > 32 || (e[2] && e[1] == 0)) fail("corrupted event schema");
-          schema_[e[0]] = EventShape{e[1], e[2], e[3], e[4]};
+          schema_[e[0]] = EventShape{e[1], e[2], e[3], e[4], entry >= 6 ? e[5] : uint8_t{0}};
         }
         saw_schema = true;
         break;

@@ -40,6 +40,7 @@ class EventDecoder {
   // in the middle of its last event (a killed program) ends cleanly and sets truncated().
   bool next(Event& event);
   bool truncated() const { return truncated_; }
+  size_t remaining() const { return static_cast<size_t>(end_ - p_); }  // bytes not decoded yet
 
  private:
   bool read_varint(uint64_t& v);
@@ -47,7 +48,7 @@ class EventDecoder {
   bool has_metric_;
   const uint8_t* p_;
   const uint8_t* end_;
-  uint64_t time_ = 0, metric_ = 0, last_id_ = 0, last_ptr_ = 0;
+  uint64_t time_ = 0, metric_ = 0, last_id_ = 0, last_ptr_ = 0, last_addr_ = 0;
   std::vector<uint64_t> groups_;
   uint64_t scratch_[32];  // fixed fields (the schema allows at most 32)
   bool truncated_ = false;
