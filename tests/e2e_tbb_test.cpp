@@ -191,6 +191,13 @@ TEST_F(E2E, ThrowingTasksAndCanceledGroupsPassThrough) {
   EXPECT_EQ(sites_of_kind(j, "parallel_for").size(), 1u) << site_list(j);
 }
 
+// Task bypass: a task returns the next task to run, which the scheduler runs without a spawn.
+// Its work must be recorded (4 x (1000 + 2000) units), not lost.
+TEST_F(E2E, BypassedTasksAreRecorded) {
+  auto p = profile_analytic(std::string(TASKLENS_FAKE_TBB_DIR) + "/tbb_bypass", {}, {12000, 3000});
+  expect_report_invariants(p.report);
+}
+
 // A program linked against a TBB of another ABI: its output and status pass through, and the
 // report refuses the trace naming the library, instead of showing a wrong tree.
 class TbbAbi : public E2E,

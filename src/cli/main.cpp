@@ -17,7 +17,7 @@ namespace {
 
 int run(int argc, char** argv) {
   CLI::App app{
-      "tasklens: a parallelism profiler for OpenMP task programs.\n"
+      "tasklens: a parallelism profiler for OpenMP and oneTBB programs.\n"
       "Record a run of an unmodified program, then see its work, span (critical path) and\n"
       "parallelism for the whole program and for every construct site.\n\n"
       "  tasklens record -- ./app args     # writes tasklens.data\n"
@@ -32,11 +32,13 @@ int run(int argc, char** argv) {
   RecordOptions rec;
   CLI::App* record = app.add_subcommand(
       "record",
-      "Run a program and record its OpenMP execution into a trace file.\n"
+      "Run a program and record its OpenMP or oneTBB execution into a trace file.\n"
       "Works on unmodified binaries built with clang -fopenmp or gcc -fopenmp: they run under\n"
-      "LLVM 16's OpenMP runtime (preloaded) so that loop chunks are seen. The program's\n"
-      "input, output, exit code and signals pass through unchanged; a summary line goes to\n"
-      "stderr. An existing output file is kept as <file>.old.");
+      "LLVM 16's OpenMP runtime (preloaded) so that loop chunks are seen; and on unmodified\n"
+      "binaries linked with Debian's oneTBB (-ltbb), or built with include/tasklens/tbb.h for\n"
+      "exact call sites and loop chunks. The program's input, output, exit code and signals\n"
+      "pass through unchanged; a summary line goes to stderr. An existing output file is kept\n"
+      "as <file>.old.");
   record->add_option("-o,--output", rec.output, "Trace file to write")->capture_default_str();
   record
       ->add_option("--metric", rec.metric,

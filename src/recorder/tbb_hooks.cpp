@@ -348,6 +348,8 @@ TL_INLINE TaskShadow* shadow_of(d1::task* task) {
                                        offsetof(TaskShadow, slots));
 }
 
+uint64_t on_spawn(d1::task& task, const void* group, const void* ra, uint64_t flags);
+
 template <int Slot>
 d1::task* run_shadowed(d1::task* task, d1::execution_data& ed) {
   TaskShadow* s = shadow_of(task);
@@ -359,7 +361,12 @@ d1::task* run_shadowed(d1::task* task, d1::execution_data& ed) {
   if (!t) return fn(task, ed);
   shadow_free(t, s);
   Running running(t, id, Slot == kExecuteSlot ? kStatusComplete : kStatusCancel);
-  return fn(task, ed);
+  d1::task* next = fn(task, ed);
+  // Task bypass: the scheduler runs the returned task next, without a spawn (task_group's
+  // deferred task_handles, flow graphs). Seen as spawned by this task, so it is recorded too;
+  // its group is unknown, so no wait joins it (it counts as work, not on a join path).
+  if (next) on_spawn(*next, nullptr, nullptr, 0);
+  return next;
 }
 
 d1::task* shadow_execute(d1::task* task, d1::execution_data& ed) {
@@ -370,7 +377,8 @@ d1::task* shadow_cancel(d1::task* task, d1::execution_data& ed) {
 }
 
 // Records the spawn of `task` into `group` and shadows it; returns its id (0: not recorded).
-TL_INLINE uint64_t on_spawn(d1::task& task, const void* group, const void* ra, uint64_t flags) {
+inline __attribute__((always_inline)) uint64_t on_spawn(d1::task& task, const void* group,
+                                                        const void* ra, uint64_t flags) {
   ThreadState* t = tbb_state();
   if (!recording(t)) return 0;
   auto* vptr = *reinterpret_cast<const void* const**>(&task);
