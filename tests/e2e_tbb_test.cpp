@@ -198,6 +198,14 @@ TEST_F(E2E, BypassedTasksAreRecorded) {
   expect_report_invariants(p.report);
 }
 
+// oneTBB called from a std::thread of the program: its calls run beside main's work, not after.
+TEST_F(E2E, CallsFromTheProgramsOwnThreadRunBesideMain) {
+  auto p =
+      profile_analytic(std::string(TASKLENS_FAKE_TBB_DIR) + "/tbb_own_thread", {}, {12000, 4000});
+  expect_report_invariants(p.report);
+  EXPECT_EQ(sites_of_kind(p.report, "parallel_for").size(), 1u) << site_list(p.report);
+}
+
 // A program linked against a TBB of another ABI: its output and status pass through, and the
 // report refuses the trace naming the library, instead of showing a wrong tree.
 class TbbAbi : public E2E,
