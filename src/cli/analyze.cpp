@@ -58,6 +58,22 @@ Loaded load(const std::string& path) {
   l.model = model::build_model(*l.trace);
   l.labels = report::label_sites(l.model, l.trace->modules());
   report::merge_sites_by_location(l.model, l.labels);
+  // Without the wrappers a oneTBB algorithm's subranges are invisible (no chunk events).
+  bool tbb_algorithms = false, tbb_chunks = false;
+  for (const model::Node& n : l.model.nodes) {
+    if (n.kind == model::NodeKind::Chunk && n.parent != model::kNone &&
+        l.model.nodes[n.parent].kind == model::NodeKind::Task)
+      tbb_chunks = true;
+    if (n.site == model::kNone || n.site >= l.model.sites.size()) continue;
+    model::SiteKind k = l.model.sites[n.site].kind;
+    tbb_algorithms |= k == model::SiteKind::ParallelFor || k == model::SiteKind::ParallelReduce ||
+                      k == model::SiteKind::ParallelSort || k == model::SiteKind::TbbAlgorithm;
+  }
+  if (tbb_algorithms && !tbb_chunks)
+    l.model.warnings.push_back(
+        "oneTBB algorithms were recorded without include/tasklens/tbb.h: the subranges one task "
+        "ran count as one strand, so a loop's parallelism is at most its number of tasks (the "
+        "wrappers give the logical one)");
   if (size_t n = report::attribute_library_sites(l.model, l.labels))
     l.model.warnings.push_back(fmt::format(
         "{} call site{} inside oneTBB's headers (range splits, or calls the compiler did not "
