@@ -19,7 +19,6 @@
 #include "trace/reader.hpp"
 
 namespace tasklens::cli {
-namespace {
 
 report::Format parse_format(const std::string& f) {
   if (f == "table") return report::Format::Table;
@@ -28,29 +27,16 @@ report::Format parse_format(const std::string& f) {
   throw UsageError("--format " + f + ": unknown format; use table, csv or json");
 }
 
-analysis::WhatIfMode parse_mode(const std::string& mode) {
-  if (mode == "parallelize") return analysis::WhatIfMode::Parallelize;
-  if (mode == "speedup") return analysis::WhatIfMode::Speedup;
-  throw UsageError("--mode " + mode + ": unknown mode; use parallelize or speedup");
-}
-
 // Writes a command's output and ends the process without tearing down its data: a model of
 // millions of strands takes a tenth of a second or more to free (munmap of hundreds of MB),
 // which is pure waste at exit. A failed write (closed pipe, full disk) is an error.
-[[noreturn]] void write_and_exit(const std::string& out) {
+void write_and_exit(const std::string& out) {
   bool ok = std::fwrite(out.data(), 1, out.size(), stdout) == out.size();
   ok = std::fflush(stdout) == 0 && ok;
   if (!ok) std::fputs("tasklens: could not write the report to standard output\n", stderr);
   std::fflush(stderr);
   std::_Exit(ok ? 0 : 1);
 }
-
-// A trace, its model with symbolized (and merged) sites.
-struct Loaded {
-  std::unique_ptr<trace::TraceFile> trace;
-  model::Model model;
-  std::vector<report::SiteLabel> labels;
-};
 
 Loaded load(const std::string& path) {
   Loaded l;
@@ -80,6 +66,14 @@ Loaded load(const std::string& path) {
         "inline) count for the construct around them",
         n, n == 1 ? "" : "s"));
   return l;
+}
+
+namespace {
+
+analysis::WhatIfMode parse_mode(const std::string& mode) {
+  if (mode == "parallelize") return analysis::WhatIfMode::Parallelize;
+  if (mode == "speedup") return analysis::WhatIfMode::Speedup;
+  throw UsageError("--mode " + mode + ": unknown mode; use parallelize or speedup");
 }
 
 std::string base(const std::string& path) {

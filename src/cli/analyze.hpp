@@ -1,10 +1,15 @@
-// The reader commands: report, whatif, advise. Each loads a trace into the model, runs its
-// analysis and prints one rendering of it.
+// The reader commands: report, whatif, advise (tasks: tasks_cmd.hpp). Each loads a trace into the
+// model, runs its analysis and prints one rendering of it.
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "model/model.hpp"
+#include "report/profile_report.hpp"
+#include "trace/reader.hpp"
 
 namespace tasklens::cli {
 
@@ -38,6 +43,23 @@ struct AdviseOptions {
 [[noreturn]] void run_report(const ReportOptions& options);
 [[noreturn]] void run_whatif(const WhatIfOptions& options);
 [[noreturn]] void run_advise(const AdviseOptions& options);
+
+// A trace, its model with symbolized (and merged) sites, and the warnings of what the
+// recording could not see. Throws the trace's and the model's typed errors.
+struct Loaded {
+  std::unique_ptr<trace::TraceFile> trace;
+  model::Model model;
+  std::vector<report::SiteLabel> labels;
+};
+Loaded load(const std::string& path);
+
+// Writes a command's output and ends the process without tearing down its data: a model of
+// millions of strands takes a tenth of a second or more to free (munmap of hundreds of MB),
+// which is pure waste at exit. A failed write (closed pipe, full disk) is an error.
+[[noreturn]] void write_and_exit(const std::string& out);
+
+// "table", "csv", "json"; throws UsageError otherwise.
+report::Format parse_format(const std::string& format);
 
 // Parses "2", "2.5", "inf": a what-if factor (>= 1). Throws UsageError naming `what`.
 double parse_factor(const std::string& text, const std::string& what);

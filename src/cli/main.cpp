@@ -9,6 +9,7 @@
 #include "cli/analyze.hpp"
 #include "cli/errors.hpp"
 #include "cli/record.hpp"
+#include "cli/tasks_cmd.hpp"
 #include "model/builder.hpp"
 #include "trace/reader.hpp"
 
@@ -24,7 +25,8 @@ int run(int argc, char** argv) {
       "  tasklens report                    # parallelism profile of tasklens.data\n"
       "  tasklens whatif --list             # what could be sped up\n"
       "  tasklens whatif --site fib.c:12    # parallelism if that task body were faster\n"
-      "  tasklens advise                    # what to optimize to reach 8 x cores\n",
+      "  tasklens advise                    # what to optimize to reach 8 x cores\n"
+      "  tasklens tasks                     # task sizes and waiting times per task type\n",
       "tasklens"};
   app.set_version_flag("--version", std::string("tasklens ") + TASKLENS_VERSION);
   app.require_subcommand(1);
@@ -116,6 +118,22 @@ int run(int argc, char** argv) {
       ->capture_default_str();
   advise->add_option("--format", ad.format, "table, csv or json")->capture_default_str();
 
+  TasksOptions tk;
+  CLI::App* tasks = app.add_subcommand(
+      "tasks",
+      "Task sizes and waiting times per task type (spawn site; a loop's chunks count as tasks\n"
+      "of the loop's site): count, total, mean, median and p90 size, log2 histograms of the\n"
+      "sizes, of the waiting times (from ready to start) and of the workers' idle time before\n"
+      "each task, and what they say (many tiny tasks: overhead; waiting longer than running:\n"
+      "not enough parallelism or too few workers; few large tasks: imbalance). Given two\n"
+      "recordings of the same program (base other, say 1 and 4 threads), compares the task\n"
+      "sizes per type instead: tasks that grow with more threads point at contention.");
+  tasks->add_option("traces", tk.traces, "Trace file (default tasklens.data), or two: base other");
+  tasks->add_option("--bins", tk.bins, "Most bins per histogram (log2 of time)")
+      ->capture_default_str();
+  tasks->add_option("--format", tk.format, "table, csv or json")->capture_default_str();
+  tasks->add_option("--top", tk.top, "Show only the first N task types (table default: 10)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -125,6 +143,7 @@ int run(int argc, char** argv) {
   if (*report) run_report(rep);
   if (*whatif) run_whatif(wi);
   if (*advise) run_advise(ad);
+  if (*tasks) run_tasks(tk);
   return 2;
 }
 

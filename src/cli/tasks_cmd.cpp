@@ -1,0 +1,100 @@
+#include "cli/tasks_cmd.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <memory>
+
+#include "analysis/tasks.hpp"
+#include "cli/analyze.hpp"
+#include "cli/errors.hpp"
+#include "model/builder.hpp"
+#include "report/profile_report.hpp"
+#include "report/tasks_report.hpp"
+#include "trace/reader.hpp"
+
+namespace tasklens::cli {
+namespace {
+
+// One recording: its trace, model with symbolized (merged) sites (analyze.hpp's load()), and
+// its task profile.
+struct Run {
+  std::unique_ptr<trace::TraceFile> trace;
+  model::Model model;
+  std::vector<report::SiteLabel> labels;
+  analysis::TaskProfile profile;
+  report::TasksRun view;
+};
+
+std::unique_ptr<Run> load_run(const std::string& path, unsigned bins) {
+  auto r = std::make_unique<Run>();
+  Loaded l = load(path);
+  r->trace = std::move(l.trace);
+  r->model = std::move(l.model);
+  r->labels = std::move(l.labels);
+  const double hz = r->trace->tsc_hz();
+  analysis::TaskOptions options = analysis::default_task_options(r->model, hz, bins);
+  r->profile = analysis::compute_tasks(r->model, options);
+  if (r->profile.tasks == 0)
+    throw UsageError(path +
+                     ": the trace has no tasks (no OpenMP task, taskloop or loop chunk, no "
+                     "oneTBB task): nothing to show; `tasklens report` shows its constructs");
+  if (!r->profile.timestamps)
+    throw UsageError(path +
+                     ": the trace was recorded without timestamps (every strand starts at 0): "
+                     "waiting times need them; record it again with `tasklens record`");
+  r->view.model = &r->model;
+  r->view.profile = &r->profile;
+  r->view.labels = &r->labels;
+  r->view.options = options;
+  r->view.info = report::run_info(*r->trace);
+  r->view.tsc_hz = hz;
+  return r;
+}
+
+std::string type_list(const Run& r) {
+  std::string s;
+  for (size_t i = 0; i < r.profile.types.size() && i < 5; ++i)
+    s += (i ? ", " : "") + r.labels[r.profile.types[i].site].site;
+  if (r.profile.types.size() > 5) s += ", ...";
+  return s;
+}
+
+}  // namespace
+
+void run_tasks(const TasksOptions& opt) {
+  report::Format format = parse_format(opt.format);
+  if (opt.bins < 1 || opt.bins > 64)
+    throw UsageError(fmt::format("--bins {}: use a number of bins from 1 to 64", opt.bins));
+  if (opt.traces.size() > 2)
+    throw UsageError("tasks: give one trace, or two to compare (base other), not " +
+                     std::to_string(opt.traces.size()));
+  const size_t top = opt.top                           ? opt.top
+                     : format == report::Format::Table ? 10
+                                                       : std::numeric_limits<size_t>::max();
+  if (opt.traces.size() < 2) {
+    std::unique_ptr<Run> r =
+        load_run(opt.traces.empty() ? "tasklens.data" : opt.traces[0], opt.bins);
+    write_and_exit(report::render_tasks(r->view, format, top));
+  }
+  std::unique_ptr<Run> base = load_run(opt.traces[0], opt.bins);
+  std::unique_ptr<Run> other = load_run(opt.traces[1], opt.bins);
+  if (base->model.metric != other->model.metric)
+    throw UsageError(fmt::format(
+        "tasks: {} measures {} and {} measures {}: task sizes in different metrics do not "
+        "compare; record both with the same --metric",
+        opt.traces[0], base->model.metric, opt.traces[1], other->model.metric));
+  analysis::TaskComparison c =
+      analysis::compare_tasks(base->profile, report::task_type_keys(base->model, base->labels),
+                              other->profile, report::task_type_keys(other->model, other->labels));
+  if (c.rows.empty())
+    throw UsageError(fmt::format(
+        "tasks: {} and {} have no task type in common ({}: {}; {}: {}): not the same program?",
+        opt.traces[0], opt.traces[1], opt.traces[0], type_list(*base), opt.traces[1],
+        type_list(*other)));
+  write_and_exit(report::render_task_comparison(base->view, other->view, c, format, top));
+}
+
+}  // namespace tasklens::cli
