@@ -9,6 +9,7 @@
 #include "cli/analyze.hpp"
 #include "cli/errors.hpp"
 #include "cli/record.hpp"
+#include "cli/sched_cmd.hpp"
 #include "cli/tasks_cmd.hpp"
 #include "model/builder.hpp"
 #include "trace/reader.hpp"
@@ -26,7 +27,8 @@ int run(int argc, char** argv) {
       "  tasklens whatif --list             # what could be sped up\n"
       "  tasklens whatif --site fib.c:12    # parallelism if that task body were faster\n"
       "  tasklens advise                    # what to optimize to reach 8 x cores\n"
-      "  tasklens tasks                     # task sizes and waiting times per task type\n",
+      "  tasklens tasks                     # task sizes and waiting times per task type\n"
+      "  tasklens sched                     # work, delay, no-work; parallelism over time\n",
       "tasklens"};
   app.set_version_flag("--version", std::string("tasklens ") + TASKLENS_VERSION);
   app.require_subcommand(1);
@@ -134,6 +136,21 @@ int run(int argc, char** argv) {
   tasks->add_option("--format", tk.format, "table, csv or json")->capture_default_str();
   tasks->add_option("--top", tk.top, "Show only the first N task types (table default: 10)");
 
+  SchedOptions sc;
+  CLI::App* sched = app.add_subcommand(
+      "sched",
+      "Scheduling delays (seed 004): the cumulative time P x elapsed (P workers, elapsed from\n"
+      "the first strand's start to the last one's end) split per worker into work (running a\n"
+      "strand), delay (idle while a ready strand waited), no-work-sched (idle with nothing\n"
+      "ready while the ready path waited for a worker) and no-work-app (idle, the program had\n"
+      "nothing ready); T1, T-infinity and the greedy bound T1/P + T-infinity beside the observed\n"
+      "time; the running and ready parallelism over time (sparklines; a time series in csv and\n"
+      "json).");
+  sched->add_option("trace", sc.trace, "Trace file")->capture_default_str();
+  sched->add_option("--format", sc.format, "table, csv or json")->capture_default_str();
+  sched->add_option("--points", sc.points, "Points of the time series (csv/json)")
+      ->capture_default_str();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -144,6 +161,7 @@ int run(int argc, char** argv) {
   if (*whatif) run_whatif(wi);
   if (*advise) run_advise(ad);
   if (*tasks) run_tasks(tk);
+  if (*sched) run_sched(sc);
   return 2;
 }
 

@@ -1,0 +1,21 @@
+// `tasklens sched`: the recorded run's scheduling delays (seed 004): P x elapsed split into work,
+// delay, no-work-sched and no-work-app per worker, the work/span bounds beside the observed time,
+// and the running and ready parallelism over time.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace tasklens::cli {
+
+struct SchedOptions {
+  std::string trace = "tasklens.data";
+  std::string format = "table";
+  size_t points = 200;  // time series points in csv/json
+};
+
+// Writes the report to stdout and ends the process (like run_report). Throws UsageError on bad
+// options and on a trace without timestamps.
+[[noreturn]] void run_sched(const SchedOptions& options);
+
+}  // namespace tasklens::cli
