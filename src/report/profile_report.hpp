@@ -72,6 +72,9 @@ std::vector<symbols::Location> resolve_return_addresses(
 size_t attribute_library_sites(model::Model& model, const std::vector<SiteLabel>& labels);
 
 // Small formatting helpers shared by the renderers.
+// A time-like amount `v` with `per_second` units per second as s / ms / us / ns; without a
+// rate (per_second <= 0), the plain number with k / M / G.
+std::string format_amount(double v, double per_second);
 std::string basename_of(const std::string& path);
 double seconds_of(const model::Model& model, uint64_t value);  // 0 if not time-like
 std::string csv_escape(const std::string& field);

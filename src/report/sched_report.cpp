@@ -16,19 +16,7 @@ using Json = nlohmann::ordered_json;
 constexpr size_t kSparkWidth = 64;
 
 // A value of `per_second` units per second as a duration; a plain count when 0.
-std::string amount(double v, double per_second) {
-  if (per_second > 0) {
-    const double s = v / per_second;
-    if (s >= 0.9995) return fmt::format("{:.3f} s", s);
-    if (s >= 0.9995e-3) return fmt::format("{:.3f} ms", s * 1e3);
-    if (s >= 0.9995e-6) return fmt::format("{:.3f} us", s * 1e6);
-    return fmt::format("{:.0f} ns", s * 1e9);
-  }
-  if (v >= 1e10) return fmt::format("{:.2f} G", v / 1e9);
-  if (v >= 1e7) return fmt::format("{:.2f} M", v / 1e6);
-  if (v >= 1e4) return fmt::format("{:.2f} k", v / 1e3);
-  return fmt::format("{:.0f}", v);
-}
+std::string amount(double v, double per_second) { return format_amount(v, per_second); }
 
 double percent(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0.0; }
 
