@@ -14,26 +14,9 @@
 namespace tasklens::e2e {
 namespace {
 
-RunResult sched(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {TASKLENS_BIN, "sched"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return run(argv);
-}
-
+RunResult sched(const std::vector<std::string>& args) { return tasklens_command("sched", args); }
 json sched_json(const std::vector<std::string>& args) {
-  std::vector<std::string> a = args;
-  a.insert(a.end(), {"--format", "json"});
-  RunResult r = sched(a);
-  if (!r.exited(0)) {
-    ADD_FAILURE() << r.describe();
-    return json();
-  }
-  try {
-    return json::parse(r.out);
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "not JSON (" << e.what() << "): " << r.describe();
-    return json();
-  }
+  return tasklens_command_json("sched", args);
 }
 
 uint64_t u64(const json& j, const char* key) {

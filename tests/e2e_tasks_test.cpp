@@ -18,26 +18,9 @@ namespace {
 // below it by more than 1% (the spins alone take that long).
 constexpr double kTolerance = 0.10;
 
-RunResult tasks(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {TASKLENS_BIN, "tasks"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return run(argv);
-}
-
+RunResult tasks(const std::vector<std::string>& args) { return tasklens_command("tasks", args); }
 json tasks_json(const std::vector<std::string>& args) {
-  std::vector<std::string> a = args;
-  a.insert(a.end(), {"--format", "json"});
-  RunResult r = tasks(a);
-  if (!r.exited(0)) {
-    ADD_FAILURE() << r.describe();
-    return json();
-  }
-  try {
-    return json::parse(r.out);
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "not JSON (" << e.what() << "): " << r.describe();
-    return json();
-  }
+  return tasklens_command_json("tasks", args);
 }
 
 std::string type_list(const json& j) {

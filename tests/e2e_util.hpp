@@ -330,6 +330,31 @@ inline json report_json(const std::string& trace, RunResult* raw = nullptr) {
   }
 }
 
+// `tasklens <command> args...`.
+inline RunResult tasklens_command(const std::string& command,
+                                  const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {TASKLENS_BIN, command};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run(argv);
+}
+
+// `tasklens <command> args... --format json`, parsed; a failed command or output that is not
+// JSON is a test failure and gives a null json.
+inline json tasklens_command_json(const std::string& command, std::vector<std::string> args) {
+  args.insert(args.end(), {"--format", "json"});
+  RunResult r = tasklens_command(command, args);
+  if (!r.exited(0)) {
+    ADD_FAILURE() << r.describe();
+    return json();
+  }
+  try {
+    return json::parse(r.out);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "not JSON (" << e.what() << "): " << r.describe();
+    return json();
+  }
+}
+
 inline double num(const json& j, const char* key) {
   if (!j.is_object() || !j.contains(key) || !j[key].is_number()) return NAN;
   return j[key].get<double>();
