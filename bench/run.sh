@@ -7,7 +7,9 @@
 #      with OMP_NUM_THREADS=1 and 2; medians of REPS interleaved runs of each variant;
 #   2. trace bytes per task of the fib traces;
 #   3. `tasklens report --format json` throughput (tasks per second) on the fib trace and on a
-#      larger one (fib(32), about 7M tasks).
+#      larger one (fib(32), about 7M tasks);
+#   4. `tasklens tasks` and `tasklens sched` (--format json) wall time on the fib trace
+#      (1.66M tasks), against issue 5's goal of 2 s for a 1-million-task trace.
 #
 # Every figure is a ratio or rate measured in this run; targets are printed next to them with
 # PASS / MISS, and a MISS does not fail the script (it fails only when a command fails).
@@ -44,6 +46,7 @@ TARGET_FINE=2.0      # recorded / plain, fine-grained fib
 TARGET_COARSE=1.05   # recorded / plain, coarse-grained
 TARGET_BYTES=16      # trace bytes per task
 TARGET_REPORT=5000000  # report: tasks per second
+TARGET_ANALYSIS_S_PER_M=2.0  # tasks, sched: seconds per million tasks
 
 # Build what is missing (never the case under `cmake --build build --target bench`).
 if [[ ! -x $TL || ! -x $FIB || ! -x $COARSE ]]; then
@@ -362,6 +365,30 @@ fi
 echo
 
 # ---------------------------------------------------------------------------------------------
+# 4. The scheduling analyses.
+
+ANALYSIS_JSON=()
+printf '4. tasks and sched: wall time on the fib(%s) trace, median of %s runs\n' "$FIB_N" \
+  "$REPORT_REPS"
+for cmd in tasks sched; do
+  runs=()
+  for ((i = 0; i < REPORT_REPS; i++)); do
+    timed "$WORK/$cmd.json" "$TL" "$cmd" --format json "${FIB_TRACE[$TMAX]}"
+    runs+=("$ELAPSED_US")
+  done
+  m=$(median "${runs[@]}")
+  tasks=${FIB_TASKS[$TMAX]}
+  per_m=$(calc "printf \"%.3f\", $m / 1e6 / ($tasks / 1e6)")
+  verdict=$(passmiss "$per_m" "<=" "$TARGET_ANALYSIS_S_PER_M")
+  printf '   %-6s %9s tasks %7.2f s  %6.2f s/M tasks  target <= %s s/M tasks %s\n' "$cmd" \
+    "$tasks" "$(calc "print $m / 1e6")" "$per_m" "$TARGET_ANALYSIS_S_PER_M" "$verdict"
+  ANALYSIS_JSON+=("$(printf '{"command": "%s", "tasks": %s, "seconds": %s, "seconds_per_million_tasks": %s, "target": %s, "verdict": "%s", "runs_s": %s}' \
+    "$cmd" "$tasks" "$(calc "print $m / 1e6")" "$per_m" "$TARGET_ANALYSIS_S_PER_M" "$verdict" \
+    "$(us_list "${runs[@]}")")")
+done
+echo
+
+# ---------------------------------------------------------------------------------------------
 stamp
 TOTAL_S=$(calc "printf \"%.1f\", ($_T - $START_US) / 1e6")
 LOAD1=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo 0)
@@ -379,6 +406,7 @@ RESULTS=$OUT/results.json
   printf '  "fixed_cost": %s,\n' "$FIXED_JSON"
   printf '  "trace_bytes_per_task": [\n    %s\n  ],\n' "$(join_json "${TRACESIZE_JSON[@]}" | sed 's/},{/},\n    {/g')"
   printf '  "report_speed": [\n    %s\n  ],\n' "$(join_json "${REPORT_JSON[@]}" | sed 's/},{/},\n    {/g')"
+  printf '  "analysis_speed": [\n    %s\n  ],\n' "$(join_json "${ANALYSIS_JSON[@]}" | sed 's/},{/},\n    {/g')"
   printf '  "total_seconds": %s\n}\n' "$TOTAL_S"
 } >"$RESULTS.tmp"
 mv "$RESULTS.tmp" "$RESULTS"
