@@ -92,7 +92,7 @@ bool g_tbb_on = false;  // the linked oneTBB is one we know: trace its tasks
 // first call that needs it: which one depends on the program (a context's initialize, the first
 // task's allocation, the first spawn). So the process's first call of each of these entry points
 // is bracketed by RuntimeInit marks, ended when the call returns or its first task starts.
-enum FirstCallOf { kFirstInitialize, kFirstArena, kFirstAllocate, kFirstSpawn, kFirstCallKinds };
+enum FirstCallOf { kFirstInitialize, kFirstAllocate, kFirstSpawn, kFirstCallKinds };
 std::atomic<bool> g_first_done[kFirstCallKinds];
 
 template <class Fn>
@@ -629,14 +629,16 @@ void initialize(d1::task_group_context& ctx) {
   if (t) end_runtime_init(t);
 }
 
-// A task_arena's initialize (explicit, or the first execute's): the process's first one may
-// start the scheduler.
+// A task_arena's initialize (explicit, or its first execute's): the process's first one may
+// start the scheduler, and every one sets an arena up.
 void initialize(d1::task_arena_base& arena) {
   using namespace tasklens::recorder;
-  if (__builtin_expect(g_first_done[kFirstArena].load(std::memory_order_relaxed), 1))
-    return real(g_real.arena_initialize)(arena);
+  // Every arena's start (its slots, and its threads' for the first one) is the runtime's.
   ThreadState* t = tbb_state();
-  before_first_call(t, kFirstArena);
+  if (recording(t) && !t->tbb_in_init) {
+    t->tbb_in_init = true;
+    put_mark(t, tasklens::trace::MarkKind::RuntimeInitBegin);
+  }
   real(g_real.arena_initialize)(arena);
   if (t) end_runtime_init(t);
 }
