@@ -128,6 +128,12 @@ struct Model {
 
   // Facts about the recording that reports must show.
   std::string metric = "tsc";   // tsc | cycles | instructions | task-clock
+  // Further metrics recorded beside `metric` (`record --metric a,b,c`: `metric` is a, these are
+  // b and c, named as perf names them), with every strand's value in each:
+  // extra_work[m * strands.size() + s] is strand s's amount of extra_metrics[m]. Both empty when
+  // one metric was recorded.
+  std::vector<std::string> extra_metrics;
+  std::vector<uint64_t> extra_work;
   double ticks_per_second = 0;  // for the time equivalent of a time-like metric; 0 if not
   bool metric_is_time = true;
   bool complete = true;           // false when the trace was cut short
