@@ -8,8 +8,9 @@
 #   2. trace bytes per task of the fib traces;
 #   3. `tasklens report --format json` throughput (tasks per second) on the fib trace and on a
 #      larger one (fib(32), about 7M tasks);
-#   4. `tasklens tasks` and `tasklens sched` (--format json) wall time on the fib trace
-#      (1.66M tasks), against issue 5's goal of 2 s for a 1-million-task trace.
+#   4. `tasklens tasks`, `tasklens sched` and `tasklens predict` (--format json; predict at its
+#      default 7 thread counts) wall time on the fib trace (1.66M tasks), against issue 5's goal
+#      of 2 s for a 1-million-task trace.
 #
 # Every figure is a ratio or rate measured in this run; targets are printed next to them with
 # PASS / MISS, and a MISS does not fail the script (it fails only when a command fails).
@@ -46,7 +47,7 @@ TARGET_FINE=2.0      # recorded / plain, fine-grained fib
 TARGET_COARSE=1.05   # recorded / plain, coarse-grained
 TARGET_BYTES=16      # trace bytes per task
 TARGET_REPORT=5000000  # report: tasks per second
-TARGET_ANALYSIS_S_PER_M=2.0  # tasks, sched: seconds per million tasks
+TARGET_ANALYSIS_S_PER_M=2.0  # tasks, sched, predict: seconds per million tasks
 
 # Build what is missing (never the case under `cmake --build build --target bench`).
 if [[ ! -x $TL || ! -x $FIB || ! -x $COARSE ]]; then
@@ -368,9 +369,9 @@ echo
 # 4. The scheduling analyses.
 
 ANALYSIS_JSON=()
-printf '4. tasks and sched: wall time on the fib(%s) trace, median of %s runs\n' "$FIB_N" \
-  "$REPORT_REPS"
-for cmd in tasks sched; do
+printf '4. tasks, sched and predict: wall time on the fib(%s) trace, median of %s runs\n' \
+  "$FIB_N" "$REPORT_REPS"
+for cmd in tasks sched predict; do
   runs=()
   for ((i = 0; i < REPORT_REPS; i++)); do
     timed "$WORK/$cmd.json" "$TL" "$cmd" --format json "${FIB_TRACE[$TMAX]}"

@@ -22,6 +22,37 @@ struct Event {
 
 }  // namespace
 
+ReadyTimes ready_times(const model::Model& m) {
+  const uint32_t n = static_cast<uint32_t>(m.strands.size());
+  ReadyTimes out;
+  out.ready.assign(n, 0);
+  out.source.assign(n, kNone);
+  // Effective ends: a synthetic strand ends when its latest predecessor does.
+  std::vector<uint64_t> eff_end(n, 0);
+  std::vector<uint32_t> eff_src(n, kNone);
+  for (uint32_t s = 0; s < n; ++s) {
+    uint64_t r = 0;
+    uint32_t src = kNone;
+    for (uint32_t p : m.preds_of(s)) {
+      if (eff_src[p] == kNone) continue;
+      if (src == kNone || eff_end[p] > r || (eff_end[p] == r && eff_src[p] > src)) {
+        r = eff_end[p];
+        src = eff_src[p];
+      }
+    }
+    out.ready[s] = r;
+    out.source[s] = src;
+    if (timed(m.strands[s])) {
+      eff_end[s] = m.strands[s].end;
+      eff_src[s] = s;
+    } else {
+      eff_end[s] = r;
+      eff_src[s] = src;
+    }
+  }
+  return out;
+}
+
 Schedule compute_schedule(const model::Model& m) {
   Schedule out;
   const uint32_t n = static_cast<uint32_t>(m.strands.size());
@@ -57,32 +88,10 @@ Schedule compute_schedule(const model::Model& m) {
                                  threads.begin());
   };
 
-  // Effective ends (synthetic strands: their predecessors' latest) and ready times, with the timed
-  // strand that made each ready (the ready path's previous strand).
-  std::vector<uint64_t> eff_end(n, 0);
-  std::vector<uint32_t> eff_src(n, kNone);
-  std::vector<uint64_t> ready(n, 0);
-  std::vector<uint32_t> ready_src(n, kNone);
-  for (uint32_t s = 0; s < n; ++s) {
-    uint64_t r = 0;
-    uint32_t src = kNone;
-    for (uint32_t p : m.preds_of(s)) {
-      if (eff_src[p] == kNone) continue;
-      if (src == kNone || eff_end[p] > r || (eff_end[p] == r && eff_src[p] > src)) {
-        r = eff_end[p];
-        src = eff_src[p];
-      }
-    }
-    ready[s] = r;
-    ready_src[s] = src;
-    if (timed(m.strands[s])) {
-      eff_end[s] = m.strands[s].end;
-      eff_src[s] = s;
-    } else {
-      eff_end[s] = r;
-      eff_src[s] = src;
-    }
-  }
+  // Ready times, with the timed strand that made each ready (the ready path's previous strand).
+  const ReadyTimes rt = ready_times(m);
+  const std::vector<uint64_t>& ready = rt.ready;
+  const std::vector<uint32_t>& ready_src = rt.source;
 
   std::vector<Event> events;
   events.reserve(size_t{3} * out.timed_strands + 16);

@@ -90,6 +90,14 @@ struct Schedule {
 
 Schedule compute_schedule(const model::Model& model);
 
+// Every strand's ready time (above) and the timed strand whose end made it ready (its last-ready
+// predecessor; kNone for a strand without a timed predecessor, whose ready time is 0).
+struct ReadyTimes {
+  std::vector<uint64_t> ready;
+  std::vector<uint32_t> source;
+};
+ReadyTimes ready_times(const model::Model& model);
+
 // One interval of a downsampled series: [begin, end), the integrals of running and ready strands
 // over it (strand-ticks), their time-weighted averages and their maxima.
 struct SchedPoint {

@@ -8,6 +8,7 @@
 
 #include "cli/analyze.hpp"
 #include "cli/errors.hpp"
+#include "cli/predict_cmd.hpp"
 #include "cli/record.hpp"
 #include "cli/sched_cmd.hpp"
 #include "cli/tasks_cmd.hpp"
@@ -28,7 +29,8 @@ int run(int argc, char** argv) {
       "  tasklens whatif --site fib.c:12    # parallelism if that task body were faster\n"
       "  tasklens advise                    # what to optimize to reach 8 x cores\n"
       "  tasklens tasks                     # task sizes and waiting times per task type\n"
-      "  tasklens sched                     # work, delay, no-work; parallelism over time\n",
+      "  tasklens sched                     # work, delay, no-work; parallelism over time\n"
+      "  tasklens predict                   # predicted time and speedup on 1..64 cores\n",
       "tasklens"};
   app.set_version_flag("--version", std::string("tasklens ") + TASKLENS_VERSION);
   app.require_subcommand(1);
@@ -151,6 +153,19 @@ int run(int argc, char** argv) {
   sched->add_option("--points", sc.points, "Points of the time series (csv/json)")
       ->capture_default_str();
 
+  PredictOptions pr;
+  CLI::App* predict = app.add_subcommand(
+      "predict",
+      "Predicted time and speedup on P cores: a greedy work-stealing schedule of the recorded\n"
+      "DAG simulated on P workers, each strand start charged the runtime overhead measured in\n"
+      "the trace (spawn, steal, sync), with the work/span bounds beside it. Given recordings at\n"
+      "several thread counts (OMP_NUM_THREADS=1, 2, 4 ...), also seed 002's extrapolation of\n"
+      "task sizes and idle times, and the measured time where a recording has that count.");
+  predict->add_option("traces", pr.traces, "Trace files (default tasklens.data)");
+  predict->add_option("--threads", pr.threads, "Thread counts to predict, comma-separated")
+      ->capture_default_str();
+  predict->add_option("--format", pr.format, "table, csv or json")->capture_default_str();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -162,6 +177,7 @@ int run(int argc, char** argv) {
   if (*advise) run_advise(ad);
   if (*tasks) run_tasks(tk);
   if (*sched) run_sched(sc);
+  if (*predict) run_predict(pr);
   return 2;
 }
 

@@ -1,0 +1,350 @@
+// Predicted time on P cores (analysis/predict.hpp): measured overheads, a work-stealing
+// simulation of the recorded DAG, and seed 002's extrapolation.
+#include "analysis/predict.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <queue>
+
+#include "analysis/sched.hpp"
+
+namespace tasklens::analysis {
+namespace {
+
+using model::kNone;
+
+bool timed(const model::Strand& s) { return s.thread != kNone && (s.start != 0 || s.end != 0); }
+
+bool is_task_node(model::NodeKind k) {
+  return k == model::NodeKind::Task || k == model::NodeKind::ImplicitTask ||
+         k == model::NodeKind::Chunk || k == model::NodeKind::Program;
+}
+
+// Each strand's task (innermost Task, ImplicitTask, Chunk or Program node).
+std::vector<uint32_t> tasks_of(const model::Model& m) {
+  std::vector<uint32_t> node_task(m.nodes.size(), 0);
+  for (uint32_t v = 0; v < m.nodes.size(); ++v) {
+    const model::Node& n = m.nodes[v];
+    node_task[v] = is_task_node(n.kind) || n.parent == kNone ? v : node_task[n.parent];
+  }
+  std::vector<uint32_t> out(m.strands.size());
+  for (uint32_t s = 0; s < m.strands.size(); ++s) out[s] = node_task[m.strands[s].node];
+  return out;
+}
+
+// How a strand becomes runnable, from the DAG alone (the steal class depends on the schedule).
+enum class StartClass : uint8_t { First, Continue, Spawn, Sync };
+
+std::vector<StartClass> start_classes(const model::Model& m, const std::vector<uint32_t>& task) {
+  const uint32_t n = static_cast<uint32_t>(m.strands.size());
+  std::vector<StartClass> out(n, StartClass::First);
+  for (uint32_t u = 0; u < n; ++u) {
+    const uint32_t np = m.pred_begin[u + 1] - m.pred_begin[u];
+    if (np == 0) continue;
+    bool through_join = false;
+    for (uint32_t p : m.preds_of(u))
+      if (!timed(m.strands[p])) through_join = true;
+    if (np >= 2 || through_join)
+      out[u] = StartClass::Sync;
+    else
+      out[u] = task[*m.preds_of(u).begin()] == task[u] ? StartClass::Continue : StartClass::Spawn;
+  }
+  return out;
+}
+
+OverheadCost trimmed_mean(std::vector<uint64_t>& gaps) {
+  OverheadCost c;
+  c.samples = gaps.size();
+  if (gaps.empty()) return c;
+  std::sort(gaps.begin(), gaps.end());
+  const size_t keep = gaps.size() - gaps.size() / 100;
+  double sum = 0;
+  for (size_t i = 0; i < keep; ++i) sum += static_cast<double>(gaps[i]);
+  c.ticks = sum / static_cast<double>(keep);
+  return c;
+}
+
+}  // namespace
+
+std::vector<uint64_t> strand_durations(const model::Model& m) {
+  std::vector<uint64_t> d(m.strands.size(), 0);
+  const bool tsc = m.metric == "tsc";
+  for (size_t s = 0; s < m.strands.size(); ++s) {
+    const model::Strand& st = m.strands[s];
+    if (!timed(st)) continue;
+    d[s] = tsc ? st.work : (st.end > st.start ? st.end - st.start : 0);
+  }
+  return d;
+}
+
+Overheads measure_overheads(const model::Model& m) {
+  const uint32_t n = static_cast<uint32_t>(m.strands.size());
+  const std::vector<uint32_t> task = tasks_of(m);
+  const std::vector<StartClass> cls = start_classes(m, task);
+  // Ready times and the timed strand that made each strand ready (sched.hpp's definition).
+  const ReadyTimes rt = ready_times(m);
+  const std::vector<uint64_t>& ready = rt.ready;
+  const std::vector<uint32_t>& ready_src = rt.source;
+  // Timed strands by (thread, start, id): grouped by thread with a counting pass, then each
+  // thread's (start, id) pairs sorted in place (contiguous keys: no indirect compares).
+  uint32_t threads = 0;
+  for (uint32_t s = 0; s < n; ++s)
+    if (timed(m.strands[s])) threads = std::max(threads, m.strands[s].thread + 1);
+  std::vector<size_t> first(threads + 1, 0);
+  for (uint32_t s = 0; s < n; ++s)
+    if (timed(m.strands[s])) ++first[m.strands[s].thread + 1];
+  for (uint32_t t = 0; t < threads; ++t) first[t + 1] += first[t];
+  std::vector<std::pair<uint64_t, uint32_t>> by_start(first[threads]);
+  {
+    std::vector<size_t> fill(first.begin(), first.end() - 1);
+    for (uint32_t s = 0; s < n; ++s)
+      if (timed(m.strands[s])) by_start[fill[m.strands[s].thread]++] = {m.strands[s].start, s};
+  }
+  std::vector<uint32_t> order(by_start.size());
+  for (uint32_t t = 0; t < threads; ++t) {
+    auto b = by_start.begin() + static_cast<std::ptrdiff_t>(first[t]);
+    auto e = by_start.begin() + static_cast<std::ptrdiff_t>(first[t + 1]);
+    if (!std::is_sorted(b, e)) std::sort(b, e);
+  }
+  for (size_t i = 0; i < by_start.size(); ++i) order[i] = by_start[i].second;
+  std::vector<uint64_t> spawn, steal, sync, cont;
+  for (size_t i = 1; i < order.size(); ++i) {
+    const model::Strand& prev = m.strands[order[i - 1]];
+    const uint32_t u = order[i];
+    const model::Strand& st = m.strands[u];
+    if (prev.thread != st.thread || ready_src[u] == kNone) continue;
+    const uint64_t free = std::max(ready[u], prev.end);
+    const uint64_t gap = st.start > free ? st.start - free : 0;
+    if (m.strands[ready_src[u]].thread != st.thread)
+      steal.push_back(gap);
+    else if (cls[u] == StartClass::Sync)
+      sync.push_back(gap);
+    else if (cls[u] == StartClass::Spawn)
+      spawn.push_back(gap);
+    else
+      cont.push_back(gap);
+  }
+  Overheads o;
+  o.spawn = trimmed_mean(spawn);
+  o.steal = trimmed_mean(steal);
+  o.sync = trimmed_mean(sync);
+  o.cont = trimmed_mean(cont);
+  if (o.steal.samples == 0) {
+    o.steal.ticks = o.spawn.ticks;
+    o.steal.measured = false;
+  }
+  if (o.spawn.samples == 0) o.spawn.measured = false;
+  if (o.sync.samples == 0) o.sync.measured = false;
+  if (o.cont.samples == 0) o.cont.measured = false;
+  return o;
+}
+
+Simulator::Simulator(const model::Model& m, std::vector<uint64_t> durations,
+                     const Overheads& overheads)
+    : dur_(std::move(durations)), overheads_(overheads) {
+  const uint32_t n = static_cast<uint32_t>(m.strands.size());
+  task_ = tasks_of(m);
+  const std::vector<StartClass> cls = start_classes(m, task_);
+  cls_.resize(n);
+  for (uint32_t s = 0; s < n; ++s) cls_[s] = static_cast<uint8_t>(cls[s]);
+  // Successors (CSR) and predecessor counts.
+  succ_begin_.assign(n + 1, 0);
+  succ_.resize(m.preds.size());
+  for (uint32_t p : m.preds) ++succ_begin_[p + 1];
+  for (uint32_t s = 0; s < n; ++s) succ_begin_[s + 1] += succ_begin_[s];
+  std::vector<uint32_t> fill(succ_begin_.begin(), succ_begin_.end() - 1);
+  for (uint32_t u = 0; u < n; ++u)
+    for (uint32_t p : m.preds_of(u)) succ_[fill[p]++] = u;
+  preds_.resize(n);
+  for (uint32_t u = 0; u < n; ++u) preds_[u] = m.pred_begin[u + 1] - m.pred_begin[u];
+  timed_.resize(n);
+  for (uint32_t s = 0; s < n; ++s) timed_[s] = timed(m.strands[s]) ? 1 : 0;
+}
+
+SimulationResult simulate(const model::Model& m, const std::vector<uint64_t>& dur,
+                          const Overheads& o, uint32_t P) {
+  return Simulator(m, dur, o).run(P);
+}
+
+SimulationResult Simulator::run(uint32_t P) const {
+  SimulationResult r;
+  r.workers = P;
+  if (P == 0) return r;
+  const uint32_t n = static_cast<uint32_t>(dur_.size());
+  const std::vector<uint64_t>& dur = dur_;
+  const std::vector<uint32_t>& task = task_;
+  const std::vector<uint32_t>& succ_begin = succ_begin_;
+  const std::vector<uint32_t>& succ = succ_;
+  const std::vector<uint8_t>& is_timed = timed_;
+  std::vector<uint32_t> remaining = preds_;
+  const Overheads& o = overheads_;
+  const auto cls = [&](uint32_t u) { return static_cast<StartClass>(cls_[u]); };
+
+  const auto cost = [&](double ticks) { return static_cast<uint64_t>(std::llround(ticks)); };
+  const uint64_t c_spawn = cost(o.spawn.ticks), c_steal = cost(o.steal.ticks),
+                 c_sync = cost(o.sync.ticks), c_cont = cost(o.cont.ticks);
+  const auto own_cost = [&](uint32_t u) {
+    switch (cls(u)) {
+      case StartClass::Sync:
+        return c_sync;
+      case StartClass::Spawn:
+        return c_spawn;
+      case StartClass::Continue:
+        return c_cont;
+      case StartClass::First:
+        return uint64_t{0};
+    }
+    return uint64_t{0};
+  };
+
+  std::vector<std::deque<uint32_t>> deques(P);
+  size_t queued = 0;
+  // Idle workers as a bit set, so that handing out queued strands costs O(P / 64) per event, not
+  // O(P).
+  std::vector<uint64_t> idle((P + 63) / 64, 0);
+  for (uint32_t w = 0; w < P; ++w) idle[w / 64] |= uint64_t{1} << (w % 64);
+  std::vector<uint32_t> running(P, kNone);
+  using Ev = std::pair<uint64_t, uint32_t>;  // (finish time, worker)
+  std::priority_queue<Ev, std::vector<Ev>, std::greater<Ev>> heap;
+
+  const auto start = [&](uint32_t w, uint32_t u, uint64_t at, uint64_t overhead) {
+    idle[w / 64] &= ~(uint64_t{1} << (w % 64));
+    running[w] = u;
+    r.overhead += overhead;
+    r.busy += dur[u];
+    ++r.strands_run;
+    heap.push({at + overhead + dur[u], w});
+  };
+
+  // Completes strand s on worker w (timed or not) at time t: readies successors; untimed ones
+  // complete at once. Returns the continuation of s, if it became ready and is timed.
+  std::vector<uint32_t> stack, ready_list;
+  const auto complete = [&](uint32_t s, uint32_t w, uint64_t t) -> uint32_t {
+    (void)t;
+    uint32_t continuation = kNone;
+    ready_list.clear();
+    stack.assign(1, s);
+    while (!stack.empty()) {
+      const uint32_t x = stack.back();
+      stack.pop_back();
+      for (uint32_t i = succ_begin[x]; i < succ_begin[x + 1]; ++i) {
+        const uint32_t u = succ[i];
+        if (--remaining[u] != 0) continue;
+        if (!is_timed[u]) {
+          stack.push_back(u);
+        } else if (x == s && continuation == kNone && task[u] == task[s] && is_timed[s]) {
+          continuation = u;
+        } else {
+          ready_list.push_back(u);
+        }
+      }
+    }
+    std::sort(ready_list.begin(), ready_list.end());
+    for (uint32_t u : ready_list) deques[w].push_back(u);
+    queued += ready_list.size();
+    return continuation;
+  };
+
+  // Gives idle worker w something to run at time t: its own deque's bottom, else a steal.
+  const auto feed = [&](uint32_t w, uint64_t t) {
+    if (!deques[w].empty()) {
+      const uint32_t u = deques[w].back();
+      deques[w].pop_back();
+      --queued;
+      start(w, u, t, own_cost(u));
+      return;
+    }
+    if (queued == 0) return;
+    for (uint32_t k = 1; k < P; ++k) {
+      const uint32_t v = (w + k) % P;
+      if (deques[v].empty()) continue;
+      const uint32_t u = deques[v].front();
+      deques[v].pop_front();
+      --queued;
+      ++r.steals;
+      start(w, u, t, c_steal);
+      return;
+    }
+  };
+
+  // Strands without predecessors: ready at 0 on worker 0 (untimed ones complete at once).
+  std::vector<uint32_t> roots;
+  for (uint32_t u = 0; u < n; ++u)
+    if (remaining[u] == 0) roots.push_back(u);
+  for (uint32_t u : roots) {
+    if (is_timed[u]) {
+      deques[0].push_front(u);  // the bottom (back) keeps the lowest id: it runs first
+      ++queued;
+    } else {
+      complete(u, 0, 0);
+    }
+  }
+  for (uint32_t w = 0; w < P; ++w) feed(w, 0);
+
+  uint64_t now = 0;
+  while (!heap.empty()) {
+    const auto [t, w] = heap.top();
+    heap.pop();
+    now = t;
+    const uint32_t s = running[w];
+    idle[w / 64] |= uint64_t{1} << (w % 64);
+    running[w] = kNone;
+    const uint32_t cont = complete(s, w, t);
+    if (cont != kNone)
+      start(w, cont, t, c_cont);
+    else
+      feed(w, t);
+    for (size_t k = 0; k < idle.size() && queued != 0; ++k)
+      for (uint64_t bits = idle[k]; bits != 0 && queued != 0; bits &= bits - 1)
+        feed(static_cast<uint32_t>(k * 64 + __builtin_ctzll(bits)), t);
+  }
+  r.time = now;
+  return r;
+}
+
+double extrapolate_value(const std::vector<double>& xs, const std::vector<double>& ys, double x) {
+  double sum = 0, weights = 0;
+  for (size_t i = 0; i + 1 < xs.size(); ++i) {
+    const double slope = (ys[i + 1] - ys[i]) / (xs[i + 1] - xs[i]);
+    const double y = ys[i] + slope * (x - xs[i]);
+    const double weight = 1.0 / (1.0 + std::fabs(x - 0.5 * (xs[i] + xs[i + 1])));
+    sum += weight * y;
+    weights += weight;
+  }
+  return weights > 0 ? sum / weights : (ys.empty() ? 0.0 : ys[0]);
+}
+
+ExtrapolationPoint extrapolate(const std::vector<ExtrapolationInput>& runs, uint32_t threads) {
+  ExtrapolationPoint out;
+  out.threads = threads;
+  std::vector<double> xs;
+  for (const ExtrapolationInput& r : runs) xs.push_back(r.threads);
+  const double x = threads;
+  const auto at = [&](const std::vector<double>& ys) {
+    return std::max(0.0, extrapolate_value(xs, ys, x));
+  };
+  std::vector<double> serial;
+  for (const ExtrapolationInput& r : runs) serial.push_back(static_cast<double>(r.serial));
+  out.serial = at(serial);
+  // Every type key of every run, in first-seen order.
+  std::vector<std::string> keys;
+  for (const ExtrapolationInput& r : runs)
+    for (const ExtrapolationInput::Type& t : r.types)
+      if (std::find(keys.begin(), keys.end(), t.key) == keys.end()) keys.push_back(t.key);
+  for (const std::string& key : keys) {
+    std::vector<double> count, size, idle;
+    for (const ExtrapolationInput& r : runs) {
+      const auto it = std::find_if(r.types.begin(), r.types.end(),
+                                   [&](const ExtrapolationInput::Type& t) { return t.key == key; });
+      count.push_back(it == r.types.end() ? 0.0 : it->count);
+      size.push_back(it == r.types.end() ? 0.0 : it->mean_size);
+      idle.push_back(it == r.types.end() ? 0.0 : it->mean_idle);
+    }
+    out.task_time += at(count) * (at(size) + at(idle));
+  }
+  out.time = out.serial + (threads ? out.task_time / threads : 0.0);
+  return out;
+}
+
+}  // namespace tasklens::analysis

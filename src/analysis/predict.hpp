@@ -1,0 +1,124 @@
+// Predicted time and speedup on P cores (`tasklens predict`): a simulation of a greedy
+// work-stealing schedule of one recording's DAG, and seed 002's extrapolation from several
+// recordings at different thread counts (Hoffmann and Rauber, "Profiling of task-based
+// applications on shared memory machines", section 4.2).
+//
+// Definitions (all over model::Model; deterministic, no I/O; every time in TSC ticks):
+//  * A strand's duration: its work when the metric is tsc (preemption by other processes is
+//    already removed from it); for other metrics its recorded end - start (0 when untimed).
+//    Timed strands are those of sched.hpp (a worker and a timestamp); the others (synthetic join
+//    strands) take no time and no worker in the simulation.
+//  * A strand's task is its innermost Task, ImplicitTask or Chunk node (the Program node for the
+//    serial part). Successor u of strand s is s's *continuation* when both are in the same task.
+//  * Measured overheads (Overheads): for each timed strand u that is not the first strand of its
+//    worker, free = max(u's ready time, the end of the strand its worker ran before it) (ready
+//    time as in sched.hpp) and gap = u.start - free (0 when negative). The gap is the runtime's
+//    cost of getting u running, classified by u's last-ready predecessor p (the timed strand
+//    whose end made u ready; none: not classified):
+//      steal    p ran on another worker (a stolen task, or a join completed by another worker);
+//      sync     u has two timed predecessors or more, or one through a synthetic join strand
+//               (the strand after a taskwait, taskgroup, barrier or wait);
+//      spawn    u is the first strand of a task p created (p is in another task);
+//      continue u continues p's task.
+//    Each cost is the mean of its class's gaps after dropping the largest 1% (a page fault or a
+//    thread's creation once is not a per-task cost). A class without samples costs 0, except
+//    steal, which then costs the spawn cost (a one-worker recording never steals) and is marked
+//    not measured.
+//  * The simulation (simulate): P workers, each with a deque. A strand with no predecessor is
+//    ready at time 0 on worker 0's deque. A worker that finishes strand s at time t makes the
+//    successors whose last predecessor that was is s ready: it runs the continuation next if
+//    it became ready (paying the continue cost), and pushes the others on the bottom of its
+//    deque in strand order. An idle worker pops the bottom of its own deque (paying the spawn or
+//    sync cost of the strand) or, if it is empty, steals the top of the deque of the next worker
+//    (round robin from its own index) that has one (paying the steal cost). Untimed strands
+//    complete the moment they become ready, on the worker that readied them. Ties between
+//    workers finishing at the same time go to the lower index. The predicted time is the time
+//    the last strand finishes; the simulation at P = 1 replays the recorded order up to the
+//    deque discipline, so predicted(1) is close to a one-worker recording's elapsed time.
+//  * Bounds: with T1 = the sum of durations and Tinf = the longest path of durations,
+//    max(T1 / P, Tinf) is a lower bound of any schedule without overheads and T1 / P + Tinf the
+//    greedy upper bound.
+//  * Extrapolation (extrapolate, seed 002): given recordings at thread counts p_1 < ... < p_k
+//    (k >= 2) of one program, each task type's count, mean size and mean idle time before a
+//    task (tasks.hpp; sizes in TSC ticks) and the serial time (ExtrapolationInput::serial) are
+//    extrapolated to P linearly from each pair of consecutive thread counts; the pairs' values
+//    are combined weighted by 1 / (1 + distance of the pair's midpoint to P). Negative values are
+//    clamped to 0. The predicted time is serial + sum over types of count (size + idle) / P.
+// Cost of one simulation: O(V + E + V log P) for V strands and E edges (a heap of running
+// workers), plus O(P) per steal.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/model.hpp"
+
+namespace tasklens::analysis {
+
+struct OverheadCost {
+  double ticks = 0;      // the mean cost per occurrence
+  uint64_t samples = 0;  // gaps it was measured from
+  bool measured = true;  // false: assumed (see above)
+};
+struct Overheads {
+  OverheadCost spawn, steal, sync, cont;
+};
+Overheads measure_overheads(const model::Model& model);
+
+// The strands' durations in TSC ticks (see above).
+std::vector<uint64_t> strand_durations(const model::Model& model);
+
+struct SimulationResult {
+  uint32_t workers = 0;
+  uint64_t time = 0;         // makespan
+  uint64_t busy = 0;         // ticks the workers ran strands (the sum of durations)
+  uint64_t overhead = 0;     // ticks the workers paid in overheads
+  uint64_t steals = 0;       // strands a worker took from another's deque
+  uint64_t strands_run = 0;  // timed strands executed
+};
+SimulationResult simulate(const model::Model& model, const std::vector<uint64_t>& durations,
+                          const Overheads& overheads, uint32_t workers);
+
+// The same, for several worker counts: the DAG's successors, tasks and start kinds are worked
+// out once.
+class Simulator {
+ public:
+  Simulator(const model::Model& model, std::vector<uint64_t> durations, const Overheads& overheads);
+  SimulationResult run(uint32_t workers) const;
+
+ private:
+  std::vector<uint64_t> dur_;
+  Overheads overheads_;
+  std::vector<uint32_t> task_, succ_begin_, succ_, preds_;
+  std::vector<uint8_t> cls_, timed_;
+};
+
+// One recording reduced to what the extrapolation needs.
+struct ExtrapolationInput {
+  uint32_t threads = 0;  // workers of the recording
+  uint64_t elapsed = 0;  // its elapsed time (sched.hpp), TSC ticks
+  // Time not spent in tasks: elapsed minus (the tasks' total size + idle time) / threads,
+  // clamped at 0 (the serial parts and the runtime outside the task pool).
+  uint64_t serial = 0;
+  struct Type {
+    std::string key;  // the task type's label (matches across recordings)
+    double count = 0, mean_size = 0, mean_idle = 0;  // sizes and idle times in TSC ticks
+  };
+  std::vector<Type> types;
+};
+struct ExtrapolationPoint {
+  uint32_t threads = 0;
+  double time = 0;  // predicted elapsed ticks
+  double serial = 0;
+  double task_time = 0;  // sum over types of count (size + idle), before dividing by P
+};
+// `runs` sorted by threads, with distinct thread counts, at least two. Types missing from a
+// recording count as absent (count 0) there.
+ExtrapolationPoint extrapolate(const std::vector<ExtrapolationInput>& runs, uint32_t threads);
+
+// Linear extrapolation of (x_i, y_i) (x sorted, distinct, at least 2 points) to x as above:
+// each consecutive pair's line evaluated at x, weighted by 1 / (1 + |x - midpoint|).
+double extrapolate_value(const std::vector<double>& xs, const std::vector<double>& ys, double x);
+
+}  // namespace tasklens::analysis

@@ -1,0 +1,237 @@
+#include "cli/predict_cmd.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <thread>
+
+#include "analysis/predict.hpp"
+#include "analysis/sched.hpp"
+#include "analysis/tasks.hpp"
+#include "cli/analyze.hpp"
+#include "cli/errors.hpp"
+#include "report/predict_report.hpp"
+#include "report/tasks_report.hpp"
+
+namespace tasklens::cli {
+namespace {
+
+struct Run {
+  Loaded loaded;
+  analysis::Schedule schedule;
+  report::PredictRecording recording;
+  analysis::ExtrapolationInput input;
+};
+
+std::unique_ptr<Run> load_run(const std::string& path) {
+  auto r = std::make_unique<Run>();
+  r->loaded = load(path);
+  const model::Model& m = r->loaded.model;
+  r->schedule = analysis::compute_schedule(m);
+  if (r->schedule.timed_strands == 0 || !r->schedule.timestamps)
+    throw UsageError(path +
+                     ": the trace was recorded without timestamps (no strand has a start and end "
+                     "time): predictions need them; record it again with `tasklens record`");
+  r->recording.info = report::run_info(*r->loaded.trace);
+  r->recording.threads = r->schedule.workers;
+  r->recording.elapsed = r->schedule.elapsed;
+  r->recording.tasks = r->loaded.model.task_count;
+
+  r->input.threads = r->schedule.workers;
+  r->input.elapsed = r->schedule.elapsed;
+  return r;
+}
+
+// What seed 002's extrapolation needs: per task type, count, mean size and mean idle time (in
+// TSC ticks), and the time outside the task pool. (Only with several recordings: the task
+// profile of a million tasks costs about a second.)
+void add_task_types(Run& run) {
+  Run* r = &run;
+  const model::Model& m = r->loaded.model;
+  const double hz = r->loaded.trace->tsc_hz();
+  const analysis::TaskOptions options = analysis::default_task_options(m, hz);
+  const analysis::TaskProfile tp = analysis::compute_tasks(m, options);
+  const std::vector<std::string> keys = report::task_type_keys(m, r->loaded.labels);
+  const double to_ticks = options.ticks_to_work > 0 ? 1.0 / options.ticks_to_work : 1.0;
+  double task_time = 0;
+  std::map<std::string, size_t> seen;
+  for (const analysis::TaskType& t : tp.types) {
+    analysis::ExtrapolationInput::Type x;
+    x.key = keys[t.site] + (t.chunks ? "|chunks" : "");
+    x.count = double(t.size.samples);
+    x.mean_size = t.size.mean * to_ticks;
+    x.mean_idle = t.idle.mean;
+    task_time += x.count * (x.mean_size + x.mean_idle);
+    // A key naming several types of one recording (a site merged by location): add them up.
+    if (auto it = seen.find(x.key); it != seen.end()) {
+      analysis::ExtrapolationInput::Type& y = r->input.types[it->second];
+      const double n = y.count + x.count;
+      if (n > 0) {
+        y.mean_size = (y.mean_size * y.count + x.mean_size * x.count) / n;
+        y.mean_idle = (y.mean_idle * y.count + x.mean_idle * x.count) / n;
+      }
+      y.count = n;
+      continue;
+    }
+    seen[x.key] = r->input.types.size();
+    r->input.types.push_back(x);
+  }
+  const double per_thread = task_time / std::max<uint32_t>(1, r->input.threads);
+  r->input.serial = per_thread < double(r->input.elapsed)
+                        ? static_cast<uint64_t>(double(r->input.elapsed) - per_thread)
+                        : 0;
+}
+
+// T1 and Tinf of the durations (longest path over the strand DAG, ids in topological order).
+std::pair<uint64_t, uint64_t> work_and_span(const model::Model& m,
+                                            const std::vector<uint64_t>& dur) {
+  std::vector<uint64_t> finish(m.strands.size(), 0);
+  uint64_t work = 0, span = 0;
+  for (uint32_t s = 0; s < m.strands.size(); ++s) {
+    uint64_t start = 0;
+    for (uint32_t p : m.preds_of(s)) start = std::max(start, finish[p]);
+    finish[s] = start + dur[s];
+    work += dur[s];
+    span = std::max(span, finish[s]);
+  }
+  return {work, span};
+}
+
+}  // namespace
+
+std::vector<uint32_t> parse_thread_list(const std::string& text) {
+  std::vector<uint32_t> out;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    const size_t comma = std::min(text.find(',', pos), text.size());
+    const std::string item = text.substr(pos, comma - pos);
+    char* end = nullptr;
+    const long v = item.empty() ? 0 : std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || v < 1 || v > 4096)
+      throw UsageError(fmt::format(
+          "--threads {}: '{}' is not a thread count; give numbers from 1 to 4096 separated by "
+          "commas, for example --threads 1,2,4,8",
+          text, item));
+    out.push_back(static_cast<uint32_t>(v));
+    pos = comma + 1;
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+void run_predict(const PredictOptions& opt) {
+  const report::Format format = parse_format(opt.format);
+  const std::vector<uint32_t> threads = parse_thread_list(opt.threads);
+  std::vector<std::string> paths = opt.traces;
+  if (paths.empty()) paths.push_back("tasklens.data");
+  std::vector<std::unique_ptr<Run>> runs;
+  for (const std::string& p : paths) runs.push_back(load_run(p));
+  if (runs.size() >= 2)
+    for (auto& r : runs) add_task_types(*r);
+
+  // Several recordings: one program, one metric, distinct thread counts.
+  for (size_t i = 1; i < runs.size(); ++i) {
+    const Run &a = *runs[0], &b = *runs[i];
+    if (a.loaded.model.metric != b.loaded.model.metric)
+      throw UsageError(fmt::format(
+          "predict: {} measures {} and {} measures {}: record both with the same --metric",
+          paths[0], a.loaded.model.metric, paths[i], b.loaded.model.metric));
+    for (size_t k = 0; k < i; ++k)
+      if (runs[k]->input.threads == b.input.threads)
+        throw UsageError(fmt::format(
+            "predict: {} and {} were both recorded with {} worker{}: the extrapolation needs one "
+            "recording per thread count (OMP_NUM_THREADS=1, 2, 4 ...)",
+            paths[k], paths[i], b.input.threads, b.input.threads == 1 ? "" : "s"));
+    bool common = false;
+    for (const auto& t : b.input.types)
+      for (const auto& u : a.input.types) common = common || t.key == u.key;
+    if (!common)
+      throw UsageError(fmt::format(
+          "predict: {} ({}) and {} ({}) have no task type in common: not recordings of one "
+          "program",
+          paths[0], report::basename_of(a.recording.info.program), paths[i],
+          report::basename_of(b.recording.info.program)));
+  }
+
+  // Simulate the recording with the fewest workers: the least disturbed by contention.
+  size_t from = 0;
+  for (size_t i = 1; i < runs.size(); ++i)
+    if (runs[i]->input.threads < runs[from]->input.threads) from = i;
+  const model::Model& m = runs[from]->loaded.model;
+  report::PredictView view;
+  view.metric = m.metric;
+  view.tsc_hz = runs[from]->loaded.trace->tsc_hz();
+  for (const auto& r : runs) view.recordings.push_back(r->recording);
+  view.simulated_from = from;
+  view.overheads = analysis::measure_overheads(m);
+  const std::vector<uint64_t> dur = analysis::strand_durations(m);
+  std::tie(view.work_ticks, view.span_ticks) = work_and_span(m, dur);
+  const analysis::Simulator simulator(m, dur, view.overheads);
+  view.simulated_one = simulator.run(1).time;
+  if (!view.overheads.steal.measured)
+    view.notes.push_back(
+        "steal cost not measured (the recording has one worker): taken to be the spawn cost; a "
+        "recording with 2 workers or more measures it");
+  if (m.metric != "tsc")
+    view.notes.push_back("the metric is " + m.metric +
+                         ": strand durations are their recorded start-to-end times");
+  if (!m.loops_have_chunks)
+    view.notes.push_back(
+        "loops were recorded without chunks (one strand per thread's share): their parallelism "
+        "beyond the recorded thread count is not seen");
+  if (runs.size() == 1 && runs[0]->input.threads == 1)
+    view.notes.push_back(
+        "static loop schedules split by the thread count: a loop recorded on 1 thread with "
+        "schedule(static) is one chunk, and is predicted serial");
+
+  std::vector<analysis::ExtrapolationInput> inputs;
+  for (const auto& r : runs) inputs.push_back(r->input);
+  std::sort(inputs.begin(), inputs.end(),
+            [](const auto& a, const auto& b) { return a.threads < b.threads; });
+  std::optional<double> extrapolated_one;
+  if (inputs.size() >= 2) {
+    extrapolated_one = analysis::extrapolate(inputs, 1).time;
+    if (inputs[0].threads == 1) extrapolated_one = double(inputs[0].elapsed);
+  }
+
+  // The simulations are independent: run them on every core (a million tasks take a few tenths
+  // of a second each).
+  std::vector<analysis::SimulationResult> simulated(threads.size());
+  {
+    std::atomic<size_t> next{0};
+    const auto worker = [&] {
+      for (size_t i; (i = next.fetch_add(1)) < threads.size();)
+        simulated[i] = simulator.run(threads[i]);
+    };
+    const size_t helpers =
+        std::min<size_t>(threads.size(), std::max(1u, std::thread::hardware_concurrency())) - 1;
+    std::vector<std::thread> pool;
+    for (size_t i = 0; i < helpers; ++i) pool.emplace_back(worker);
+    worker();
+    for (std::thread& t : pool) t.join();
+  }
+  for (size_t i = 0; i < threads.size(); ++i) {
+    const uint32_t p = threads[i];
+    report::PredictRow row;
+    row.threads = p;
+    row.simulated = simulated[i];
+    row.speedup = row.simulated.time ? double(view.simulated_one) / double(row.simulated.time) : 0;
+    row.lower_bound = std::max(double(view.work_ticks) / p, double(view.span_ticks));
+    row.greedy_bound = double(view.work_ticks) / p + double(view.span_ticks);
+    for (const auto& r : runs)
+      if (r->input.threads == p) row.measured = r->input.elapsed;
+    if (inputs.size() >= 2) {
+      row.extrapolated = analysis::extrapolate(inputs, p).time;
+      if (*row.extrapolated > 0) row.extrapolated_speedup = *extrapolated_one / *row.extrapolated;
+    }
+    view.rows.push_back(row);
+  }
+  write_and_exit(report::render_predict(view, format));
+}
+
+}  // namespace tasklens::cli

@@ -1,0 +1,154 @@
+#include "report/predict_report.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+namespace tasklens::report {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+double seconds(const PredictView& v, double ticks) { return v.tsc_hz > 0 ? ticks / v.tsc_hz : NAN; }
+Json num_or_null(double x) { return std::isnan(x) ? Json(nullptr) : Json(x); }
+std::string time_str(const PredictView& v, double ticks) { return format_amount(ticks, v.tsc_hz); }
+
+Json cost_json(const PredictView& v, const analysis::OverheadCost& c) {
+  return {{"ticks", c.ticks},
+          {"seconds", num_or_null(seconds(v, c.ticks))},
+          {"samples", c.samples},
+          {"measured", c.measured}};
+}
+
+std::string cost_text(const PredictView& v, const analysis::OverheadCost& c) {
+  if (!c.measured) return fmt::format("{} (not measured)", time_str(v, c.ticks));
+  return fmt::format("{} ({} samples)", time_str(v, c.ticks), c.samples);
+}
+
+}  // namespace
+
+std::string render_predict(const PredictView& v, Format format) {
+  const PredictRecording& from = v.recordings[v.simulated_from];
+  if (format == Format::Json) {
+    Json j;
+    j["tasklens_version"] = TASKLENS_VERSION;
+    j["metric"] = v.metric;
+    j["tsc_per_second"] = v.tsc_hz;
+    Json recs = Json::array();
+    for (const PredictRecording& r : v.recordings)
+      recs.push_back({{"trace", r.info.trace_path},
+                      {"executable", r.info.program},
+                      {"threads", r.threads},
+                      {"tasks", r.tasks},
+                      {"elapsed", r.elapsed},
+                      {"elapsed_seconds", num_or_null(seconds(v, double(r.elapsed)))}});
+    j["recordings"] = recs;
+    j["simulated_from"] = from.info.trace_path;
+    j["work"] = v.work_ticks;
+    j["span"] = v.span_ticks;
+    j["parallelism"] = v.span_ticks ? double(v.work_ticks) / double(v.span_ticks) : 0.0;
+    j["overheads"] = {{"spawn", cost_json(v, v.overheads.spawn)},
+                      {"steal", cost_json(v, v.overheads.steal)},
+                      {"sync", cost_json(v, v.overheads.sync)},
+                      {"continue", cost_json(v, v.overheads.cont)}};
+    j["notes"] = v.notes;
+    Json rows = Json::array();
+    for (const PredictRow& r : v.rows) {
+      Json row;
+      row["threads"] = r.threads;
+      row["simulated"] = r.simulated.time;
+      row["simulated_seconds"] = num_or_null(seconds(v, double(r.simulated.time)));
+      row["speedup"] = r.speedup;
+      row["steals"] = r.simulated.steals;
+      row["overhead"] = r.simulated.overhead;
+      row["lower_bound"] = r.lower_bound;
+      row["greedy_bound"] = r.greedy_bound;
+      row["measured"] = r.measured ? Json(*r.measured) : Json(nullptr);
+      row["measured_seconds"] =
+          r.measured ? num_or_null(seconds(v, double(*r.measured))) : Json(nullptr);
+      row["simulated_error_percent"] =
+          r.measured && *r.measured
+              ? Json(100.0 * (double(r.simulated.time) - double(*r.measured)) / double(*r.measured))
+              : Json(nullptr);
+      row["extrapolated"] = r.extrapolated ? Json(*r.extrapolated) : Json(nullptr);
+      row["extrapolated_seconds"] =
+          r.extrapolated ? num_or_null(seconds(v, *r.extrapolated)) : Json(nullptr);
+      row["extrapolated_speedup"] =
+          r.extrapolated_speedup ? Json(*r.extrapolated_speedup) : Json(nullptr);
+      rows.push_back(row);
+    }
+    j["predictions"] = rows;
+    return j.dump(2) + "\n";
+  }
+
+  if (format == Format::Csv) {
+    std::string out =
+        "threads,simulated,speedup,steals,overhead,lower_bound,greedy_bound,measured,"
+        "extrapolated,extrapolated_speedup\n";
+    for (const PredictRow& r : v.rows) {
+      out += fmt::format(
+          "{},{},{:.6g},{},{},{:.6g},{:.6g},{},{},{}\n", r.threads, r.simulated.time, r.speedup,
+          r.simulated.steals, r.simulated.overhead, r.lower_bound, r.greedy_bound,
+          r.measured ? std::to_string(*r.measured) : std::string(),
+          r.extrapolated ? fmt::format("{:.6g}", *r.extrapolated) : std::string(),
+          r.extrapolated_speedup ? fmt::format("{:.6g}", *r.extrapolated_speedup) : std::string());
+    }
+    return out;
+  }
+
+  std::string out;
+  for (const PredictRecording& r : v.recordings)
+    out += fmt::format("recording: {} ({}, {} worker{}, {} tasks, elapsed {})\n", r.info.trace_path,
+                       basename_of(r.info.program), r.threads, r.threads == 1 ? "" : "s", r.tasks,
+                       time_str(v, double(r.elapsed)));
+  out += fmt::format(
+      "simulated from {}: work {}, span {}, parallelism {:.2f}\n"
+      "overheads measured per strand start: spawn {}, steal {}, sync {}, continue {}\n",
+      from.info.trace_path, time_str(v, double(v.work_ticks)), time_str(v, double(v.span_ticks)),
+      v.span_ticks ? double(v.work_ticks) / double(v.span_ticks) : 0.0,
+      cost_text(v, v.overheads.spawn), cost_text(v, v.overheads.steal),
+      cost_text(v, v.overheads.sync), cost_text(v, v.overheads.cont));
+  for (const std::string& n : v.notes) out += "note: " + n + "\n";
+  const bool extra = v.recordings.size() >= 2;
+  bool any_measured = false;
+  for (const PredictRow& r : v.rows) any_measured = any_measured || r.measured.has_value();
+  out += "\n";
+  std::string head = fmt::format("{:>7}  {:>11} {:>8}  {:>11} {:>11}", "threads", "predicted",
+                                 "speedup", "lower bound", "greedy bound");
+  if (any_measured) head += fmt::format("  {:>11} {:>7}", "measured", "error");
+  if (extra) head += fmt::format("  {:>12} {:>8}", "extrapolated", "speedup");
+  out += head + "\n";
+  for (const PredictRow& r : v.rows) {
+    std::string line = fmt::format("{:>7}  {:>11} {:>7.2f}x  {:>11} {:>11}", r.threads,
+                                   time_str(v, double(r.simulated.time)), r.speedup,
+                                   time_str(v, r.lower_bound), time_str(v, r.greedy_bound));
+    if (any_measured) {
+      if (r.measured && *r.measured)
+        line += fmt::format(
+            "  {:>11} {:>+6.1f}%", time_str(v, double(*r.measured)),
+            100.0 * (double(r.simulated.time) - double(*r.measured)) / double(*r.measured));
+      else
+        line += fmt::format("  {:>11} {:>7}", "-", "");
+    }
+    if (extra) {
+      if (r.extrapolated)
+        line += fmt::format("  {:>12} {:>7.2f}x", time_str(v, *r.extrapolated),
+                            r.extrapolated_speedup.value_or(0.0));
+      else
+        line += fmt::format("  {:>12} {:>8}", "-", "");
+    }
+    out += line + "\n";
+  }
+  out +=
+      "\npredicted: a greedy work-stealing schedule of the recorded DAG on P workers, each strand "
+      "start\ncharged the overhead measured for its kind; speedup against the prediction at 1 "
+      "worker.\nlower bound max(T1/P, Tinf) and greedy bound T1/P + Tinf ignore overheads.\n";
+  if (extra)
+    out +=
+        "extrapolated: seed 002's linear extrapolation of each task type's count, mean size and "
+        "idle\ntime from the recordings' thread counts.\n";
+  return out;
+}
+
+}  // namespace tasklens::report

@@ -1,0 +1,49 @@
+// Renders `tasklens predict`: per thread count P, the time and speedup a work-stealing simulation
+// of one recording predicts, the work/span bounds, the measured time of a recording made at P
+// (when one was given) and seed 002's extrapolation from several recordings; as a table, CSV or
+// JSON (contract in docs/report-json.md).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/predict.hpp"
+#include "report/profile_report.hpp"
+
+namespace tasklens::report {
+
+struct PredictRecording {
+  RunInfo info;
+  uint32_t threads = 0;  // workers that ran a strand
+  uint64_t elapsed = 0;  // TSC ticks (sched.hpp)
+  uint64_t tasks = 0;
+};
+
+struct PredictRow {
+  uint32_t threads = 0;
+  analysis::SimulationResult simulated;
+  double speedup = 0;                  // simulated time at 1 / simulated time at P
+  double lower_bound = 0;              // max(T1 / P, Tinf), ticks
+  double greedy_bound = 0;             // T1 / P + Tinf, ticks
+  std::optional<uint64_t> measured;    // elapsed of a recording at P
+  std::optional<double> extrapolated;  // seed 002, ticks
+  std::optional<double> extrapolated_speedup;
+};
+
+struct PredictView {
+  std::string metric;
+  double tsc_hz = 0;
+  std::vector<PredictRecording> recordings;
+  size_t simulated_from = 0;  // index into recordings
+  analysis::Overheads overheads;
+  uint64_t work_ticks = 0, span_ticks = 0;  // T1 and Tinf of the durations
+  uint64_t simulated_one = 0;               // the simulation at P = 1
+  std::vector<PredictRow> rows;
+  std::vector<std::string> notes;
+};
+
+std::string render_predict(const PredictView& view, Format format);
+
+}  // namespace tasklens::report

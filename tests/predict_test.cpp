@@ -1,0 +1,253 @@
+// Predictions (analysis/predict.hpp): the work-stealing simulation on hand-made DAGs with known
+// schedules, against Brent's bounds on random DAGs, the overheads measured from hand-made
+// recordings, and seed 002's extrapolation on values with known lines.
+#include "analysis/predict.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "model_fixtures.hpp"
+
+namespace tasklens {
+namespace {
+
+using analysis::ExtrapolationInput;
+using analysis::Overheads;
+using analysis::simulate;
+using fixtures::ModelBuilder;
+using model::kNone;
+using model::Model;
+using model::NodeKind;
+using model::SiteKind;
+
+// Gives every strand with work a worker and a timestamp (the simulation runs only timed strands;
+// work-less strands stay synthetic joins).
+void time_all(Model& m) {
+  uint64_t t = 1;
+  for (auto& s : m.strands) {
+    if (s.work == 0 && s.thread == 0) {
+      s.thread = kNone;
+      continue;
+    }
+    s.start = t;
+    s.end = t + s.work;
+    t = s.end;
+  }
+}
+
+// A parent that spawns n tasks of `work` each, then waits for all of them (a synthetic join).
+Model fork_join(uint32_t n, uint64_t work, uint64_t parent_work = 0) {
+  ModelBuilder b;
+  const uint32_t site = b.add_site(SiteKind::Task);
+  std::vector<uint32_t> ends;
+  uint32_t prev = b.strand(parent_work + 1);
+  for (uint32_t i = 0; i < n; ++i) {
+    b.open(NodeKind::Task, site);
+    ends.push_back(b.strand(work, {prev}));
+    b.close();
+    prev = b.strand(1, {prev});  // the parent's continuation after each spawn
+  }
+  ends.push_back(prev);
+  const uint32_t join = b.strand(0, ends);  // synthetic join
+  b.strand(1, {join});
+  Model m = b.finish();
+  time_all(m);
+  return m;
+}
+
+TEST(Predict, ChainTakesItsWorkWhateverTheWorkers) {
+  ModelBuilder b;
+  uint32_t s = b.strand(10);
+  s = b.strand(20, {s});
+  b.strand(30, {s});
+  Model m = b.finish();
+  time_all(m);
+  const auto d = analysis::strand_durations(m);
+  for (uint32_t p : {1u, 2u, 8u}) {
+    const auto r = simulate(m, d, Overheads{}, p);
+    EXPECT_EQ(r.time, 60u) << p;
+    EXPECT_EQ(r.busy, 60u);
+    EXPECT_EQ(r.strands_run, 3u);
+    EXPECT_EQ(r.steals, 0u);
+  }
+}
+
+TEST(Predict, ForkJoinOfEqualTasksTakesCeilOfTasksOverWorkers) {
+  // 8 tasks of 1000 after a parent strand of 1, parent continuations of 1 each: the tasks run
+  // in waves of P; the parent's 8 continuations and the last strand are on the path too.
+  const Model m = fork_join(8, 1000);
+  const auto d = analysis::strand_durations(m);
+  EXPECT_EQ(simulate(m, d, Overheads{}, 1).time, 1u + 8 * 1 + 8 * 1000 + 1);
+  // P = 8: worker 0 runs the parent's 8 continuations (it keeps the continuation), the 7 others
+  // steal 7 tasks the moment they are pushed; the 8th task is popped by worker 0 after its last
+  // continuation. Its end, + the final strand, ends the run.
+  const auto r8 = simulate(m, d, Overheads{}, 8);
+  EXPECT_EQ(r8.time, 1u + 8 + 1000 + 1);
+  EXPECT_EQ(r8.steals, 7u);
+  // P = 2: worker 1 steals task 0 at t=2 (ends 1002), worker 0 continues the parent to t=9,
+  // then pops task 7 (LIFO: the bottom), ... 8 tasks split 4 and 4.
+  const auto r2 = simulate(m, d, Overheads{}, 2);
+  EXPECT_GE(r2.time, 1u + 4 * 1000);
+  EXPECT_LE(r2.time, 1u + 8 + 4 * 1000 + 1);
+}
+
+TEST(Predict, OverheadsAreChargedPerStrandStartByKind) {
+  const Model m = fork_join(4, 100);
+  const auto d = analysis::strand_durations(m);
+  Overheads o;
+  o.spawn.ticks = 10;
+  o.cont.ticks = 3;
+  o.sync.ticks = 7;
+  o.steal.ticks = 1000;
+  // One worker: 4 spawned tasks (10 each), 4 continuations (3 each), the strand after the join
+  // (7): 40 + 12 + 7 over the work 1 + 4 + 400 + 1.
+  const auto r = simulate(m, d, o, 1);
+  EXPECT_EQ(r.overhead, 40u + 12 + 7);
+  EXPECT_EQ(r.time, 406u + 59);
+  // Two workers: every steal costs 1000, so the result is slower than the greedy bound without
+  // overheads, but each strand still runs once.
+  const auto r2 = simulate(m, d, o, 2);
+  EXPECT_EQ(r2.strands_run, r.strands_run);
+  EXPECT_GE(r2.steals, 1u);
+  EXPECT_EQ(r2.overhead % 1, 0u);
+}
+
+TEST(Predict, RandomDagsStayWithinBrentsBounds) {
+  std::mt19937_64 rng(1234);
+  int sped_up = 0;  // trials where 7 workers beat one: the DAGs have parallelism to schedule
+  for (int trial = 0; trial < 200; ++trial) {
+    fixtures::RandomModelOptions opt;
+    Model m = fixtures::random_model(rng, opt);
+    time_all(m);
+    const auto d = analysis::strand_durations(m);
+    uint64_t work = 0, span = 0;
+    std::vector<uint64_t> finish(m.strands.size(), 0);
+    for (uint32_t s = 0; s < m.strands.size(); ++s) {
+      uint64_t start = 0;
+      for (uint32_t p : m.preds_of(s)) start = std::max(start, finish[p]);
+      finish[s] = start + d[s];
+      work += d[s];
+      span = std::max(span, finish[s]);
+    }
+    uint64_t timed = 0;
+    for (const auto& s : m.strands) timed += s.thread != kNone;
+    for (uint32_t p : {1u, 2u, 3u, 7u}) {
+      const auto r = simulate(m, d, Overheads{}, p);
+      ASSERT_EQ(r.strands_run, timed) << trial;
+      ASSERT_EQ(r.busy, work);
+      // Greedy: never slower than T1/P + Tinf, never faster than max(T1/P, Tinf).
+      ASSERT_LE(double(r.time), double(work) / p + double(span) + 1e-9) << trial << " P=" << p;
+      ASSERT_GE(double(r.time), std::max(double(work) / p, double(span)) - 1e-9) << trial;
+      if (p == 1) {
+        ASSERT_EQ(r.time, work);
+      }
+      if (p == 7 && r.time < work) ++sped_up;
+    }
+  }
+  EXPECT_GT(sped_up, 100);
+}
+
+TEST(Predict, OverheadsMeasuredFromGapsByKind) {
+  // One thread: parent strand [0,100), gap 5, task strand [105,205), gap 2, continuation of the
+  // parent [207,300) (continue: ready at 100, its worker free at 205: gap 2), then a synthetic
+  // join and a strand after it on thread 0 [310,320) (sync: gap 10 after 300).
+  ModelBuilder b;
+  const uint32_t site = b.add_site(SiteKind::Task);
+  const uint32_t a = b.strand(100);
+  b.open(NodeKind::Task, site);
+  const uint32_t t = b.strand(100, {a});
+  b.close();
+  const uint32_t c = b.strand(93, {a});
+  const uint32_t j = b.strand(0, {t, c});
+  const uint32_t e = b.strand(10, {j});
+  Model m = b.finish();
+  auto set = [&](uint32_t s, uint32_t thread, uint64_t start, uint64_t end) {
+    m.strands[s].thread = thread;
+    m.strands[s].start = start;
+    m.strands[s].end = end;
+  };
+  set(a, 0, 1, 100);
+  set(t, 0, 105, 205);
+  set(c, 0, 207, 300);
+  m.strands[j].thread = kNone;
+  set(e, 0, 310, 320);
+  Overheads o = analysis::measure_overheads(m);
+  EXPECT_EQ(o.spawn.samples, 1u);
+  EXPECT_DOUBLE_EQ(o.spawn.ticks, 5);
+  EXPECT_EQ(o.cont.samples, 1u);
+  EXPECT_DOUBLE_EQ(o.cont.ticks, 2);
+  EXPECT_EQ(o.sync.samples, 1u);
+  EXPECT_DOUBLE_EQ(o.sync.ticks, 10);
+  EXPECT_EQ(o.steal.samples, 0u);
+  EXPECT_FALSE(o.steal.measured);
+  EXPECT_DOUBLE_EQ(o.steal.ticks, 5);  // assumed: the spawn cost
+
+  // The task runs on thread 1 instead, from 150 (ready at 100: a steal of 50; thread 1 has no
+  // strand before it, so it is not a sample); the join's successor is made ready by thread 1's
+  // end at 250 and starts on thread 0 at 260: a steal of 10.
+  set(t, 1, 150, 250);
+  set(c, 0, 100, 193);
+  set(e, 0, 260, 270);
+  o = analysis::measure_overheads(m);
+  EXPECT_EQ(o.steal.samples, 1u);
+  EXPECT_TRUE(o.steal.measured);
+  EXPECT_DOUBLE_EQ(o.steal.ticks, 10);
+  EXPECT_EQ(o.cont.samples, 1u);
+  EXPECT_DOUBLE_EQ(o.cont.ticks, 0);
+}
+
+TEST(Predict, TrimmedMeanDropsTheLargestPercent) {
+  // 100 continuation gaps of 1 tick on one thread, and one of 10^6: dropped (1% of 101 is 1).
+  ModelBuilder b;
+  uint32_t s = b.strand(1);
+  for (int i = 0; i < 101; ++i) s = b.strand(1, {s});
+  Model m = b.finish();
+  uint64_t t = 10;
+  for (uint32_t i = 0; i < m.strands.size(); ++i) {
+    m.strands[i].thread = 0;
+    m.strands[i].start = t;
+    m.strands[i].end = t + 1;
+    t += 2 + (i == 50 ? 1000000 : 0);
+  }
+  const Overheads o = analysis::measure_overheads(m);
+  EXPECT_EQ(o.cont.samples, 101u);
+  EXPECT_DOUBLE_EQ(o.cont.ticks, 1.0);
+}
+
+TEST(Predict, ExtrapolatesLinesExactly) {
+  // y = 3 + 2x through every pair: any x gives the line.
+  const std::vector<double> xs{1, 2, 4, 8}, ys{5, 7, 11, 19};
+  for (double x : {1.0, 3.0, 16.0, 64.0})
+    EXPECT_NEAR(analysis::extrapolate_value(xs, ys, x), 3 + 2 * x, 1e-9) << x;
+  // Two pairs with different slopes: weighted by 1 / (1 + distance to their midpoints).
+  const std::vector<double> x2{1, 2, 4}, y2{10, 20, 20};
+  // At x = 4: pair (1,2) gives 40 with weight 1/(1+2.5); pair (2,4) gives 20 with weight 1/2.
+  const double w1 = 1 / 3.5, w2 = 1 / 2.0;
+  EXPECT_NEAR(analysis::extrapolate_value(x2, y2, 4), (40 * w1 + 20 * w2) / (w1 + w2), 1e-9);
+}
+
+TEST(Predict, ExtrapolationOfTaskTypes) {
+  // Task sizes grow by 10 per thread, idle by 1, counts constant: time at P = serial +
+  // count (size + idle) / P.
+  std::vector<ExtrapolationInput> runs(2);
+  runs[0].threads = 1;
+  runs[0].serial = 100;
+  runs[0].types = {{"a", 1000, 50, 2}, {"b", 10, 1000, 0}};
+  runs[1].threads = 2;
+  runs[1].serial = 100;
+  runs[1].types = {{"a", 1000, 60, 3}, {"b", 10, 1000, 0}};
+  const auto p4 = analysis::extrapolate(runs, 4);
+  EXPECT_NEAR(p4.serial, 100, 1e-9);
+  EXPECT_NEAR(p4.task_time, 1000 * (80 + 5) + 10 * 1000, 1e-6);
+  EXPECT_NEAR(p4.time, 100 + (1000 * 85 + 10000) / 4.0, 1e-6);
+  // A type only in one recording counts 0 in the other; negative extrapolations clamp to 0.
+  runs[1].types.pop_back();
+  const auto p8 = analysis::extrapolate(runs, 8);
+  EXPECT_NEAR(p8.task_time, 1000 * (120 + 9), 1e-6);
+}
+
+}  // namespace
+}  // namespace tasklens
