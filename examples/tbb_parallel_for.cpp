@@ -28,7 +28,7 @@
 #include <atomic>
 #include <cstdio>
 
-#include "work.h"
+#include "tbb_example.hpp"
 
 #ifdef TASKLENS_TBB_WRAPPERS
 #include <tasklens/tbb.h>
@@ -39,30 +39,6 @@ namespace tbbx = tasklens::tbb;
 #include <oneapi/tbb/partitioner.h>
 namespace tbbx = ::tbb;
 #endif
-
-namespace {
-
-// The pieces the simple partitioner makes of `size` iterations with grainsize g (as
-// blocked_range splits: floor(size/2) on the left, the rest on the right, while size > g).
-void count_chunks(unsigned long size, unsigned long g, unsigned long& chunks,
-                  unsigned long& largest) {
-  if (size > g) {
-    count_chunks(size / 2, g, chunks, largest);
-    count_chunks(size - size / 2, g, chunks, largest);
-    return;
-  }
-  chunks++;
-  if (size > largest) largest = size;
-}
-
-unsigned long long serial_part(unsigned long units, unsigned long seed) {
-  unsigned long long acc = 0;
-  for (unsigned long i = 1; i <= 1000; i++) acc += (i * i + seed) % 7;
-  tl_work(units);
-  return acc;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   const unsigned long n = tl_arg(argc, argv, 1, 256, "N");

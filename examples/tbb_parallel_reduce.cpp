@@ -32,7 +32,7 @@
 #include <cstring>
 #include <functional>
 
-#include "work.h"
+#include "tbb_example.hpp"
 
 #ifdef TASKLENS_TBB_WRAPPERS
 #include <tasklens/tbb.h>
@@ -70,25 +70,6 @@ class SquareSum {
  private:
   unsigned long long sum_ = 0;
 };
-
-// The pieces the simple partitioner makes of `size` iterations with grainsize g.
-void count_chunks(unsigned long size, unsigned long g, unsigned long& chunks,
-                  unsigned long& largest) {
-  if (size > g) {
-    count_chunks(size / 2, g, chunks, largest);
-    count_chunks(size - size / 2, g, chunks, largest);
-    return;
-  }
-  chunks++;
-  if (size > largest) largest = size;
-}
-
-unsigned long long serial_part(unsigned long units, unsigned long seed) {
-  unsigned long long acc = 0;
-  for (unsigned long i = 1; i <= 1000; i++) acc += (i * i + seed) % 7;
-  tl_work(units);
-  return acc;
-}
 
 }  // namespace
 

@@ -67,7 +67,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "work.h"
+#include "tbb_example.hpp"
 
 #ifdef TASKLENS_TBB_WRAPPERS
 #include <tasklens/tbb.h>
@@ -92,25 +92,6 @@ struct Args {
     return tl_arg(argc, argv, next++, def, name);
   }
 };
-
-// The simple partitioner's pieces of `size` iterations with grainsize g (floor(size/2) on the
-// left, the rest on the right, while size > g): their number and the largest.
-void count_chunks(unsigned long size, unsigned long g, unsigned long& chunks,
-                  unsigned long& largest) {
-  if (size > g) {
-    count_chunks(size / 2, g, chunks, largest);
-    count_chunks(size - size / 2, g, chunks, largest);
-    return;
-  }
-  chunks++;
-  if (size > largest) largest = size;
-}
-
-unsigned long largest_chunk(unsigned long n, unsigned long g) {
-  unsigned long chunks = 0, largest = 0;
-  if (n > 0) count_chunks(n, g, chunks, largest);
-  return largest;
-}
 
 std::atomic<unsigned long> g_tasks{0};
 std::atomic<unsigned long long> g_iterations{0};
