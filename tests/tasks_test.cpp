@@ -381,6 +381,42 @@ TEST(TaskFindings, WaitingLongerThanRunning) {
   EXPECT_FALSE(has(p, FindingKind::QueuedLongerThanRunning));
 }
 
+TEST(TaskFindings, RareLongWaits) {
+  // 200 tasks waiting 50 ticks, 2 of them 5000: more than 10 x the p90 (50) and the threshold
+  // (1000 here), and 2 <= 1% of 200.
+  TaskOptions o = options();
+  o.long_wait_ticks = 1000;
+  std::vector<Spec> specs(198, Spec{100, 50, 0});
+  specs.push_back({100, 5000, 0});
+  specs.push_back({100, 6000, 0});
+  TaskProfile p = analysis::compute_tasks(tasks_model(specs), o);
+  EXPECT_TRUE(has(p, FindingKind::RareLongWaits));
+  EXPECT_EQ(p.types[0].long_waits, 2u);
+  EXPECT_EQ(p.types[0].long_wait_threshold, 1000u);
+  // A third one: 3 > 1% of 201 (2): no longer rare, the waits are the program's.
+  specs.push_back({100, 7000, 0});
+  p = analysis::compute_tasks(tasks_model(specs), o);
+  EXPECT_FALSE(has(p, FindingKind::RareLongWaits));
+  EXPECT_EQ(p.types[0].long_waits, 3u);
+  // Under the absolute threshold: not long, whatever the ratio.
+  o.long_wait_ticks = 10000;
+  specs.pop_back();
+  p = analysis::compute_tasks(tasks_model(specs), o);
+  EXPECT_FALSE(has(p, FindingKind::RareLongWaits));
+  EXPECT_EQ(p.types[0].long_waits, 0u);
+  // 10 x the p90 decides when it is above the absolute threshold: p90 = 900 here.
+  o.long_wait_ticks = 1;
+  std::vector<Spec> wide(9, Spec{100, 900, 0});
+  wide.push_back({100, 8000, 0});
+  p = analysis::compute_tasks(tasks_model(wide), o);
+  EXPECT_EQ(p.types[0].long_wait_threshold, 9000u);
+  EXPECT_EQ(p.types[0].long_waits, 0u);
+  wide.back().wait = 9001;
+  p = analysis::compute_tasks(tasks_model(wide), o);
+  EXPECT_EQ(p.types[0].long_waits, 1u);
+  EXPECT_TRUE(has(p, FindingKind::RareLongWaits));  // one of 10 tasks: one is always allowed
+}
+
 TEST(TaskFindings, FewLargeTasksAndADominantTask) {
   // 3 equal large tasks on 2 workers (threads 1 and 2; the spawner's thread 0 is a third).
   std::vector<Spec> few = {{1000, 0, 0, 1}, {1000, 0, 0, 2}, {1000, 2000, 0, 1}};

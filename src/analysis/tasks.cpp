@@ -196,6 +196,8 @@ const char* to_string(FindingKind kind) {
       return "few-large-tasks";
     case FindingKind::DominantTask:
       return "dominant-task";
+    case FindingKind::RareLongWaits:
+      return "rare-long-waits";
   }
   return "?";
 }
@@ -227,6 +229,7 @@ TaskOptions default_task_options(const Model& m, double tsc_hz, unsigned bins) {
     o.tiny_size = tsc_hz > 0 ? static_cast<uint64_t>(std::llround(tsc_hz * 1e-6)) : 0;
     o.ticks_to_work = 1.0;
   }
+  o.long_wait_ticks = tsc_hz > 0 ? static_cast<uint64_t>(std::llround(tsc_hz * 100e-6)) : 1;
   return o;
 }
 
@@ -275,7 +278,12 @@ TaskProfile compute_tasks(const Model& m, const TaskOptions& opt) {
       t.idle_hist = h[1];
     }
     t.size = stats_of(sizes);
-    t.wait = stats_of(waits);
+    t.wait = stats_of(waits);  // sorts waits
+    t.long_wait_threshold = std::max(
+        opt.long_wait_ticks,
+        static_cast<uint64_t>(std::ceil(opt.long_wait_factor * static_cast<double>(t.wait.p90))));
+    t.long_waits = static_cast<uint64_t>(
+        waits.end() - std::upper_bound(waits.begin(), waits.end(), t.long_wait_threshold));
     t.idle = stats_of(idles);
     p.task_work += t.size.total;
     p.types.push_back(std::move(t));
@@ -306,6 +314,10 @@ TaskProfile compute_tasks(const Model& m, const TaskOptions& opt) {
       add(FindingKind::FewLargeTasks);
     if (p.workers >= 2 && count >= 2 && t.size.max * p.workers > t.size.total)
       add(FindingKind::DominantTask);
+    const double allowed =
+        std::max(1.0, std::floor(opt.long_wait_share * static_cast<double>(t.wait.samples)));
+    if (count >= opt.min_tasks && t.long_waits >= 1 && static_cast<double>(t.long_waits) <= allowed)
+      add(FindingKind::RareLongWaits);
   }
   return p;
 }

@@ -87,11 +87,13 @@ std::vector<Histogram> log2_histograms(const std::vector<const std::vector<uint6
 
 struct TaskType {
   uint32_t site = 0;
-  bool chunks = false;  // OpenMP loop chunks rather than tasks
-  Stats size;           // count = size.samples, total size = size.total
-  Stats wait;           // over the tasks with a waiting time
-  Stats idle;           // over the tasks with an idle time
-  uint64_t tiny = 0;    // tasks smaller than TaskOptions::tiny_size
+  bool chunks = false;      // OpenMP loop chunks rather than tasks
+  Stats size;               // count = size.samples, total size = size.total
+  Stats wait;               // over the tasks with a waiting time
+  Stats idle;               // over the tasks with an idle time
+  uint64_t tiny = 0;        // tasks smaller than TaskOptions::tiny_size
+  uint64_t long_waits = 0;  // tasks that waited past the RareLongWaits threshold (see above)
+  uint64_t long_wait_threshold = 0;  // that threshold, TSC ticks
   Histogram size_hist, wait_hist, idle_hist;
   // Tasks per octave of their size (see Histogram), for comparing recordings.
   std::array<uint64_t, 65> size_octaves{};
@@ -109,12 +111,18 @@ struct TaskType {
 //    holding at least few_work_share of the program's work: limited parallelism, imbalance.
 //  * DominantTask: with 2 workers or more and 2 tasks or more, the largest task is larger than the
 //    type's total size divided by the workers: it alone bounds the type's time (imbalance).
+//  * RareLongWaits: (min_tasks tasks) a few of the type's tasks — at least one, at most
+//    long_wait_share of them (at least one allowed) — waited from ready to start longer than
+//    long_wait_factor x the type's p90 wait and than long_wait_ticks: seed 002's reading of its
+//    "few larger waiting times" (the task pool growing its structures, starting its threads, or
+//    the OS), not of the program's parallelism. TaskType::long_waits counts them.
 enum class FindingKind {
   ManyTinyTasks,
   IdleLongerThanRunning,
   QueuedLongerThanRunning,
   FewLargeTasks,
-  DominantTask
+  DominantTask,
+  RareLongWaits
 };
 const char* to_string(FindingKind kind);  // "many-tiny-tasks", ...
 
@@ -132,11 +140,15 @@ struct TaskOptions {
   uint64_t min_tasks = 8;
   uint32_t few_per_worker = 4;
   double few_work_share = 0.1;
+  double long_wait_factor = 10;
+  double long_wait_share = 0.01;
+  uint64_t long_wait_ticks = 0;  // TSC ticks; default_task_options: 100 us
 };
 // Options for the model's metric, given the TSC rate `tsc_hz` (0 if unknown): tiny_size = 1 us
 // (the TSC ticks of 1 us for tsc, and for cycles and instructions, counted as about one per
 // tick; 1000 ns for task-clock; 0, no finding, when the rate is unknown), ticks_to_work = 1
-// (task-clock: ns per tick), same_unit for tsc only.
+// (task-clock: ns per tick), same_unit for tsc only, long_wait_ticks = 100 us (1 when the rate is
+// unknown).
 TaskOptions default_task_options(const model::Model& model, double tsc_hz, unsigned bins = 12);
 
 struct TaskProfile {

@@ -196,6 +196,13 @@ std::string finding_text(const TasksRun& r, const analysis::Finding& f) {
           "among the {} workers ({}): load imbalance, split the large ones",
           noun(t), site, size_str(r, double(t.size.max)), r.profile->workers,
           size_str(r, double(t.size.total) / r.profile->workers));
+    case FindingKind::RareLongWaits:
+      return fmt::format(
+          "rare long waits: {} of the {} {} of {} waited over {} from ready to start (median "
+          "wait {}, longest {}): the runtime growing its task pool or starting threads, or the "
+          "OS, rather than the program's parallelism; look at the timeline of those moments",
+          t.long_waits, t.wait.samples, noun(t), site, time_str(r, double(t.long_wait_threshold)),
+          time_str(r, double(t.wait.median)), time_str(r, double(t.wait.max)));
   }
   return "";
 }
@@ -266,6 +273,8 @@ std::string render_tasks(const TasksRun& r, Format format, size_t top) {
                        {"total", t.size.total},
                        {"work_percent", percent(double(t.size.total), double(p.work))},
                        {"tiny", t.tiny},
+                       {"long_waits", t.long_waits},
+                       {"long_wait_threshold", t.long_wait_threshold},
                        {"size", stats_json(t.size)},
                        {"wait", stats_json(t.wait)},
                        {"idle", stats_json(t.idle)},
