@@ -32,7 +32,11 @@ constexpr char kVersion[] = "oneTBB 2021.11.0 (interface 12110)";
 struct Tbb {
   TraceBuilder tb;
   uint64_t R = id(0, 1);
-  explicit Tbb(uint32_t threads) : tb(threads, false) {
+  // `metrics`: the trace's metrics, with their counter values (TraceBuilder::metrics).
+  explicit Tbb(uint32_t threads, std::vector<trace::Metric> metrics = {trace::Metric::Tsc},
+               TraceBuilder::CounterFn counters = {})
+      : tb(threads, false) {
+    tb.metrics(std::move(metrics), std::move(counters));
     tb.runtime(trace::kRuntimeTbb, kVersion);
     tb.ev(0, 0, EventKind::ThreadBegin, {1});
     tb.ev(0, 0, EventKind::ImplicitBegin, {0, R, 1, 0, 1});
@@ -426,6 +430,37 @@ std::string model_error(TraceBuilder& tb) {
 // A TBB whose ABI the recorder does not know: its tasks are not traced, and the builder says
 // which TBB it was.
 constexpr char kOldTbb[] = "TBB 2017-2020 (libtbb.so.2)";
+
+// oneTBB's start-up inside the first call and what follows main()'s return are not work, in
+// any metric: instructions (3 a tick here) follow the TSC's work strand by strand.
+TEST(ModelTbb, FurtherMetricsSkipTheRuntimesStartUpAndTheEndLikeTheWork) {
+  Tbb t(2, {trace::Metric::Tsc, trace::Metric::Instructions},
+        [](uint32_t, uint64_t time) { return std::vector<uint64_t>{3 * time}; });
+  uint64_t A = id(0, 2), G = 0x7f0000001000;
+  auto mark = [&](uint64_t time, trace::MarkKind kind) {
+    t.tb.ev(0, time, EventKind::Mark, {static_cast<uint64_t>(kind)});
+  };
+  mark(10, trace::MarkKind::RuntimeInitBegin);
+  mark(60, trace::MarkKind::RuntimeInitEnd);
+  t.spawn(0, 100, t.R, A, G, kTask, 0x1000);  // S0: 100 - 50 of start-up
+  t.wait_begin(0, 110, t.R, G, 0x1100);       // S1: 10
+  t.begin(1, 120, 0, A);
+  t.end(1, 320, A, 0);  // A: 200
+  t.wait_end(0, 330, t.R, G, 0x1100);
+  mark(400, trace::MarkKind::MainReturn);  // S2: 70
+  t.program_end(450);
+  model::Model m = t.tb.build();
+  expect_invariants(m);
+  ASSERT_EQ(m.extra_metrics, std::vector<std::string>{"instructions"});
+  uint64_t work = 0, instructions = 0;
+  for (uint32_t s = 0; s < m.strands.size(); ++s) {
+    EXPECT_EQ(m.extra_work[s], 3 * m.strands[s].work) << "strand " << s;
+    work += m.strands[s].work;
+    instructions += m.extra_work[s];
+  }
+  EXPECT_EQ(work, 50u + 10 + 200 + 70);
+  EXPECT_EQ(instructions, 3 * work);
+}
 
 TEST(ModelTbb, UnsupportedTbbIsAClearError) {
   TraceBuilder tb(1, false);

@@ -319,6 +319,121 @@ TEST(Model, StrandsKnowTheCodeFragmentTheyRan) {
   EXPECT_EQ(m.fragments[0].end, 0u);
 }
 
+// ------------------------------------------------------------------------ several metrics
+
+// The trace of WaitingForACriticalSectionIsNotWork with `metrics`, whose counters grow at rates
+// of their own: instructions 3 a tick; page faults 2 at tick 5, then one every 100 ticks. The
+// root's strand before the region (0-10, the runtime's start-up) and the wait for the critical
+// section (71-370: 3 page faults) are not work in any metric.
+model::Model critical_section(const std::vector<trace::Metric>& metrics) {
+  TraceBuilder tb(2);
+  tb.metrics(metrics, [metrics](uint32_t, uint64_t time) {
+    std::vector<uint64_t> v;
+    for (trace::Metric m : metrics)
+      if (m == trace::Metric::Instructions)
+        v.push_back(3 * time);
+      else if (m == trace::Metric::PageFaults)
+        v.push_back(time / 100 + (time >= 5 ? 2 : 0));
+    return v;
+  });
+  Region r{tb};
+  r.begin();
+  uint64_t C = id(0, 5);
+  tb.ev(0, 20, EventKind::TaskCreate, {r.A, C, kExplicit, 0x2000});
+  tb.ev(1, 21, EventKind::TaskSchedule, {r.B, kSwitch, C});
+  tb.ev(1, 71, EventKind::MutexWaitBegin, {3});
+  tb.ev(1, 370, EventKind::MutexWaitEnd, {3});
+  tb.ev(1, 470, EventKind::TaskSchedule, {C, kComplete, r.B});
+  r.end(520, 530);
+  return tb.build();
+}
+
+uint64_t extra(const model::Model& m, size_t metric, uint32_t strand) {
+  return m.extra_work.at(metric * m.strands.size() + strand);
+}
+
+// Every strand gets its amount of each further metric exactly as it gets its work.
+TEST(Model, FurtherMetricsAreAttributedToStrandsLikeTheWork) {
+  using trace::Metric;
+  model::Model m = critical_section({Metric::Tsc, Metric::Instructions, Metric::PageFaults});
+  expect_invariants(m);
+  ASSERT_EQ(m.extra_metrics, (std::vector<std::string>{"instructions", "page-faults"}));
+  ASSERT_EQ(m.extra_work.size(), 2 * m.strands.size());
+  uint64_t work = 0, instructions = 0, faults = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> per_strand;  // (tsc work, page faults) of non-empty
+  for (uint32_t s = 0; s < m.strands.size(); ++s) {
+    EXPECT_EQ(extra(m, 0, s), 3 * m.strands[s].work) << "strand " << s;
+    work += m.strands[s].work;
+    instructions += extra(m, 0, s);
+    faults += extra(m, 1, s);
+    if (m.strands[s].work) per_strand.emplace_back(m.strands[s].work, extra(m, 1, s));
+  }
+  EXPECT_EQ(work, 10u + 500 + 50 + 100 + 1);
+  EXPECT_EQ(instructions, 3 * work);
+  // A 10-20: 0, A 20-520: 5, C 21-470 without 71-370: 0 + 1, B 11-12: 0.
+  EXPECT_EQ(faults, 6u);
+  std::sort(per_strand.begin(), per_strand.end());
+  EXPECT_EQ(per_strand,
+            (std::vector<std::pair<uint64_t, uint64_t>>{{1, 0}, {10, 0}, {150, 1}, {500, 5}}));
+}
+
+// The primary metric's work is the reference: a metric recorded beside it gets, strand by
+// strand, what it gets as the primary one, and the other way round.
+TEST(Model, AFurtherMetricMatchesTheSameMetricAsThePrimaryOne) {
+  using trace::Metric;
+  model::Model a = critical_section({Metric::Tsc, Metric::PageFaults, Metric::Instructions});
+  model::Model b = critical_section({Metric::PageFaults, Metric::Instructions, Metric::Tsc});
+  ASSERT_EQ(a.strands.size(), b.strands.size());
+  EXPECT_EQ(b.metric, "page-faults");
+  EXPECT_FALSE(b.metric_is_time);
+  EXPECT_EQ(b.extra_metrics, (std::vector<std::string>{"instructions", "tsc"}));
+  for (uint32_t s = 0; s < a.strands.size(); ++s) {
+    EXPECT_EQ(extra(a, 0, s), b.strands[s].work) << "strand " << s;
+    EXPECT_EQ(extra(b, 1, s), a.strands[s].work) << "strand " << s;
+    EXPECT_EQ(extra(a, 1, s), extra(b, 0, s)) << "strand " << s;
+  }
+  // One metric: no further ones.
+  model::Model one = critical_section({Metric::Tsc});
+  EXPECT_TRUE(one.extra_metrics.empty());
+  EXPECT_TRUE(one.extra_work.empty());
+}
+
+// Time another process had the CPU is taken out of the TSC's work, primary or not, and only out
+// of it: task-clock (modelled here as the thread's CPU time) stopped by itself.
+TEST(Model, PreemptionIsTakenOutOfTheTscOnly) {
+  using trace::Metric;
+  for (bool tsc_first : {true, false}) {
+    std::vector<Metric> metrics = tsc_first ? std::vector<Metric>{Metric::Tsc, Metric::TaskClock}
+                                            : std::vector<Metric>{Metric::TaskClock, Metric::Tsc};
+    TraceBuilder tb(2);
+    tb.metrics(metrics, [](uint32_t t, uint64_t time) {
+      uint64_t off = t == 1 && time > 30 ? std::min<uint64_t>(time, 60) - 30 : 0;
+      return std::vector<uint64_t>{time - off};
+    });
+    tb.preempt(1, 30, 60);
+    Region r{tb};
+    r.begin();
+    uint64_t C = id(0, 5);
+    tb.ev(0, 20, EventKind::TaskCreate, {r.A, C, kExplicit, 0x2000});
+    tb.ev(1, 21, EventKind::TaskSchedule, {r.B, kSwitch, C});
+    tb.ev(1, 221, EventKind::TaskSchedule, {C, kComplete, r.B});  // C: 200 - 30 preempted
+    r.end(520, 530);
+    model::Model m = tb.build();
+    expect_invariants(m);
+    uint64_t work = 0, other = 0;
+    for (uint32_t s = 0; s < m.strands.size(); ++s) {
+      EXPECT_EQ(m.strands[s].work, extra(m, 0, s)) << "strand " << s;
+      work += m.strands[s].work;
+      other += extra(m, 0, s);
+    }
+    EXPECT_EQ(work, 10u + 500 + 170 + 1) << "tsc first: " << tsc_first;
+    EXPECT_EQ(other, work);
+    // Reported preemption is in the primary metric's unit: only when it is the TSC.
+    EXPECT_EQ(m.preempted, tsc_first ? 30u : 0u);
+    EXPECT_EQ(m.tsc_per_second, 1e9);
+  }
+}
+
 TEST(Model, TraceWithoutOpenMPActivityIsAClearError) {
   TraceBuilder tb(1);
   tb.ev(0, 5, EventKind::ThreadBegin, {1});

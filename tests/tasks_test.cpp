@@ -526,6 +526,17 @@ TEST(TaskOptionsTest, DefaultsFollowTheMetric) {
   m.metric = "cycles";
   o = analysis::default_task_options(m, 0);
   EXPECT_EQ(o.tiny_size, 0u);
+  m.metric = "instructions";
+  o = analysis::default_task_options(m, 2.5e9);
+  EXPECT_EQ(o.tiny_size, 2500u);
+  EXPECT_EQ(o.ticks_to_work, 1.0);
+  for (const char* count : {"cache-misses", "page-faults", "context-switches"}) {
+    m.metric = count;
+    o = analysis::default_task_options(m, 2.5e9);
+    EXPECT_EQ(o.tiny_size, 0u) << count;
+    EXPECT_EQ(o.ticks_to_work, 0.0) << count;
+    EXPECT_FALSE(o.same_unit) << count;
+  }
 }
 
 TEST(TaskProfileTest, NoTasksAndNoTimestamps) {

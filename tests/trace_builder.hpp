@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <string>
 #include <utility>
@@ -36,12 +37,30 @@ class TraceBuilder {
     runtime_version_ = std::move(version);
   }
 
+  // The file's metrics (default: the TSC alone), and the values of the perf counters (every
+  // metric but the TSC, in that order) on thread t at `time`: each event carries their deltas.
+  using CounterFn = std::function<std::vector<uint64_t>(uint32_t t, uint64_t time)>;
+  void metrics(std::vector<trace::Metric> metrics, CounterFn counters) {
+    metrics_ = std::move(metrics);
+    counters_ = std::move(counters);
+  }
+  // Thread t was preempted from `out` to `in` (ns = ticks here).
+  void preempt(uint32_t t, uint64_t out, uint64_t in) { preemptions_.push_back({t, out, in}); }
+
   void ev(uint32_t t, uint64_t time, trace::EventKind kind, std::initializer_list<uint64_t> fields,
           std::initializer_list<uint64_t> groups = {}) {
     Stream& s = streams_[t];
     s.bytes.push_back(static_cast<uint8_t>(kind));
     varint(s, time - s.time);
     s.time = time;
+    if (counters_) {
+      std::vector<uint64_t> v = counters_(t, time);
+      s.counters.resize(v.size());
+      for (size_t i = 0; i < v.size(); ++i) {
+        varint(s, v[i] - s.counters[i]);  // counters only grow
+        s.counters[i] = v[i];
+      }
+    }
     const trace::EventShape shape = trace::kEventShapes[static_cast<int>(kind)];
     int i = 0;
     for (uint64_t f : fields) {
@@ -63,7 +82,7 @@ class TraceBuilder {
   }
 
   model::Model build() {
-    trace::FileHeader h = trace::make_file_header(1, 0, 0, trace::Metric::Tsc);
+    trace::FileHeader h = trace::make_file_header(1, 0, 0, metrics_);
     std::vector<uint8_t> out(reinterpret_cast<uint8_t*>(&h), reinterpret_cast<uint8_t*>(&h + 1));
     std::vector<uint8_t> schema = trace::make_schema_payload();
     trace::append_record(out, trace::RecordType::EventSchema, schema.data(), schema.size());
@@ -75,6 +94,12 @@ class TraceBuilder {
       bh.raw_size = static_cast<uint32_t>(streams_[t].bytes.size());
       trace::append_record(out, trace::RecordType::EventBlock, &bh, sizeof bh,
                            streams_[t].bytes.data(), streams_[t].bytes.size());
+    }
+    for (const Preemption& p : preemptions_) {
+      uint32_t head[2] = {p.thread, 1};
+      uint64_t interval[2] = {p.out, p.in};
+      trace::append_record(out, trace::RecordType::Preemptions, head, sizeof head, interval,
+                           sizeof interval);
     }
     trace::ClockSync a{0, 0}, b{1000000000, 1000000000};
     trace::append_record(out, trace::RecordType::ClockSync, &a, sizeof a);
@@ -94,6 +119,11 @@ class TraceBuilder {
   struct Stream {
     std::vector<uint8_t> bytes;
     uint64_t time = 0, id = 0, ptr = 0, addr = 0;
+    std::vector<uint64_t> counters;
+  };
+  struct Preemption {
+    uint32_t thread;
+    uint64_t out, in;
   };
   static void varint(Stream& s, uint64_t v) {
     uint8_t buf[10];
@@ -101,6 +131,9 @@ class TraceBuilder {
     s.bytes.insert(s.bytes.end(), buf, e);
   }
   std::vector<Stream> streams_;
+  std::vector<trace::Metric> metrics_{trace::Metric::Tsc};
+  CounterFn counters_;
+  std::vector<Preemption> preemptions_;
   uint32_t runtime_flags_;
   std::string runtime_version_;
 };

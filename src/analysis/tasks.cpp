@@ -224,10 +224,16 @@ TaskOptions default_task_options(const Model& m, double tsc_hz, unsigned bins) {
   if (m.metric == "task-clock") {
     o.tiny_size = 1000;  // ns of CPU time
     o.ticks_to_work = tsc_hz > 0 ? 1e9 / tsc_hz : 0;
-  } else {
+  } else if (tsc || m.metric == "cycles" || m.metric == "ref-cycles" ||
+             m.metric == "instructions") {
     // tsc: exact; cycles and instructions: about one per TSC tick.
     o.tiny_size = tsc_hz > 0 ? static_cast<uint64_t>(std::llround(tsc_hz * 1e-6)) : 0;
     o.ticks_to_work = 1.0;
+  } else {
+    // Counts of events (cache misses, page faults, ...: `record --metric` lists): no size is
+    // tiny in them, and no time compares with them.
+    o.tiny_size = 0;
+    o.ticks_to_work = 0;
   }
   o.long_wait_ticks = tsc_hz > 0 ? static_cast<uint64_t>(std::llround(tsc_hz * 100e-6)) : 1;
   return o;

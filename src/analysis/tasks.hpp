@@ -148,7 +148,8 @@ struct TaskOptions {
 // (the TSC ticks of 1 us for tsc, and for cycles and instructions, counted as about one per
 // tick; 1000 ns for task-clock; 0, no finding, when the rate is unknown), ticks_to_work = 1
 // (task-clock: ns per tick), same_unit for tsc only, long_wait_ticks = 100 us (1 when the rate is
-// unknown).
+// unknown). Other metrics count events (cache misses, page faults...): tiny_size 0 and
+// ticks_to_work 0, no finding that compares sizes with times.
 TaskOptions default_task_options(const model::Model& model, double tsc_hz, unsigned bins = 12);
 
 struct TaskProfile {

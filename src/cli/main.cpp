@@ -50,7 +50,9 @@ int run(int argc, char** argv) {
       ->add_option("--metric", rec.metric,
                    "Work metric: auto (default: cycles where the machine has hardware counters, "
                    "tsc otherwise), tsc (time-stamp counter), cycles, instructions, task-clock "
-                   "(CPU time through perf, a syscall per event)")
+                   "(CPU time through perf, a syscall per event), or a comma-separated list of "
+                   "perf's names (tsc,task-clock,page-faults; cycles,instructions,cache-misses): "
+                   "the first is the report's metric, the others are recorded beside it")
       ->capture_default_str();
   record->add_option("--runtime", rec.runtime,
                      "OpenMP runtime to preload (path of a libomp.so.5), or 'program' to use the "

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -61,13 +62,80 @@ std::string find_runtime(const std::string& requested) {
       "libomp5-14 (apt-get install libomp-dev), or pass --runtime program for clang binaries");
 }
 
-trace::Metric parse_metric(const std::string& name) {
-  if (name == "tsc") return trace::Metric::Tsc;
-  if (name == "cycles") return trace::Metric::Cycles;
-  if (name == "instructions") return trace::Metric::Instructions;
-  if (name == "task-clock") return trace::Metric::TaskClock;
-  throw UsageError("--metric " + name +
-                   ": unknown metric; use auto, tsc, cycles, instructions or task-clock");
+std::string known_metrics() {
+  std::string names;
+  for (int i = 0; i < trace::kMetricCount; ++i)
+    names += std::string(i ? ", " : "") + trace::to_string(static_cast<trace::Metric>(i));
+  return names;
+}
+
+// `--metric a,b,c`: perf's names or aliases, the first the primary metric. `auto` (the default)
+// is cycles where the machine has them, the TSC otherwise, and only allowed alone.
+std::vector<trace::Metric> parse_metrics(const std::string& list) {
+  if (list == "auto")  // counters measure only the program's own work: prefer them
+    return {recorder::probe_metric(trace::Metric::Cycles) == 0 ? trace::Metric::Cycles
+                                                               : trace::Metric::Tsc};
+  std::vector<trace::Metric> metrics;
+  std::vector<std::string> given;
+  size_t pos = 0;
+  for (;;) {
+    size_t comma = list.find(',', pos);
+    std::string name =
+        list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    if (name.empty())
+      throw UsageError(fmt::format(
+          "--metric {}: empty metric name at position {}; give a comma-separated list of "
+          "metrics such as tsc,task-clock",
+          list, metrics.size() + 1));
+    if (name == "auto")
+      throw UsageError("--metric " + list +
+                       ": auto chooses one metric and cannot be combined with others; name the "
+                       "metrics instead (tsc, cycles, ...)");
+    trace::Metric m;
+    if (!trace::metric_from_name(name.data(), name.size(), m))
+      throw UsageError(fmt::format("--metric {}: unknown metric '{}'; use auto or a list of: {}",
+                                   list, name, known_metrics()));
+    for (size_t i = 0; i < metrics.size(); ++i)
+      if (metrics[i] == m)
+        throw UsageError(fmt::format(
+            "--metric {}: metric '{}' is listed twice{}; name each metric once", list, name,
+            given[i] == name ? std::string()
+                             : fmt::format(" ('{}' is perf's alias of '{}')",
+                                           given[i] == trace::to_string(m) ? name : given[i],
+                                           trace::to_string(m))));
+    metrics.push_back(m);
+    given.push_back(name);
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  if (metrics.size() > size_t(trace::kMaxMetrics))
+    throw UsageError(fmt::format("--metric {}: {} metrics, at most {} can be recorded together",
+                                 list, metrics.size(), trace::kMaxMetrics));
+  return metrics;
+}
+
+// Refuses, before the program starts, metrics this machine cannot count (the recorder inside
+// the program could only record zeros).
+void check_metrics_available(const std::vector<trace::Metric>& metrics) {
+  std::vector<trace::Metric> counters;
+  for (trace::Metric m : metrics) {
+    if (int err = recorder::probe_metric(m); err != 0)
+      throw EnvironmentError(fmt::format(
+          "metric '{}' is not available on this machine (perf_event_open: {}); use --metric tsc",
+          trace::to_string(m), std::strerror(err)));
+    if (m != trace::Metric::Tsc) counters.push_back(m);
+  }
+  if (int err = recorder::probe_metric_group(counters.data(), int(counters.size())); err != 0) {
+    std::string names;
+    for (trace::Metric m : counters)
+      names += std::string(names.empty() ? "" : ",") + trace::to_string(m);
+    throw EnvironmentError(fmt::format(
+        "metrics {} cannot be counted together on this machine (perf_event_open: {}); record "
+        "fewer hardware metrics at a time",
+        names,
+        err == EBUSY ? "the group never ran: fewer hardware counters than metrics"
+                     : std::strerror(err)));
+  }
 }
 
 std::string human_bytes(uint64_t b) {
@@ -96,14 +164,13 @@ uint64_t count_created_tasks(const std::string& path) {
 int run_record(const RecordOptions& opt) {
   if (opt.command.empty())
     throw UsageError("record needs a program to run: tasklens record [options] -- ./app args");
-  std::string metric_name = opt.metric;
-  if (metric_name == "auto")  // counters measure only the program's own work: prefer them
-    metric_name = recorder::probe_metric(trace::Metric::Cycles) == 0 ? "cycles" : "tsc";
-  trace::Metric metric = parse_metric(metric_name);
-  if (int err = recorder::probe_metric(metric); err != 0)
-    throw EnvironmentError(fmt::format(
-        "metric '{}' is not available on this machine (perf_event_open: {}); use --metric tsc",
-        metric_name, std::strerror(err)));
+  const std::vector<trace::Metric> metrics = parse_metrics(opt.metric);
+  check_metrics_available(metrics);
+  std::string metric_names;  // for the recorder: perf's names, comma-separated
+  for (trace::Metric m : metrics)
+    metric_names += std::string(metric_names.empty() ? "" : ",") + trace::to_string(m);
+  const bool has_tsc =
+      std::find(metrics.begin(), metrics.end(), trace::Metric::Tsc) != metrics.end();
   std::string recorder_lib = find_recorder();
   std::string runtime = find_runtime(opt.runtime);
 
@@ -124,7 +191,7 @@ int run_record(const RecordOptions& opt) {
   // The first context-switch watcher in the system switches a kernel-wide static key on: ~15 ms
   // of code patching that would otherwise stall the program inside its first parallel region.
   // Holding one open here, across the run, makes the recorder's own cheap.
-  recorder::SwitchRing* arm = metric == trace::Metric::Tsc ? recorder::switch_ring_open() : nullptr;
+  recorder::SwitchRing* arm = has_tsc ? recorder::switch_ring_open() : nullptr;
 
   timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -132,7 +199,7 @@ int run_record(const RecordOptions& opt) {
   if (pid < 0) throw EnvironmentError(std::string("fork failed: ") + std::strerror(errno));
   if (pid == 0) {
     setenv("TASKLENS_OUTPUT", out.c_str(), 1);
-    setenv("TASKLENS_METRIC", metric_name.c_str(), 1);
+    setenv("TASKLENS_METRIC", metric_names.c_str(), 1);
     if (opt.flush_ms > 0) setenv("TASKLENS_FLUSH_MS", std::to_string(opt.flush_ms).c_str(), 1);
     setenv("TASKLENS_SAVED_LD_PRELOAD", old_preload ? old_preload : "", 1);
     setenv("LD_PRELOAD", preload.c_str(), 1);

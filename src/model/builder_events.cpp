@@ -335,11 +335,21 @@ void Builder::handle(const Event& e, uint32_t thread) {
   // that task was waiting inside the runtime.
   last_before_ = last_metric_[thread];
   uint64_t delta = e.metric - last_metric_[thread];
+  uint64_t* last_extra = extra_count_ ? &last_extra_[size_t(thread) * extra_count_] : nullptr;
+  uint64_t off = 0;  // TSC ticks the thread was preempted since its previous event
   if (!preempt_.empty() && thread < preempt_.size() && !preempt_[thread].empty()) {
-    uint64_t off = preempted_between(thread, last_metric_[thread], e.metric);
-    delta = off < delta ? delta - off : 0;
+    uint64_t from = tsc_metric_ == 0 ? last_metric_[thread] : last_extra[tsc_metric_ - 1];
+    off = preempted_between(thread, from, e.time);
+    if (tsc_metric_ == 0) delta = off < delta ? delta - off : 0;
   }
   last_metric_[thread] = e.metric;
+  uint64_t extra_delta[trace::kMaxMetrics];
+  for (uint32_t m = 0; m < extra_count_; ++m) {
+    uint64_t v = e.values[m + 1], d = v - last_extra[m];
+    if (int(m) + 1 == tsc_metric_) d = off < d ? d - off : 0;
+    extra_delta[m] = d;
+    last_extra[m] = v;
+  }
   cur_code_ = code_of(e);
   uint32_t cur = current_[thread];
   if (cur != kNone) {
@@ -348,6 +358,7 @@ void Builder::handle(const Event& e, uint32_t thread) {
       PStrand& s = strands_[ts.open];
       s.work += delta;
       s.end = e.time;
+      if (extra_count_) add_extra_work(ts.open, extra_delta);
       if (!preempt_.empty()) preempted_total_ += (e.metric - last_before_) - delta;
       if (!open_regions_.empty()) {
         auto it = open_regions_.find(cur);
@@ -402,7 +413,7 @@ void Builder::handle(const Event& e, uint32_t thread) {
         // Without the recorder's main() marker the runtime started at the program's first
         // OpenMP construct, and this strand is the runtime's own initialization (thread pool,
         // affinity), not program work.
-        strands_[r.fork_strand].work = 0;
+        clear_work(r.fork_strand);
         strands_[r.fork_strand].start = strands_[r.fork_strand].end;
       }
       first_parallel_ = false;
@@ -463,8 +474,8 @@ void Builder::handle(const Event& e, uint32_t thread) {
           tasks_[root_task_].open != kNone) {
         // The recorder started the runtime just before main(): what came before is the
         // runtime's initialization; the program's serial code starts now.
+        clear_work(tasks_[root_task_].open);
         PStrand& s = strands_[tasks_[root_task_].open];
-        s.work = 0;
         s.start = s.end = e.time;
         main_marked_ = true;
       } else if (e.f[0] == static_cast<uint64_t>(trace::MarkKind::RuntimeInitBegin)) {
@@ -552,7 +563,7 @@ void Builder::on_region(const Event& e, uint32_t thread) {
 
 // Preempted intervals come in CLOCK_MONOTONIC ns; the clock syncs map them onto the TSC.
 void Builder::load_preemptions() {
-  if (trace_.metric() != trace::Metric::Tsc || trace_.preemptions().empty()) return;
+  if (tsc_metric_ < 0 || trace_.preemptions().empty()) return;
   const auto& syncs = trace_.clock_syncs();
   if (syncs.size() < 2 || trace_.tsc_hz() <= 0) return;
   const trace::ClockSync& s0 = syncs.front();
@@ -581,6 +592,10 @@ uint64_t Builder::preempted_between(uint32_t thread, uint64_t from, uint64_t to)
 }
 
 Model Builder::run() {
+  const std::vector<trace::Metric>& metrics = trace_.metrics();
+  extra_count_ = static_cast<uint32_t>(metrics.size() - 1);
+  for (size_t i = 0; i < metrics.size(); ++i)
+    if (metrics[i] == trace::Metric::Tsc) tsc_metric_ = static_cast<int>(i);
   load_preemptions();
   for (const auto& m : trace_.modules()) {
     std::string base = m.path.substr(m.path.find_last_of('/') + 1);
@@ -607,6 +622,7 @@ Model Builder::run() {
   current_.assign(n, kNone);
   mutex_wait_.assign(n, 0);
   last_metric_.assign(n, 0);
+  last_extra_.assign(size_t(n) * extra_count_, 0);
   // Sizes from the stream lengths (a few bytes per event): growing these vectors while
   // building costs more than the building itself on large traces.
   size_t bytes = 0;
@@ -626,6 +642,9 @@ Model Builder::run() {
   for (uint32_t i = 0; i < n; ++i)
     if (decoders[i].next(heads[i])) {
       last_metric_[i] = trace_.metric() == trace::Metric::Tsc ? trace_.header().start_tsc : 0;
+      for (uint32_t m = 0; m < extra_count_; ++m)
+        last_extra_[size_t(i) * extra_count_ + m] =
+            metrics[m + 1] == trace::Metric::Tsc ? trace_.header().start_tsc : 0;
       queue.emplace(heads[i].time, i);
     }
   bool stream_truncated = false;

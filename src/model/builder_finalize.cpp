@@ -111,6 +111,20 @@ Model Builder::finalize() {
     out.fragment = last_fragment;
   }
 
+  // Further metrics, metric-major (Model::extra_work).
+  if (extra_count_) {
+    const size_t n = m.strands.size();
+    extra_work_.resize(strands_.size() * extra_count_);
+    m.extra_work.assign(n * extra_count_, 0);
+    for (uint32_t s = 0; s < strands_.size(); ++s) {
+      if (strand_id[s] == kNone) continue;
+      for (uint32_t x = 0; x < extra_count_; ++x)
+        m.extra_work[x * n + strand_id[s]] = extra_work_[size_t(s) * extra_count_ + x];
+    }
+    for (uint32_t x = 0; x < extra_count_; ++x)
+      m.extra_metrics.push_back(trace::to_string(trace_.metrics()[x + 1]));
+  }
+
   // Region work, in final strand ids and sorted by strand.
   for (RegionWork& r : region_work_) r.strand = strand_id[r.strand];
   std::erase_if(region_work_, [](const RegionWork& r) { return r.strand == kNone || !r.work; });
@@ -169,9 +183,9 @@ Model Builder::finalize() {
   m.sites = std::move(sites_);
   m.instance_count = instance_count_;
   m.metric = trace::to_string(trace_.metric());
-  m.metric_is_time =
-      trace_.metric() == trace::Metric::Tsc || trace_.metric() == trace::Metric::TaskClock;
+  m.metric_is_time = trace::is_time(trace_.metric());
   double hz = trace_.tsc_hz();
+  m.tsc_per_second = hz;
   m.ticks_per_second = trace_.metric() == trace::Metric::Tsc         ? hz
                        : trace_.metric() == trace::Metric::TaskClock ? 1e9
                                                                      : 0;

@@ -320,6 +320,26 @@ class Builder {
   std::vector<uint32_t> current_;    // per thread: the task it runs (kNone: none)
   std::vector<uint8_t> mutex_wait_;  // per thread: waiting for a critical section or lock
   std::vector<uint64_t> last_metric_;
+  // Further metrics (the file's metrics after the primary one, `record --metric a,b,c`): their
+  // count, each provisional strand's amounts (extra_work_[s * extra_count_ + m]: one strand's
+  // together), each thread's last counter values (likewise), and which metric is the TSC (-1:
+  // none; 0: the primary), the one preemptions are taken out of.
+  uint32_t extra_count_ = 0;
+  std::vector<uint64_t> extra_work_;
+  std::vector<uint64_t> last_extra_;
+  int tsc_metric_ = -1;
+  void add_extra_work(uint32_t strand, const uint64_t* delta) {
+    size_t at = size_t(strand) * extra_count_;
+    if (extra_work_.size() < at + extra_count_) extra_work_.resize(strands_.size() * extra_count_);
+    for (uint32_t m = 0; m < extra_count_; ++m) extra_work_[at + m] += delta[m];
+  }
+  // What the builder does to a strand's work (runtime start-up is not work) it does to all.
+  void clear_work(uint32_t strand) {
+    strands_[strand].work = 0;
+    size_t at = size_t(strand) * extra_count_;
+    for (uint32_t m = 0; m < extra_count_ && at + m < extra_work_.size(); ++m)
+      extra_work_[at + m] = 0;
+  }
   // Per thread: preempted intervals in TSC ticks, and a cursor (events come in time order).
   std::vector<std::vector<std::pair<uint64_t, uint64_t>>> preempt_;
   std::vector<size_t> preempt_cursor_;

@@ -127,7 +127,7 @@ struct Model {
   std::unordered_map<uint64_t, SourceName> synthetic_sites;
 
   // Facts about the recording that reports must show.
-  std::string metric = "tsc";   // tsc | cycles | instructions | task-clock
+  std::string metric = "tsc";  // perf's name of the metric (trace::Metric), or tsc
   // Further metrics recorded beside `metric` (`record --metric a,b,c`: `metric` is a, these are
   // b and c, named as perf names them), with every strand's value in each:
   // extra_work[m * strands.size() + s] is strand s's amount of extra_metrics[m]. Both empty when
@@ -135,6 +135,7 @@ struct Model {
   std::vector<std::string> extra_metrics;
   std::vector<uint64_t> extra_work;
   double ticks_per_second = 0;  // for the time equivalent of a time-like metric; 0 if not
+  double tsc_per_second = 0;    // the TSC's rate (clock syncs), whatever the metrics; 0 if unknown
   bool metric_is_time = true;
   bool complete = true;           // false when the trace was cut short
   bool loops_have_chunks = true;  // false when the runtime had no dispatch callback

@@ -53,13 +53,10 @@ ThreadState* thread_init(int type) {
   t->index = g_thread_count.fetch_add(1, std::memory_order_relaxed);
   t->next_id = (static_cast<uint64_t>(t->index) + 1) << 40;
   t->last_time = g_start_tsc;
-  if (g_config.metric != trace::Metric::Tsc) {
-    t->counter.open(g_config.metric);
-    t->last_metric = 0;
-  }
+  // A thread whose counters cannot be opened records deltas of 0 (the launcher probed them).
+  if (g_config.counter_count > 0) t->counters.open(g_config.counters, g_config.counter_count);
   // Preemptions only matter for the TSC: perf counters stop while the thread is off the CPU.
-  t->buffer = buffer_register(t->index,
-                              g_config.metric == trace::Metric::Tsc && g_config.watch_preemptions);
+  t->buffer = buffer_register(t->index, g_config.has_tsc && g_config.watch_preemptions);
   if (!t->buffer) {
     t->dead = t->no_memory = true;
   } else {
@@ -79,6 +76,18 @@ ThreadState* thread_init(int type) {
   writer_append(rec.data(), rec.size());
   tls_state = t;
   return t;
+}
+
+// Out of line: only metrics other than the TSC need it, and each read costs far more than a call.
+__attribute__((noinline)) uint8_t* put_counter_deltas(ThreadState* t, uint8_t* p) {
+  uint64_t v[trace::kMaxMetrics] = {};
+  t->counters.read(v);
+  for (int i = 0; i < g_config.counter_count; ++i) {
+    uint64_t m = v[i] < t->last_counter[i] ? t->last_counter[i] : v[i];  // never negative
+    p = trace::put_varint(p, m - t->last_counter[i]);
+    t->last_counter[i] = m;
+  }
+  return p;
 }
 
 __attribute__((noinline)) bool make_room(ThreadState* t) {
@@ -221,7 +230,7 @@ bool start_trace() {
   trace::FileHeader header = trace::make_file_header(
       static_cast<uint64_t>(g_pid), g_start_tsc,
       static_cast<uint64_t>(rt.tv_sec) * 1000000000ull + static_cast<uint64_t>(rt.tv_nsec),
-      g_config.metric);
+      std::vector<trace::Metric>(g_config.metrics, g_config.metrics + g_config.metric_count));
   std::vector<uint8_t> head(reinterpret_cast<uint8_t*>(&header),
                             reinterpret_cast<uint8_t*>(&header) + sizeof header);
   std::vector<uint8_t> schema = trace::make_schema_payload();
@@ -246,6 +255,34 @@ bool start_trace() {
 
 namespace {
 
+// TASKLENS_METRIC: the launcher's checked, comma-separated list of perf names. Anything else
+// (a hand-made environment) leaves the TSC alone.
+void parse_metrics(const char* list) {
+  trace::Metric metrics[trace::kMaxMetrics];
+  int n = 0;
+  for (const char* p = list;;) {
+    const char* end = std::strchr(p, ',');
+    size_t size = end ? size_t(end - p) : std::strlen(p);
+    trace::Metric m;
+    if (n == trace::kMaxMetrics || !trace::metric_from_name(p, size, m)) return;
+    for (int i = 0; i < n; ++i)
+      if (metrics[i] == m) return;
+    metrics[n++] = m;
+    if (!end) break;
+    p = end + 1;
+  }
+  g_config.metric_count = static_cast<uint8_t>(n);
+  g_config.counter_count = 0;
+  g_config.has_tsc = false;
+  for (int i = 0; i < n; ++i) {
+    g_config.metrics[i] = metrics[i];
+    if (metrics[i] == trace::Metric::Tsc)
+      g_config.has_tsc = true;
+    else
+      g_config.counters[g_config.counter_count++] = metrics[i];
+  }
+}
+
 // Restores an environment variable saved by the launcher, so that programs this one starts are
 // not recorded into (and do not overwrite) our trace.
 void restore_env(const char* name, const char* saved_name) {
@@ -263,15 +300,7 @@ __attribute__((constructor)) void recorder_constructor() {
   g_config.enabled = true;
   if (std::strlen(out) >= sizeof g_config.output) return;
   std::strcpy(g_config.output, out);
-  if (const char* m = getenv("TASKLENS_METRIC")) {
-    std::string s = m;
-    if (s == "cycles")
-      g_config.metric = trace::Metric::Cycles;
-    else if (s == "instructions")
-      g_config.metric = trace::Metric::Instructions;
-    else if (s == "task-clock")
-      g_config.metric = trace::Metric::TaskClock;
-  }
+  if (const char* m = getenv("TASKLENS_METRIC")) parse_metrics(m);
   if (const char* f = getenv("TASKLENS_FLUSH_MS")) {
     long v = std::strtol(f, nullptr, 10);
     if (v > 0 && v < 100000) g_config.flush_ms = static_cast<unsigned>(v);

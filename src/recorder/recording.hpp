@@ -34,7 +34,7 @@ struct ThreadState {
   uint8_t* pos = nullptr;
   uint8_t* limit = nullptr;
   uint64_t last_time = 0;
-  uint64_t last_metric = 0;
+  uint64_t last_counter[trace::kMaxMetrics] = {};  // per perf counter (Config::counters)
   uint64_t last_id = 0;
   uint64_t last_ptr = 0;
   uint64_t last_addr = 0;
@@ -50,7 +50,7 @@ struct ThreadState {
   uint8_t team_depth = 0;
   uint32_t team_one[16] = {};
   uint64_t created_id = 0, created_at_event = ~0ull, wait_at_event = ~0ull;
-  PerfCounter counter;
+  PerfCounters counters;
   RegionCache regions;  // user region names seen by this thread (see regions.hpp)
   // oneTBB (tbb_hooks.cpp): the task this thread runs (0: none; the main thread starts in the
   // root task), the call site a wrapper of include/tasklens/tbb.h announced (0: none) with its
@@ -71,7 +71,14 @@ struct ThreadState {
 struct Config {
   bool enabled = false;
   char output[4096] = {};
-  trace::Metric metric = trace::Metric::Tsc;
+  // The recorded metrics (`record --metric a,b`), the primary one first: the file header's list.
+  uint8_t metric_count = 1;
+  trace::Metric metrics[trace::kMaxMetrics] = {trace::Metric::Tsc};
+  // Those read from perf counters (all but the TSC), in the same order: each event carries a
+  // delta of each. 0 (the default, TSC alone) keeps the hot path at one branch.
+  uint8_t counter_count = 0;
+  trace::Metric counters[trace::kMaxMetrics] = {};
+  bool has_tsc = true;  // the TSC is one of the metrics: preemptions are watched for it
   unsigned flush_ms = 100;
   size_t max_chunks = 1024;
   bool watch_preemptions = true;
@@ -95,6 +102,8 @@ inline constexpr int kThreadInitial = 1, kThreadWorker = 2, kThreadOther = 3;
 
 ThreadState* thread_init(int type);
 bool make_room(ThreadState* t);
+// Writes the delta of every perf counter since the thread's previous event (Config::counters).
+uint8_t* put_counter_deltas(ThreadState* t, uint8_t* p);
 // Opens the trace file and writes its head (header, schema, runtime info with g_runtime_flags
 // and g_runtime_version, module map), then starts the writer. Returns false if the file cannot
 // be opened (the launcher reports the missing trace). Called once, by the first runtime to
@@ -134,12 +143,8 @@ TL_INLINE uint8_t* begin_event(ThreadState* t, EventKind kind, bool reuse_time =
   if (__builtin_expect(now < t->last_time, 0)) now = t->last_time;  // never a negative delta
   p = trace::put_varint(p, now - t->last_time);
   t->last_time = now;
-  if (g_config.metric != trace::Metric::Tsc) {
-    uint64_t m = t->counter.read();
-    if (m < t->last_metric) m = t->last_metric;
-    p = trace::put_varint(p, m - t->last_metric);
-    t->last_metric = m;
-  }
+  // The default, TSC alone, pays this one predictable branch on a global for the counters.
+  if (__builtin_expect(g_config.counter_count != 0, 0)) p = put_counter_deltas(t, p);
   return p;
 }
 

@@ -275,6 +275,33 @@ RunInfo run_info(const trace::TraceFile& trace) {
   return r;
 }
 
+namespace {
+
+std::vector<std::string> all_metrics(const model::Model& m) {
+  std::vector<std::string> names{m.metric};
+  names.insert(names.end(), m.extra_metrics.begin(), m.extra_metrics.end());
+  return names;
+}
+
+uint64_t extra_total(const model::Model& m, size_t x) {
+  uint64_t total = 0;
+  const size_t n = m.strands.size();
+  for (size_t s = 0; s < n && x * n + s < m.extra_work.size(); ++s)
+    total += m.extra_work[x * n + s];
+  return total;
+}
+
+// An amount of extra metric x: time for the TSC and task-clock, a count otherwise.
+std::string format_metric_amount(const model::Model& m, size_t x, uint64_t v) {
+  model::Model unit;  // format_work's view of the metric
+  const std::string& name = m.extra_metrics[x];
+  unit.metric_is_time = name == "tsc" || name == "task-clock";
+  unit.ticks_per_second = name == "tsc" ? m.tsc_per_second : name == "task-clock" ? 1e9 : 0;
+  return format_work(unit, v);
+}
+
+}  // namespace
+
 std::string format_work(const model::Model& m, uint64_t v) {
   if (m.metric_is_time && m.ticks_per_second > 0) {
     double s = double(v) / m.ticks_per_second;
@@ -301,6 +328,7 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
     j["pid"] = info.pid;
     j["runtime"] = info.runtime;
     j["metric"] = m.metric;
+    j["metrics"] = all_metrics(m);
     j["ticks_per_second"] = m.ticks_per_second;
     j["complete"] = m.complete;
     j["threads"] = m.thread_count;
@@ -341,6 +369,14 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
   out += fmt::format("tasklens {}: {} (pid {}), {} threads, {} tasks, metric {}{}\n",
                      TASKLENS_VERSION, basename(info.program), info.pid, m.thread_count,
                      m.task_count, unit, m.complete ? "" : ", INCOMPLETE trace");
+  if (!m.extra_metrics.empty()) {
+    // The report is in the primary metric; the others' program totals say what was recorded.
+    std::string also;
+    for (size_t x = 0; x < m.extra_metrics.size(); ++x)
+      also += fmt::format("{}{} {}", x ? ", " : "", m.extra_metrics[x],
+                          format_metric_amount(m, x, extra_total(m, x)));
+    out += fmt::format("also recorded (program totals): {}\n", also);
+  }
   for (const std::string& w : m.warnings) out += fmt::format("warning: {}\n", w);
   if (m.preempted > p.work / 100)
     out += fmt::format("note: {} of preemption by other processes was removed from the work\n",

@@ -6,9 +6,10 @@
 //                      reader skips record types it does not know (like perf.data).
 //
 // Events are not records: they live, compactly encoded, inside EventBlock records, one stream per
-// recorded thread. An event is   kind:u8  dtime:varint  [dmetric:varint]  field:varint*
-// where the number of fields of each kind is given by the EventSchema record of the same file, so
-// a reader can skip event kinds it does not know.
+// recorded thread. An event is   kind:u8  dtime:varint  dmetric:varint*  field:varint*
+// with one dmetric per recorded metric other than the TSC (FileHeader::metrics), and the number of
+// fields of each kind given by the EventSchema record of the same file, so a reader can skip
+// event kinds it does not know.
 #pragma once
 
 #include <cstddef>
@@ -18,9 +19,14 @@ namespace tasklens::trace {
 
 inline constexpr char kMagic[8] = {'T', 'L', 'E', 'N', 'S', 'T', 'R', 'C'};
 // Version 2 added the data-address field class (EventShape::addr_mask, a sixth schema byte);
-// readers still read version 1 files, whose schema entries have five bytes.
-inline constexpr uint16_t kVersionMajor = 2;  // readers refuse later majors
+// version 3 several metrics (FileHeader::metrics, one dmetric per non-TSC metric). Readers still
+// read versions 1 and 2: five-byte schema entries (1), one metric, a dmetric only when it is not
+// the TSC (1 and 2).
+inline constexpr uint16_t kVersionMajor = 3;  // readers refuse later majors
 inline constexpr uint16_t kVersionMinor = 0;  // additions that old readers can skip
+
+// Metrics one trace can hold (the first is the primary one, every analysis's work).
+inline constexpr int kMaxMetrics = 8;
 
 #pragma pack(push, 1)
 struct FileHeader {
@@ -31,10 +37,16 @@ struct FileHeader {
   uint64_t pid;
   uint64_t start_tsc;
   uint64_t start_realtime_ns;  // CLOCK_REALTIME at start, for the report's date
-  uint8_t metric;              // Metric
+  uint8_t metric;              // Metric: the primary one (== metrics[0] from version 3 on)
   uint8_t reserved[7];
+  // Version 3 (header_size 64; versions 1 and 2 end here, at 48 bytes, with one metric): every
+  // recorded metric in the order `record --metric` was given, metrics[0] being the primary one.
+  uint8_t metric_count;
+  uint8_t metrics[kMaxMetrics];  // Metric
+  uint8_t reserved3[7];
 };
-static_assert(sizeof(FileHeader) == 48);
+static_assert(sizeof(FileHeader) == 64);
+inline constexpr uint32_t kFileHeaderV2Size = 48;  // versions 1 and 2
 
 struct RecordHeader {
   uint32_t type;  // RecordType
@@ -131,7 +143,35 @@ inline constexpr uint32_t kMaxRegionNames = 1u << 20;
 
 enum class Compression : uint8_t { None = 0, Zstd = 1 };
 
-enum class Metric : uint8_t { Tsc = 0, Cycles = 1, Instructions = 2, TaskClock = 3 };
+// Work metrics, named as perf names them (to_string, metric_from_name). Versions 1 and 2 of the
+// format know only the first four.
+enum class Metric : uint8_t {
+  Tsc = 0,
+  Cycles = 1,
+  Instructions = 2,
+  TaskClock = 3,  // perf software event: CPU time in ns
+  CacheReferences = 4,
+  CacheMisses = 5,
+  Branches = 6,
+  BranchMisses = 7,
+  RefCycles = 8,
+  StalledCyclesFrontend = 9,
+  StalledCyclesBackend = 10,
+  PageFaults = 11,  // perf software events from here on
+  MinorFaults = 12,
+  MajorFaults = 13,
+  ContextSwitches = 14,
+  CpuMigrations = 15,
+};
+inline constexpr int kMetricCount = 16;
+
+// perf's software events (a read(2) each, no rdpmc); the others but the TSC are hardware events.
+inline constexpr bool is_software(Metric m) {
+  return m == Metric::TaskClock ||
+         static_cast<uint8_t>(m) >= static_cast<uint8_t>(Metric::PageFaults);
+}
+// Metrics that measure time: the TSC (ticks, rate from the clock syncs) and task-clock (ns).
+inline constexpr bool is_time(Metric m) { return m == Metric::Tsc || m == Metric::TaskClock; }
 
 enum class FinishReason : uint32_t { Exit = 0, ToolFinalize = 2 };
 
@@ -265,9 +305,9 @@ inline constexpr EventShape kEventShapes[kEventKindCount] = {
 
 static_assert(kEventShapes[kEventKindCount - 1].fixed != 0, "every event kind needs its shape");
 
-// Longest encoded event the recorder ever writes except Dependences, which it writes in parts
-// sized to fit; buffers keep at least this much room free.
-inline constexpr size_t kMaxEventBytes = 1 + 10 + 10 + 5 * 10;
+// Longest encoded event the recorder ever writes (kind, dtime, a dmetric per metric, five fields)
+// except Dependences, which it writes in parts sized to fit; buffers keep this much room free.
+inline constexpr size_t kMaxEventBytes = 1 + 10 + kMaxMetrics * 10 + 5 * 10;
 
 inline constexpr uint64_t zigzag(int64_t v) {
   return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
@@ -287,6 +327,9 @@ __attribute__((always_inline)) inline uint8_t* put_varint(uint8_t* p, uint64_t v
 }
 
 const char* to_string(EventKind kind);
-const char* to_string(Metric metric);
+const char* to_string(Metric metric);  // perf's name ("tsc" for the TSC)
+// perf's name or one of perf's aliases (cpu-cycles, branch-instructions, faults, cs,
+// migrations) to the metric; false if `name` is none of them.
+bool metric_from_name(const char* name, size_t size, Metric& out);
 
 }  // namespace tasklens::trace

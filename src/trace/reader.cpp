@@ -72,18 +72,53 @@ const char* to_string(EventKind kind) {
   return "unknown";
 }
 
+namespace {
+
+// perf's names (perf list), then its aliases.
+struct MetricName {
+  const char* name;
+  Metric metric;
+};
+constexpr MetricName kMetricNames[] = {
+    {"tsc", Metric::Tsc},
+    {"cycles", Metric::Cycles},
+    {"instructions", Metric::Instructions},
+    {"task-clock", Metric::TaskClock},
+    {"cache-references", Metric::CacheReferences},
+    {"cache-misses", Metric::CacheMisses},
+    {"branches", Metric::Branches},
+    {"branch-misses", Metric::BranchMisses},
+    {"ref-cycles", Metric::RefCycles},
+    {"stalled-cycles-frontend", Metric::StalledCyclesFrontend},
+    {"stalled-cycles-backend", Metric::StalledCyclesBackend},
+    {"page-faults", Metric::PageFaults},
+    {"minor-faults", Metric::MinorFaults},
+    {"major-faults", Metric::MajorFaults},
+    {"context-switches", Metric::ContextSwitches},
+    {"cpu-migrations", Metric::CpuMigrations},
+    {"cpu-cycles", Metric::Cycles},
+    {"branch-instructions", Metric::Branches},
+    {"faults", Metric::PageFaults},
+    {"cs", Metric::ContextSwitches},
+    {"migrations", Metric::CpuMigrations},
+};
+static_assert(sizeof kMetricNames / sizeof kMetricNames[0] >= kMetricCount);
+
+}  // namespace
+
 const char* to_string(Metric metric) {
-  switch (metric) {
-    case Metric::Tsc:
-      return "tsc";
-    case Metric::Cycles:
-      return "cycles";
-    case Metric::Instructions:
-      return "instructions";
-    case Metric::TaskClock:
-      return "task-clock";
-  }
+  for (int i = 0; i < kMetricCount; ++i)
+    if (kMetricNames[i].metric == metric) return kMetricNames[i].name;
   return "unknown";
+}
+
+bool metric_from_name(const char* name, size_t size, Metric& out) {
+  for (const MetricName& m : kMetricNames)
+    if (std::strlen(m.name) == size && std::memcmp(m.name, name, size) == 0) {
+      out = m.metric;
+      return true;
+    }
+  return false;
 }
 
 void append_record(std::vector<uint8_t>& out, RecordType type, const void* payload, size_t size,
@@ -110,6 +145,17 @@ FileHeader make_file_header(uint64_t pid, uint64_t start_tsc, uint64_t realtime_
   h.start_tsc = start_tsc;
   h.start_realtime_ns = realtime_ns;
   h.metric = static_cast<uint8_t>(metric);
+  h.metric_count = 1;
+  h.metrics[0] = h.metric;
+  return h;
+}
+
+FileHeader make_file_header(uint64_t pid, uint64_t start_tsc, uint64_t realtime_ns,
+                            const std::vector<Metric>& metrics) {
+  FileHeader h = make_file_header(pid, start_tsc, realtime_ns,
+                                  metrics.empty() ? Metric::Tsc : metrics.front());
+  h.metric_count = static_cast<uint8_t>(std::min<size_t>(metrics.size(), kMaxMetrics));
+  for (int i = 0; i < h.metric_count; ++i) h.metrics[i] = static_cast<uint8_t>(metrics[i]);
   return h;
 }
 
@@ -132,7 +178,20 @@ std::vector<uint8_t> make_schema_payload() {
 
 EventDecoder::EventDecoder(const std::vector<EventShape>& schema, bool has_metric,
                            const uint8_t* data, size_t size, uint64_t start_tsc)
-    : schema_(schema), has_metric_(has_metric), p_(data), end_(data + size), time_(start_tsc) {}
+    : EventDecoder(schema, std::vector<Metric>{has_metric ? Metric::Cycles : Metric::Tsc}, data,
+                   size, start_tsc) {}
+
+EventDecoder::EventDecoder(const std::vector<EventShape>& schema,
+                           const std::vector<Metric>& metrics, const uint8_t* data, size_t size,
+                           uint64_t start_tsc)
+    : schema_(schema), p_(data), end_(data + size), time_(start_tsc) {
+  metric_count_ =
+      static_cast<int>(std::min<size_t>(std::max<size_t>(metrics.size(), 1), kMaxMetrics));
+  for (int i = 0; i < metric_count_; ++i)
+    counter_of_[i] = i < int(metrics.size()) && metrics[i] != Metric::Tsc
+                         ? static_cast<int8_t>(counter_count_++)
+                         : int8_t{-1};
+}
 
 bool EventDecoder::read_varint(uint64_t& v) {
   v = 0;
@@ -157,9 +216,10 @@ bool EventDecoder::next(Event& e) {
     if (kind >= schema_.size() || schema_[kind].fixed == kAbsent)
       throw TraceError("malformed event stream: event kind " + std::to_string(kind) +
                        " is not in the file's schema");
-    uint64_t dt, dm = 0;
+    uint64_t dt, dm[kMaxMetrics];
     if (!read_varint(dt)) return cut();
-    if (has_metric_ && !read_varint(dm)) return cut();
+    for (int i = 0; i < counter_count_; ++i)
+      if (!read_varint(dm[i])) return cut();
     const EventShape shape = schema_[kind];
     for (int i = 0; i < shape.fixed; ++i)
       if (!read_varint(scratch_[i])) return cut();
@@ -172,7 +232,7 @@ bool EventDecoder::next(Event& e) {
         if (!read_varint(g)) return cut();
     }
     time_ += dt;
-    metric_ += dm;
+    for (int i = 0; i < counter_count_; ++i) counters_[i] += dm[i];
     // Ids and code addresses are deltas: resolve them for every kind, known or not, so that the
     // chains stay right across events this reader skips.
     for (int i = 0; i < shape.fixed; ++i) {
@@ -191,7 +251,10 @@ bool EventDecoder::next(Event& e) {
 
     e.kind = static_cast<EventKind>(kind);
     e.time = time_;
-    e.metric = has_metric_ ? metric_ : time_;
+    for (int i = 0; i < metric_count_; ++i)
+      values_[i] = counter_of_[i] < 0 ? time_ : counters_[counter_of_[i]];
+    e.metric = values_[0];
+    e.values = values_;
     e.groups = &groups_;
     for (int i = 0; i < 5; ++i) e.f[i] = i < shape.fixed ? scratch_[i] : 0;
     return true;
@@ -216,21 +279,43 @@ TraceFile TraceFile::open(const std::string& path) {
 }
 
 void TraceFile::parse() {
-  if (data_.size() < sizeof(FileHeader)) {
+  if (data_.size() < kFileHeaderV2Size) {
     if (data_.empty()) fail("the file is empty: not a tasklens trace");
     fail("the file is too short to be a tasklens trace (" + std::to_string(data_.size()) +
          " bytes)");
   }
-  std::memcpy(&header_, data_.data(), sizeof header_);
+  std::memcpy(&header_, data_.data(), kFileHeaderV2Size);
   if (std::memcmp(header_.magic, kMagic, sizeof kMagic) != 0)
     fail("not a tasklens trace (bad magic)");
   if (header_.version_major < 1 || header_.version_major > kVersionMajor)
     fail("trace format version " + std::to_string(header_.version_major) +
          " is not supported by this tasklens (reads version " + std::to_string(kVersionMajor) +
          ")");
-  if (header_.header_size < sizeof(FileHeader) || header_.header_size > data_.size())
+  const uint32_t known_size =
+      header_.version_major >= 3 ? uint32_t{sizeof(FileHeader)} : kFileHeaderV2Size;
+  if (header_.header_size < known_size || header_.header_size > data_.size())
     fail("corrupted file header");
-  if (header_.metric > static_cast<uint8_t>(Metric::TaskClock)) fail("unknown metric in header");
+  if (header_.version_major >= 3) {
+    std::memcpy(&header_, data_.data(), sizeof header_);
+    if (header_.metric_count < 1 || header_.metric_count > kMaxMetrics)
+      fail("corrupted file header (" + std::to_string(header_.metric_count) + " metrics)");
+    metrics_.clear();
+    for (int i = 0; i < header_.metric_count; ++i) {
+      if (header_.metrics[i] >= kMetricCount)
+        fail("unknown metric " + std::to_string(header_.metrics[i]) + " in the file header");
+      for (Metric m : metrics_)
+        if (static_cast<uint8_t>(m) == header_.metrics[i])
+          fail(std::string("metric ") + to_string(m) + " listed twice in the file header");
+      metrics_.push_back(static_cast<Metric>(header_.metrics[i]));
+    }
+    if (header_.metric != header_.metrics[0])
+      fail("corrupted file header (the primary metric is not the first of its metrics)");
+  } else {
+    if (header_.metric > static_cast<uint8_t>(Metric::TaskClock)) fail("unknown metric in header");
+    header_.metric_count = 1;
+    header_.metrics[0] = header_.metric;
+    metrics_.assign(1, static_cast<Metric>(header_.metric));
+  }
 
   size_t pos = header_.header_size;
   bool saw_schema = false;
@@ -422,9 +507,10 @@ TraceFile::Scan TraceFile::scan(const std::string& path) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return r;
   r.file_bytes = static_cast<uint64_t>(in.tellg());
-  FileHeader h;
+  FileHeader h{};
   in.seekg(0);
-  if (r.file_bytes < sizeof h || !in.read(reinterpret_cast<char*>(&h), sizeof h)) return r;
+  if (r.file_bytes < kFileHeaderV2Size || !in.read(reinterpret_cast<char*>(&h), kFileHeaderV2Size))
+    return r;
   if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0 || h.header_size > r.file_bytes) return r;
   uint64_t pos = h.header_size;
   std::vector<bool> seen;
@@ -490,8 +576,7 @@ std::vector<uint8_t> TraceFile::stream(uint32_t thread) const {
 }
 
 EventDecoder TraceFile::decoder(const std::vector<uint8_t>& stream) const {
-  return EventDecoder(schema_, metric() != Metric::Tsc, stream.data(), stream.size(),
-                      header_.start_tsc);
+  return EventDecoder(schema_, metrics_, stream.data(), stream.size(), header_.start_tsc);
 }
 
 // A SiteNames payload (format.hpp) at file offset `pos`.

@@ -25,8 +25,11 @@ struct ModuleInfo {
 struct Event {
   EventKind kind{};
   uint64_t time = 0;    // absolute TSC
-  uint64_t metric = 0;  // absolute metric counter (== time for the TSC metric)
-  uint64_t f[5] = {};   // fixed fields, ids and ptrs already resolved to absolute values
+  uint64_t metric = 0;  // absolute primary metric counter (== time for the TSC metric)
+  // Absolute counters of every metric of the file, in TraceFile::metrics() order (values[0] ==
+  // metric; a TSC metric's is the time). Owned by the decoder: valid until its next next().
+  const uint64_t* values = nullptr;
+  uint64_t f[5] = {};  // fixed fields, ids and ptrs already resolved to absolute values
   // Repeated groups (Dependences): groups[2*i], groups[2*i+1].
   const std::vector<uint64_t>* groups = nullptr;
 };
@@ -34,8 +37,12 @@ struct Event {
 // Decodes one thread's event stream (already concatenated and decompressed).
 class EventDecoder {
  public:
+  // One metric; `has_metric`: it is not the TSC, so events carry its delta (version 1 and 2).
   EventDecoder(const std::vector<EventShape>& schema, bool has_metric, const uint8_t* data,
                size_t size, uint64_t start_tsc);
+  // The metrics of the file (at most kMaxMetrics): events carry one delta per non-TSC metric.
+  EventDecoder(const std::vector<EventShape>& schema, const std::vector<Metric>& metrics,
+               const uint8_t* data, size_t size, uint64_t start_tsc);
   // Returns false at the end of the stream. Throws TraceError on a malformed event; a stream cut
   // in the middle of its last event (a killed program) ends cleanly and sets truncated().
   bool next(Event& event);
@@ -45,10 +52,14 @@ class EventDecoder {
  private:
   bool read_varint(uint64_t& v);
   const std::vector<EventShape>& schema_;
-  bool has_metric_;
   const uint8_t* p_;
   const uint8_t* end_;
-  uint64_t time_ = 0, metric_ = 0, last_id_ = 0, last_ptr_ = 0, last_addr_ = 0;
+  uint64_t time_ = 0, last_id_ = 0, last_ptr_ = 0, last_addr_ = 0;
+  int metric_count_ = 1;
+  int counter_count_ = 0;                // metrics with a delta in every event (not the TSC)
+  int8_t counter_of_[kMaxMetrics] = {};  // metric -> its counter, -1 for the TSC
+  uint64_t counters_[kMaxMetrics] = {};  // absolute counter values
+  uint64_t values_[kMaxMetrics] = {};    // Event::values
   std::vector<uint64_t> groups_;
   uint64_t scratch_[32];  // fixed fields (the schema allows at most 32)
   bool truncated_ = false;
@@ -71,7 +82,9 @@ class TraceFile {
 
   const std::string& path() const { return path_; }
   const FileHeader& header() const { return header_; }
-  Metric metric() const { return static_cast<Metric>(header_.metric); }
+  Metric metric() const { return metrics_[0]; }  // the primary metric
+  // Every recorded metric, the primary first (one for versions 1 and 2).
+  const std::vector<Metric>& metrics() const { return metrics_; }
   const std::vector<EventShape>& schema() const { return schema_; }
   uint32_t runtime_flags() const { return runtime_flags_; }
   const std::string& runtime_version() const { return runtime_version_; }
@@ -124,6 +137,7 @@ class TraceFile {
   std::string path_;
   std::vector<uint8_t> data_;
   FileHeader header_{};
+  std::vector<Metric> metrics_{Metric::Tsc};
   std::vector<EventShape> schema_;
   uint32_t runtime_flags_ = 0;
   std::string runtime_version_;
@@ -145,6 +159,9 @@ class TraceFile {
 void append_record(std::vector<uint8_t>& out, RecordType type, const void* payload, size_t size,
                    const void* extra = nullptr, size_t extra_size = 0);
 FileHeader make_file_header(uint64_t pid, uint64_t start_tsc, uint64_t realtime_ns, Metric metric);
+// With several metrics (1 to kMaxMetrics; the first is the primary one).
+FileHeader make_file_header(uint64_t pid, uint64_t start_tsc, uint64_t realtime_ns,
+                            const std::vector<Metric>& metrics);
 std::vector<uint8_t> make_schema_payload();
 
 }  // namespace tasklens::trace
