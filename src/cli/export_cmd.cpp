@@ -141,6 +141,11 @@ void run_export(const ExportOptions& opt) {
     const uint64_t start = l.trace->header().start_tsc;
     run.origin = start != 0 && start <= first ? start : first;
     run.preemptions = preemptions_in_tsc(*l.trace);
+    if (run.tsc_hz <= 0)
+      fmt::print(stderr,
+                 "tasklens: note: {} has no measured TSC rate (a run too short for two clock "
+                 "syncs): timestamps are taken as ns\n",
+                 opt.trace);
     const report::PerfettoStats st = report::write_perfetto(run, out);
     summary =
         fmt::format("{} slices on {} worker tracks, {} flows", st.slices, st.tracks, st.flows);
