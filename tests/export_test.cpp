@@ -470,6 +470,25 @@ TEST(ExportPerfetto, PreemptionTracksAndMicrosecondDecimals) {
   EXPECT_TRUE(named);
 }
 
+TEST(ExportPerfetto, EveryThreadWithASliceGetsATrack) {
+  // A model whose thread_count undercounts (a cut trace): the slices' threads still get names.
+  fixtures::ModelBuilder b;
+  const uint32_t a = b.strand(1);
+  const uint32_t c = b.strand(1, {a});
+  Model m = b.finish();
+  set_time(m, a, 0, 10, 20);
+  set_time(m, c, 2, 20, 30);
+  m.thread_count = 1;
+  const auto labels = plain_labels(m);
+  report::PerfettoStats st;
+  const json j = export_perfetto(m, labels, &st);
+  std::set<uint64_t> named;
+  for (const json& e : j["traceEvents"])
+    if (e["ph"] == "M" && e["name"] == "thread_name") named.insert(e["tid"].get<uint64_t>());
+  EXPECT_EQ(named, (std::set<uint64_t>{0, 2}));
+  EXPECT_EQ(st.tracks, 2u);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Escaping
 

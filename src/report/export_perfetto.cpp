@@ -135,9 +135,11 @@ PerfettoStats write_perfetto(const ExportRun& r, ExportWriter& w) {
   // Header and run facts.
   uint64_t per_kind[5] = {0, 0, 0, 0, 0};
   for (const Flow& f : flows.flows) ++per_kind[static_cast<int>(f.kind)];
-  std::vector<uint8_t> has_slice(m.thread_count, 0);
-  for (uint32_t s : slices)
-    if (m.strands[s].thread < has_slice.size()) has_slice[m.strands[s].thread] = 1;
+  // Tracks: every thread with a slice (also one beyond thread_count in an inconsistent model).
+  uint32_t tracks = m.thread_count;
+  for (uint32_t s : slices) tracks = std::max(tracks, m.strands[s].thread + 1);
+  std::vector<uint8_t> has_slice(tracks, 0);
+  for (uint32_t s : slices) has_slice[m.strands[s].thread] = 1;
   for (uint8_t h : has_slice) stats.tracks += h;
   w.put("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"tasklens_version\":");
   append_json_string(w.buf(), TASKLENS_VERSION);
