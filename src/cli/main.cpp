@@ -8,6 +8,7 @@
 
 #include "cli/analyze.hpp"
 #include "cli/errors.hpp"
+#include "cli/export_cmd.hpp"
 #include "cli/predict_cmd.hpp"
 #include "cli/record.hpp"
 #include "cli/sched_cmd.hpp"
@@ -30,7 +31,9 @@ int run(int argc, char** argv) {
       "  tasklens advise                    # what to optimize to reach 8 x cores\n"
       "  tasklens tasks                     # task sizes and waiting times per task type\n"
       "  tasklens sched                     # work, delay, no-work; parallelism over time\n"
-      "  tasklens predict                   # predicted time and speedup on 1..64 cores\n",
+      "  tasklens predict                   # predicted time and speedup on 1..64 cores\n"
+      "  tasklens export -o run.json        # timeline for ui.perfetto.dev (or --format "
+      "json|csv)\n",
       "tasklens"};
   app.set_version_flag("--version", std::string("tasklens ") + TASKLENS_VERSION);
   app.require_subcommand(1);
@@ -167,6 +170,17 @@ int run(int argc, char** argv) {
   predict->add_option("--threads", pr.threads, "Thread counts to predict, comma-separated")
       ->capture_default_str();
   predict->add_option("--format", pr.format, "table, csv or json")->capture_default_str();
+  ExportOptions ex;
+  CLI::App* exp = app.add_subcommand(
+      "export",
+      "Export the recorded run for other tools. perfetto (default): Chrome Trace Event JSON that\n"
+      "opens in ui.perfetto.dev and chrome://tracing: one track per worker, each strand a slice\n"
+      "named by its construct site, arrows for spawns, joins, dependences and barriers. json:\n"
+      "the DAG of strands and the construct tree. csv: one row per strand. Contracts:\n"
+      "docs/export.md.");
+  exp->add_option("trace", ex.trace, "Trace file")->capture_default_str();
+  exp->add_option("--format", ex.format, "perfetto, json or csv")->capture_default_str();
+  exp->add_option("-o,--output", ex.output, "File to write (default: standard output)");
 
   try {
     app.parse(argc, argv);
@@ -180,6 +194,7 @@ int run(int argc, char** argv) {
   if (*tasks) run_tasks(tk);
   if (*sched) run_sched(sc);
   if (*predict) run_predict(pr);
+  if (*exp) run_export(ex);
   return 2;
 }
 
