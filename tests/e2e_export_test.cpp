@@ -197,7 +197,9 @@ TEST_F(ExportTest, JsonAndCsvHoldTheReportsWork) {
   for (const json& s : dag["strands"])
     for (const json& p : s["preds"]) EXPECT_LT(p.get<uint64_t>(), s["id"].get<uint64_t>());
   for (const json& n : dag["nodes"])
-    if (!n["parent"].is_null()) EXPECT_LT(n["parent"].get<uint64_t>(), n["id"].get<uint64_t>());
+    if (!n["parent"].is_null()) {
+      EXPECT_LT(n["parent"].get<uint64_t>(), n["id"].get<uint64_t>());
+    }
 
   const std::string csv_file = path("run.csv");
   RunResult dc = tl_export({trace, "--format", "csv", "-o", csv_file});
