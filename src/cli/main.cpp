@@ -11,6 +11,7 @@
 #include "cli/record.hpp"
 #include "cli/sched_cmd.hpp"
 #include "cli/tasks_cmd.hpp"
+#include "cli/view_cmd.hpp"
 #include "model/builder.hpp"
 #include "trace/reader.hpp"
 
@@ -28,7 +29,8 @@ int run(int argc, char** argv) {
       "  tasklens whatif --site fib.c:12    # parallelism if that task body were faster\n"
       "  tasklens advise                    # what to optimize to reach 8 x cores\n"
       "  tasklens tasks                     # task sizes and waiting times per task type\n"
-      "  tasklens sched                     # work, delay, no-work; parallelism over time\n",
+      "  tasklens sched                     # work, delay, no-work; parallelism over time\n"
+      "  tasklens view                      # all of it as one HTML file (tasklens.html)\n",
       "tasklens"};
   app.set_version_flag("--version", std::string("tasklens ") + TASKLENS_VERSION);
   app.require_subcommand(1);
@@ -151,6 +153,33 @@ int run(int argc, char** argv) {
   sched->add_option("--points", sc.points, "Points of the time series (csv/json)")
       ->capture_default_str();
 
+  ViewOptions vw;
+  CLI::App* view = app.add_subcommand(
+      "view",
+      "Write one self-contained HTML file (no network needed to open it) with every view of a\n"
+      "trace: the sortable profile, what-if curves and the adviser's steps, running and ready\n"
+      "parallelism over time, a per-worker timeline, the construct hierarchy (expands level by\n"
+      "level), task size and waiting time histograms and the scheduling breakdown. --compare\n"
+      "shows a second recording side by side. What-if units as in `tasklens whatif` (default:\n"
+      "the user regions and the sites with most of the critical path).");
+  view->add_option("trace", vw.trace, "Trace file")->capture_default_str();
+  view->add_option("-o,--output", vw.output, "HTML file to write (- for standard output)")
+      ->capture_default_str();
+  view->add_option("--compare", vw.compare, "A second trace to show beside the first");
+  view->add_option("--region", vw.regions, "What-if: user region NAME[=FACTOR] (repeatable)");
+  view->add_option("--site", vw.sites, "What-if: construct site file:line[=FACTOR] (repeatable)");
+  view->add_option("--fragment", vw.fragments, "What-if: code fragment file:L1-L2[=FACTOR]");
+  view->add_option("--factors", vw.factors, "What-if factors (numbers >= 1, or inf)")
+      ->capture_default_str();
+  view->add_option("--mode", vw.mode, "What-if mode: parallelize or speedup")
+      ->capture_default_str();
+  view->add_option("--tree-nodes", vw.tree_nodes,
+                   "Most aggregated nodes of the construct hierarchy (deeper levels are cut)")
+      ->capture_default_str();
+  view->add_option("--slices", vw.slices,
+                   "Most timeline slices; beyond, strands merge into time buckets per worker")
+      ->capture_default_str();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -162,6 +191,7 @@ int run(int argc, char** argv) {
   if (*advise) run_advise(ad);
   if (*tasks) run_tasks(tk);
   if (*sched) run_sched(sc);
+  if (*view) run_view(vw);
   return 2;
 }
 
