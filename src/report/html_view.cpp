@@ -164,9 +164,9 @@ Json tree_json(const model::Model& m, const analysis::Profile& p,
   return tree;
 }
 
-bool timed(const model::Strand& s) {
-  return s.thread != kNone && (s.start != 0 || s.end != 0) && s.end >= s.start;
-}
+// A strand the timeline can place: it ran on a worker and has both times (a trace cut short
+// may leave an end of 0; synthetic join strands have neither).
+bool timed(const model::Strand& s) { return s.thread != kNone && s.start != 0 && s.end >= s.start; }
 
 // One worker's bucket while merging: strand time per site, and per site its longest piece.
 struct BucketSite {

@@ -19,7 +19,8 @@
 //      critical  the work of the program's critical-path strands inside the members' subtrees
 //    The spans cost one pass over each member's strand range; they stop (null) once
 //    `max_span_visits` strands have been visited in total, so a deep nest cannot go quadratic.
-//  * timeline: per worker (thread that ran a timed strand) the strands as slices
+//  * timeline: per worker (thread that ran a timed strand: one with a start time and an end not
+//    before it) the strands as slices
 //    [begin, end, busy, site, aggregate, strands] with times in TSC ticks from the first
 //    strand's start. With at most `max_slices` timed strands every strand is a slice (busy =
 //    end - begin, strands = 1). Otherwise the elapsed time is cut into B = max_slices / workers

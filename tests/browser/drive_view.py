@@ -2,7 +2,8 @@
 """Drives a `tasklens view` page in headless Chromium through chromedriver (WebDriver, the
 Debian packages chromium and chromium-driver), with the Python standard library only.
 
-    drive_view.py PAGE.html --shots DIR [--name NAME] [--text STRING]... [--timing-only]
+    drive_view.py PAGE.html --shots DIR [--name NAME] [--text STRING]... [--view-shots]
+                  [--timing-only]
 
 Opens the page (a fresh user-data dir), waits until the page's script has drawn every view
 (body[data-ready]), then:
@@ -11,7 +12,7 @@ Opens the page (a fresh user-data dir), waits until the page's script has drawn 
   * expands a collapsed node of the construct hierarchy by clicking its toggle,
   * clicks a timeline slice and reports what got highlighted,
   * looks for each --text literally in the page's visible text,
-  * saves a full-page screenshot and one per view into --shots,
+  * saves a full-page screenshot into --shots (and one per view with --view-shots),
   * collects the browser's console messages and any alert/confirm/prompt dialog.
 Prints one JSON object on stdout; the C++ test (tests/e2e_view_test.cpp) judges it. Exit code 0
 when the driving worked (whatever the page did), 2 when the browser could not be driven.
@@ -217,7 +218,7 @@ def drive(args, wd, result):
     wd.call("POST", "/window/rect", {"width": 1400, "height": height})
     save_png(wd.call("GET", "/screenshot"), os.path.join(args.shots, args.name + "-page.png"))
     shots = [args.name + "-page.png"]
-    for view in wd.find("section.view"):
+    for view in (wd.find("section.view") if args.view_shots else []):
         vid = wd.call("GET", "/element/%s/attribute/id" % view)
         name = "%s-%s.png" % (args.name, vid)
         save_png(wd.call("GET", "/element/%s/screenshot" % view), os.path.join(args.shots, name))
@@ -231,6 +232,7 @@ def main():
     ap.add_argument("--shots", default=".")
     ap.add_argument("--name", default="view")
     ap.add_argument("--text", action="append", default=[])
+    ap.add_argument("--view-shots", action="store_true", help="also a screenshot of each view")
     ap.add_argument("--timing-only", action="store_true")
     args = ap.parse_args()
 
