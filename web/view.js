@@ -169,7 +169,7 @@
     const bar = (r) => el('span', null, el('span', { class: 'pct' }, el('span', { style: 'width:' + Math.min(100, r.critical_path_percent).toFixed(1) + '%' })),
       r.critical_path_percent.toFixed(1) + '%');
     box.appendChild(sortableTable([
-      { key: 'site', title: 'site' },
+      { key: 'site', title: 'site', fmt: (r) => el('span', { title: r.file || null }, r.site) },
       { key: 'function', title: 'function' },
       { key: 'kind', title: 'kind' },
       { key: 'count', title: 'count', num: true },
