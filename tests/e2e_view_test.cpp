@@ -3,7 +3,7 @@
 // chromedriver (tests/browser/drive_view.py): every view drawn with its content, no console
 // error, no dialog, a table sorted and a hierarchy node expanded by real clicks, a timeline slice
 // linked to its construct; screenshots in <build>/test-artifacts/view/. And the errors on bad
-// input.
+// input. The timeline is zoomed by a drag.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -154,6 +154,12 @@ json expect_page_works(const json& r, size_t runs = 1) {
   const json& click = r["timeline_click"];
   EXPECT_EQ(click.value("highlighted_tree_rows", 0), 1) << click;
   EXPECT_EQ(click["highlighted_agg"], click["slice_agg"]) << click;
+
+  // Dragging across the timeline zooms into that range; "Whole run" zooms back out.
+  const json& zoom = r["timeline_zoom"];
+  EXPECT_EQ(zoom.value("note", "").rfind("showing ", 0), 0u) << zoom;
+  EXPECT_NE(zoom.value("axis_first", "0"), "0") << zoom;
+  EXPECT_EQ(zoom.value("note_after_reset", "").rfind("drag across", 0), 0u) << zoom;
 
   for (const json& shot : r["screenshots"]) {
     const std::string file = artifacts() + "/" + shot.get<std::string>();

@@ -340,36 +340,84 @@
     const hz = tscRate(run);
     const rowH = 22, gap = 6, L = 70, R = 10, T = 20;
     const W = 1100, H = T + tl.workers.length * (rowH + gap) + 20;
-    const x = (t) => L + (W - L - R) * t / tl.elapsed;
-    const svg = sv('svg', { class: 'chart timeline', viewBox: '0 0 ' + W + ' ' + H, role: 'img', 'aria-label': 'per-worker timeline' });
-    const g = sv('g', { class: 'axis' });
-    for (let i = 0; i <= 8; ++i) {
-      const t = tl.elapsed * i / 8;
-      g.appendChild(sv('line', { class: 'gridline', x1: x(t), x2: x(t), y1: T - 4, y2: H - 18 }));
-      g.appendChild(sv('text', { x: x(t), y: H - 4, 'text-anchor': i === 0 ? 'start' : i === 8 ? 'end' : 'middle' }, amount(t, hz)));
-    }
-    svg.appendChild(g);
-    const used = new Map();
-    tl.workers.forEach((w, row) => {
-      const y0 = T + row * (rowH + gap);
-      svg.appendChild(sv('text', { x: L - 8, y: y0 + rowH / 2 + 4, 'text-anchor': 'end' }, 'thread ' + w.thread));
-      svg.appendChild(sv('rect', { x: L, y: y0, width: W - L - R, height: rowH, fill: '#f3f5f8' }));
-      for (const [b, e, busy, site, agg, n] of w.slices) {
-        const width = Math.max(0.6, x(e) - x(b));
-        const fill = e > b ? Math.max(0.35, busy / (e - b)) : 1;
-        const r = sv('rect', { class: 'slice', x: x(b), y: y0, width: width, height: rowH, fill: siteColor(site), 'fill-opacity': fill.toFixed(2),
-          'data-agg': agg, 'data-site': site });
-        r.appendChild(sv('title', null, siteName(st, site) + '\n' + (n > 1 ? n + ' strands, ' : '') + amount(busy, hz) + ' running, at ' + amount(b, hz)));
-        r.addEventListener('click', () => {
-          for (const o of svg.querySelectorAll('rect.sel')) o.classList.remove('sel');
-          r.classList.add('sel');
-          selectConstruct(run.index, agg, site);
-        });
-        svg.appendChild(r);
-        used.set(site, (used.get(site) || 0) + busy);
+    // The visible time range [from, to) in ticks after `first`: drag across the chart to zoom
+    // into a range (slices outside it are not drawn), the buttons to zoom out.
+    let from = 0, to = tl.elapsed, selected = null;
+    const holder = el('div', { class: 'timeline-wrap' });
+    const rangeNote = el('span', { class: 'note' });
+    function draw() {
+      const x = (t) => L + (W - L - R) * (t - from) / (to - from);
+      const clip = (v) => Math.min(W - R, Math.max(L, v));
+      const svg = sv('svg', { class: 'chart timeline', viewBox: '0 0 ' + W + ' ' + H, role: 'img', 'aria-label': 'per-worker timeline' });
+      const g = sv('g', { class: 'axis' });
+      for (let i = 0; i <= 8; ++i) {
+        const t = from + (to - from) * i / 8;
+        g.appendChild(sv('line', { class: 'gridline', x1: x(t), x2: x(t), y1: T - 4, y2: H - 18 }));
+        g.appendChild(sv('text', { x: x(t), y: H - 4, 'text-anchor': i === 0 ? 'start' : i === 8 ? 'end' : 'middle' }, amount(t, hz)));
       }
-    });
-    box.appendChild(el('div', { class: 'timeline-wrap' }, svg));
+      svg.appendChild(g);
+      tl.workers.forEach((w, row) => {
+        const y0 = T + row * (rowH + gap);
+        svg.appendChild(sv('text', { x: L - 8, y: y0 + rowH / 2 + 4, 'text-anchor': 'end' }, 'thread ' + w.thread));
+        svg.appendChild(sv('rect', { x: L, y: y0, width: W - L - R, height: rowH, fill: '#f3f5f8' }));
+        w.slices.forEach(([b, e, busy, site, agg, n], k) => {
+          if (e < from || b > to) return;
+          const x0 = clip(x(b)), width = Math.max(0.6, clip(x(e)) - x0);
+          const fill = e > b ? Math.max(0.35, busy / (e - b)) : 1;
+          const key = row + ':' + k;
+          const r = sv('rect', { class: 'slice' + (key === selected ? ' sel' : ''), x: x0, y: y0, width: width, height: rowH, fill: siteColor(site),
+            'fill-opacity': fill.toFixed(2), 'data-agg': agg, 'data-site': site });
+          r.appendChild(sv('title', null, siteName(st, site) + '\n' + (n > 1 ? n + ' strands, ' : '') + amount(busy, hz) + ' running, at ' + amount(b, hz)));
+          r.addEventListener('click', () => {
+            for (const o of svg.querySelectorAll('rect.sel')) o.classList.remove('sel');
+            r.classList.add('sel');
+            selected = key;
+            selectConstruct(run.index, agg, site);
+          });
+          svg.appendChild(r);
+        });
+      });
+      // Drag to zoom: a band follows the pointer; a release more than 4 units away zooms.
+      const band = sv('rect', { class: 'zoomband', x: 0, y: T - 4, width: 0, height: H - T - 14, fill: 'rgba(47,111,219,.15)', stroke: '#2f6fdb', visibility: 'hidden' });
+      svg.appendChild(band);
+      let start = null;
+      const unit = (ev) => (ev.clientX - svg.getBoundingClientRect().left) * W / svg.getBoundingClientRect().width;
+      svg.addEventListener('mousedown', (ev) => { start = unit(ev); });
+      svg.addEventListener('mousemove', (ev) => {
+        if (start === null) return;
+        const u = unit(ev);
+        band.setAttribute('x', Math.min(start, u));
+        band.setAttribute('width', Math.abs(u - start));
+        band.setAttribute('visibility', Math.abs(u - start) > 4 ? 'visible' : 'hidden');
+      });
+      svg.addEventListener('mouseup', (ev) => {
+        if (start === null) return;
+        const u = unit(ev), a = clip(Math.min(start, u)), b = clip(Math.max(start, u));
+        start = null;
+        if (b - a <= 4) return;
+        const t = (v) => from + (to - from) * (v - L) / (W - L - R);
+        zoom(t(a), t(b));
+      });
+      holder.textContent = '';
+      holder.appendChild(svg);
+      rangeNote.textContent = from === 0 && to === tl.elapsed ? 'drag across the chart to zoom in'
+        : 'showing ' + amount(from, hz) + ' to ' + amount(to, hz);
+    }
+    function zoom(a, b) {
+      const min = Math.max(1, tl.elapsed / 1e6);
+      if (b - a < min) b = a + min;
+      from = Math.max(0, a);
+      to = Math.min(tl.elapsed, b);
+      draw();
+    }
+    const toolbar = el('div', { class: 'toolbar' },
+      el('button', { class: 'zoom-out', onclick: () => { const w = to - from; zoom(from - w / 2, to + w / 2); } }, 'Zoom out'),
+      el('button', { class: 'zoom-reset', onclick: () => zoom(0, tl.elapsed) }, 'Whole run'), rangeNote);
+    box.appendChild(toolbar);
+    box.appendChild(holder);
+    draw();
+    const used = new Map();
+    for (const w of tl.workers) for (const sl of w.slices) used.set(sl[3], (used.get(sl[3]) || 0) + sl[2]);
     const legend = el('div', { class: 'legend' });
     [...used.entries()].sort((a, b) => b[1] - a[1]).slice(0, 14).forEach(([site]) =>
       legend.appendChild(el('span', null, el('span', { class: 'sw', style: 'background:' + siteColor(site) }), siteName(st, site))));

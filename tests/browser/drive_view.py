@@ -10,7 +10,7 @@ Opens the page (a fresh user-data dir), waits until the page's script has drawn 
   * records per view whether it was drawn and what it contains (rows, curves, slices, bars...),
   * sorts the profile table by clicking its "work" header, then its "site" header,
   * expands a collapsed node of the construct hierarchy by clicking its toggle,
-  * clicks a timeline slice and reports what got highlighted,
+  * clicks a timeline slice and reports what got highlighted, then zooms the timeline by a drag,
   * looks for each --text literally in the page's visible text,
   * saves a full-page screenshot into --shots (and one per view with --view-shots),
   * collects the browser's console messages and any alert/confirm/prompt dialog.
@@ -207,6 +207,33 @@ def drive(args, wd, result):
         click["highlighted_agg"] = wd.execute(
             "const r = document.querySelector('#view-hierarchy .tree-row.hl'); return r ? r.getAttribute('data-agg') : null")
     result["timeline_click"] = click
+
+    # Zoom the timeline by dragging across 30% .. 60% of its width (pointer actions).
+    charts = wd.find("#view-timeline .col:first-child svg.timeline")
+    zoom = {}
+    if charts:
+        box = wd.execute(
+            "const s = document.querySelector('#view-timeline .col:first-child svg.timeline');"
+            "s.scrollIntoView({block: 'center'}); const r = s.getBoundingClientRect();"
+            "return {left: r.left, top: r.top, width: r.width};")
+        y = int(box["top"] + 6)  # the band above the rows: no slice under the pointer
+        x0, x1 = int(box["left"] + box["width"] * 0.3), int(box["left"] + box["width"] * 0.6)
+        wd.call("POST", "/actions", {"actions": [{"type": "pointer", "id": "mouse",
+            "parameters": {"pointerType": "mouse"}, "actions": [
+                {"type": "pointerMove", "origin": "viewport", "x": x0, "y": y},
+                {"type": "pointerDown", "button": 0},
+                {"type": "pointerMove", "origin": "viewport", "x": x1, "y": y, "duration": 100},
+                {"type": "pointerUp", "button": 0}]}]})
+        wd.call("DELETE", "/actions")
+        zoom["note"] = wd.execute(
+            "return document.querySelector('#view-timeline .col:first-child .toolbar .note').textContent")
+        zoom["axis_first"] = wd.execute(
+            "return document.querySelector('#view-timeline .col:first-child svg.timeline .axis text').textContent")
+        for b in wd.find("#view-timeline .col:first-child .zoom-reset"):
+            wd.click(b)
+        zoom["note_after_reset"] = wd.execute(
+            "return document.querySelector('#view-timeline .col:first-child .toolbar .note').textContent")
+    result["timeline_zoom"] = zoom
 
     body_text = wd.execute("return document.body.innerText")
     result["texts"] = {t: (t in body_text) for t in args.text}
