@@ -180,30 +180,23 @@ void run_report(const ReportOptions& opt) {
       report::render_profile(l.model, p, l.labels, report::run_info(*l.trace), format, top));
 }
 
-void run_whatif(const WhatIfOptions& opt) {
-  report::Format format = parse_format(opt.format);
-  analysis::WhatIfMode mode = parse_mode(opt.mode);
+std::vector<double> parse_factors(const std::string& list) {
   std::vector<double> factors;
-  {
-    size_t pos = 0;
-    while (pos <= opt.factors.size()) {
-      size_t comma = opt.factors.find(',', pos);
-      if (comma == std::string::npos) comma = opt.factors.size();
-      factors.push_back(parse_factor(opt.factors.substr(pos, comma - pos), "--factors"));
-      pos = comma + 1;
-    }
+  size_t pos = 0;
+  while (pos <= list.size()) {
+    size_t comma = list.find(',', pos);
+    if (comma == std::string::npos) comma = list.size();
+    factors.push_back(parse_factor(list.substr(pos, comma - pos), "--factors"));
+    pos = comma + 1;
   }
-  if (!opt.list && opt.regions.empty() && opt.sites.empty() && opt.fragments.empty())
-    throw UsageError(
-        "whatif: name at least one unit with --region, --site or --fragment; "
-        "`tasklens whatif --list` shows them");
-  Loaded l = load(opt.trace);
-  const model::Model& m = l.model;
-  report::FragmentLabels fl = report::label_fragments(m, l.trace->modules(), l.labels);
-  if (opt.list) write_and_exit(list_units(l, fl, opt.top));
+  return factors;
+}
 
+std::vector<analysis::Unit> resolve_units(const Loaded& l, const report::FragmentLabels& fl,
+                                          const WhatIfOptions& opt,
+                                          std::vector<std::string>& kinds) {
+  const model::Model& m = l.model;
   std::vector<analysis::Unit> units;
-  report::WhatIfReport r;
   for (const std::string& spec : opt.regions) {
     auto [name, k] = split_unit(spec, "--region");
     auto it = std::find(m.region_names.begin(), m.region_names.end(), name);
@@ -219,7 +212,7 @@ void run_whatif(const WhatIfOptions& opt) {
     units.push_back(analysis::unit_of_region(m, static_cast<uint32_t>(it - m.region_names.begin()),
                                              "region " + name));
     units.back().factor = k;
-    r.unit_kinds.push_back("region");
+    kinds.push_back("region");
   }
   for (const std::string& spec : opt.sites) {
     auto [name, k] = split_unit(spec, "--site");
@@ -233,7 +226,7 @@ void run_whatif(const WhatIfOptions& opt) {
                        ": no construct site there; `tasklens report` lists the sites");
     units.push_back(analysis::unit_of_sites(m, matches, want));
     units.back().factor = k;
-    r.unit_kinds.push_back("site");
+    kinds.push_back("site");
   }
   for (const std::string& spec : opt.fragments) {
     auto [name, k] = split_unit(spec, "--fragment");
@@ -247,28 +240,54 @@ void run_whatif(const WhatIfOptions& opt) {
                        "them");
     units.push_back(analysis::unit_of_fragments(m, matches, want));
     units.back().factor = k;
-    r.unit_kinds.push_back("fragment");
+    kinds.push_back("fragment");
   }
+  return units;
+}
+
+report::WhatIfReport whatif_report(const model::Model& m, const std::vector<analysis::Unit>& units,
+                                   std::vector<std::string> kinds, std::vector<double> factors,
+                                   analysis::WhatIfMode mode) {
+  report::WhatIfReport r;
+  r.unit_kinds = std::move(kinds);
   r.mode = mode;
-  r.factors = factors;
+  r.factors = std::move(factors);
   r.before = analysis::compute_profile(m);
-  r.curves = analysis::whatif_curves(m, units, factors, mode);
+  r.curves = analysis::whatif_curves(m, units, r.factors, mode);
   r.after_factor = 0;
-  for (double k : factors)
+  for (double k : r.factors)
     if (!std::isinf(k)) r.after_factor = std::max(r.after_factor, k);
   if (r.after_factor == 0) r.after_factor = analysis::kInfiniteFactor;
   std::vector<const analysis::Unit*> all;
   for (const analysis::Unit& u : units) all.push_back(&u);
   analysis::Weights w = analysis::apply_units(m, all, r.after_factor, mode);
   r.after = analysis::compute_profile(m, &w);
+  return r;
+}
+
+void run_whatif(const WhatIfOptions& opt) {
+  report::Format format = parse_format(opt.format);
+  analysis::WhatIfMode mode = parse_mode(opt.mode);
+  std::vector<double> factors = parse_factors(opt.factors);
+  if (!opt.list && opt.regions.empty() && opt.sites.empty() && opt.fragments.empty())
+    throw UsageError(
+        "whatif: name at least one unit with --region, --site or --fragment; "
+        "`tasklens whatif --list` shows them");
+  Loaded l = load(opt.trace);
+  const model::Model& m = l.model;
+  report::FragmentLabels fl = report::label_fragments(m, l.trace->modules(), l.labels);
+  if (opt.list) write_and_exit(list_units(l, fl, opt.top));
+
+  std::vector<std::string> kinds;
+  std::vector<analysis::Unit> units = resolve_units(l, fl, opt, kinds);
+  report::WhatIfReport r = whatif_report(m, units, std::move(kinds), factors, mode);
   size_t top = opt.top                           ? opt.top
                : format == report::Format::Table ? 20
                                                  : std::numeric_limits<size_t>::max();
   write_and_exit(report::render_whatif(m, r, l.labels, report::run_info(*l.trace), format, top));
 }
 
-void run_advise(const AdviseOptions& opt) {
-  report::Format format = parse_format(opt.format);
+report::AdviceReport advice_options(const AdviseOptions& opt) {
   report::AdviceReport r;
   r.options.mode = parse_mode(opt.mode);
   if (opt.target > 0) {
@@ -284,6 +303,12 @@ void run_advise(const AdviseOptions& opt) {
   if (opt.k < 0) throw UsageError("--k must be 0 or more");
   r.options.max_steps = opt.max_steps;
   r.options.min_overhead_multiple = opt.k;
+  return r;
+}
+
+void run_advise(const AdviseOptions& opt) {
+  report::Format format = parse_format(opt.format);
+  report::AdviceReport r = advice_options(opt);
   Loaded l = load(opt.trace);
   report::FragmentLabels fl = report::label_fragments(l.model, l.trace->modules(), l.labels);
   r.advice =

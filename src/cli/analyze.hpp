@@ -7,8 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "analysis/whatif.hpp"
 #include "model/model.hpp"
 #include "report/profile_report.hpp"
+#include "report/whatif_report.hpp"
 #include "trace/reader.hpp"
 
 namespace tasklens::cli {
@@ -63,5 +65,20 @@ report::Format parse_format(const std::string& format);
 
 // Parses "2", "2.5", "inf": a what-if factor (>= 1). Throws UsageError naming `what`.
 double parse_factor(const std::string& text, const std::string& what);
+// Parses --factors' comma-separated list.
+std::vector<double> parse_factors(const std::string& list);
+
+// The units named by whatif's --region, --site and --fragment, in that order, with their kinds
+// ("region", "site", "fragment") appended to `kinds`. Throws UsageError for a unit not found.
+std::vector<analysis::Unit> resolve_units(const Loaded& loaded, const report::FragmentLabels& fl,
+                                          const WhatIfOptions& options,
+                                          std::vector<std::string>& kinds);
+// The what-if report of `units` (curves at every factor, the profile after all of them).
+report::WhatIfReport whatif_report(const model::Model& model,
+                                   const std::vector<analysis::Unit>& units,
+                                   std::vector<std::string> kinds, std::vector<double> factors,
+                                   analysis::WhatIfMode mode);
+// advise's options checked and resolved (target, factor, k), before any trace is read.
+report::AdviceReport advice_options(const AdviseOptions& options);
 
 }  // namespace tasklens::cli

@@ -13,6 +13,7 @@
 #include "cli/record.hpp"
 #include "cli/sched_cmd.hpp"
 #include "cli/tasks_cmd.hpp"
+#include "cli/view_cmd.hpp"
 #include "model/builder.hpp"
 #include "trace/reader.hpp"
 
@@ -33,7 +34,8 @@ int run(int argc, char** argv) {
       "  tasklens sched                     # work, delay, no-work; parallelism over time\n"
       "  tasklens predict                   # predicted time and speedup on 1..64 cores\n"
       "  tasklens export -o run.json        # timeline for ui.perfetto.dev (or --format "
-      "json|csv)\n",
+      "json|csv)\n"
+      "  tasklens view                      # all of it as one HTML file (tasklens.html)\n",
       "tasklens"};
   app.set_version_flag("--version", std::string("tasklens ") + TASKLENS_VERSION);
   app.require_subcommand(1);
@@ -181,6 +183,32 @@ int run(int argc, char** argv) {
   exp->add_option("trace", ex.trace, "Trace file")->capture_default_str();
   exp->add_option("--format", ex.format, "perfetto, json or csv")->capture_default_str();
   exp->add_option("-o,--output", ex.output, "File to write (default: standard output)");
+  ViewOptions vw;
+  CLI::App* view = app.add_subcommand(
+      "view",
+      "Write one self-contained HTML file (no network needed to open it) with every view of a\n"
+      "trace: the sortable profile, what-if curves and the adviser's steps, running and ready\n"
+      "parallelism over time, a per-worker timeline, the construct hierarchy (expands level by\n"
+      "level), task size and waiting time histograms and the scheduling breakdown. --compare\n"
+      "shows a second recording side by side. What-if units as in `tasklens whatif` (default:\n"
+      "the user regions and the sites with most of the critical path).");
+  view->add_option("trace", vw.trace, "Trace file")->capture_default_str();
+  view->add_option("-o,--output", vw.output, "HTML file to write (- for standard output)")
+      ->capture_default_str();
+  view->add_option("--compare", vw.compare, "A second trace to show beside the first");
+  view->add_option("--region", vw.regions, "What-if: user region NAME[=FACTOR] (repeatable)");
+  view->add_option("--site", vw.sites, "What-if: construct site file:line[=FACTOR] (repeatable)");
+  view->add_option("--fragment", vw.fragments, "What-if: code fragment file:L1-L2[=FACTOR]");
+  view->add_option("--factors", vw.factors, "What-if factors (numbers >= 1, or inf)")
+      ->capture_default_str();
+  view->add_option("--mode", vw.mode, "What-if mode: parallelize or speedup")
+      ->capture_default_str();
+  view->add_option("--tree-nodes", vw.tree_nodes,
+                   "Most aggregated nodes of the construct hierarchy (deeper levels are cut)")
+      ->capture_default_str();
+  view->add_option("--slices", vw.slices,
+                   "Most timeline slices; beyond, strands merge into time buckets per worker")
+      ->capture_default_str();
 
   try {
     app.parse(argc, argv);
@@ -195,6 +223,7 @@ int run(int argc, char** argv) {
   if (*sched) run_sched(sc);
   if (*predict) run_predict(pr);
   if (*exp) run_export(ex);
+  if (*view) run_view(vw);
   return 2;
 }
 

@@ -1,0 +1,198 @@
+#include "cli/view_cmd.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+#include "analysis/profile.hpp"
+#include "analysis/sched.hpp"
+#include "analysis/tasks.hpp"
+#include "analysis/whatif.hpp"
+#include "cli/analyze.hpp"
+#include "cli/errors.hpp"
+#include "report/html_view.hpp"
+#include "report/profile_report.hpp"
+#include "report/sched_report.hpp"
+#include "report/tasks_report.hpp"
+#include "report/whatif_report.hpp"
+
+namespace tasklens::cli {
+namespace {
+
+constexpr size_t kAll = std::numeric_limits<size_t>::max();
+constexpr size_t kDefaultRegions = 6;  // default what-if units: the largest user regions ...
+constexpr size_t kDefaultSites = 4;    // ... and the sites with most of the critical path
+
+// The what-if units when none are named, so that the curves are never empty on a program with
+// constructs: every user region (the kDefaultRegions with most work), and the construct sites
+// that `whatif --list` shows first (by share of the critical path: the kDefaultSites largest
+// with a share, or the first one when no site has any).
+std::vector<analysis::Unit> default_units(const Loaded& l, const analysis::Profile& p,
+                                          std::vector<std::string>& kinds) {
+  const model::Model& m = l.model;
+  std::vector<analysis::Unit> units;
+  std::vector<analysis::Unit> regions;
+  for (uint32_t r = 0; r < m.region_names.size(); ++r)
+    regions.push_back(analysis::unit_of_region(m, r, "region " + m.region_names[r]));
+  auto work = [](const analysis::Unit& u) {
+    uint64_t w = 0;
+    for (auto [s, x] : u.parts) w += x;
+    return w;
+  };
+  std::stable_sort(
+      regions.begin(), regions.end(),
+      [&](const analysis::Unit& a, const analysis::Unit& b) { return work(a) > work(b); });
+  for (size_t i = 0; i < regions.size() && i < kDefaultRegions; ++i) {
+    units.push_back(std::move(regions[i]));
+    kinds.push_back("region");
+  }
+  size_t sites = 0;
+  std::vector<std::string> taken;
+  for (const analysis::SiteRow& row : p.sites) {
+    if (m.sites[row.site].kind == model::SiteKind::Program) continue;
+    if (sites >= kDefaultSites || (sites > 0 && row.critical_path_percent <= 0)) break;
+    const std::string& label = l.labels[row.site].site;
+    if (std::find(taken.begin(), taken.end(), label) != taken.end()) continue;
+    taken.push_back(label);
+    // Like `whatif --site`: every site at that location (of every kind but the program's).
+    std::vector<uint32_t> matches;
+    for (uint32_t x = 0; x < l.labels.size(); ++x)
+      if (l.labels[x].site == label && m.sites[x].kind != model::SiteKind::Program)
+        matches.push_back(x);
+    units.push_back(analysis::unit_of_sites(m, matches, label));
+    kinds.push_back("site");
+    ++sites;
+  }
+  return units;
+}
+
+// Every section of one run (see report/html_view.hpp for the names).
+report::ViewRun view_run(const std::string& path, const ViewOptions& opt,
+                         const std::vector<double>& factors, analysis::WhatIfMode mode) {
+  Loaded l = load(path);
+  const model::Model& m = l.model;
+  const report::RunInfo info = report::run_info(*l.trace);
+  const double hz = l.trace->tsc_hz();
+  report::ViewRun run;
+  run.label = path;
+  const analysis::Profile profile = analysis::compute_profile(m);
+  run.sections.push_back(
+      {"profile", report::render_profile(m, profile, l.labels, info, report::Format::Json, kAll)});
+
+  const report::FragmentLabels fl = report::label_fragments(m, l.trace->modules(), l.labels);
+  std::vector<std::string> kinds;
+  const bool named = !opt.regions.empty() || !opt.sites.empty() || !opt.fragments.empty();
+  WhatIfOptions wi;
+  wi.regions = opt.regions;
+  wi.sites = opt.sites;
+  wi.fragments = opt.fragments;
+  std::vector<analysis::Unit> units;
+  try {
+    units = named ? resolve_units(l, fl, wi, kinds) : default_units(l, profile, kinds);
+  } catch (const UsageError& e) {
+    throw UsageError(path + ": " + e.what());
+  }
+  report::WhatIfReport wr = whatif_report(m, units, std::move(kinds), factors, mode);
+  run.sections.push_back(
+      {"whatif", report::render_whatif(m, wr, l.labels, info, report::Format::Json, kAll)});
+
+  report::AdviceReport ar = advice_options(AdviseOptions{});
+  ar.options.mode = mode;
+  ar.advice = analysis::advise(m, fl.group_of, static_cast<uint32_t>(fl.label.size()), ar.options);
+  run.sections.push_back({"advise", report::render_advice(m, ar, fl, info, report::Format::Json)});
+
+  const analysis::Schedule schedule = analysis::compute_schedule(m);
+  if (schedule.timed_strands == 0 || !schedule.timestamps) {
+    run.sections.push_back(
+        {"sched", report::unavailable_json("the trace has no timestamps (or no time elapsed): "
+                                           "no schedule; record it again with tasklens record")});
+  } else {
+    report::SchedRun sr;
+    sr.model = &m;
+    sr.schedule = &schedule;
+    sr.work = profile.work;
+    sr.span = profile.span;
+    sr.info = info;
+    sr.tsc_hz = hz;
+    sr.points = 400;
+    run.sections.push_back({"sched", report::render_sched(sr, report::Format::Json)});
+  }
+
+  const analysis::TaskOptions topt = analysis::default_task_options(m, hz);
+  const analysis::TaskProfile tasks = analysis::compute_tasks(m, topt);
+  if (tasks.tasks == 0 || !tasks.timestamps) {
+    run.sections.push_back(
+        {"tasks", report::unavailable_json(
+                      tasks.tasks == 0 ? "the trace has no tasks (no OpenMP task, taskloop or "
+                                         "loop chunk, no oneTBB task)"
+                                       : "the trace has no timestamps: no waiting times")});
+  } else {
+    report::TasksRun tr;
+    tr.model = &m;
+    tr.profile = &tasks;
+    tr.labels = &l.labels;
+    tr.options = topt;
+    tr.info = info;
+    tr.tsc_hz = hz;
+    run.sections.push_back({"tasks", report::render_tasks(tr, report::Format::Json, kAll)});
+  }
+
+  report::StructureOptions so;
+  so.max_nodes = opt.tree_nodes;
+  so.max_slices = opt.slices;
+  run.sections.push_back(
+      {"structure", report::structure_json(m, profile, l.labels, hz, so).dump()});
+  // The model stays allocated: the process ends right after writing (write_and_exit's reason).
+  static std::vector<Loaded> keep;
+  keep.push_back(std::move(l));
+  return run;
+}
+
+}  // namespace
+
+void run_view(const ViewOptions& opt) {
+  const analysis::WhatIfMode mode = opt.mode == "parallelize" ? analysis::WhatIfMode::Parallelize
+                                    : opt.mode == "speedup"
+                                        ? analysis::WhatIfMode::Speedup
+                                        : throw UsageError("--mode " + opt.mode +
+                                                           ": unknown mode; use parallelize or "
+                                                           "speedup");
+  const std::vector<double> factors = parse_factors(opt.factors);
+  if (opt.tree_nodes < 1 || opt.tree_nodes > 1000000)
+    throw UsageError(
+        fmt::format("--tree-nodes {}: use a number from 1 to 1000000", opt.tree_nodes));
+  if (opt.slices < 1 || opt.slices > 1000000)
+    throw UsageError(fmt::format("--slices {}: use a number from 1 to 1000000", opt.slices));
+  if (opt.output.empty()) throw UsageError("-o: give a file name (or - for standard output)");
+
+  std::vector<report::ViewRun> runs;
+  runs.push_back(view_run(opt.trace, opt, factors, mode));
+  if (!opt.compare.empty()) runs.push_back(view_run(opt.compare, opt, factors, mode));
+  std::string title = "tasklens: " + report::basename_of(opt.trace);
+  if (!opt.compare.empty()) title += " vs " + report::basename_of(opt.compare);
+  const std::string page = report::render_html(runs, title);
+  if (opt.output == "-") write_and_exit(page);
+
+  std::FILE* f = std::fopen(opt.output.c_str(), "wb");
+  if (!f)
+    throw UsageError(fmt::format("cannot write {}: {}; choose another file with -o", opt.output,
+                                 std::strerror(errno)));
+  bool ok = std::fwrite(page.data(), 1, page.size(), f) == page.size();
+  ok = std::fclose(f) == 0 && ok;
+  if (!ok)
+    throw UsageError(
+        fmt::format("could not write all of {} (disk full?); choose another file "
+                    "with -o",
+                    opt.output));
+  fmt::print(stderr, "tasklens: wrote {} ({} KB); open it in a browser\n", opt.output,
+             (page.size() + 1023) / 1024);
+  std::fflush(stderr);
+  std::_Exit(0);
+}
+
+}  // namespace tasklens::cli

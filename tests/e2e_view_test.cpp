@@ -1,0 +1,286 @@
+// End to end: `tasklens view` on recorded programs (OpenMP with regions, oneTBB, two runs
+// compared, regions named like HTML injections), the page opened in headless Chromium through
+// chromedriver (tests/browser/drive_view.py): every view drawn with its content, no console
+// error, no dialog, a table sorted and a hierarchy node expanded by real clicks, a timeline slice
+// linked to its construct; screenshots in <build>/test-artifacts/view/. And the errors on bad
+// input. The timeline is zoomed by a drag.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "e2e_util.hpp"
+
+namespace tasklens::e2e {
+namespace {
+
+const std::vector<std::string> kViews = {"view-summary",  "view-profile",  "view-whatif",
+                                         "view-overtime", "view-timeline", "view-hierarchy",
+                                         "view-tasks",    "view-sched"};
+
+std::string artifacts() {
+  const std::string dir = std::string(TASKLENS_TEST_ARTIFACTS) + "/view";
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// Runs the driver on `page`; the parsed result (a test failure and null when it could not drive).
+json drive(const std::string& page, const std::string& name,
+           const std::vector<std::string>& texts = {}, bool view_shots = false) {
+  std::vector<std::string> argv = {
+      "/usr/bin/python3", TASKLENS_VIEW_DRIVER, page, "--shots", artifacts(), "--name", name};
+  for (const std::string& t : texts) argv.insert(argv.end(), {"--text", t});
+  if (view_shots) argv.push_back("--view-shots");
+  if (!std::filesystem::exists("/usr/bin/chromedriver")) {
+    ADD_FAILURE() << "/usr/bin/chromedriver not found: install Debian's chromium and "
+                     "chromium-driver (scripts/setup.sh does)";
+    return json();
+  }
+  RunResult r = run(argv, default_env(), 240);
+  json j;
+  try {
+    j = json::parse(r.out);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "driver output is not JSON (" << e.what() << "): " << r.describe();
+    return json();
+  }
+  EXPECT_TRUE(r.exited(0)) << "driver: " << j.value("driver_error", json()).dump() << "\n"
+                           << r.describe();
+  return j;
+}
+
+// "1.234 ms" -> seconds; a count ("12", "1.5 k") -> its value. NaN if unreadable.
+double amount_value(const std::string& text) {
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    return NAN;
+  }
+  const std::string unit = text.substr(std::min(text.size(), used + 1));
+  if (unit == "s" || unit.empty()) return v;
+  if (unit == "ms") return v * 1e-3;
+  if (unit == "us") return v * 1e-6;
+  if (unit == "ns") return v * 1e-9;
+  if (unit == "k") return v * 1e3;
+  if (unit == "M") return v * 1e6;
+  if (unit == "G") return v * 1e9;
+  return NAN;
+}
+
+// Browser console entries at error level (SEVERE), one per line.
+std::string console_errors(const json& result) {
+  std::string s;
+  for (const json& m : result.value("console", json::array()))
+    if (m.value("level", "") == "SEVERE") s += m.value("message", "") + "\n";
+  return s;
+}
+
+// The checks every page must pass; returns the inspection of the views.
+json expect_page_works(const json& r, size_t runs = 1) {
+  if (r.is_null()) return json();
+  EXPECT_TRUE(r["driver_error"].is_null()) << r["driver_error"];
+  EXPECT_EQ(console_errors(r), "") << "console errors";
+  EXPECT_EQ(r["dialogs"].size(), 0u) << r["dialogs"];
+  const json& in = r["inspect"];
+  EXPECT_EQ(in.value("ready", ""), "true");
+  EXPECT_EQ(in.value("images", -1), 0);
+  for (const std::string& v : kViews) {
+    SCOPED_TRACE(v);
+    if (!in["views"].contains(v)) {
+      ADD_FAILURE() << "no section " << v;
+      continue;
+    }
+    const json& x = in["views"][v];
+    EXPECT_EQ(x.value("rendered", ""), "true");
+    EXPECT_EQ(x.value("errors", -1), 0);
+    EXPECT_EQ(x.value("columns", 0), static_cast<int>(runs));
+    EXPECT_GT(x.value("text_length", 0), 20);
+  }
+  const json& v = in["views"];
+  EXPECT_GE(v["view-profile"]["table_rows"].get<int>(), 2 * static_cast<int>(runs));
+  EXPECT_GE(v["view-whatif"]["curves"].get<int>(), 1);
+  EXPECT_GE(v["view-whatif"]["steps"].get<int>(), 1);
+  EXPECT_EQ(v["view-overtime"]["running_paths"].get<int>(), static_cast<int>(runs));
+  EXPECT_EQ(v["view-overtime"]["ready_paths"].get<int>(), static_cast<int>(runs));
+  EXPECT_GE(v["view-timeline"]["slices"].get<int>(), 2);
+  EXPECT_GE(v["view-hierarchy"]["tree_rows"].get<int>(), 2);
+  EXPECT_GE(v["view-tasks"]["task_types"].get<int>(), 1);
+  EXPECT_GE(v["view-tasks"]["hist_bars"].get<int>(), 2);
+  EXPECT_GE(v["view-sched"]["bar_rows"].get<int>(), 3);  // 2 workers and the total
+  EXPECT_GE(v["view-sched"]["bar_segments"].get<int>(), 3);
+
+  // Sorting by a real click on the header: work, largest first.
+  const json& work = r["sort"]["work"];
+  std::vector<double> values;
+  for (size_t i = 1; i < work["after"].size(); ++i)  // row 0: the whole program, pinned
+    values.push_back(amount_value(work["after"][i].get<std::string>()));
+  for (size_t i = 1; i < values.size(); ++i)
+    EXPECT_GE(values[i - 1], values[i]) << "work column not sorted: " << work["after"];
+  // Then by site: A to Z, and a second click Z to A (the same rows reversed, the whole-program
+  // row staying first); the header says which.
+  const json& site = r["sort"]["site"];
+  auto asc = site["after"].get<std::vector<std::string>>();
+  auto desc = site["after_second"].get<std::vector<std::string>>();
+  EXPECT_EQ(asc.size(), desc.size());
+  if (asc.size() > 2 && asc.size() == desc.size()) {
+    EXPECT_EQ(asc[0], desc[0]);
+    std::vector<std::string> reversed(asc.begin() + 1, asc.end());
+    std::reverse(reversed.begin(), reversed.end());
+    EXPECT_EQ(std::vector<std::string>(desc.begin() + 1, desc.end()), reversed);
+    EXPECT_NE(asc, desc) << "clicking 'site' again did not reorder the rows";
+  }
+  auto before = site["before"].get<std::vector<std::string>>();
+  std::sort(before.begin(), before.end());
+  std::sort(asc.begin(), asc.end());
+  EXPECT_EQ(before, asc) << "sorting lost or added rows";
+  auto header_state = [](const json& state) {
+    for (const json& h : state)
+      if (h[0] == "site") return h[1].get<std::string>();
+    return std::string();
+  };
+  EXPECT_EQ(header_state(site["state"]), "ascending");
+  EXPECT_EQ(header_state(site["state_second"]), "descending");
+
+  // Expanding a hierarchy node by a click shows its children.
+  const json& ex = r["expand"];
+  EXPECT_GE(ex.value("collapsed_toggles", 0), 1);
+  EXPECT_GT(ex.value("after", 0), ex.value("before", 0)) << ex;
+
+  // A timeline slice's click highlights its construct group.
+  const json& click = r["timeline_click"];
+  EXPECT_EQ(click.value("highlighted_tree_rows", 0), 1) << click;
+  EXPECT_EQ(click["highlighted_agg"], click["slice_agg"]) << click;
+
+  // Dragging across the timeline zooms into that range; "Whole run" zooms back out.
+  const json& zoom = r["timeline_zoom"];
+  EXPECT_EQ(zoom.value("note", "").rfind("showing ", 0), 0u) << zoom;
+  EXPECT_NE(zoom.value("axis_first", "0"), "0") << zoom;
+  EXPECT_EQ(zoom.value("note_after_reset", "").rfind("drag across", 0), 0u) << zoom;
+
+  for (const json& shot : r["screenshots"]) {
+    const std::string file = artifacts() + "/" + shot.get<std::string>();
+    EXPECT_TRUE(std::filesystem::exists(file)) << file;
+    if (std::filesystem::exists(file)) {
+      EXPECT_GT(std::filesystem::file_size(file), 1000u) << file;
+    }
+  }
+  EXPECT_GE(r["screenshots"].size(), 1u);
+  return in;
+}
+
+class View : public E2E {
+ protected:
+  std::string recorded(const std::string& exe, const std::vector<std::string>& args,
+                       const std::string& name, const EnvOverrides& env = default_env()) {
+    const std::string trace = path(name + ".tlens");
+    RunResult rec = record(exe, args, trace, env);
+    EXPECT_TRUE(rec.exited(0)) << rec.describe();
+    return trace;
+  }
+  std::string view(const std::vector<std::string>& args, const std::string& page) {
+    std::vector<std::string> argv = {TASKLENS_BIN, "view"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.insert(argv.end(), {"-o", page});
+    RunResult r = run(argv);
+    EXPECT_TRUE(r.exited(0)) << r.describe();
+    EXPECT_NE(r.err.find("wrote " + page), std::string::npos) << r.describe();
+    return page;
+  }
+};
+
+TEST_F(View, OpenMPRegionsEveryViewDrawnSortedAndExpanded) {
+  const std::string trace = recorded(example("regions", "clang"), {}, "regions");
+  const std::string page = view({trace}, path("regions.html"));
+  const json r = drive(page, "regions", {"region leaf", "regions.c"}, true);
+  const json in = expect_page_works(r);
+  if (r.is_null()) return;
+  EXPECT_TRUE(r["texts"]["region leaf"].get<bool>());
+  EXPECT_TRUE(r["texts"]["regions.c"].get<bool>());
+  // Default what-if units: the 5 regions and the sites, plus "all".
+  EXPECT_GE(in["views"]["view-whatif"]["curves"].get<int>(), 6);
+}
+
+TEST_F(View, OneTbbEveryViewDrawn) {
+  const std::string trace =
+      recorded(std::string(TASKLENS_EXAMPLES_DIR) + "/tbb_fib", {}, "tbb_fib");
+  const std::string page = view({trace}, path("tbb_fib.html"));
+  expect_page_works(drive(page, "tbb_fib", {"tbb_fib.cpp"}));
+}
+
+TEST_F(View, CompareShowsTwoRunsSideBySide) {
+  const std::string two = recorded(example("fib", "gcc"), {"10", "200"}, "fib2");
+  const std::string one = recorded(example("fib", "gcc"), {"10", "200"}, "fib1", default_env(1));
+  const std::string page = view({two, "--compare", one}, path("compare.html"));
+  const json r = drive(page, "compare", {}, true);
+  if (r.is_null()) return;
+  EXPECT_EQ(r["screenshots"].size(), 1 + kViews.size());
+  // One worker in the second run: its breakdown has one worker row and the total.
+  EXPECT_TRUE(r["driver_error"].is_null()) << r["driver_error"];
+  EXPECT_EQ(console_errors(r), "");
+  for (const std::string& v : kViews) {
+    EXPECT_EQ(r["inspect"]["views"][v].value("columns", 0), 2) << v;
+    EXPECT_EQ(r["inspect"]["views"][v].value("rendered", ""), "true") << v;
+  }
+  EXPECT_EQ(r["inspect"]["views"]["view-sched"]["bar_rows"].get<int>(), 3 + 2);
+  EXPECT_EQ(r["inspect"]["views"]["view-overtime"]["running_paths"].get<int>(), 2);
+}
+
+TEST_F(View, ProgramNamesShowAsTextAndNeverRun) {
+  const std::string exe = std::string(TASKLENS_FAKE_TBB_DIR) + "/xss_regions";
+  const std::string trace = recorded(exe, {}, "xss");
+  const std::string page = view({trace}, path("xss.html"));
+  const std::string html = read_file(page);
+  EXPECT_EQ(html.find("<script>alert(1)"), std::string::npos);
+  EXPECT_EQ(html.find("<img src=x"), std::string::npos);
+  const json r = drive(page, "xss", {"<script>alert(1)</script>", "<img src=x onerror=alert(2)>"});
+  if (r.is_null()) return;
+  expect_page_works(r);
+  EXPECT_TRUE(r["texts"]["<script>alert(1)</script>"].get<bool>()) << "the name must show as text";
+  EXPECT_TRUE(r["texts"]["<img src=x onerror=alert(2)>"].get<bool>());
+  EXPECT_EQ(r["dialogs"].size(), 0u) << "an alert ran: " << r["dialogs"];
+  // Only the page's own scripts: the index, six sections and the code.
+  EXPECT_EQ(r["inspect"].value("scripts", 0), 8);
+}
+
+// A program without tasks (a parallel region and barriers): the task view says why it is empty,
+// every other view is drawn.
+TEST_F(View, WithoutTasksTheTaskViewSaysWhy) {
+  const std::string trace = recorded(example("sem_barrier", "gcc"), {}, "barrier");
+  const std::string page = view({trace}, path("barrier.html"));
+  const json r = drive(page, "barrier", {"the trace has no tasks"});
+  if (r.is_null()) return;
+  EXPECT_TRUE(r["driver_error"].is_null()) << r["driver_error"];
+  EXPECT_EQ(console_errors(r), "");
+  EXPECT_TRUE(r["texts"]["the trace has no tasks"].get<bool>());
+  for (const std::string& v : kViews)
+    EXPECT_EQ(r["inspect"]["views"][v].value("rendered", ""), "true") << v;
+  EXPECT_EQ(r["inspect"]["views"]["view-tasks"]["task_types"].get<int>(), 0);
+  EXPECT_GE(r["inspect"]["views"]["view-whatif"]["curves"].get<int>(), 1);
+  EXPECT_GE(r["inspect"]["views"]["view-timeline"]["slices"].get<int>(), 2);
+}
+
+TEST_F(View, BadInputIsOneLineAndNonZero) {
+  auto expect_one_line = [](const RunResult& r, int code, const std::string& words) {
+    EXPECT_TRUE(r.exited(code)) << r.describe();
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(lines_of(r.err).size(), 1u) << r.err;
+    EXPECT_NE(r.err.find(words), std::string::npos) << r.err;
+  };
+  expect_one_line(tasklens_command("view", {path("missing.tlens"), "-o", path("x.html")}), 4,
+                  "missing.tlens");
+  const std::string trace = recorded(example("fib", "gcc"), {"10", "200"}, "fib");
+  expect_one_line(tasklens_command("view", {trace, "--mode", "fast"}), 2, "--mode fast");
+  expect_one_line(tasklens_command("view", {trace, "--site", "nowhere.c:1"}), 2,
+                  "--site nowhere.c:1");
+  expect_one_line(tasklens_command("view", {trace, "--factors", "0.5"}), 2, "--factors");
+  expect_one_line(tasklens_command("view", {trace, "-o", path("no/such/dir/x.html")}), 2,
+                  "cannot write");
+  EXPECT_FALSE(std::filesystem::exists(path("x.html")));
+}
+
+}  // namespace
+}  // namespace tasklens::e2e
