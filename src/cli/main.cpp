@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "cli/analyze.hpp"
+#include "cli/diff_cmd.hpp"
 #include "cli/errors.hpp"
 #include "cli/record.hpp"
 #include "cli/sched_cmd.hpp"
@@ -28,7 +29,8 @@ int run(int argc, char** argv) {
       "  tasklens whatif --site fib.c:12    # parallelism if that task body were faster\n"
       "  tasklens advise                    # what to optimize to reach 8 x cores\n"
       "  tasklens tasks                     # task sizes and waiting times per task type\n"
-      "  tasklens sched                     # work, delay, no-work; parallelism over time\n",
+      "  tasklens sched                     # work, delay, no-work; parallelism over time\n"
+      "  tasklens diff one.tlens four.tlens # work inflation per site (1 thread against 4)\n",
       "tasklens"};
   app.set_version_flag("--version", std::string("tasklens ") + TASKLENS_VERSION);
   app.require_subcommand(1);
@@ -151,6 +153,27 @@ int run(int argc, char** argv) {
   sched->add_option("--points", sc.points, "Points of the time series (csv/json)")
       ->capture_default_str();
 
+  DiffOptions df;
+  CLI::App* diff = app.add_subcommand(
+      "diff",
+      "Differential analysis (seed 001): two recordings of the same program, typically 1\n"
+      "thread (the oracle) against P threads. For the whole program, each construct site and\n"
+      "each code fragment: the work in base and in other, their ratio and the inflation, for\n"
+      "every metric both recordings have, sorted by the inflation's cost on other's critical\n"
+      "path (how much shorter it would be if the unit did only base's work). Secondary\n"
+      "effects of parallel execution (contention, false sharing, lost locality) show where\n"
+      "they happen. Units under --min-share of the work in both are set apart as noise.");
+  diff->add_option("traces", df.traces, "Two trace files: base other");
+  diff->add_option("--format", df.format, "table, csv or json")->capture_default_str();
+  diff->add_option("--top", df.top, "Rows per list (table default: 15)");
+  diff->add_option("--min-share", df.min_share,
+                   "Percent of the program's work under which a unit (in both recordings) is "
+                   "noise and set apart")
+      ->capture_default_str();
+  diff->add_option("--metric", df.metric,
+                   "The metric that sorts and decides the threshold (default: the first both "
+                   "recordings have)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -162,6 +185,7 @@ int run(int argc, char** argv) {
   if (*advise) run_advise(ad);
   if (*tasks) run_tasks(tk);
   if (*sched) run_sched(sc);
+  if (*diff) run_diff(df);
   return 2;
 }
 
