@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <exception>
+#include <future>
 #include <limits>
 #include <memory>
 
@@ -75,8 +77,19 @@ void run_diff(const DiffOptions& opt) {
   const size_t top = opt.top                           ? opt.top
                      : format == report::Format::Table ? 15
                                                        : std::numeric_limits<size_t>::max();
-  std::unique_ptr<Run> base = load_run(opt.traces[0]);
-  std::unique_ptr<Run> other = load_run(opt.traces[1]);
+  // The two recordings load at once (reading, building and symbolizing each is independent):
+  // the comparison then takes about as long as a report of the larger one. Base's error, if
+  // both fail, is the one shown.
+  auto base_loading = std::async(std::launch::async, load_run, opt.traces[0]);
+  std::unique_ptr<Run> other;
+  std::exception_ptr other_error;
+  try {
+    other = load_run(opt.traces[1]);
+  } catch (...) {
+    other_error = std::current_exception();
+  }
+  std::unique_ptr<Run> base = base_loading.get();
+  if (other_error) std::rethrow_exception(other_error);
   const model::Model& bm = base->loaded.model;
   const model::Model& om = other->loaded.model;
   const std::vector<std::string> common = analysis::common_metrics(bm, om);

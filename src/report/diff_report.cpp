@@ -279,13 +279,19 @@ std::string render_diff(const DiffRun& base, const DiffRun& other, const Diff& d
                      x(double(d.other.elapsed), double(d.base.elapsed)));
 
   const MetricDiff& p = d.program.metrics[k];
-  out += fmt::format(
-      "\nwhole program ({}): work {} in base, {} in other ({}, {});\n  scaled back to base's "
-      "work, other's span would be {} shorter ({:.1f}% of it): the inflation's cost on the "
-      "critical path\n",
-      d.metrics[k], amount(base, d, k, double(p.base)), amount(other, d, k, double(p.other)),
-      ratio_str(p.ratio), signed_amount(other, d, k, double(p.inflation)),
-      amount(other, d, k, double(std::max<int64_t>(p.cost, 0))), p.cost_percent);
+  out += fmt::format("\nwhole program ({}): work {} in base, {} in other ({}, {});\n", d.metrics[k],
+                     amount(base, d, k, double(p.base)), amount(other, d, k, double(p.other)),
+                     ratio_str(p.ratio), signed_amount(other, d, k, double(p.inflation)));
+  if (p.cost >= 0)
+    out += fmt::format(
+        "  scaled back to base's work, other's span would be {} shorter ({:.1f}% of it): the "
+        "inflation's cost on the critical path\n",
+        amount(other, d, k, double(p.cost)), p.cost_percent);
+  else
+    out += fmt::format(
+        "  other did less work than base: scaled back to base's, its span would be {} longer "
+        "({:.1f}% more)\n",
+        amount(other, d, k, double(-p.cost)), -p.cost_percent);
   for (size_t m = 0; m < d.metrics.size(); ++m)
     if (m != k)
       out += fmt::format("  {}: work {} -> {} ({}), span {} -> {}\n", d.metrics[m],
