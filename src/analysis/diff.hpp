@@ -24,8 +24,9 @@
 //    the strands weigh 0), the rest unchanged: how much other's critical path would shrink if the
 //    unit did in other only the work it did in base. Signed: a unit that shrank (ratio < 1) has a
 //    cost <= 0. Also as a percent of other's span. The unit's own work on other's critical path
-//    (`critical`) is beside it: the cost can exceed the inflation on the path's strands when
-//    scaling lets a shorter path become the longest, never the reverse.
+//    (`critical`) is beside it: a positive cost is at most critical x (1 - base / other), less
+//    when the scaling lets another path become the longest (the cost is what the program would
+//    gain, not what the unit loses).
 //    Computing it: a unit with ratio >= 1 and no strand on the critical path computed for the
 //    metric has cost 0 (that path keeps its length and no path grows), and a ratio of exactly 1
 //    has cost 0; every other unit costs one longest-path pass, O(V + E).
