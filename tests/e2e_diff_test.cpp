@@ -107,12 +107,12 @@ RunResult record_priority(const std::string& exe, const std::string& out, int th
 }
 
 // The false-sharing loop's work grows several times with 2 threads on the 2 cores (measured at
-// real-time priority on the 2-core AMD EPYC VM, 14 pairs of runs: clang 3.0x-5.7x, gcc
+// real-time priority on the 2-core AMD EPYC VM, about 15 pairs of runs: clang 3.0x-7.1x, gcc
 // 1.8x-4.0x: the compilers emit different increments, docs/examples.md); the padded loop does
-// the same work without sharing a line and stays near 1 (clang 0.95-1.03, gcc 0.67-0.96, once
+// the same work without sharing a line and stays near 1 (clang 0.95-1.06, gcc 0.67-1.04, once
 // 1.73). Tolerances: the false-sharing loop first; its ratio at least 1.5 and at least twice the
 // padded loop's (the padded loop is the control: a 1-thread run slowed by what ran on the other
-// virtual CPU, which may share its physical core, lowers both ratios alike; measured 2.7x-4.6x);
+// virtual CPU, which may share its physical core, lowers both ratios alike; measured 2.3x-6.7x);
 // the padded ratio within [0.6, 1.5] (separate runs on a shared machine, TSC time). One retry
 // of the pair of recordings when the first does not match.
 TEST_P(DiffE2E, FalseSharingSiteComesFirst) {
