@@ -107,14 +107,16 @@ RunResult record_priority(const std::string& exe, const std::string& out, int th
 }
 
 // The false-sharing loop's work grows several times with 2 threads on the 2 cores (measured at
-// real-time priority on the 2-core AMD EPYC VM, about 15 pairs of runs: clang 3.0x-7.1x, gcc
+// real-time priority on the 2-core AMD EPYC VM, about 18 pairs of runs: clang 3.0x-7.1x, gcc
 // 1.8x-4.0x: the compilers emit different increments, docs/examples.md); the padded loop does
-// the same work without sharing a line and stays near 1 (clang 0.95-1.06, gcc 0.67-1.04, once
-// 1.73). Tolerances: the false-sharing loop first; its ratio at least 1.5 and at least twice the
-// padded loop's (the padded loop is the control: a 1-thread run slowed by what ran on the other
-// virtual CPU, which may share its physical core, lowers both ratios alike; measured 2.3x-6.7x);
-// the padded ratio within [0.6, 1.5] (separate runs on a shared machine, TSC time). One retry
-// of the pair of recordings when the first does not match.
+// the same work without sharing a line and stays near 1 (clang 0.93-1.06, gcc 0.67-1.05, and
+// 1.58 and 1.73 once each: the two virtual CPUs seem to land at times on the two hardware
+// threads of one core, where even independent counters run 1.7x slower, measured with a pinned
+// microbenchmark). Tolerances: the false-sharing loop first; its ratio at least 1.5 and at least
+// twice the padded loop's (the padded loop is the control: whatever slows a run, a 1-thread run
+// beside other work on the sibling CPU or a 2-thread run on one core, moves both ratios alike;
+// measured 2.3x-6.7x); the padded ratio within [0.6, 1.8] (the above). One retry of the pair of
+// recordings when the first does not match.
 TEST_P(DiffE2E, FalseSharingSiteComesFirst) {
   const std::string exe = std::string(TASKLENS_EXAMPLES_DIR) + "/false_sharing_" + GetParam();
   const bool rt = realtime_available();
@@ -157,8 +159,8 @@ TEST_P(DiffE2E, FalseSharingSiteComesFirst) {
       if (!(ratio(shared) >= 2 * ratio(padded)))
         s << "false-sharing ratio " << ratio(shared) << " is not twice the padded loop's "
           << ratio(padded) << "\n";
-      if (!(ratio(padded) >= 0.6 && ratio(padded) <= 1.5))
-        s << "padded ratio " << ratio(padded) << " outside [0.6, 1.5]\n";
+      if (!(ratio(padded) >= 0.6 && ratio(padded) <= 1.8))
+        s << "padded ratio " << ratio(padded) << " outside [0.6, 1.8]\n";
       if (!(num(shared["metrics"]["tsc"], "cost") > 0))
         s << "the false-sharing loop's inflation has no cost on the critical path\n";
       std::cerr << "[ diff     ] " << GetParam() << (rt ? " (real-time priority)" : "")
