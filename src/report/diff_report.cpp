@@ -61,6 +61,7 @@ Json side_json(const DiffRun& r, const DiffSide& s, const Diff& d) {
   j["tasks"] = s.tasks;
   j["strands"] = s.strands;
   j["elapsed"] = s.elapsed;
+  j["preemption_removed"] = m.preempted;
   j["elapsed_seconds"] = r.tsc_hz > 0 ? Json(double(s.elapsed) / r.tsc_hz) : Json(nullptr);
   Json work, span, par;
   for (size_t k = 0; k < d.metrics.size(); ++k) {
