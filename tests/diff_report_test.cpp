@@ -151,6 +151,16 @@ TEST(DiffReport, NotesSayWhatTheComparisonCannotShow) {
   bool oracle = false;
   for (const auto& n : more) oracle |= n.find("not a contention-free oracle") != std::string::npos;
   EXPECT_TRUE(oracle);
+  // Other preempted for 10% of its 2 workers x 1000 ticks.
+  d.other.elapsed = 1000;
+  f.other.preempted = 200;
+  std::string preempted;
+  for (const auto& n : report::diff_notes(f.b, f.o, d)) preempted += n;
+  EXPECT_NE(preempted.find("preempted other's threads for 10%"), std::string::npos) << preempted;
+  f.other.preempted = 50;  // 2.5%: no note
+  preempted.clear();
+  for (const auto& n : report::diff_notes(f.b, f.o, d)) preempted += n;
+  EXPECT_EQ(preempted.find("preempted"), std::string::npos) << preempted;
 }
 
 }  // namespace

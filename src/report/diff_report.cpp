@@ -198,6 +198,15 @@ std::vector<std::string> diff_notes(const DiffRun& base, const DiffRun& other, c
   if (d.other.workers <= 1 && d.base.workers <= 1)
     notes.push_back(
         "both recordings ran on one worker: no secondary effect of parallel execution can show");
+  // Preempted time inside strands, against the workers' time: threads that were not running
+  // could not contend, so effects of running together show only in part.
+  const double other_time = double(d.other.elapsed) * std::max<uint32_t>(d.other.workers, 1);
+  if (other.model->preempted > 0.05 * other_time && other_time > 0)
+    notes.push_back(fmt::format(
+        "other processes preempted other's threads for {:.0f}% of their time: they did not all "
+        "run at once, so contention and false sharing show only in part; record on a quiet "
+        "machine",
+        100.0 * double(other.model->preempted) / other_time));
   if (basename_of(base.info.program) != basename_of(other.info.program))
     notes.push_back(fmt::format("different executables ({} and {}): units are matched by name",
                                 basename_of(base.info.program), basename_of(other.info.program)));
