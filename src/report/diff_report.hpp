@@ -29,8 +29,8 @@ struct DiffRun {
 double metric_rate(const DiffRun& run, const std::string& metric);
 
 // What the reader should know before trusting the comparison (one line each): a base that ran
-// on several workers (not a contention-free oracle), other on one, different executables,
-// metrics that only one recording has.
+// on several workers (not a contention-free oracle), both on one, other's threads preempted for
+// more than 5% of their time, different executables, metrics that only one recording has.
 std::vector<std::string> diff_notes(const DiffRun& base, const DiffRun& other,
                                     const analysis::Diff& diff);
 
