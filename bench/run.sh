@@ -9,8 +9,8 @@
 #   3. `tasklens report --format json` throughput (tasks per second) on the fib trace and on a
 #      larger one (fib(32), about 7M tasks);
 #   4. `tasklens tasks`, `tasklens sched` and `tasklens predict` (--format json; predict at its
-#      default 7 thread counts) wall time on the fib trace (1.66M tasks), against issue 5's goal
-#      of 2 s for a 1-million-task trace.
+#      default 7 thread counts) wall time on the fib trace (1.66M tasks), and `tasklens diff` of
+#      that trace against itself, against issue 5's goal of 2 s for a 1-million-task trace.
 #      Also `tasklens export --format perfetto` on it: seconds per million tasks, file size.
 #
 # Every figure is a ratio or rate measured in this run; targets are printed next to them with
@@ -370,12 +370,15 @@ echo
 # 4. The scheduling analyses.
 
 ANALYSIS_JSON=()
-printf '4. tasks, sched and predict: wall time on the fib(%s) trace, median of %s runs\n' \
+printf '4. tasks, sched, predict and diff: wall time on the fib(%s) trace, median of %s runs\n' \
   "$FIB_N" "$REPORT_REPS"
-for cmd in tasks sched predict; do
+for cmd in tasks sched predict diff; do
+  args=("${FIB_TRACE[$TMAX]}")
+  # diff compares two recordings: the trace against itself (every unit matched, two models).
+  [[ $cmd == diff ]] && args+=("${FIB_TRACE[$TMAX]}")
   runs=()
   for ((i = 0; i < REPORT_REPS; i++)); do
-    timed "$WORK/$cmd.json" "$TL" "$cmd" --format json "${FIB_TRACE[$TMAX]}"
+    timed "$WORK/$cmd.json" "$TL" "$cmd" --format json "${args[@]}"
     runs+=("$ELAPSED_US")
   done
   m=$(median "${runs[@]}")

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "cli/analyze.hpp"
+#include "cli/diff_cmd.hpp"
 #include "cli/errors.hpp"
 #include "cli/export_cmd.hpp"
 #include "cli/predict_cmd.hpp"
@@ -35,6 +36,7 @@ int run(int argc, char** argv) {
       "  tasklens predict                   # predicted time and speedup on 1..64 cores\n"
       "  tasklens export -o run.json        # timeline for ui.perfetto.dev (or --format "
       "json|csv)\n"
+      "  tasklens diff one.tlens four.tlens # work inflation per site (1 thread against 4)\n"
       "  tasklens view                      # all of it as one HTML file (tasklens.html)\n",
       "tasklens"};
   app.set_version_flag("--version", std::string("tasklens ") + TASKLENS_VERSION);
@@ -209,6 +211,26 @@ int run(int argc, char** argv) {
   view->add_option("--slices", vw.slices,
                    "Most timeline slices; beyond, strands merge into time buckets per worker")
       ->capture_default_str();
+  DiffOptions df;
+  CLI::App* diff = app.add_subcommand(
+      "diff",
+      "Differential analysis (seed 001): two recordings of the same program, typically 1\n"
+      "thread (the oracle) against P threads. For the whole program, each construct site and\n"
+      "each code fragment: the work in base and in other, their ratio and the inflation, for\n"
+      "every metric both recordings have, sorted by the inflation's cost on other's critical\n"
+      "path (how much shorter it would be if the unit did only base's work). Secondary\n"
+      "effects of parallel execution (contention, false sharing, lost locality) show where\n"
+      "they happen. Units under --min-share of the work in both are set apart as noise.");
+  diff->add_option("traces", df.traces, "Two trace files: base other");
+  diff->add_option("--format", df.format, "table, csv or json")->capture_default_str();
+  diff->add_option("--top", df.top, "Rows per list (table default: 15)");
+  diff->add_option("--min-share", df.min_share,
+                   "Percent of the program's work under which a unit (in both recordings) is "
+                   "noise and set apart")
+      ->capture_default_str();
+  diff->add_option("--metric", df.metric,
+                   "The metric that sorts and decides the threshold (default: the first both "
+                   "recordings have)");
 
   try {
     app.parse(argc, argv);
@@ -224,6 +246,7 @@ int run(int argc, char** argv) {
   if (*predict) run_predict(pr);
   if (*exp) run_export(ex);
   if (*view) run_view(vw);
+  if (*diff) run_diff(df);
   return 2;
 }
 

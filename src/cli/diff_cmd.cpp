@@ -1,0 +1,123 @@
+#include "cli/diff_cmd.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <exception>
+#include <future>
+#include <limits>
+#include <memory>
+
+#include "analysis/diff.hpp"
+#include "cli/analyze.hpp"
+#include "cli/errors.hpp"
+#include "report/diff_report.hpp"
+#include "report/whatif_report.hpp"
+
+namespace tasklens::cli {
+namespace {
+
+// One recording with its site and fragment labels.
+struct Run {
+  Loaded loaded;
+  report::FragmentLabels fragments;
+  analysis::DiffInput input;
+  report::DiffRun view;
+};
+
+std::unique_ptr<Run> load_run(const std::string& path) {
+  auto r = std::make_unique<Run>();
+  r->loaded = load(path);
+  const model::Model& m = r->loaded.model;
+  r->fragments = report::label_fragments(m, r->loaded.trace->modules(), r->loaded.labels);
+  r->input.model = &m;
+  for (const report::SiteLabel& l : r->loaded.labels) r->input.site_names.push_back(l.site);
+  r->input.fragment_group = r->fragments.group_of;
+  r->input.fragment_names = r->fragments.label;
+  r->view.model = &m;
+  r->view.labels = &r->loaded.labels;
+  r->view.fragments = &r->fragments;
+  r->view.info = report::run_info(*r->loaded.trace);
+  r->view.tsc_hz = r->loaded.trace->tsc_hz();
+  return r;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+// The construct sites of a recording (not the program site), largest work first, at most 5.
+std::string construct_sites(const analysis::Diff& d, bool base) {
+  std::string s;
+  size_t n = 0;
+  for (const analysis::UnmatchedUnit& u : base ? d.only_base : d.only_other) {
+    if (u.kind != analysis::DiffUnitKind::Site || u.site_kind == model::SiteKind::Program) continue;
+    if (n++ == 5) {
+      s += ", ...";
+      break;
+    }
+    s += (s.empty() ? "" : ", ") + u.name;
+  }
+  return s.empty() ? "none" : s;
+}
+
+}  // namespace
+
+void run_diff(const DiffOptions& opt) {
+  report::Format format = parse_format(opt.format);
+  if (opt.traces.size() != 2)
+    throw UsageError(fmt::format(
+        "diff: give two traces, base and other (e.g. recorded with OMP_NUM_THREADS=1 and 4), "
+        "not {}",
+        opt.traces.size()));
+  if (!(opt.min_share >= 0 && opt.min_share <= 100))
+    throw UsageError(fmt::format("--min-share {}: use a percent from 0 to 100", opt.min_share));
+  const size_t top = opt.top                           ? opt.top
+                     : format == report::Format::Table ? 15
+                                                       : std::numeric_limits<size_t>::max();
+  // The two recordings load at once (reading, building and symbolizing each is independent):
+  // the comparison then takes about as long as a report of the larger one. Base's error, if
+  // both fail, is the one shown.
+  auto base_loading = std::async(std::launch::async, load_run, opt.traces[0]);
+  std::unique_ptr<Run> other;
+  std::exception_ptr other_error;
+  try {
+    other = load_run(opt.traces[1]);
+  } catch (...) {
+    other_error = std::current_exception();
+  }
+  std::unique_ptr<Run> base = base_loading.get();
+  if (other_error) std::rethrow_exception(other_error);
+  const model::Model& bm = base->loaded.model;
+  const model::Model& om = other->loaded.model;
+  const std::vector<std::string> common = analysis::common_metrics(bm, om);
+  if (common.empty())
+    throw UsageError(fmt::format(
+        "diff: {} measures {} and {} measures {}: no metric in common to compare; record both "
+        "with the same --metric",
+        opt.traces[0], join(analysis::metric_names(bm)), opt.traces[1],
+        join(analysis::metric_names(om))));
+  if (!opt.metric.empty() && std::find(common.begin(), common.end(), opt.metric) == common.end())
+    throw UsageError(fmt::format("--metric {}: not measured by both recordings; they have {}",
+                                 opt.metric, join(common)));
+  analysis::DiffOptions dopt;
+  dopt.min_share = opt.min_share / 100.0;
+  dopt.sort_metric = opt.metric;
+  const analysis::Diff d = analysis::compute_diff(base->input, other->input, dopt);
+  bool any_construct = false;
+  for (const auto* list : {&d.only_base, &d.only_other})
+    for (const analysis::UnmatchedUnit& u : *list)
+      any_construct |=
+          u.kind == analysis::DiffUnitKind::Site && u.site_kind != model::SiteKind::Program;
+  if (d.matched_construct_sites == 0 && any_construct)
+    throw UsageError(fmt::format(
+        "diff: {} and {} have no construct site in common ({}: {}; {}: {}): not the same "
+        "program? diff compares two recordings of one program",
+        opt.traces[0], opt.traces[1], opt.traces[0], construct_sites(d, true), opt.traces[1],
+        construct_sites(d, false)));
+  write_and_exit(report::render_diff(base->view, other->view, d, format, top));
+}
+
+}  // namespace tasklens::cli

@@ -1,0 +1,25 @@
+// `tasklens diff base other`: seed 001's differential analysis of two recordings of the same
+// program (typically 1 thread, the oracle, against P threads): per construct site and code
+// fragment, the work in each and its inflation, sorted by the inflation's cost on other's
+// critical path (analysis/diff.hpp).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace tasklens::cli {
+
+struct DiffOptions {
+  std::vector<std::string> traces;  // exactly two: base other
+  std::string format = "table";
+  size_t top = 0;          // rows per list; 0: 15 for the table, all for csv/json
+  double min_share = 1.0;  // percent of the program's work under which a unit is noise
+  std::string metric;      // the metric that sorts; empty: the first common one
+};
+
+// Writes the report to stdout and ends the process (like run_report). Throws UsageError on bad
+// options, on recordings with no metric or no construct site in common (not the same program).
+[[noreturn]] void run_diff(const DiffOptions& options);
+
+}  // namespace tasklens::cli
