@@ -199,6 +199,31 @@ TEST(Predict, OverheadsMeasuredFromGapsByKind) {
   EXPECT_DOUBLE_EQ(o.cont.ticks, 0);
 }
 
+TEST(Predict, AWorkerIsFreeWhenAllItsStrandsEnded) {
+  // A one-thread team runs a task the moment it is created: the creator's zero-length strand P
+  // starts with the task's C; the creator's continuation U waits for C, not for P. Its gap is 2.
+  ModelBuilder b;
+  const uint32_t site = b.add_site(SiteKind::Task);
+  const uint32_t a = b.strand(10);
+  b.open(NodeKind::Task, site);
+  const uint32_t c = b.strand(1000, {a});
+  b.close();
+  const uint32_t p = b.strand(0, {a});
+  const uint32_t u = b.strand(8, {p});
+  Model m = b.finish();
+  const uint64_t times[][2] = {{1, 10}, {10, 1010}, {10, 10}, {1012, 1020}};
+  for (uint32_t s : {a, c, p, u}) {
+    m.strands[s].thread = 0;
+    m.strands[s].start = times[s][0];
+    m.strands[s].end = times[s][1];
+  }
+  const Overheads o = analysis::measure_overheads(m);
+  EXPECT_EQ(o.cont.samples, 2u);  // P (gap 0 after A) and U
+  EXPECT_DOUBLE_EQ(o.cont.ticks, 1.0);
+  EXPECT_EQ(o.spawn.samples, 1u);
+  EXPECT_DOUBLE_EQ(o.spawn.ticks, 0.0);
+}
+
 TEST(Predict, TrimmedMeanDropsTheLargestPercent) {
   // 100 continuation gaps of 1 tick on one thread, and one of 10^6: dropped (1% of 101 is 1).
   ModelBuilder b;

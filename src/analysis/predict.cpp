@@ -109,12 +109,21 @@ Overheads measure_overheads(const model::Model& m) {
   }
   for (size_t i = 0; i < by_start.size(); ++i) order[i] = by_start[i].second;
   std::vector<uint64_t> spawn, steal, sync, cont;
-  for (size_t i = 1; i < order.size(); ++i) {
-    const model::Strand& prev = m.strands[order[i - 1]];
+  // The worker is free when every strand it started before has ended: the latest end so far, not
+  // the previous strand's (a zero-length strand can start with a long one, as when a one-thread
+  // team runs a task the moment it is created).
+  uint64_t busy_until = 0;
+  for (size_t i = 0; i < order.size(); ++i) {
     const uint32_t u = order[i];
     const model::Strand& st = m.strands[u];
-    if (prev.thread != st.thread || ready_src[u] == kNone) continue;
-    const uint64_t free = std::max(ready[u], prev.end);
+    if (i == 0 || m.strands[order[i - 1]].thread != st.thread) {
+      busy_until = st.end;
+      continue;
+    }
+    const uint64_t worker_free = busy_until;
+    busy_until = std::max(busy_until, st.end);
+    if (ready_src[u] == kNone) continue;
+    const uint64_t free = std::max(ready[u], worker_free);
     const uint64_t gap = st.start > free ? st.start - free : 0;
     if (m.strands[ready_src[u]].thread != st.thread)
       steal.push_back(gap);

@@ -11,7 +11,8 @@
 //  * A strand's task is its innermost Task, ImplicitTask or Chunk node (the Program node for the
 //    serial part). Successor u of strand s is s's *continuation* when both are in the same task.
 //  * Measured overheads (Overheads): for each timed strand u that is not the first strand of its
-//    worker, free = max(u's ready time, the end of the strand its worker ran before it) (ready
+//    worker, free = max(u's ready time, the latest end of the strands its worker started before
+//    it) (ready
 //    time as in sched.hpp) and gap = u.start - free (0 when negative). The gap is the runtime's
 //    cost of getting u running, classified by u's last-ready predecessor p (the timed strand
 //    whose end made u ready; none: not classified):
