@@ -10,7 +10,6 @@
 #include <thread>
 
 #include "analysis/predict.hpp"
-#include "analysis/sched.hpp"
 #include "analysis/tasks.hpp"
 #include "cli/analyze.hpp"
 #include "cli/errors.hpp"
@@ -22,7 +21,8 @@ namespace {
 
 struct Run {
   Loaded loaded;
-  analysis::Schedule schedule;
+  uint32_t workers = 0;
+  uint64_t elapsed = 0;
   report::PredictRecording recording;
   analysis::ExtrapolationInput input;
 };
@@ -31,18 +31,30 @@ std::unique_ptr<Run> load_run(const std::string& path) {
   auto r = std::make_unique<Run>();
   r->loaded = load(path);
   const model::Model& m = r->loaded.model;
-  r->schedule = analysis::compute_schedule(m);
-  if (r->schedule.timed_strands == 0 || !r->schedule.timestamps)
+  // The workers and the elapsed time as `sched` counts them (a timed strand has a worker and a
+  // timestamp), without its full sweep.
+  std::vector<uint8_t> seen;
+  uint64_t first = ~uint64_t{0}, last = 0;
+  for (const model::Strand& st : m.strands) {
+    if (st.thread == model::kNone || (st.start == 0 && st.end == 0)) continue;
+    if (st.thread >= seen.size()) seen.resize(st.thread + 1, 0);
+    r->workers += seen[st.thread] ? 0 : 1;
+    seen[st.thread] = 1;
+    first = std::min(first, st.start);
+    last = std::max(last, std::max(st.start, st.end));
+  }
+  r->elapsed = r->workers && last > first ? last - first : 0;
+  if (r->elapsed == 0)
     throw UsageError(path +
                      ": the trace was recorded without timestamps (no strand has a start and end "
                      "time): predictions need them; record it again with `tasklens record`");
   r->recording.info = report::run_info(*r->loaded.trace);
-  r->recording.threads = r->schedule.workers;
-  r->recording.elapsed = r->schedule.elapsed;
+  r->recording.threads = r->workers;
+  r->recording.elapsed = r->elapsed;
   r->recording.tasks = r->loaded.model.task_count;
 
-  r->input.threads = r->schedule.workers;
-  r->input.elapsed = r->schedule.elapsed;
+  r->input.threads = r->workers;
+  r->input.elapsed = r->elapsed;
   return r;
 }
 
@@ -172,7 +184,6 @@ void run_predict(const PredictOptions& opt) {
   const std::vector<uint64_t> dur = analysis::strand_durations(m);
   std::tie(view.work_ticks, view.span_ticks) = work_and_span(m, dur);
   const analysis::Simulator simulator(m, dur, view.overheads);
-  view.simulated_one = simulator.run(1).time;
   if (!view.overheads.steal.measured)
     view.notes.push_back(
         "steal cost not measured (the recording has one worker): taken to be the spawn cost; a "
@@ -201,20 +212,29 @@ void run_predict(const PredictOptions& opt) {
 
   // The simulations are independent: run them on every core (a million tasks take a few tenths
   // of a second each).
-  std::vector<analysis::SimulationResult> simulated(threads.size());
+  // The largest counts first (they take longest); one worker is always simulated: the speedups'
+  // base.
+  std::vector<uint32_t> counts = threads;
+  if (counts.front() != 1) counts.insert(counts.begin(), 1);
+  std::vector<analysis::SimulationResult> by_count(counts.size());
   {
     std::atomic<size_t> next{0};
     const auto worker = [&] {
-      for (size_t i; (i = next.fetch_add(1)) < threads.size();)
-        simulated[i] = simulator.run(threads[i]);
+      for (size_t k; (k = next.fetch_add(1)) < counts.size();) {
+        const size_t i = counts.size() - 1 - k;
+        by_count[i] = simulator.run(counts[i]);
+      }
     };
     const size_t helpers =
-        std::min<size_t>(threads.size(), std::max(1u, std::thread::hardware_concurrency())) - 1;
+        std::min<size_t>(counts.size(), std::max(1u, std::thread::hardware_concurrency())) - 1;
     std::vector<std::thread> pool;
     for (size_t i = 0; i < helpers; ++i) pool.emplace_back(worker);
     worker();
     for (std::thread& t : pool) t.join();
   }
+  view.simulated_one = by_count.front().time;
+  std::vector<analysis::SimulationResult> simulated(
+      by_count.end() - static_cast<std::ptrdiff_t>(threads.size()), by_count.end());
   for (size_t i = 0; i < threads.size(); ++i) {
     const uint32_t p = threads[i];
     report::PredictRow row;
