@@ -98,12 +98,16 @@ class PredictExamples : public E2E, public ::testing::WithParamInterface<Case> {
 };
 
 // The 2-thread prediction from the 1-thread recording against the 2-thread recording's elapsed
-// time. Timing on a shared machine: one retry when the first attempt misses (other load, a host
-// stealing the virtual CPUs); the message gives both attempts.
+// time. Both are wall times, which other load on the machine stretches (the prediction is for the
+// machine to itself): an attempt during which other processes used more than 5% of a core over
+// the two recordings (from /proc/stat, host steal included) cannot be judged and is repeated, up
+// to 4 attempts; the first undisturbed one decides. When every attempt was disturbed the test
+// says so and is skipped (a quiet machine, as CI's, always judges). Each attempt's closeness is
+// printed.
 TEST_P(PredictExamples, TwoThreadPredictionFromOneThreadRecordingWithin15Percent) {
   const Case& c = GetParam();
   std::string attempts;
-  for (int attempt = 0; attempt < 2; ++attempt) {
+  for (int attempt = 0; attempt < 4; ++attempt) {
     const std::string t1 = path(c.name + "-1.tlens"), t2 = path(c.name + "-2.tlens");
     RunResult r1 = record_with(c, 1, t1);
     ASSERT_TRUE(r1.exited(0)) << r1.describe();
@@ -122,20 +126,28 @@ TEST_P(PredictExamples, TwoThreadPredictionFromOneThreadRecordingWithin15Percent
     const json& row1 = j["predictions"][0];
     const double calibration =
         (num(row1, "simulated") - num(row1, "measured")) / num(row1, "measured");
-    const std::string line = c.name + ": predicted 2-thread time " +
-                             std::to_string(predicted / 1e6) + " Mticks, measured " +
-                             std::to_string(measured / 1e6) + " Mticks, error " +
-                             std::to_string(100 * error) + "% (1-thread calibration " +
-                             std::to_string(100 * calibration) + "%; other CPU during the runs " +
-                             std::to_string(r1.other_cpu_seconds + r2.other_cpu_seconds) + " s)";
+    const double other = r1.other_cpu_seconds + r2.other_cpu_seconds;
+    const bool disturbed = other > 0.05 * (r1.seconds + r2.seconds);
+    const std::string line =
+        c.name + ": predicted 2-thread time " + std::to_string(predicted / 1e6) +
+        " Mticks, measured " + std::to_string(measured / 1e6) + " Mticks, error " +
+        std::to_string(100 * error) + "% (1-thread calibration " +
+        std::to_string(100 * calibration) + "%; other processes used " + std::to_string(other) +
+        " s of CPU during the " + std::to_string(r1.seconds + r2.seconds) + " s of recording" +
+        (disturbed ? ": disturbed, not judged)" : ")");
     std::printf("[ closeness ] %s\n", line.c_str());
     RecordProperty("closeness", line);
     attempts += line + "\n";
-    if (std::fabs(error) <= kTolerance) return;
+    if (disturbed) continue;
+    EXPECT_LE(std::fabs(error), kTolerance)
+        << "the 2-thread prediction missed the measured time by more than " << kTolerance * 100
+        << "%:\n"
+        << attempts;
+    return;
   }
-  ADD_FAILURE() << "the 2-thread prediction missed the measured time by more than "
-                << kTolerance * 100 << "% twice:\n"
-                << attempts;
+  GTEST_SKIP() << "other processes kept the machine busy during every attempt: the prediction "
+                  "(for a machine to itself) could not be judged:\n"
+               << attempts;
 }
 
 INSTANTIATE_TEST_SUITE_P(
