@@ -7,6 +7,7 @@
 // JSON) is drawn and sorted, or says why two runs cannot be compared.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -176,9 +177,10 @@ json expect_page_works(const json& r, size_t runs = 1) {
 class View : public E2E {
  protected:
   std::string recorded(const std::string& exe, const std::vector<std::string>& args,
-                       const std::string& name, const EnvOverrides& env = default_env()) {
+                       const std::string& name, const EnvOverrides& env = default_env(),
+                       const std::vector<std::string>& flags = {}) {
     const std::string trace = path(name + ".tlens");
-    RunResult rec = record(exe, args, trace, env);
+    RunResult rec = record(exe, args, trace, env, flags);
     EXPECT_TRUE(rec.exited(0)) << rec.describe();
     return trace;
   }
@@ -246,12 +248,15 @@ json embedded_json(const std::string& html, const std::string& id) {
   return json::parse(html.substr(from, html.find("</script>", from) - from));
 }
 
-// False sharing at 1 thread (the base) against 2: the differential table is `tasklens diff`'s
-// JSON, every row, drawn with its rows; sorting its ratio column by clicks works.
+// False sharing at 1 thread (the base) against 2, in two metrics: the differential table is
+// `tasklens diff`'s JSON, every row, drawn with its rows and columns per metric; sorting its
+// ratio column by clicks works.
 TEST_F(View, CompareShowsTheDifferentialTableSortable) {
   const std::string exe = example("false_sharing", "clang");
-  const std::string one = recorded(exe, {"2000000", "1"}, "one", default_env(1));
-  const std::string two = recorded(exe, {"2000000", "1"}, "two", default_env(2));
+  // Two metrics (task-clock is a software event: every machine has it): columns per metric.
+  const std::vector<std::string> metrics = {"--metric", "tsc,task-clock"};
+  const std::string one = recorded(exe, {"2000000", "1"}, "one", default_env(1), metrics);
+  const std::string two = recorded(exe, {"2000000", "1"}, "two", default_env(2), metrics);
   const std::string page = view({one, "--compare", two}, path("diff.html"));
   RunResult diff = tasklens_command("diff", {one, two, "--format", "json"});
   ASSERT_TRUE(diff.exited(0)) << diff.describe();
@@ -267,6 +272,12 @@ TEST_F(View, CompareShowsTheDifferentialTableSortable) {
   EXPECT_EQ(d.value("errors", -1), 0);
   EXPECT_TRUE(d["reason"].is_null()) << d;
   EXPECT_EQ(d.value("summary_rows", 0), 3);  // base, other, other / base
+  EXPECT_EQ(embedded["metrics"], json::array({"tsc", "task-clock"}));
+  const auto headers = d["headers"].get<std::vector<std::string>>();
+  for (const char* h :
+       {"unit", "kind", "function", "tsc base", "tsc other", "tsc ratio", "tsc cost", "tsc cost %",
+        "task-clock base", "task-clock ratio", "task-clock cost %"})
+    EXPECT_NE(std::find(headers.begin(), headers.end(), h), headers.end()) << h << ": " << d;
   // The program and the two loops (the false-sharing one and its padded control), whatever
   // their ratios on a loaded machine; the fragments' table too.
   EXPECT_EQ(d.value("site_rows", 0), 1 + static_cast<int>(embedded["sites"].size())) << d;

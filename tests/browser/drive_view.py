@@ -143,6 +143,7 @@ return {rendered: v.getAttribute('data-rendered'), columns: q('.cols > .col'),
         site_rows: q('.diff-sites tbody tr'), fragment_rows: q('.diff-fragments tbody tr'),
         inflated_rows: q('.diff-table tr.inflated'), notes: q('.diff-notes li'),
         summary_rows: q('.diff-summary tbody tr'), reason: reason ? reason.textContent : null,
+        headers: [...v.querySelectorAll('.diff-sites thead th')].map((th) => th.textContent),
         errors: q('.error'), text: v.innerText.slice(0, 4000)};
 """
 
