@@ -90,6 +90,10 @@ TEST(DiffReport, JsonHasEveryCommonMetricByName) {
   EXPECT_EQ(j["base"]["work"]["instructions"], 10000);
   EXPECT_EQ(j["other"]["work"]["tsc"], 4500);
   EXPECT_EQ(j["other"]["span"]["tsc"], 4000);
+  // Amounts' units per second (for readers such as tasklens view): tsc is a time, 1e9 ticks a
+  // second here; instructions are a count.
+  EXPECT_EQ(j["base"]["units_per_second"]["tsc"], 1e9);
+  EXPECT_EQ(j["other"]["units_per_second"]["instructions"], 0);
   EXPECT_EQ(j["base"]["threads"], 1);
   EXPECT_EQ(j["other"]["workers"], 2);
   ASSERT_GE(j["sites"].size(), 2u);

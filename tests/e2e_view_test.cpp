@@ -3,9 +3,11 @@
 // chromedriver (tests/browser/drive_view.py): every view drawn with its content, no console
 // error, no dialog, a table sorted and a hierarchy node expanded by real clicks, a timeline slice
 // linked to its construct; screenshots in <build>/test-artifacts/view/. And the errors on bad
-// input. The timeline is zoomed by a drag.
+// input. The timeline is zoomed by a drag. A compare page's differential table (tasklens diff's
+// JSON) is drawn and sorted, or says why two runs cannot be compared.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -175,9 +177,10 @@ json expect_page_works(const json& r, size_t runs = 1) {
 class View : public E2E {
  protected:
   std::string recorded(const std::string& exe, const std::vector<std::string>& args,
-                       const std::string& name, const EnvOverrides& env = default_env()) {
+                       const std::string& name, const EnvOverrides& env = default_env(),
+                       const std::vector<std::string>& flags = {}) {
     const std::string trace = path(name + ".tlens");
-    RunResult rec = record(exe, args, trace, env);
+    RunResult rec = record(exe, args, trace, env, flags);
     EXPECT_TRUE(rec.exited(0)) << rec.describe();
     return trace;
   }
@@ -217,7 +220,7 @@ TEST_F(View, CompareShowsTwoRunsSideBySide) {
   const std::string page = view({two, "--compare", one}, path("compare.html"));
   const json r = drive(page, "compare", {}, true);
   if (r.is_null()) return;
-  EXPECT_EQ(r["screenshots"].size(), 1 + kViews.size());
+  EXPECT_EQ(r["screenshots"].size(), 1 + kViews.size() + 1);  // the page, each view, the diff
   // One worker in the second run: its breakdown has one worker row and the total.
   EXPECT_TRUE(r["driver_error"].is_null()) << r["driver_error"];
   EXPECT_EQ(console_errors(r), "");
@@ -227,6 +230,108 @@ TEST_F(View, CompareShowsTwoRunsSideBySide) {
   }
   EXPECT_EQ(r["inspect"]["views"]["view-sched"]["bar_rows"].get<int>(), 3 + 2);
   EXPECT_EQ(r["inspect"]["views"]["view-overtime"]["running_paths"].get<int>(), 2);
+  // The differential view, once for the pair; the first run is the base, and it ran on two
+  // workers: the diff's note says it is no oracle.
+  EXPECT_EQ(r["diff"].value("rendered", ""), "true") << r["diff"];
+  EXPECT_EQ(r["diff"].value("columns", 0), 1);
+  EXPECT_GE(r["diff"].value("site_rows", 0), 3) << r["diff"];  // the program, fib.c's 2 tasks
+  EXPECT_NE(r["diff"].value("text", "").find("not a contention-free oracle"), std::string::npos)
+      << r["diff"];
+}
+
+// The text of the page's JSON block `id` ("tl-0-diff"), parsed; null when there is none.
+json embedded_json(const std::string& html, const std::string& id) {
+  const std::string open = "<script type=\"application/json\" id=\"" + id + "\">";
+  const size_t at = html.find(open);
+  if (at == std::string::npos) return json();
+  const size_t from = at + open.size();
+  return json::parse(html.substr(from, html.find("</script>", from) - from));
+}
+
+// False sharing at 1 thread (the base) against 2, in two metrics: the differential table is
+// `tasklens diff`'s JSON, every row, drawn with its rows and columns per metric; sorting its
+// ratio column by clicks works.
+TEST_F(View, CompareShowsTheDifferentialTableSortable) {
+  const std::string exe = example("false_sharing", "clang");
+  // Two metrics (task-clock is a software event: every machine has it): columns per metric.
+  const std::vector<std::string> metrics = {"--metric", "tsc,task-clock"};
+  const std::string one = recorded(exe, {"2000000", "1"}, "one", default_env(1), metrics);
+  const std::string two = recorded(exe, {"2000000", "1"}, "two", default_env(2), metrics);
+  const std::string page = view({one, "--compare", two}, path("diff.html"));
+  RunResult diff = tasklens_command("diff", {one, two, "--format", "json"});
+  ASSERT_TRUE(diff.exited(0)) << diff.describe();
+  const json embedded = embedded_json(read_file(page), "tl-0-diff");
+  EXPECT_EQ(embedded, json::parse(diff.out)) << "the page's diff is not diff's own JSON";
+  EXPECT_TRUE(embedded_json(read_file(page), "tl-1-diff").is_null());
+
+  const json r = drive(page, "diff", {"false_sharing.c", "shared_loop", "padded_loop"});
+  if (r.is_null()) return;
+  expect_page_works(r, 2);
+  const json& d = r["diff"];
+  EXPECT_EQ(d.value("rendered", ""), "true") << d;
+  EXPECT_EQ(d.value("errors", -1), 0);
+  EXPECT_TRUE(d["reason"].is_null()) << d;
+  EXPECT_EQ(d.value("summary_rows", 0), 3);  // base, other, other / base
+  EXPECT_EQ(embedded["metrics"], json::array({"tsc", "task-clock"}));
+  const auto headers = d["headers"].get<std::vector<std::string>>();
+  for (const char* h :
+       {"unit", "kind", "function", "tsc base", "tsc other", "tsc ratio", "tsc cost", "tsc cost %",
+        "task-clock base", "task-clock ratio", "task-clock cost %"})
+    EXPECT_NE(std::find(headers.begin(), headers.end(), h), headers.end()) << h << ": " << d;
+  // The program and the two loops (the false-sharing one and its padded control), whatever
+  // their ratios on a loaded machine; the fragments' table too.
+  EXPECT_EQ(d.value("site_rows", 0), 1 + static_cast<int>(embedded["sites"].size())) << d;
+  EXPECT_GE(embedded["sites"].size() + embedded["small_sites"].size(), 2u);
+  EXPECT_GE(d.value("fragment_rows", 0), 2) << d;
+  int inflated = 0;  // the rows the page must highlight: their work grew by 10% or more
+  for (const char* list : {"sites", "fragments"})
+    for (const json& u : embedded[list]) {
+      const json& ratio = u["metrics"]["tsc"]["ratio"];
+      inflated += ratio.is_number() && ratio.get<double>() >= 1.1;
+    }
+  EXPECT_EQ(d.value("inflated_rows", -1), inflated) << d;
+  for (const char* t : {"false_sharing.c", "shared_loop", "padded_loop"})
+    EXPECT_TRUE(r["texts"][t].get<bool>()) << t;
+
+  // Sorting by a click on "ratio": largest first below the pinned program row, then reversed.
+  const json& sort = r["diff_sort"];
+  ASSERT_TRUE(sort.is_object()) << "no ratio header in the differential table: " << d;
+  auto ratios = [](const json& cells) {
+    std::vector<double> v;
+    for (size_t i = 1; i < cells.size(); ++i)  // row 0: the whole program
+      v.push_back(cells[i] == "-" ? INFINITY : std::stod(cells[i].get<std::string>()));
+    return v;
+  };
+  const std::vector<double> down = ratios(sort["after"]), up = ratios(sort["after_second"]);
+  ASSERT_EQ(down.size(), up.size());
+  for (size_t i = 1; i < down.size(); ++i) EXPECT_GE(down[i - 1], down[i]) << sort;
+  for (size_t i = 1; i < up.size(); ++i) EXPECT_LE(up[i - 1], up[i]) << sort;
+  EXPECT_EQ(sort["units_after"][0], "<whole program>");
+  bool shot = false;
+  for (const json& s : r["screenshots"]) shot |= s == "diff-view-diff.png";
+  EXPECT_TRUE(shot) << "no screenshot of the differential view: " << r["screenshots"];
+}
+
+// Two different programs: diff refuses them, the page still shows both runs and says why.
+TEST_F(View, CompareOfTwoProgramsShowsWhyThereIsNoDifferentialTable) {
+  const std::string fib = recorded(example("fib", "gcc"), {"10", "200"}, "fib");
+  const std::string barrier = recorded(example("sem_barrier", "gcc"), {}, "barrier");
+  const std::string page = view({fib, "--compare", barrier}, path("two-programs.html"));
+  const json r = drive(page, "two-programs", {"no construct site in common"});
+  if (r.is_null()) return;
+  EXPECT_TRUE(r["driver_error"].is_null()) << r["driver_error"];
+  EXPECT_EQ(console_errors(r), "");
+  for (const std::string& v : kViews) {
+    EXPECT_EQ(r["inspect"]["views"][v].value("rendered", ""), "true") << v;
+    EXPECT_EQ(r["inspect"]["views"][v].value("columns", 0), 2) << v;
+  }
+  const json& d = r["diff"];
+  EXPECT_EQ(d.value("rendered", ""), "true") << d;
+  EXPECT_EQ(d.value("site_rows", -1), 0) << d;
+  ASSERT_TRUE(d["reason"].is_string()) << d;
+  EXPECT_NE(d["reason"].get<std::string>().find("no construct site in common"), std::string::npos)
+      << d;
+  EXPECT_TRUE(r["texts"]["no construct site in common"].get<bool>());
 }
 
 TEST_F(View, ProgramNamesShowAsTextAndNeverRun) {

@@ -1,17 +1,21 @@
 // tasklens view: the condensed structure JSON (construct tree aggregated per level, per-worker
-// timeline) against brute force on hand-made and random models, and the page's escaping of
-// program names.
+// timeline) against brute force on hand-made and random models, the page's escaping of program
+// names, and the differential section of a compare page (tasklens diff's own JSON, embedded).
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "analysis/diff.hpp"
 #include "analysis/profile.hpp"
 #include "model_fixtures.hpp"
+#include "report/diff_report.hpp"
 #include "report/html_view.hpp"
 
 namespace tasklens {
@@ -392,6 +396,113 @@ TEST(ViewHtml, ProgramNamesCannotCloseOrOpenElements) {
   // The only address is SVG's namespace name (an identifier, never fetched).
   EXPECT_EQ(count_ci(page, "http://") + count_ci(page, "https://"),
             count_ci(page, "http://www.w3.org/2000/svg"));
+}
+
+// ---- The differential section of a compare page ---------------------------------------------
+
+// fork -> a task at site 1 (work `a`) -> join: one recording of a one-task program.
+Model one_task(uint64_t a, uint32_t threads) {
+  ModelBuilder b;
+  const uint32_t site = b.add_site(SiteKind::Task);
+  const uint32_t fork = b.strand(0);
+  b.open(NodeKind::Task, site);
+  const uint32_t t = b.strand(a, {fork});
+  b.close();
+  b.strand(0, {fork, t});
+  Model m = b.finish();
+  m.thread_count = threads;
+  m.ticks_per_second = 1e9;
+  m.fragments.resize(1);
+  return m;
+}
+
+// The block of `section` of run `run` in the page, parsed.
+json embedded(const std::string& page, size_t run, const std::string& section) {
+  const std::string open =
+      "<script type=\"application/json\" id=\"tl-" + std::to_string(run) + "-" + section + "\">";
+  const size_t at = page.find(open);
+  if (at == std::string::npos) return json();
+  const size_t from = at + open.size();
+  return json::parse(page.substr(from, page.find("</script>", from) - from));
+}
+
+TEST(ViewHtml, CompareEmbedsTheDiffJsonAsDiffRendersIt) {
+  // The task's site and function named like a script: the base did 1000, the other 3000.
+  Model base = one_task(1000, 1), other = one_task(3000, 2);
+  std::vector<report::SiteLabel> labels = labels_for(base);
+  labels[1].site = kXss + ":3";
+  labels[1].function = kXss;
+  const report::FragmentLabels fragments{{0}, {kXss + ":3-4"}, {kXss}, {"/src/x.c"}};
+  analysis::DiffInput bi, oi;
+  for (auto* in : {&bi, &oi}) {
+    for (const report::SiteLabel& l : labels) in->site_names.push_back(l.site);
+    in->fragment_group = fragments.group_of;
+    in->fragment_names = fragments.label;
+  }
+  bi.model = &base;
+  oi.model = &other;
+  const analysis::Diff d = analysis::compute_diff(bi, oi);
+  report::DiffRun b, o;
+  for (auto [r, m] : {std::pair{&b, &base}, std::pair{&o, &other}}) {
+    r->model = m;
+    r->labels = &labels;
+    r->fragments = &fragments;
+    r->info.program = "/bin/" + kXss;
+    r->tsc_hz = 1e9;
+  }
+  const std::string diff_text =
+      report::render_diff(b, o, d, report::Format::Json, std::numeric_limits<size_t>::max());
+
+  report::ViewRun first, second;
+  first.label = "one.tlens";
+  second.label = "two.tlens";
+  first.sections.push_back({"profile", json{{"sites", json::array()}}.dump()});
+  first.sections.push_back({"diff", diff_text});
+  second.sections.push_back({"profile", json{{"sites", json::array()}}.dump()});
+  const std::string page = report::render_html({first, second}, "one vs two");
+
+  // The section is the diff's JSON as `tasklens diff --format json` writes it, names intact.
+  const json back = embedded(page, 0, "diff");
+  ASSERT_TRUE(back.is_object());
+  EXPECT_EQ(back, json::parse(diff_text));
+  ASSERT_EQ(back["sites"].size(), 1u);
+  EXPECT_EQ(back["sites"][0]["unit"], kXss + ":3");
+  EXPECT_EQ(back["sites"][0]["function"], kXss);
+  EXPECT_DOUBLE_EQ(back["sites"][0]["metrics"]["tsc"]["ratio"].get<double>(), 3.0);
+  // One task on the critical path grew by 2000: scaled back, the span shrinks by exactly that.
+  EXPECT_EQ(back["sites"][0]["metrics"]["tsc"]["cost"], 2000);
+  EXPECT_EQ(back["base"]["units_per_second"]["tsc"], 1e9);
+  // Listed once, with the first run; the second run has no diff section.
+  EXPECT_TRUE(embedded(page, 1, "diff").is_null());
+  const size_t index_at = page.find("id=\"tl-index\">");
+  ASSERT_NE(index_at, std::string::npos);
+  const size_t index_from = page.find('>', index_at) + 1;
+  const json index =
+      json::parse(page.substr(index_from, page.find("</script>", index_from) - index_from));
+  EXPECT_EQ(index[0]["sections"], json::array({"profile", "diff"}));
+  EXPECT_EQ(index[1]["sections"], json::array({"profile"}));
+  // Escaping holds: no name closes the element or opens one.
+  EXPECT_EQ(page.find("<script>alert"), std::string::npos);
+  EXPECT_EQ(page.find("alert(1)</script>"), std::string::npos);
+  EXPECT_EQ(count_ci(page, "<script"), 5u);  // the index, 3 sections, the code
+  EXPECT_EQ(count_ci(page, "</script"), 5u);
+  // The page's code draws it (the differential view, only on a page of two runs).
+  EXPECT_NE(page.find("function renderDiff"), std::string::npos);
+  EXPECT_NE(page.find("compareOnly"), std::string::npos);
+}
+
+TEST(ViewHtml, ARefusedComparisonIsItsReasonAsText) {
+  const std::string reason =
+      "diff: a.tlens and b.tlens have no construct site in common (a.tlens: </script><script>x():"
+      "1; b.tlens: none): not the same program?";
+  report::ViewRun first, second;
+  first.label = "a.tlens";
+  second.label = "b.tlens";
+  first.sections.push_back({"diff", report::unavailable_json(reason)});
+  const std::string page = report::render_html({first, second}, "a vs b");
+  EXPECT_EQ(page.find("</script><script>x()"), std::string::npos);
+  EXPECT_EQ(embedded(page, 0, "diff"), json({{"unavailable", reason}}));
+  EXPECT_EQ(count_ci(page, "</script"), 3u);  // the index, the section, the code
 }
 
 }  // namespace

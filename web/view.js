@@ -85,12 +85,15 @@
   function unavailable(data) { return !data || data.unavailable !== undefined; }
 
   // ---- The views: one entry each. A view with `section` is skipped in a run without it. To add
-  // a view (the differential table of `tasklens diff`, say), add its JSON section on the C++
-  // side (report/html_view.hpp's ViewRun) and one entry here; `once: true` renders it once for
-  // all runs instead of once per run.
+  // a view from another command, add its JSON section on the C++ side (report/html_view.hpp's
+  // ViewRun) and one entry here; `once: true` renders it once for all runs instead of once per
+  // run, `compareOnly: true` only on a page of two runs (the differential table, whose "diff"
+  // section is kept with the first run).
   const VIEWS = [
     { id: 'summary', title: 'Summary', render: renderSummary,
       explain: 'The recording and its whole-program work, span (critical path) and parallelism = work / span.' },
+    { id: 'diff', title: 'Differential', render: renderDiff, once: true, compareOnly: true,
+      explain: 'tasklens diff of the two runs (the first is the base, typically 1 thread: the oracle): per construct site and code fragment, the work in each run, their ratio and the inflation\'s cost on the other run\'s critical path (how much shorter it would be if the unit did only the base\'s work). Rows whose work grew by 10% or more are highlighted. Click a column header to sort.' },
     { id: 'profile', title: 'Parallelism profile', section: 'profile', render: renderProfile,
       explain: 'One row per construct site (click a column header to sort). crit.% is the share of the critical path spent directly in the site; work and span are over its outermost instances.' },
     { id: 'whatif', title: 'What-if and adviser', section: 'whatif', render: renderWhatif,
@@ -122,6 +125,111 @@
     if (!p.complete) facts.push('the trace was cut short: the profile covers what was recorded');
     for (const w of p.warnings || []) facts.push(w);
     if (facts.length) box.appendChild(el('ul', { class: 'plain warn' }, facts.map((f) => el('li', null, f))));
+  }
+
+  // ---- Differential (tasklens diff's JSON, docs/report-json.md) -------------------------------
+  // A unit is highlighted as inflated when its work in the sort metric grew by this factor.
+  const INFLATED = 1.1;
+  function renderDiff(box) {
+    const d = runs[0].diff;
+    if (unavailable(d)) {
+      box.appendChild(el('p', { class: 'note diff-reason' }, 'No differential table: ' + (d ? d.unavailable : 'no diff in this page')));
+      return;
+    }
+    const ms = d.metrics, k = d.sort_metric;
+    const rateOf = (side, m) => (side.units_per_second || {})[m] || 0;
+    const ratio = (x) => (x === null || x === undefined ? '-' : x.toFixed(2) + 'x');
+    const signed = (v, rate) => (v < 0 ? '-' : '+') + amount(Math.abs(v), rate);
+
+    // The two recordings, in the sort metric.
+    const sides = [['base', d.base], ['other', d.other]];
+    const over = (a, b) => (b > 0 ? (a / b).toFixed(2) + 'x' : '-');
+    const summary = el('table', { class: 'grid diff-summary' },
+      el('thead', null, el('tr', null, ['', 'trace', 'program', 'threads', 'workers', 'tasks', 'elapsed', 'work (' + k + ')', 'span (' + k + ')', 'parallelism']
+        .map((h, i) => el('th', { class: i >= 3 ? 'num' : null }, h)))),
+      el('tbody', null, sides.map(([name, s]) => el('tr', null,
+        el('td', null, name), el('td', null, s.trace), el('td', null, (s.executable || '').split('/').pop()),
+        el('td', { class: 'num' }, s.threads), el('td', { class: 'num' }, s.workers), el('td', { class: 'num' }, s.tasks),
+        el('td', { class: 'num' }, s.elapsed_seconds === null ? '-' : amount(s.elapsed_seconds, 1)),
+        el('td', { class: 'num' }, amount(s.work[k], rateOf(s, k))), el('td', { class: 'num' }, amount(s.span[k], rateOf(s, k))),
+        el('td', { class: 'num' }, fixed(s.parallelism[k], 2)))),
+      el('tr', { class: 'ratio' }, el('td', null, 'other / base'), el('td'), el('td'), el('td'), el('td'), el('td'),
+        el('td', { class: 'num' }, over(d.other.elapsed, d.base.elapsed)), el('td', { class: 'num' }, over(d.other.work[k], d.base.work[k])),
+        el('td', { class: 'num' }, over(d.other.span[k], d.base.span[k])), el('td'))));
+    box.appendChild(el('div', { class: 'scroll' }, summary));
+
+    const p = d.program[k], rate = rateOf(d.other, k);
+    box.appendChild(el('p', { class: 'diff-program' }, 'Whole program (' + k + '): work ' + amount(p.base, rateOf(d.base, k)) + ' in base, ' +
+      amount(p.other, rate) + ' in other (' + ratio(p.ratio) + ', ' + signed(p.inflation, rate) + '); ' +
+      (p.cost >= 0 ? 'scaled back to base\'s work, other\'s span would be ' + amount(p.cost, rate) + ' shorter (' + fixed(p.cost_percent, 1) + '% of it).'
+        : 'other did less work than base: scaled back, its span would be ' + amount(-p.cost, rate) + ' longer.')));
+    const facts = [];
+    for (const [name, s] of sides) {
+      if (!s.complete) facts.push(name + ': the trace was cut short');
+      for (const w of s.warnings || []) facts.push(name + ': ' + w);
+    }
+    for (const n of d.notes || []) facts.push(n);
+    if (facts.length) box.appendChild(el('ul', { class: 'plain warn diff-notes' }, facts.map((f) => el('li', null, f))));
+
+    // Per metric: base, other, ratio, cost, cost% (the sort metric first).
+    const order = [k].concat(ms.filter((m) => m !== k));
+    const several = ms.length > 1;
+    function columns(withCost) {
+      const cols = [
+        { key: 'unit', title: 'unit' },
+        { key: 'kind', title: 'kind' },
+        { key: 'function', title: 'function' },
+      ];
+      for (const m of order) {
+        const t = (x) => (several ? m + ' ' + x : x);
+        const br = rateOf(d.base, m), or = rateOf(d.other, m);
+        cols.push({ key: m + '.base', title: t('base'), num: true, fmt: (r) => amount(r[m + '.base'], br) });
+        cols.push({ key: m + '.other', title: t('other'), num: true, fmt: (r) => amount(r[m + '.other'], or) });
+        cols.push({ key: m + '.ratio', title: t('ratio'), num: true, fmt: (r) => ratio(r[m + '.ratio']),
+          value: (r) => (r[m + '.ratio'] === null ? Number.MAX_VALUE : r[m + '.ratio']) });
+        if (!withCost) continue;
+        cols.push({ key: m + '.cost', title: t('cost'), num: true, fmt: (r) => signed(r[m + '.cost'], or) });
+        cols.push({ key: m + '.cost_percent', title: t('cost %'), num: true, fmt: (r) => el('span', null,
+          el('span', { class: 'pct' }, el('span', { style: 'width:' + Math.max(0, Math.min(100, r[m + '.cost_percent'])).toFixed(1) + '%' })),
+          fixed(r[m + '.cost_percent'], 1) + '%') });
+      }
+      return cols;
+    }
+    function row(u, extra) {
+      const r = Object.assign({ unit: u.unit, kind: u.kind, function: u.function || '' }, extra);
+      for (const m of ms) for (const [f, v] of Object.entries(u.metrics[m])) r[m + '.' + f] = v;
+      const x = u.metrics[k];
+      if (!r._pinned && x.ratio !== null && x.ratio >= INFLATED) r._class = 'inflated';
+      return r;
+    }
+    const program = () => row({ unit: '<whole program>', kind: 'program', metrics: d.program }, { _pinned: true, _class: 'program' });
+    const table = (title, units, withCost, cls) => {
+      box.appendChild(el('h3', { class: 'sub' }, title));
+      if (!units.length) { box.appendChild(el('p', { class: 'note' }, 'none')); return; }
+      const wrap = sortableTable(columns(withCost), (withCost ? [program()] : []).concat(units.map((u) => row(u))));
+      wrap.classList.add('diff-table', cls);
+      box.appendChild(wrap);
+    };
+    table('Construct sites, by the cost of their inflation on other\'s critical path (' + k + ')', d.sites, true, 'diff-sites');
+    table('Code fragments, by the cost of their inflation (' + k + ')', d.fragments, true, 'diff-fragments');
+    const small = d.small_sites.concat(d.small_fragments);
+    if (small.length) {
+      const det = el('details', { class: 'diff-small' }, el('summary', null, small.length + ' units below ' + d.min_share_percent +
+        '% of the work in both runs (their ratios are noise; no cost computed)'));
+      box.appendChild(det);
+      const inner = el('div');
+      det.appendChild(inner);
+      const wrap = sortableTable(columns(false), small.map((u) => row(u)));
+      inner.appendChild(wrap);
+    }
+    const only = (name, list, side) => {
+      if (!list.length) return;
+      box.appendChild(el('p', { class: 'diff-only' }, 'only in ' + name + ': ',
+        list.map((u, i) => el('span', null, i ? ', ' : '', el('code', null, u.unit), ' ' + u.kind + (u.function ? ' in ' + u.function : '') +
+          ' (' + amount(u.work, rateOf(side, k)) + ')'))));
+    };
+    only('base', d.only_in_base, d.base);
+    only('other', d.only_in_other, d.other);
   }
 
   // ---- Sortable tables ---------------------------------------------------------------------
@@ -604,6 +712,7 @@
     document.getElementById('title').textContent = runs.map((r) => r.label).join('  vs  ');
     const toc = document.getElementById('toc');
     for (const v of VIEWS) {
+      if (v.compareOnly && runs.length < 2) continue;  // a comparison needs two runs
       toc.appendChild(el('a', { href: '#view-' + v.id }, v.title));
       const section = el('section', { class: 'view', id: 'view-' + v.id, 'data-view': v.id },
         el('h2', null, v.title), el('p', { class: 'explain' }, v.explain));

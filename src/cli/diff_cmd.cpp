@@ -2,11 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <exception>
 #include <future>
 #include <limits>
 #include <memory>
+#include <stdexcept>
 
 #include "analysis/diff.hpp"
 #include "cli/analyze.hpp"
@@ -17,28 +19,36 @@
 namespace tasklens::cli {
 namespace {
 
-// One recording with its site and fragment labels.
-struct Run {
+// One recording with its fragments' labels, as `diff` loads it.
+struct Recording {
   Loaded loaded;
   report::FragmentLabels fragments;
-  analysis::DiffInput input;
-  report::DiffRun view;
 };
 
-std::unique_ptr<Run> load_run(const std::string& path) {
-  auto r = std::make_unique<Run>();
+std::unique_ptr<Recording> load_recording(const std::string& path) {
+  auto r = std::make_unique<Recording>();
   r->loaded = load(path);
-  const model::Model& m = r->loaded.model;
-  r->fragments = report::label_fragments(m, r->loaded.trace->modules(), r->loaded.labels);
-  r->input.model = &m;
-  for (const report::SiteLabel& l : r->loaded.labels) r->input.site_names.push_back(l.site);
-  r->input.fragment_group = r->fragments.group_of;
-  r->input.fragment_names = r->fragments.label;
-  r->view.model = &m;
-  r->view.labels = &r->loaded.labels;
-  r->view.fragments = &r->fragments;
-  r->view.info = report::run_info(*r->loaded.trace);
-  r->view.tsc_hz = r->loaded.trace->tsc_hz();
+  r->fragments =
+      report::label_fragments(r->loaded.model, r->loaded.trace->modules(), r->loaded.labels);
+  return r;
+}
+
+// The analysis' input and the renderer's view of one loaded recording.
+analysis::DiffInput diff_input(const Loaded& l, const report::FragmentLabels& fragments) {
+  analysis::DiffInput in;
+  in.model = &l.model;
+  for (const report::SiteLabel& label : l.labels) in.site_names.push_back(label.site);
+  in.fragment_group = fragments.group_of;
+  in.fragment_names = fragments.label;
+  return in;
+}
+report::DiffRun diff_run(const Loaded& l, const report::FragmentLabels& fragments) {
+  report::DiffRun r;
+  r.model = &l.model;
+  r.labels = &l.labels;
+  r.fragments = &fragments;
+  r.info = report::run_info(*l.trace);
+  r.tsc_hz = l.trace->tsc_hz();
   return r;
 }
 
@@ -80,18 +90,29 @@ void run_diff(const DiffOptions& opt) {
   // The two recordings load at once (reading, building and symbolizing each is independent):
   // the comparison then takes about as long as a report of the larger one. Base's error, if
   // both fail, is the one shown.
-  auto base_loading = std::async(std::launch::async, load_run, opt.traces[0]);
-  std::unique_ptr<Run> other;
+  auto base_loading = std::async(std::launch::async, load_recording, opt.traces[0]);
+  std::unique_ptr<Recording> other;
   std::exception_ptr other_error;
   try {
-    other = load_run(opt.traces[1]);
+    other = load_recording(opt.traces[1]);
   } catch (...) {
     other_error = std::current_exception();
   }
-  std::unique_ptr<Run> base = base_loading.get();
+  std::unique_ptr<Recording> base = base_loading.get();
   if (other_error) std::rethrow_exception(other_error);
-  const model::Model& bm = base->loaded.model;
-  const model::Model& om = other->loaded.model;
+  write_and_exit(compare_recordings(base->loaded, base->fragments, other->loaded, other->fragments,
+                                    opt, format, top));
+}
+
+std::string compare_recordings(const Loaded& base, const report::FragmentLabels& base_fragments,
+                               const Loaded& other, const report::FragmentLabels& other_fragments,
+                               const DiffOptions& opt, report::Format format, size_t top) {
+  if (opt.traces.size() != 2)
+    throw std::invalid_argument("compare_recordings: options.traces must name the two recordings");
+  const analysis::DiffInput base_input = diff_input(base, base_fragments);
+  const analysis::DiffInput other_input = diff_input(other, other_fragments);
+  const model::Model& bm = base.model;
+  const model::Model& om = other.model;
   const std::vector<std::string> common = analysis::common_metrics(bm, om);
   if (common.empty())
     throw UsageError(fmt::format(
@@ -105,7 +126,7 @@ void run_diff(const DiffOptions& opt) {
   analysis::DiffOptions dopt;
   dopt.min_share = opt.min_share / 100.0;
   dopt.sort_metric = opt.metric;
-  const analysis::Diff d = analysis::compute_diff(base->input, other->input, dopt);
+  const analysis::Diff d = analysis::compute_diff(base_input, other_input, dopt);
   bool any_construct = false;
   for (const auto* list : {&d.only_base, &d.only_other})
     for (const analysis::UnmatchedUnit& u : *list)
@@ -117,7 +138,8 @@ void run_diff(const DiffOptions& opt) {
         "program? diff compares two recordings of one program",
         opt.traces[0], opt.traces[1], opt.traces[0], construct_sites(d, true), opt.traces[1],
         construct_sites(d, false)));
-  write_and_exit(report::render_diff(base->view, other->view, d, format, top));
+  return report::render_diff(diff_run(base, base_fragments), diff_run(other, other_fragments), d,
+                             format, top);
 }
 
 }  // namespace tasklens::cli

@@ -8,6 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "cli/analyze.hpp"
+#include "report/profile_report.hpp"
+#include "report/whatif_report.hpp"
+
 namespace tasklens::cli {
 
 struct DiffOptions {
@@ -17,6 +21,14 @@ struct DiffOptions {
   double min_share = 1.0;  // percent of the program's work under which a unit is noise
   std::string metric;      // the metric that sorts; empty: the first common one
 };
+
+// `tasklens diff`'s output for two loaded recordings (run_diff prints it; `tasklens view
+// --compare` embeds its JSON): `options.traces` name them in messages, `top` limits the rows of
+// each list. Throws UsageError with the reason when they cannot be compared: no metric in common,
+// construct sites and none in common (not the same program), --metric not in both.
+std::string compare_recordings(const Loaded& base, const report::FragmentLabels& base_fragments,
+                               const Loaded& other, const report::FragmentLabels& other_fragments,
+                               const DiffOptions& options, report::Format format, size_t top);
 
 // Writes the report to stdout and ends the process (like run_report). Throws UsageError on bad
 // options, on recordings with no metric or no construct site in common (not the same program).

@@ -8,12 +8,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <memory>
 
 #include "analysis/profile.hpp"
 #include "analysis/sched.hpp"
 #include "analysis/tasks.hpp"
 #include "analysis/whatif.hpp"
 #include "cli/analyze.hpp"
+#include "cli/diff_cmd.hpp"
 #include "cli/errors.hpp"
 #include "report/html_view.hpp"
 #include "report/profile_report.hpp"
@@ -71,10 +73,17 @@ std::vector<analysis::Unit> default_units(const Loaded& l, const analysis::Profi
   return units;
 }
 
+// One trace of the page, loaded once for its own views and for the differential one.
+struct Recording {
+  Loaded loaded;
+  report::FragmentLabels fragments;
+};
+
 // Every section of one run (see report/html_view.hpp for the names).
-report::ViewRun view_run(const std::string& path, const ViewOptions& opt,
+report::ViewRun view_run(const std::string& path, Recording& rec, const ViewOptions& opt,
                          const std::vector<double>& factors, analysis::WhatIfMode mode) {
-  Loaded l = load(path);
+  rec.loaded = load(path);
+  const Loaded& l = rec.loaded;
   const model::Model& m = l.model;
   const report::RunInfo info = report::run_info(*l.trace);
   const double hz = l.trace->tsc_hz();
@@ -84,7 +93,8 @@ report::ViewRun view_run(const std::string& path, const ViewOptions& opt,
   run.sections.push_back(
       {"profile", report::render_profile(m, profile, l.labels, info, report::Format::Json, kAll)});
 
-  const report::FragmentLabels fl = report::label_fragments(m, l.trace->modules(), l.labels);
+  rec.fragments = report::label_fragments(m, l.trace->modules(), l.labels);
+  const report::FragmentLabels& fl = rec.fragments;
   std::vector<std::string> kinds;
   const bool named = !opt.regions.empty() || !opt.sites.empty() || !opt.fragments.empty();
   WhatIfOptions wi;
@@ -147,10 +157,22 @@ report::ViewRun view_run(const std::string& path, const ViewOptions& opt,
   so.max_slices = opt.slices;
   run.sections.push_back(
       {"structure", report::structure_json(m, profile, l.labels, hz, so).dump()});
-  // The model stays allocated: the process ends right after writing (write_and_exit's reason).
-  static std::vector<Loaded> keep;
-  keep.push_back(std::move(l));
   return run;
+}
+
+// The "diff" section: `tasklens diff base other --format json` of the two runs (the same
+// function, every row), or {"unavailable": why} when diff refuses them (two programs, no metric
+// in common): the page still shows both runs.
+std::string diff_section(const Recording& base, const Recording& other, const ViewOptions& opt) {
+  DiffOptions dopt;
+  dopt.traces = {opt.trace, opt.compare};
+  dopt.format = "json";
+  try {
+    return compare_recordings(base.loaded, base.fragments, other.loaded, other.fragments, dopt,
+                              report::Format::Json, kAll);
+  } catch (const UsageError& e) {
+    return report::unavailable_json(e.what());
+  }
 }
 
 }  // namespace
@@ -170,9 +192,19 @@ void run_view(const ViewOptions& opt) {
     throw UsageError(fmt::format("--slices {}: use a number from 1 to 1000000", opt.slices));
   if (opt.output.empty()) throw UsageError("-o: give a file name (or - for standard output)");
 
+  // The recordings stay allocated: the process ends right after writing (write_and_exit's
+  // reason), so their models are never freed.
+  auto base = std::make_unique<Recording>();
   std::vector<report::ViewRun> runs;
-  runs.push_back(view_run(opt.trace, opt, factors, mode));
-  if (!opt.compare.empty()) runs.push_back(view_run(opt.compare, opt, factors, mode));
+  runs.push_back(view_run(opt.trace, *base, opt, factors, mode));
+  if (!opt.compare.empty()) {
+    auto other = std::make_unique<Recording>();
+    runs.push_back(view_run(opt.compare, *other, opt, factors, mode));
+    // One differential table for the pair, kept with the first run (the diff's base).
+    runs[0].sections.push_back({"diff", diff_section(*base, *other, opt)});
+    other.release();
+  }
+  base.release();
   std::string title = "tasklens: " + report::basename_of(opt.trace);
   if (!opt.compare.empty()) title += " vs " + report::basename_of(opt.compare);
   const std::string page = report::render_html(runs, title);

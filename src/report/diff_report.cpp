@@ -72,6 +72,11 @@ Json side_json(const DiffRun& r, const DiffSide& s, const Diff& d) {
   j["work"] = work;
   j["span"] = span;
   j["parallelism"] = par;
+  // So that a reader (tasklens view) shows amounts as this report does: per common metric, its
+  // units per second when it is a time (metric_rate), 0 for a count.
+  Json rates;
+  for (const std::string& metric : d.metrics) rates[metric] = metric_rate(r, metric);
+  j["units_per_second"] = rates;
   return j;
 }
 

@@ -11,8 +11,11 @@ Opens the page (a fresh user-data dir), waits until the page's script has drawn 
   * sorts the profile table by clicking its "work" header, then its "site" header,
   * expands a collapsed node of the construct hierarchy by clicking its toggle,
   * clicks a timeline slice and reports what got highlighted, then zooms the timeline by a drag,
+  * on a compare page, reads the differential view (rows, inflated rows, or the reason it has
+    none) and sorts its site table by clicking the "ratio" header twice,
   * looks for each --text literally in the page's visible text,
-  * saves a full-page screenshot into --shots (and one per view with --view-shots),
+  * saves a full-page screenshot into --shots, one of the differential view when there is one
+    (and one per view with --view-shots),
   * collects the browser's console messages and any alert/confirm/prompt dialog.
 Prints one JSON object on stdout; the C++ test (tests/e2e_view_test.cpp) judges it. Exit code 0
 when the driving worked (whatever the page did), 2 when the browser could not be driven.
@@ -132,6 +135,23 @@ return [...document.querySelectorAll('#view-profile .col')[0].querySelectorAll('
   .map((th) => [th.textContent, th.getAttribute('aria-sort')]);
 """
 
+DIFF_STATE = r"""
+const v = document.querySelector('#view-diff');
+const q = (sel) => v.querySelectorAll(sel).length;
+const reason = v.querySelector('.diff-reason');
+return {rendered: v.getAttribute('data-rendered'), columns: q('.cols > .col'),
+        site_rows: q('.diff-sites tbody tr'), fragment_rows: q('.diff-fragments tbody tr'),
+        inflated_rows: q('.diff-table tr.inflated'), notes: q('.diff-notes li'),
+        summary_rows: q('.diff-summary tbody tr'), reason: reason ? reason.textContent : null,
+        headers: [...v.querySelectorAll('.diff-sites thead th')].map((th) => th.textContent),
+        errors: q('.error'), text: v.innerText.slice(0, 4000)};
+"""
+
+DIFF_COLUMN = r"""
+return [...document.querySelectorAll('#view-diff .diff-sites tbody tr')]
+  .map((tr) => tr.children[arguments[0]].textContent);
+"""
+
 
 def drive(args, wd, result):
     url = "file://" + os.path.abspath(args.page)
@@ -235,6 +255,26 @@ def drive(args, wd, result):
             "return document.querySelector('#view-timeline .col:first-child .toolbar .note').textContent")
     result["timeline_zoom"] = zoom
 
+    # A compare page's differential view: its rows, its inflated rows, or the reason it has none;
+    # then its site table sorted by a real click on the sort metric's "ratio" header (numbers:
+    # largest first), and a second click (smallest first).
+    if wd.find("#view-diff"):
+        result["diff"] = wd.execute(DIFF_STATE)
+        headers = wd.find("#view-diff .diff-sites th.sortable")
+        titles = [wd.call("GET", "/element/%s/text" % h) for h in headers]
+        ratio = next((i for i, t in enumerate(titles) if t.endswith("ratio")), None)
+        if ratio is not None:
+            entry = {"column": titles[ratio], "before": wd.execute(DIFF_COLUMN, ratio)}
+            # Below the sticky page header, so that the click lands on the header cell.
+            wd.execute("document.querySelectorAll('#view-diff .diff-sites th.sortable')"
+                       "[arguments[0]].scrollIntoView({block: 'center'})", ratio)
+            wd.click(headers[ratio])
+            entry["after"] = wd.execute(DIFF_COLUMN, ratio)
+            wd.click(headers[ratio])
+            entry["after_second"] = wd.execute(DIFF_COLUMN, ratio)
+            entry["units_after"] = wd.execute(DIFF_COLUMN, 0)
+            result["diff_sort"] = entry
+
     body_text = wd.execute("return document.body.innerText")
     result["texts"] = {t: (t in body_text) for t in args.text}
 
@@ -245,7 +285,8 @@ def drive(args, wd, result):
     wd.call("POST", "/window/rect", {"width": 1400, "height": height})
     save_png(wd.call("GET", "/screenshot"), os.path.join(args.shots, args.name + "-page.png"))
     shots = [args.name + "-page.png"]
-    for view in (wd.find("section.view") if args.view_shots else []):
+    views = wd.find("section.view") if args.view_shots else wd.find("#view-diff")
+    for view in views:
         vid = wd.call("GET", "/element/%s/attribute/id" % view)
         name = "%s-%s.png" % (args.name, vid)
         save_png(wd.call("GET", "/element/%s/screenshot" % view), os.path.join(args.shots, name))
