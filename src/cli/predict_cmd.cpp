@@ -251,6 +251,16 @@ void run_predict(const PredictOptions& opt) {
     }
     view.rows.push_back(row);
   }
+  std::string below;
+  for (const report::PredictRow& row : view.rows)
+    if (row.extrapolated && *row.extrapolated < row.lower_bound * 0.999)
+      below += (below.empty() ? "" : ", ") + std::to_string(row.threads);
+  if (!below.empty()) {
+    view.notes.push_back(
+        "the extrapolation at " + below +
+        " threads is below the lower bound max(T1/P, Tinf): seed 002's model scales task "
+        "times without the critical path; trust the simulation there");
+  }
   write_and_exit(report::render_predict(view, format));
 }
 
