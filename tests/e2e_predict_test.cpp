@@ -152,14 +152,14 @@ TEST_P(PredictExamples, TwoThreadPredictionFromOneThreadRecordingWithin15Percent
 
 INSTANTIATE_TEST_SUITE_P(
     Examples, PredictExamples,
-    ::testing::Values(Case{"fib", "fib_clang", {"12", "600"}},
-                      Case{"fib_gcc", "fib_gcc", {"12", "600"}},
-                      Case{"mergesort", "mergesort_clang", {}},
-                      Case{"treesum", "treesum_clang", {"14", "1023", "15"}},
-                      Case{"primes_tasks", "primes_clang", {"tasks"}},
-                      Case{"tbb_fib", "tbb_fib", {"12", "600"}, true},
-                      Case{"tbb_mergesort", "tbb_mergesort", {}, true},
-                      Case{"tbb_primes_tasks", "tbb_primes_wrapped", {"tasks"}, true}),
+    ::testing::Values(
+        Case{"fib", "fib_clang", {"12", "600"}}, Case{"fib_gcc", "fib_gcc", {"12", "600"}},
+        Case{"mergesort", "mergesort_clang", {}},
+        Case{"treesum", "treesum_clang", {"14", "1023", "15"}},
+        Case{"primes_tasks", "primes_clang", {"tasks"}},
+        Case{"tbb_fib", "tbb_fib", {"12", "600"}, true},
+        Case{"tbb_mergesort", "tbb_mergesort", {"16384", "128", "3"}, true},
+        Case{"tbb_primes_tasks", "tbb_primes_wrapped", {"tasks", "8192", "128"}, true}),
     case_name);
 
 class Predict : public E2E {};
