@@ -226,17 +226,16 @@ SimulationResult Simulator::run(uint32_t P) const {
     heap.push({at + overhead + dur[u], w});
   };
 
-  // Completes strand s on worker w (timed or not) at time t: readies successors; untimed ones
-  // complete at once. Returns the continuation of s, if it became ready and is timed.
+  // Completes strand s on worker w (timed or not): readies successors; untimed ones complete at
+  // once. Returns the continuation of s, if it became ready and is timed.
   std::vector<uint32_t> stack, ready_list;
-  const auto complete = [&](uint32_t s, uint32_t w, uint64_t t) -> uint32_t {
-    (void)t;
+  const auto complete = [&](uint32_t s, uint32_t w) -> uint32_t {
     uint32_t continuation = kNone;
     ready_list.clear();
-    stack.assign(1, s);
-    while (!stack.empty()) {
-      const uint32_t x = stack.back();
-      stack.pop_back();
+    stack.clear();
+    // s's own successors first (the common case: no synthetic strand in between), then those
+    // reached through synthetic join strands, which complete at once.
+    for (uint32_t x = s;;) {
       for (uint32_t i = succ_begin[x]; i < succ_begin[x + 1]; ++i) {
         const uint32_t u = succ[i];
         if (--remaining[u] != 0) continue;
@@ -248,8 +247,11 @@ SimulationResult Simulator::run(uint32_t P) const {
           ready_list.push_back(u);
         }
       }
+      if (stack.empty()) break;
+      x = stack.back();
+      stack.pop_back();
     }
-    std::sort(ready_list.begin(), ready_list.end());
+    if (ready_list.size() > 1) std::sort(ready_list.begin(), ready_list.end());
     for (uint32_t u : ready_list) deques[w].push_back(u);
     queued += ready_list.size();
     return continuation;
@@ -286,7 +288,7 @@ SimulationResult Simulator::run(uint32_t P) const {
       deques[0].push_front(u);  // the bottom (back) keeps the lowest id: it runs first
       ++queued;
     } else {
-      complete(u, 0, 0);
+      complete(u, 0);
     }
   }
   for (uint32_t w = 0; w < P; ++w) feed(w, 0);
@@ -299,7 +301,7 @@ SimulationResult Simulator::run(uint32_t P) const {
     const uint32_t s = running[w];
     idle[w / 64] |= uint64_t{1} << (w % 64);
     running[w] = kNone;
-    const uint32_t cont = complete(s, w, t);
+    const uint32_t cont = complete(s, w);
     if (cont != kNone)
       start(w, cont, t, c_cont);
     else

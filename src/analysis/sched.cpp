@@ -20,6 +20,32 @@ struct Event {
   uint32_t arg;        // strand (kEnd, kStart, kReady)
 };
 
+// Sorts events by (time, kind), keeping the order of equal ones: an LSD radix sort on the key
+// (time - first) * 4 + kind, 11 bits a pass, as many passes as the largest key needs (3 or 4 for
+// a run of seconds). A comparison sort of the 3 events per strand was a third of `sched`'s time
+// on a million tasks. Every event's time is >= first.
+void sort_events(std::vector<Event>& events, uint64_t first) {
+  const auto key = [first](const Event& e) { return ((e.time - first) << 2) | e.kind; };
+  uint64_t max_key = 0;
+  for (const Event& e : events) max_key = std::max(max_key, key(e));
+  constexpr int kBits = 11;
+  constexpr size_t kBuckets = size_t{1} << kBits;
+  std::vector<Event> tmp(events.size());
+  std::vector<size_t> count(kBuckets);
+  for (int shift = 0; shift < 64 && (max_key >> shift) != 0; shift += kBits) {
+    std::fill(count.begin(), count.end(), 0);
+    for (const Event& e : events) ++count[(key(e) >> shift) & (kBuckets - 1)];
+    size_t sum = 0;
+    for (size_t& c : count) {
+      const size_t here = c;
+      c = sum;
+      sum += here;
+    }
+    for (const Event& e : events) tmp[count[(key(e) >> shift) & (kBuckets - 1)]++] = e;
+    events.swap(tmp);
+  }
+}
+
 }  // namespace
 
 ReadyTimes ready_times(const model::Model& m) {
@@ -59,11 +85,14 @@ Schedule compute_schedule(const model::Model& m) {
 
   // Workers and the timeline.
   std::vector<uint32_t> threads;
+  std::vector<uint8_t> seen;  // by thread: a bitmap, not a sort of every strand's thread
   bool any = false;
   for (uint32_t s = 0; s < n; ++s) {
     const model::Strand& st = m.strands[s];
     if (!timed(st)) continue;
-    threads.push_back(st.thread);
+    if (st.thread >= seen.size()) seen.resize(st.thread + 1, 0);
+    if (!seen[st.thread]) threads.push_back(st.thread);
+    seen[st.thread] = 1;
     ++out.timed_strands;
     if (!any) {
       out.first = st.start;
@@ -74,7 +103,6 @@ Schedule compute_schedule(const model::Model& m) {
     out.last = std::max(out.last, std::max(st.start, st.end));
   }
   std::sort(threads.begin(), threads.end());
-  threads.erase(std::unique(threads.begin(), threads.end()), threads.end());
   out.workers = static_cast<uint32_t>(threads.size());
   out.per_worker.resize(threads.size());
   for (size_t w = 0; w < threads.size(); ++w) out.per_worker[w].thread = threads[w];
@@ -134,10 +162,7 @@ Schedule compute_schedule(const model::Model& m) {
     out.path.strands = std::move(path);
   }
 
-  std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
-    if (a.time != b.time) return a.time < b.time;
-    return a.kind < b.kind;
-  });
+  sort_events(events, out.first);
 
   std::vector<uint32_t> busy(P, 0);  // running strands per worker
   std::vector<uint64_t> idle_since(P, out.first);
