@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
 #include <queue>
 
+#include "analysis/radix_sort.hpp"
 #include "analysis/sched.hpp"
 
 namespace tasklens::analysis {
@@ -52,6 +52,38 @@ std::vector<StartClass> start_classes(const model::Model& m, const std::vector<u
   }
   return out;
 }
+
+// A worker's deque: pushes and its own pops at the back (the bottom), steals at the front (the
+// top). A vector with a moving head: cheaper than std::deque for these sizes.
+class WorkDeque {
+ public:
+  bool empty() const { return head_ == items_.size(); }
+  void push_back(uint32_t u) { items_.push_back(u); }
+  uint32_t pop_back() {
+    const uint32_t u = items_.back();
+    items_.pop_back();
+    if (empty()) reset();
+    return u;
+  }
+  uint32_t pop_front() {
+    const uint32_t u = items_[head_++];
+    if (empty()) {
+      reset();
+    } else if (head_ >= 1024 && 2 * head_ >= items_.size()) {
+      items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(head_));
+      head_ = 0;
+    }
+    return u;
+  }
+
+ private:
+  void reset() {
+    items_.clear();
+    head_ = 0;
+  }
+  std::vector<uint32_t> items_;
+  size_t head_ = 0;
+};
 
 OverheadCost trimmed_mean(std::vector<uint64_t>& gaps) {
   OverheadCost c;
@@ -101,12 +133,27 @@ Overheads measure_overheads(const model::Model& m) {
     for (uint32_t s = 0; s < n; ++s)
       if (timed(m.strands[s])) by_start[fill[m.strands[s].thread]++] = {m.strands[s].start, s};
   }
-  std::vector<uint32_t> order(by_start.size());
-  for (uint32_t t = 0; t < threads; ++t) {
-    auto b = by_start.begin() + static_cast<std::ptrdiff_t>(first[t]);
-    auto e = by_start.begin() + static_cast<std::ptrdiff_t>(first[t + 1]);
-    if (!std::is_sorted(b, e)) std::sort(b, e);
+  // One stable radix sort by (thread, start) of strands listed in id order: ties stay in id
+  // order.
+  uint64_t min_start = ~uint64_t{0};
+  for (const auto& [start, s] : by_start) min_start = std::min(min_start, start);
+  const int start_bits = [&] {
+    uint64_t max_rel = 0;
+    for (const auto& [start, s] : by_start) max_rel = std::max(max_rel, start - min_start);
+    return max_rel == 0 ? 0 : 64 - __builtin_clzll(max_rel);
+  }();
+  const auto& strands = m.strands;
+  if (start_bits + 32 <= 64) {
+    radix_sort(by_start, [&](const std::pair<uint64_t, uint32_t>& x) {
+      return (uint64_t{strands[x.second].thread} << start_bits) | (x.first - min_start);
+    });
+  } else {  // a run of years of TSC ticks: sort each thread's range by start instead
+    for (uint32_t t = 0; t < threads; ++t)
+      std::stable_sort(by_start.begin() + static_cast<std::ptrdiff_t>(first[t]),
+                       by_start.begin() + static_cast<std::ptrdiff_t>(first[t + 1]),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
   }
+  std::vector<uint32_t> order(by_start.size());
   for (size_t i = 0; i < by_start.size(); ++i) order[i] = by_start[i].second;
   std::vector<uint64_t> spawn, steal, sync, cont;
   // The worker is free when every strand it started before has ended: the latest end so far, not
@@ -149,9 +196,8 @@ Overheads measure_overheads(const model::Model& m) {
   return o;
 }
 
-Simulator::Simulator(const model::Model& m, std::vector<uint64_t> durations,
-                     const Overheads& overheads)
-    : dur_(std::move(durations)), overheads_(overheads) {
+Simulator::Simulator(const model::Model& m, std::vector<uint64_t> durations)
+    : dur_(std::move(durations)) {
   const uint32_t n = static_cast<uint32_t>(m.strands.size());
   task_ = tasks_of(m);
   const std::vector<StartClass> cls = start_classes(m, task_);
@@ -173,10 +219,10 @@ Simulator::Simulator(const model::Model& m, std::vector<uint64_t> durations,
 
 SimulationResult simulate(const model::Model& m, const std::vector<uint64_t>& dur,
                           const Overheads& o, uint32_t P) {
-  return Simulator(m, dur, o).run(P);
+  return Simulator(m, dur).run(P, o);
 }
 
-SimulationResult Simulator::run(uint32_t P) const {
+SimulationResult Simulator::run(uint32_t P, const Overheads& o) const {
   SimulationResult r;
   r.workers = P;
   if (P == 0) return r;
@@ -187,7 +233,6 @@ SimulationResult Simulator::run(uint32_t P) const {
   const std::vector<uint32_t>& succ = succ_;
   const std::vector<uint8_t>& is_timed = timed_;
   std::vector<uint32_t> remaining = preds_;
-  const Overheads& o = overheads_;
   const auto cls = [&](uint32_t u) { return static_cast<StartClass>(cls_[u]); };
 
   const auto cost = [&](double ticks) { return static_cast<uint64_t>(std::llround(ticks)); };
@@ -207,7 +252,7 @@ SimulationResult Simulator::run(uint32_t P) const {
     return uint64_t{0};
   };
 
-  std::vector<std::deque<uint32_t>> deques(P);
+  std::vector<WorkDeque> deques(P);
   size_t queued = 0;
   // Idle workers as a bit set, so that handing out queued strands costs O(P / 64) per event, not
   // O(P).
@@ -260,8 +305,7 @@ SimulationResult Simulator::run(uint32_t P) const {
   // Gives idle worker w something to run at time t: its own deque's bottom, else a steal.
   const auto feed = [&](uint32_t w, uint64_t t) {
     if (!deques[w].empty()) {
-      const uint32_t u = deques[w].back();
-      deques[w].pop_back();
+      const uint32_t u = deques[w].pop_back();
       --queued;
       start(w, u, t, own_cost(u));
       return;
@@ -270,8 +314,7 @@ SimulationResult Simulator::run(uint32_t P) const {
     for (uint32_t k = 1; k < P; ++k) {
       const uint32_t v = (w + k) % P;
       if (deques[v].empty()) continue;
-      const uint32_t u = deques[v].front();
-      deques[v].pop_front();
+      const uint32_t u = deques[v].pop_front();
       --queued;
       ++r.steals;
       start(w, u, t, c_steal);
@@ -283,13 +326,12 @@ SimulationResult Simulator::run(uint32_t P) const {
   std::vector<uint32_t> roots;
   for (uint32_t u = 0; u < n; ++u)
     if (remaining[u] == 0) roots.push_back(u);
-  for (uint32_t u : roots) {
-    if (is_timed[u]) {
-      deques[0].push_front(u);  // the bottom (back) keeps the lowest id: it runs first
-      ++queued;
-    } else {
-      complete(u, 0);
-    }
+  for (uint32_t u : roots)
+    if (!is_timed[u]) complete(u, 0);
+  for (auto it = roots.rbegin(); it != roots.rend(); ++it) {
+    if (!is_timed[*it]) continue;
+    deques[0].push_back(*it);  // the bottom (back) gets the lowest id: it runs first
+    ++queued;
   }
   for (uint32_t w = 0; w < P; ++w) feed(w, 0);
 

@@ -81,16 +81,15 @@ struct SimulationResult {
 SimulationResult simulate(const model::Model& model, const std::vector<uint64_t>& durations,
                           const Overheads& overheads, uint32_t workers);
 
-// The same, for several worker counts: the DAG's successors, tasks and start kinds are worked
-// out once.
+// The same, for several worker counts and overheads: the DAG's successors, tasks and start
+// kinds are worked out once.
 class Simulator {
  public:
-  Simulator(const model::Model& model, std::vector<uint64_t> durations, const Overheads& overheads);
-  SimulationResult run(uint32_t workers) const;
+  Simulator(const model::Model& model, std::vector<uint64_t> durations);
+  SimulationResult run(uint32_t workers, const Overheads& overheads) const;
 
  private:
   std::vector<uint64_t> dur_;
-  Overheads overheads_;
   std::vector<uint32_t> task_, succ_begin_, succ_, preds_;
   std::vector<uint8_t> cls_, timed_;
 };

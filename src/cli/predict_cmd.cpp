@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <future>
 #include <map>
 #include <memory>
 #include <thread>
@@ -180,10 +181,13 @@ void run_predict(const PredictOptions& opt) {
   view.tsc_hz = runs[from]->loaded.trace->tsc_hz();
   for (const auto& r : runs) view.recordings.push_back(r->recording);
   view.simulated_from = from;
-  view.overheads = analysis::measure_overheads(m);
+  // The overheads are measured while the simulator is set up (both read the model only).
+  std::future<analysis::Overheads> overheads =
+      std::async(std::launch::async, [&m] { return analysis::measure_overheads(m); });
   const std::vector<uint64_t> dur = analysis::strand_durations(m);
   std::tie(view.work_ticks, view.span_ticks) = work_and_span(m, dur);
-  const analysis::Simulator simulator(m, dur, view.overheads);
+  const analysis::Simulator simulator(m, dur);
+  view.overheads = overheads.get();
   if (!view.overheads.steal.measured)
     view.notes.push_back(
         "steal cost not measured (the recording has one worker): taken to be the spawn cost; a "
@@ -222,7 +226,7 @@ void run_predict(const PredictOptions& opt) {
     const auto worker = [&] {
       for (size_t k; (k = next.fetch_add(1)) < counts.size();) {
         const size_t i = counts.size() - 1 - k;
-        by_count[i] = simulator.run(counts[i]);
+        by_count[i] = simulator.run(counts[i], view.overheads);
       }
     };
     const size_t helpers =
