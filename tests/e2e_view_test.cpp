@@ -387,5 +387,27 @@ TEST_F(View, BadInputIsOneLineAndNonZero) {
   EXPECT_FALSE(std::filesystem::exists(path("x.html")));
 }
 
+// The issue's `--whatif UNIT`: a site given that way gives the page the same what-if JSON as
+// `tasklens whatif --site`, and a unit not in the trace is one line.
+TEST_F(View, WhatIfFlagTakesAnyUnit) {
+  const std::string trace = recorded(example("fib", "clang"), {"10", "200"}, "fib");
+  const json report = report_json(trace);
+  std::string site;
+  for (const json& row : report["sites"])
+    if (row.value("kind", "") == "task") site = row.value("site", "");
+  ASSERT_FALSE(site.empty()) << report.dump();
+  const std::string page = path("whatif.html");
+  RunResult r = tasklens_command("view", {trace, "--whatif", site + "=4", "-o", page});
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  RunResult w = tasklens_command("whatif", {trace, "--site", site + "=4", "--format", "json"});
+  ASSERT_TRUE(w.exited(0)) << w.describe();
+  EXPECT_EQ(embedded_json(read_file(page), "tl-0-whatif"), json::parse(w.out))
+      << "the page's what-if is not `whatif --site`'s own JSON";
+  r = tasklens_command("view", {trace, "--whatif", "nowhere.c:1", "-o", path("x.html")});
+  EXPECT_TRUE(r.exited(2)) << r.describe();
+  EXPECT_EQ(lines_of(r.err).size(), 1u) << r.err;
+  EXPECT_NE(r.err.find("nowhere.c:1"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace tasklens::e2e

@@ -9,11 +9,13 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "analysis/diff.hpp"
 #include "analysis/profile.hpp"
+#include "cli/view_cmd.hpp"
 #include "model_fixtures.hpp"
 #include "report/diff_report.hpp"
 #include "report/html_view.hpp"
@@ -503,6 +505,31 @@ TEST(ViewHtml, ARefusedComparisonIsItsReasonAsText) {
   EXPECT_EQ(page.find("</script><script>x()"), std::string::npos);
   EXPECT_EQ(embedded(page, 0, "diff"), json({{"unavailable", reason}}));
   EXPECT_EQ(count_ci(page, "</script"), 3u);  // the index, the section, the code
+}
+
+// `view --whatif UNIT`: the flag takes any unit and tells them apart by their form.
+TEST(ViewOptions, WhatIfUnitsAreToldApartByTheirForm) {
+  using cli::classify_whatif_unit;
+  using K = cli::WhatIfUnitKind;
+  const std::vector<std::tuple<std::string, K, std::string>> cases = {
+      {"fib.c:12", K::Site, "fib.c:12"},
+      {"fib.c:12=4", K::Site, "fib.c:12=4"},
+      {"src/a.cpp:3-17", K::Fragment, "src/a.cpp:3-17"},
+      {"src/a.cpp:3-17=inf", K::Fragment, "src/a.cpp:3-17=inf"},
+      {"solve", K::Region, "solve"},
+      {"solve=2", K::Region, "solve=2"},
+      {"phase:one", K::Region, "phase:one"},  // not digits after the colon
+      {"a:1-b", K::Region, "a:1-b"},
+      {":12", K::Region, ":12"},
+      {"region:fib.c:12", K::Region, "fib.c:12"},  // the prefix wins over the form
+      {"site:fib.c:12=8", K::Site, "fib.c:12=8"},
+      {"fragment:fib.c:3-5", K::Fragment, "fib.c:3-5"},
+  };
+  for (const auto& [text, kind, name] : cases) {
+    const auto [k, n] = classify_whatif_unit(text);
+    EXPECT_EQ(k, kind) << text;
+    EXPECT_EQ(n, name) << text;
+  }
 }
 
 }  // namespace

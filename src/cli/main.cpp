@@ -198,6 +198,10 @@ int run(int argc, char** argv) {
   view->add_option("-o,--output", vw.output, "HTML file to write (- for standard output)")
       ->capture_default_str();
   view->add_option("--compare", vw.compare, "A second trace to show beside the first");
+  view->add_option("--whatif", vw.whatif,
+                   "What-if unit UNIT[=FACTOR] (repeatable): a code fragment file:L1-L2, a "
+                   "construct site file:line, else a user region; or say it with region:, site:, "
+                   "fragment:");
   view->add_option("--region", vw.regions, "What-if: user region NAME[=FACTOR] (repeatable)");
   view->add_option("--site", vw.sites, "What-if: construct site file:line[=FACTOR] (repeatable)");
   view->add_option("--fragment", vw.fragments, "What-if: code fragment file:L1-L2[=FACTOR]");

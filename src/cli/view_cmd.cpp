@@ -96,11 +96,18 @@ report::ViewRun view_run(const std::string& path, Recording& rec, const ViewOpti
   rec.fragments = report::label_fragments(m, l.trace->modules(), l.labels);
   const report::FragmentLabels& fl = rec.fragments;
   std::vector<std::string> kinds;
-  const bool named = !opt.regions.empty() || !opt.sites.empty() || !opt.fragments.empty();
   WhatIfOptions wi;
   wi.regions = opt.regions;
   wi.sites = opt.sites;
   wi.fragments = opt.fragments;
+  for (const std::string& unit : opt.whatif) {
+    const auto [kind, name] = classify_whatif_unit(unit);
+    (kind == WhatIfUnitKind::Region ? wi.regions
+     : kind == WhatIfUnitKind::Site ? wi.sites
+                                    : wi.fragments)
+        .push_back(name);
+  }
+  const bool named = !wi.regions.empty() || !wi.sites.empty() || !wi.fragments.empty();
   std::vector<analysis::Unit> units;
   try {
     units = named ? resolve_units(l, fl, wi, kinds) : default_units(l, profile, kinds);
