@@ -31,11 +31,7 @@ using model::SiteKind;
 using nlohmann::json;
 using report::FlowKind;
 
-void set_time(Model& m, uint32_t s, uint32_t thread, uint64_t start, uint64_t end) {
-  m.strands[s].thread = thread;
-  m.strands[s].start = start;
-  m.strands[s].end = end;
-}
+using fixtures::set_time;
 
 // Every edge kind: a parallel region of two implicit tasks (threads 0 and 1), explicit tasks
 // spawned, a dependence between two of them, a task that moves to thread 1 after its wait,

@@ -158,6 +158,13 @@ struct RandomModelOptions {
   double zero_work_probability = 0.1;
 };
 
+// Gives strand s a worker and a timestamp (the scheduling analyses read them).
+inline void set_time(Model& m, uint32_t s, uint32_t thread, uint64_t start, uint64_t end) {
+  m.strands[s].thread = thread;
+  m.strands[s].start = start;
+  m.strands[s].end = end;
+}
+
 // A random model satisfying the invariants, with recursion (a site nested in itself), instances
 // made of several disjoint nodes, structural nodes, zero-work strands and arbitrary earlier
 // predecessors (not just series-parallel edges).

@@ -164,16 +164,11 @@ TEST(Predict, OverheadsMeasuredFromGapsByKind) {
   const uint32_t j = b.strand(0, {t, c});
   const uint32_t e = b.strand(10, {j});
   Model m = b.finish();
-  auto set = [&](uint32_t s, uint32_t thread, uint64_t start, uint64_t end) {
-    m.strands[s].thread = thread;
-    m.strands[s].start = start;
-    m.strands[s].end = end;
-  };
-  set(a, 0, 1, 100);
-  set(t, 0, 105, 205);
-  set(c, 0, 207, 300);
+  fixtures::set_time(m, a, 0, 1, 100);
+  fixtures::set_time(m, t, 0, 105, 205);
+  fixtures::set_time(m, c, 0, 207, 300);
   m.strands[j].thread = kNone;
-  set(e, 0, 310, 320);
+  fixtures::set_time(m, e, 0, 310, 320);
   Overheads o = analysis::measure_overheads(m);
   EXPECT_EQ(o.spawn.samples, 1u);
   EXPECT_DOUBLE_EQ(o.spawn.ticks, 5);
@@ -188,9 +183,9 @@ TEST(Predict, OverheadsMeasuredFromGapsByKind) {
   // The task runs on thread 1 instead, from 150 (ready at 100: a steal of 50; thread 1 has no
   // strand before it, so it is not a sample); the join's successor is made ready by thread 1's
   // end at 250 and starts on thread 0 at 260: a steal of 10.
-  set(t, 1, 150, 250);
-  set(c, 0, 100, 193);
-  set(e, 0, 260, 270);
+  fixtures::set_time(m, t, 1, 150, 250);
+  fixtures::set_time(m, c, 0, 100, 193);
+  fixtures::set_time(m, e, 0, 260, 270);
   o = analysis::measure_overheads(m);
   EXPECT_EQ(o.steal.samples, 1u);
   EXPECT_TRUE(o.steal.measured);
@@ -212,11 +207,7 @@ TEST(Predict, AWorkerIsFreeWhenAllItsStrandsEnded) {
   const uint32_t u = b.strand(8, {p});
   Model m = b.finish();
   const uint64_t times[][2] = {{1, 10}, {10, 1010}, {10, 10}, {1012, 1020}};
-  for (uint32_t s : {a, c, p, u}) {
-    m.strands[s].thread = 0;
-    m.strands[s].start = times[s][0];
-    m.strands[s].end = times[s][1];
-  }
+  for (uint32_t s : {a, c, p, u}) fixtures::set_time(m, s, 0, times[s][0], times[s][1]);
   const Overheads o = analysis::measure_overheads(m);
   EXPECT_EQ(o.cont.samples, 2u);  // P (gap 0 after A) and U
   EXPECT_DOUBLE_EQ(o.cont.ticks, 1.0);

@@ -26,11 +26,7 @@ using model::Model;
 using model::NodeKind;
 using model::SiteKind;
 
-void set_time(Model& m, uint32_t s, uint32_t thread, uint64_t start, uint64_t end) {
-  m.strands[s].thread = thread;
-  m.strands[s].start = start;
-  m.strands[s].end = end;
-}
+using fixtures::set_time;
 
 void expect_components(const SchedComponents& c, uint64_t work, uint64_t delay, uint64_t sched,
                        uint64_t app, const char* what) {

@@ -28,11 +28,7 @@ using model::Model;
 using model::NodeKind;
 using model::SiteKind;
 
-void set_time(Model& m, uint32_t s, uint32_t thread, uint64_t start, uint64_t end) {
-  m.strands[s].thread = thread;
-  m.strands[s].start = start;
-  m.strands[s].end = end;
-}
+using fixtures::set_time;
 
 const analysis::TaskSample* sample_of(const std::vector<analysis::TaskSample>& v, uint32_t node) {
   for (const auto& s : v)

@@ -14,7 +14,7 @@ namespace {
 
 using model::kNone;
 
-bool timed(const model::Strand& s) { return s.thread != kNone && (s.start != 0 || s.end != 0); }
+using model::is_timed;
 
 bool is_task_node(model::NodeKind k) {
   return k == model::NodeKind::Task || k == model::NodeKind::ImplicitTask ||
@@ -44,7 +44,7 @@ std::vector<StartClass> start_classes(const model::Model& m, const std::vector<u
     if (np == 0) continue;
     bool through_join = false;
     for (uint32_t p : m.preds_of(u))
-      if (!timed(m.strands[p])) through_join = true;
+      if (!is_timed(m.strands[p])) through_join = true;
     if (np >= 2 || through_join)
       out[u] = StartClass::Sync;
     else
@@ -104,7 +104,7 @@ std::vector<uint64_t> strand_durations(const model::Model& m) {
   const bool tsc = m.metric == "tsc";
   for (size_t s = 0; s < m.strands.size(); ++s) {
     const model::Strand& st = m.strands[s];
-    if (!timed(st)) continue;
+    if (!is_timed(st)) continue;
     d[s] = tsc ? st.work : (st.end > st.start ? st.end - st.start : 0);
   }
   return d;
@@ -122,16 +122,16 @@ Overheads measure_overheads(const model::Model& m) {
   // thread's (start, id) pairs sorted in place (contiguous keys: no indirect compares).
   uint32_t threads = 0;
   for (uint32_t s = 0; s < n; ++s)
-    if (timed(m.strands[s])) threads = std::max(threads, m.strands[s].thread + 1);
+    if (is_timed(m.strands[s])) threads = std::max(threads, m.strands[s].thread + 1);
   std::vector<size_t> first(threads + 1, 0);
   for (uint32_t s = 0; s < n; ++s)
-    if (timed(m.strands[s])) ++first[m.strands[s].thread + 1];
+    if (is_timed(m.strands[s])) ++first[m.strands[s].thread + 1];
   for (uint32_t t = 0; t < threads; ++t) first[t + 1] += first[t];
   std::vector<std::pair<uint64_t, uint32_t>> by_start(first[threads]);
   {
     std::vector<size_t> fill(first.begin(), first.end() - 1);
     for (uint32_t s = 0; s < n; ++s)
-      if (timed(m.strands[s])) by_start[fill[m.strands[s].thread]++] = {m.strands[s].start, s};
+      if (is_timed(m.strands[s])) by_start[fill[m.strands[s].thread]++] = {m.strands[s].start, s};
   }
   // One stable radix sort by (thread, start) of strands listed in id order: ties stay in id
   // order.
@@ -214,7 +214,7 @@ Simulator::Simulator(const model::Model& m, std::vector<uint64_t> durations)
   preds_.resize(n);
   for (uint32_t u = 0; u < n; ++u) preds_[u] = m.pred_begin[u + 1] - m.pred_begin[u];
   timed_.resize(n);
-  for (uint32_t s = 0; s < n; ++s) timed_[s] = timed(m.strands[s]) ? 1 : 0;
+  for (uint32_t s = 0; s < n; ++s) timed_[s] = is_timed(m.strands[s]) ? 1 : 0;
 }
 
 SimulationResult simulate(const model::Model& m, const std::vector<uint64_t>& dur,
@@ -231,7 +231,7 @@ SimulationResult Simulator::run(uint32_t P, const Overheads& o) const {
   const std::vector<uint32_t>& task = task_;
   const std::vector<uint32_t>& succ_begin = succ_begin_;
   const std::vector<uint32_t>& succ = succ_;
-  const std::vector<uint8_t>& is_timed = timed_;
+  const std::vector<uint8_t>& timed = timed_;
   std::vector<uint32_t> remaining = preds_;
   const auto cls = [&](uint32_t u) { return static_cast<StartClass>(cls_[u]); };
 
@@ -284,9 +284,9 @@ SimulationResult Simulator::run(uint32_t P, const Overheads& o) const {
       for (uint32_t i = succ_begin[x]; i < succ_begin[x + 1]; ++i) {
         const uint32_t u = succ[i];
         if (--remaining[u] != 0) continue;
-        if (!is_timed[u]) {
+        if (!timed[u]) {
           stack.push_back(u);
-        } else if (x == s && continuation == kNone && task[u] == task[s] && is_timed[s]) {
+        } else if (x == s && continuation == kNone && task[u] == task[s] && timed[s]) {
           continuation = u;
         } else {
           ready_list.push_back(u);
@@ -327,9 +327,9 @@ SimulationResult Simulator::run(uint32_t P, const Overheads& o) const {
   for (uint32_t u = 0; u < n; ++u)
     if (remaining[u] == 0) roots.push_back(u);
   for (uint32_t u : roots)
-    if (!is_timed[u]) complete(u, 0);
+    if (!timed[u]) complete(u, 0);
   for (auto it = roots.rbegin(); it != roots.rend(); ++it) {
-    if (!is_timed[*it]) continue;
+    if (!timed[*it]) continue;
     deques[0].push_back(*it);  // the bottom (back) gets the lowest id: it runs first
     ++queued;
   }

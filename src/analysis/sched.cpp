@@ -10,7 +10,7 @@ namespace {
 
 using model::kNone;
 
-bool timed(const model::Strand& s) { return s.thread != kNone && (s.start != 0 || s.end != 0); }
+using model::is_timed;
 
 enum class PathState : uint8_t { None, Running, Waiting };
 
@@ -49,7 +49,7 @@ ReadyTimes ready_times(const model::Model& m) {
     }
     out.ready[s] = r;
     out.source[s] = src;
-    if (timed(m.strands[s])) {
+    if (is_timed(m.strands[s])) {
       eff_end[s] = m.strands[s].end;
       eff_src[s] = s;
     } else {
@@ -60,19 +60,14 @@ ReadyTimes ready_times(const model::Model& m) {
   return out;
 }
 
-Schedule compute_schedule(const model::Model& m) {
-  Schedule out;
-  const uint32_t n = static_cast<uint32_t>(m.strands.size());
-
-  // Workers and the timeline.
-  std::vector<uint32_t> threads;
+Timeline timeline_of(const model::Model& m) {
+  Timeline out;
   std::vector<uint8_t> seen;  // by thread: a bitmap, not a sort of every strand's thread
   bool any = false;
-  for (uint32_t s = 0; s < n; ++s) {
-    const model::Strand& st = m.strands[s];
-    if (!timed(st)) continue;
+  for (const model::Strand& st : m.strands) {
+    if (!is_timed(st)) continue;
     if (st.thread >= seen.size()) seen.resize(st.thread + 1, 0);
-    if (!seen[st.thread]) threads.push_back(st.thread);
+    if (!seen[st.thread]) out.threads.push_back(st.thread);
     seen[st.thread] = 1;
     ++out.timed_strands;
     if (!any) {
@@ -83,7 +78,21 @@ Schedule compute_schedule(const model::Model& m) {
     out.first = std::min(out.first, st.start);
     out.last = std::max(out.last, std::max(st.start, st.end));
   }
-  std::sort(threads.begin(), threads.end());
+  std::sort(out.threads.begin(), out.threads.end());
+  return out;
+}
+
+Schedule compute_schedule(const model::Model& m) {
+  Schedule out;
+  const uint32_t n = static_cast<uint32_t>(m.strands.size());
+
+  // Workers and the timeline.
+  const Timeline tl = timeline_of(m);
+  const std::vector<uint32_t>& threads = tl.threads;
+  out.timed_strands = tl.timed_strands;
+  out.first = tl.first;
+  out.last = tl.last;
+  const bool any = tl.timed_strands > 0;
   out.workers = static_cast<uint32_t>(threads.size());
   out.per_worker.resize(threads.size());
   for (size_t w = 0; w < threads.size(); ++w) out.per_worker[w].thread = threads[w];
@@ -106,7 +115,7 @@ Schedule compute_schedule(const model::Model& m) {
   events.reserve(size_t{3} * out.timed_strands + 16);
   for (uint32_t s = 0; s < n; ++s) {
     const model::Strand& st = m.strands[s];
-    if (!timed(st)) continue;
+    if (!is_timed(st)) continue;
     const uint64_t end = std::max(st.start, st.end);
     ++out.per_worker[worker_of(st.thread)].strands;
     events.push_back({st.start, kStart, 0, s});
@@ -123,7 +132,8 @@ Schedule compute_schedule(const model::Model& m) {
   {
     uint32_t cur = kNone;
     for (uint32_t s = 0; s < n; ++s)
-      if (timed(m.strands[s]) && (cur == kNone || m.strands[s].end >= m.strands[cur].end)) cur = s;
+      if (is_timed(m.strands[s]) && (cur == kNone || m.strands[s].end >= m.strands[cur].end))
+        cur = s;
     uint64_t cursor = out.last;
     std::vector<uint32_t> path;
     while (cur != kNone) {

@@ -88,6 +88,15 @@ struct Schedule {
   ReadyPath path;
 };
 
+// The workers (threads that ran a timed strand, sorted) and [first, last) as defined above,
+// without the sweep.
+struct Timeline {
+  std::vector<uint32_t> threads;
+  uint64_t timed_strands = 0;
+  uint64_t first = 0, last = 0;
+};
+Timeline timeline_of(const model::Model& model);
+
 Schedule compute_schedule(const model::Model& model);
 
 // Every strand's ready time (above) and the timed strand whose end made it ready (its last-ready

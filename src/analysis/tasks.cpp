@@ -17,7 +17,7 @@ using model::Model;
 using model::NodeKind;
 using model::SiteKind;
 
-bool timed(const model::Strand& s) { return s.thread != kNone && (s.start != 0 || s.end != 0); }
+using model::is_timed;
 
 int octave(uint64_t v) { return static_cast<int>(std::bit_width(v)); }
 
@@ -66,7 +66,7 @@ std::vector<TaskSample> task_samples(const Model& m) {
   // Effective end of every strand: its end when timed, else the latest of its predecessors'.
   std::vector<uint64_t> eff_end(n, 0);
   for (uint32_t s = 0; s < n; ++s) {
-    if (timed(m.strands[s])) {
+    if (is_timed(m.strands[s])) {
       eff_end[s] = m.strands[s].end;
       continue;
     }
@@ -96,7 +96,7 @@ std::vector<TaskSample> task_samples(const Model& m) {
   // Idle before start: the latest end among the strands each thread ran before (by start).
   std::vector<uint32_t> order;
   for (uint32_t s = 0; s < n; ++s)
-    if (timed(m.strands[s])) order.push_back(s);
+    if (is_timed(m.strands[s])) order.push_back(s);
   std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
     const model::Strand &x = m.strands[a], &y = m.strands[b];
     if (x.thread != y.thread) return x.thread < y.thread;
@@ -114,7 +114,7 @@ std::vector<TaskSample> task_samples(const Model& m) {
   for (TaskSample& t : samples) {
     const uint32_t f = first[t.node];
     const model::Strand& st = m.strands[f];
-    if (!timed(st) || st.start == 0) continue;
+    if (!is_timed(st) || st.start == 0) continue;
     uint64_t ready = 0;
     for (uint32_t p : m.preds_of(f)) ready = std::max(ready, eff_end[p]);
     if (ready != 0) t.wait = st.start > ready ? st.start - ready : 0;

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "analysis/predict.hpp"
+#include "analysis/sched.hpp"
 #include "analysis/tasks.hpp"
 #include "cli/analyze.hpp"
 #include "cli/errors.hpp"
@@ -32,18 +33,10 @@ std::unique_ptr<Run> load_run(const std::string& path) {
   auto r = std::make_unique<Run>();
   r->loaded = load(path);
   const model::Model& m = r->loaded.model;
-  // The workers and the elapsed time as `sched` counts them (a timed strand has a worker and a
-  // timestamp), without its full sweep.
-  std::vector<uint8_t> seen;
-  uint64_t first = ~uint64_t{0}, last = 0;
-  for (const model::Strand& st : m.strands) {
-    if (st.thread == model::kNone || (st.start == 0 && st.end == 0)) continue;
-    if (st.thread >= seen.size()) seen.resize(st.thread + 1, 0);
-    r->workers += seen[st.thread] ? 0 : 1;
-    seen[st.thread] = 1;
-    first = std::min(first, st.start);
-    last = std::max(last, std::max(st.start, st.end));
-  }
+  // The workers and the elapsed time as `sched` counts them, without its sweep.
+  const analysis::Timeline tl = analysis::timeline_of(m);
+  r->workers = static_cast<uint32_t>(tl.threads.size());
+  const uint64_t first = tl.first, last = tl.last;
   r->elapsed = r->workers && last > first ? last - first : 0;
   if (r->elapsed == 0)
     throw UsageError(path +

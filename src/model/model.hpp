@@ -88,6 +88,10 @@ struct Strand {
   uint32_t fragment = 0;    // index into Model::fragments: the code the strand ran
 };
 
+// A strand the scheduling analyses can place in time: it ran on a worker and has a timestamp
+// (synthetic join strands have neither).
+inline bool is_timed(const Strand& s) { return s.thread != kNone && (s.start != 0 || s.end != 0); }
+
 // A code fragment (seed 001): the code between two runtime events, named by the code addresses
 // of the event that started the strand and of the one that ended it. A task's first strand
 // starts at the task's creation site; an implicit task's at its parallel region; a chunk's at

@@ -23,8 +23,6 @@ const char* to_string(FlowKind kind) {
   return "unknown";
 }
 
-bool is_timed(const model::Strand& s) { return s.thread != kNone && (s.start != 0 || s.end != 0); }
-
 std::vector<uint32_t> owner_nodes(const model::Model& m) {
   std::vector<uint32_t> owner(m.nodes.size(), 0);
   for (uint32_t v = 0; v < m.nodes.size(); ++v) {  // parents come before children

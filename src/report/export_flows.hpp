@@ -42,7 +42,7 @@ namespace tasklens::report {
 enum class FlowKind : uint8_t { Continuation, Spawn, Join, Dependence, Barrier };
 const char* to_string(FlowKind kind);
 
-bool is_timed(const model::Strand& s);
+using model::is_timed;  // a slice: a strand with a worker and a timestamp
 
 // The owner node of every node (see above): owner[v] is v or its nearest owning ancestor.
 std::vector<uint32_t> owner_nodes(const model::Model& model);
