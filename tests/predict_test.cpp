@@ -150,6 +150,32 @@ TEST(Predict, RandomDagsStayWithinBrentsBounds) {
   EXPECT_GT(sped_up, 100);
 }
 
+TEST(Predict, OneWorkerInClosedFormEqualsItsSimulation) {
+  // run(1) counts the starts once and multiplies; run_events(1) simulates: every field agrees,
+  // whatever the overheads.
+  std::mt19937_64 rng(99);
+  std::uniform_int_distribution<int> ticks(0, 500);
+  for (int trial = 0; trial < 100; ++trial) {
+    fixtures::RandomModelOptions opt;
+    Model m = fixtures::random_model(rng, opt);
+    time_all(m);
+    const analysis::Simulator sim(m, analysis::strand_durations(m));
+    Overheads o;
+    o.spawn.ticks = ticks(rng) + 0.4;
+    o.steal.ticks = ticks(rng);
+    o.sync.ticks = ticks(rng) + 0.6;
+    o.cont.ticks = ticks(rng);
+    const auto closed = sim.run(1, o), simulated = sim.run_events(1, o);
+    ASSERT_EQ(closed.time, simulated.time) << trial;
+    ASSERT_EQ(closed.busy, simulated.busy) << trial;
+    ASSERT_EQ(closed.overhead, simulated.overhead) << trial;
+    ASSERT_EQ(closed.strands_run, simulated.strands_run) << trial;
+    ASSERT_EQ(closed.steals, 0u);
+    // More workers go through the same simulation with the renumbered strands.
+    ASSERT_EQ(sim.run(3, o).strands_run, closed.strands_run) << trial;
+  }
+}
+
 TEST(Predict, OverheadsMeasuredFromGapsByKind) {
   // One thread: parent strand [0,100), gap 5, task strand [105,205), gap 2, continuation of the
   // parent [207,300) (continue: ready at 100, its worker free at 205: gap 2), then a synthetic

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <queue>
+#include <stdexcept>
 
 #include "analysis/radix_sort.hpp"
 #include "analysis/sched.hpp"
@@ -133,26 +134,13 @@ Overheads measure_overheads(const model::Model& m) {
     for (uint32_t s = 0; s < n; ++s)
       if (is_timed(m.strands[s])) by_start[fill[m.strands[s].thread]++] = {m.strands[s].start, s};
   }
-  // One stable radix sort by (thread, start) of strands listed in id order: ties stay in id
-  // order.
+  // Each thread's range sorted by start, stably (ties stay in id order), on keys read from the
+  // pairs themselves.
   uint64_t min_start = ~uint64_t{0};
   for (const auto& [start, s] : by_start) min_start = std::min(min_start, start);
-  const int start_bits = [&] {
-    uint64_t max_rel = 0;
-    for (const auto& [start, s] : by_start) max_rel = std::max(max_rel, start - min_start);
-    return max_rel == 0 ? 0 : 64 - __builtin_clzll(max_rel);
-  }();
-  const auto& strands = m.strands;
-  if (start_bits + 32 <= 64) {
-    radix_sort(by_start, [&](const std::pair<uint64_t, uint32_t>& x) {
-      return (uint64_t{strands[x.second].thread} << start_bits) | (x.first - min_start);
-    });
-  } else {  // a run of years of TSC ticks: sort each thread's range by start instead
-    for (uint32_t t = 0; t < threads; ++t)
-      std::stable_sort(by_start.begin() + static_cast<std::ptrdiff_t>(first[t]),
-                       by_start.begin() + static_cast<std::ptrdiff_t>(first[t + 1]),
-                       [](const auto& a, const auto& b) { return a.first < b.first; });
-  }
+  for (uint32_t t = 0; t < threads; ++t)
+    radix_sort(by_start.data() + first[t], by_start.data() + first[t + 1],
+               [min_start](const std::pair<uint64_t, uint32_t>& x) { return x.first - min_start; });
   std::vector<uint32_t> order(by_start.size());
   for (size_t i = 0; i < by_start.size(); ++i) order[i] = by_start[i].second;
   std::vector<uint64_t> spawn, steal, sync, cont;
@@ -196,25 +184,111 @@ Overheads measure_overheads(const model::Model& m) {
   return o;
 }
 
-Simulator::Simulator(const model::Model& m, std::vector<uint64_t> durations)
-    : dur_(std::move(durations)) {
+Simulator::Simulator(const model::Model& m, std::vector<uint64_t> durations) {
   const uint32_t n = static_cast<uint32_t>(m.strands.size());
-  task_ = tasks_of(m);
-  const std::vector<StartClass> cls = start_classes(m, task_);
-  cls_.resize(n);
-  for (uint32_t s = 0; s < n; ++s) cls_[s] = static_cast<uint8_t>(cls[s]);
+  if (m.strands.size() > kSuccStrand)
+    throw std::length_error("predict: more than 2^30 strands; the simulator cannot number them");
+  const std::vector<uint32_t> task = tasks_of(m);
+  const std::vector<StartClass> cls = start_classes(m, task);
   // Successors (CSR) and predecessor counts.
-  succ_begin_.assign(n + 1, 0);
+  strands_.resize(size_t{n} + 1);
+  for (uint32_t p : m.preds) ++strands_[p + 1].succ_begin;
+  for (uint32_t s = 0; s < n; ++s) {
+    strands_[s + 1].succ_begin += strands_[s].succ_begin;
+    strands_[s].duration = durations[s];
+    strands_[s].start_class = static_cast<uint8_t>(cls[s]);
+  }
   succ_.resize(m.preds.size());
-  for (uint32_t p : m.preds) ++succ_begin_[p + 1];
-  for (uint32_t s = 0; s < n; ++s) succ_begin_[s + 1] += succ_begin_[s];
-  std::vector<uint32_t> fill(succ_begin_.begin(), succ_begin_.end() - 1);
-  for (uint32_t u = 0; u < n; ++u)
-    for (uint32_t p : m.preds_of(u)) succ_[fill[p]++] = u;
+  std::vector<uint32_t> fill(n);
+  for (uint32_t s = 0; s < n; ++s) fill[s] = strands_[s].succ_begin;
   preds_.resize(n);
-  for (uint32_t u = 0; u < n; ++u) preds_[u] = m.pred_begin[u + 1] - m.pred_begin[u];
-  timed_.resize(n);
-  for (uint32_t s = 0; s < n; ++s) timed_[s] = is_timed(m.strands[s]) ? 1 : 0;
+  for (uint32_t u = 0; u < n; ++u) {
+    preds_[u] = m.pred_begin[u + 1] - m.pred_begin[u];
+    const bool timed = is_timed(m.strands[u]);
+    strands_[u].timed = timed;
+    for (uint32_t p : m.preds_of(u)) {
+      const bool same_task = is_timed(m.strands[p]) && task[p] == task[u];
+      succ_[fill[p]++] = u | (timed ? kSuccTimed : 0) | (same_task ? kSuccSameTask : 0);
+    }
+    strands_[u].model_id = u;
+    if (preds_[u] == 0) roots_.push_back(u);
+  }
+  number_in_one_worker_order();
+}
+
+void Simulator::number_in_one_worker_order() {
+  const uint32_t n = static_cast<uint32_t>(preds_.size());
+  std::vector<uint32_t> remaining = preds_;
+  std::vector<uint32_t> order;  // new id -> old id: the order strands complete in
+  order.reserve(n);
+  std::vector<uint32_t> deque, stack, ready_list;
+  // As Simulator::run's complete(), on one worker: untimed strands complete on the spot.
+  const auto complete = [&](uint32_t s) -> uint32_t {
+    uint32_t continuation = kNone;
+    ready_list.clear();
+    stack.clear();
+    for (uint32_t x = s;;) {
+      for (uint32_t i = strands_[x].succ_begin; i < strands_[x + 1].succ_begin; ++i) {
+        const uint32_t u = succ_[i] & kSuccStrand;
+        if (--remaining[u] != 0) continue;
+        if (!(succ_[i] & kSuccTimed)) {
+          stack.push_back(u);
+        } else if (x == s && continuation == kNone && (succ_[i] & kSuccSameTask)) {
+          continuation = u;
+        } else {
+          ready_list.push_back(u);
+        }
+      }
+      if (stack.empty()) break;
+      x = stack.back();
+      stack.pop_back();
+      order.push_back(x);
+    }
+    if (ready_list.size() > 1) std::sort(ready_list.begin(), ready_list.end());
+    deque.insert(deque.end(), ready_list.begin(), ready_list.end());
+    return continuation;
+  };
+  for (uint32_t u : roots_)
+    if (!strands_[u].timed) {
+      order.push_back(u);
+      complete(u);
+    }
+  for (auto it = roots_.rbegin(); it != roots_.rend(); ++it)
+    if (strands_[*it].timed) deque.push_back(*it);
+  for (uint32_t next = kNone;;) {
+    if (next == kNone) {
+      if (deque.empty()) break;
+      next = deque.back();
+      deque.pop_back();
+      ++one_worker_starts_[strands_[next].start_class];
+    } else {
+      ++one_worker_starts_[4];
+    }
+    order.push_back(next);
+    one_worker_busy_ += strands_[next].duration;
+    ++one_worker_strands_;
+    next = complete(next);
+  }
+  if (order.size() != n) return;  // not a DAG of the model's kind: keep the model's numbering
+
+  std::vector<uint32_t> new_id(n);
+  for (uint32_t k = 0; k < n; ++k) new_id[order[k]] = k;
+  std::vector<SimStrand> strands(size_t{n} + 1);
+  std::vector<uint32_t> succ(succ_.size()), preds(n);
+  uint32_t at = 0;
+  for (uint32_t k = 0; k < n; ++k) {
+    const SimStrand& old = strands_[order[k]];
+    strands[k] = old;
+    strands[k].succ_begin = at;
+    for (uint32_t i = old.succ_begin; i < strands_[order[k] + 1].succ_begin; ++i)
+      succ[at++] = new_id[succ_[i] & kSuccStrand] | (succ_[i] & ~kSuccStrand);
+    preds[k] = preds_[order[k]];
+  }
+  strands[n].succ_begin = at;
+  for (uint32_t& u : roots_) u = new_id[u];
+  strands_ = std::move(strands);
+  succ_ = std::move(succ);
+  preds_ = std::move(preds);
 }
 
 SimulationResult simulate(const model::Model& m, const std::vector<uint64_t>& dur,
@@ -223,17 +297,28 @@ SimulationResult simulate(const model::Model& m, const std::vector<uint64_t>& du
 }
 
 SimulationResult Simulator::run(uint32_t P, const Overheads& o) const {
+  if (P != 1) return run_events(P, o);
+  const auto cost = [&](double ticks) { return static_cast<uint64_t>(std::llround(ticks)); };
+  const uint64_t* starts = one_worker_starts_;
+  SimulationResult r;
+  r.workers = 1;
+  r.busy = one_worker_busy_;
+  r.strands_run = one_worker_strands_;
+  r.overhead = cost(o.sync.ticks) * starts[uint8_t(StartClass::Sync)] +
+               cost(o.spawn.ticks) * starts[uint8_t(StartClass::Spawn)] +
+               cost(o.cont.ticks) * (starts[uint8_t(StartClass::Continue)] + starts[4]);
+  r.time = r.busy + r.overhead;
+  return r;
+}
+
+SimulationResult Simulator::run_events(uint32_t P, const Overheads& o) const {
   SimulationResult r;
   r.workers = P;
   if (P == 0) return r;
-  const uint32_t n = static_cast<uint32_t>(dur_.size());
-  const std::vector<uint64_t>& dur = dur_;
-  const std::vector<uint32_t>& task = task_;
-  const std::vector<uint32_t>& succ_begin = succ_begin_;
-  const std::vector<uint32_t>& succ = succ_;
-  const std::vector<uint8_t>& timed = timed_;
+  const SimStrand* const strand = strands_.data();
+  const uint32_t* const succ = succ_.data();
   std::vector<uint32_t> remaining = preds_;
-  const auto cls = [&](uint32_t u) { return static_cast<StartClass>(cls_[u]); };
+  const auto cls = [&](uint32_t u) { return static_cast<StartClass>(strand[u].start_class); };
 
   const auto cost = [&](double ticks) { return static_cast<uint64_t>(std::llround(ticks)); };
   const uint64_t c_spawn = cost(o.spawn.ticks), c_steal = cost(o.steal.ticks),
@@ -266,9 +351,10 @@ SimulationResult Simulator::run(uint32_t P, const Overheads& o) const {
     idle[w / 64] &= ~(uint64_t{1} << (w % 64));
     running[w] = u;
     r.overhead += overhead;
-    r.busy += dur[u];
+    const uint64_t duration = strand[u].duration;
+    r.busy += duration;
     ++r.strands_run;
-    heap.push({at + overhead + dur[u], w});
+    heap.push({at + overhead + duration, w});
   };
 
   // Completes strand s on worker w (timed or not): readies successors; untimed ones complete at
@@ -281,12 +367,13 @@ SimulationResult Simulator::run(uint32_t P, const Overheads& o) const {
     // s's own successors first (the common case: no synthetic strand in between), then those
     // reached through synthetic join strands, which complete at once.
     for (uint32_t x = s;;) {
-      for (uint32_t i = succ_begin[x]; i < succ_begin[x + 1]; ++i) {
-        const uint32_t u = succ[i];
+      const uint32_t* const end = succ + strand[x + 1].succ_begin;
+      for (const uint32_t* i = succ + strand[x].succ_begin; i != end; ++i) {
+        const uint32_t u = *i & kSuccStrand;
         if (--remaining[u] != 0) continue;
-        if (!timed[u]) {
+        if (!(*i & kSuccTimed)) {
           stack.push_back(u);
-        } else if (x == s && continuation == kNone && task[u] == task[s] && timed[s]) {
+        } else if (x == s && continuation == kNone && (*i & kSuccSameTask)) {
           continuation = u;
         } else {
           ready_list.push_back(u);
@@ -296,7 +383,9 @@ SimulationResult Simulator::run(uint32_t P, const Overheads& o) const {
       x = stack.back();
       stack.pop_back();
     }
-    if (ready_list.size() > 1) std::sort(ready_list.begin(), ready_list.end());
+    if (ready_list.size() > 1)
+      std::sort(ready_list.begin(), ready_list.end(),
+                [&](uint32_t a, uint32_t b) { return strand[a].model_id < strand[b].model_id; });
     for (uint32_t u : ready_list) deques[w].push_back(u);
     queued += ready_list.size();
     return continuation;
@@ -323,13 +412,10 @@ SimulationResult Simulator::run(uint32_t P, const Overheads& o) const {
   };
 
   // Strands without predecessors: ready at 0 on worker 0 (untimed ones complete at once).
-  std::vector<uint32_t> roots;
-  for (uint32_t u = 0; u < n; ++u)
-    if (remaining[u] == 0) roots.push_back(u);
-  for (uint32_t u : roots)
-    if (!timed[u]) complete(u, 0);
-  for (auto it = roots.rbegin(); it != roots.rend(); ++it) {
-    if (!timed[*it]) continue;
+  for (uint32_t u : roots_)
+    if (!strand[u].timed) complete(u, 0);
+  for (auto it = roots_.rbegin(); it != roots_.rend(); ++it) {
+    if (!strand[*it].timed) continue;
     deques[0].push_back(*it);  // the bottom (back) gets the lowest id: it runs first
     ++queued;
   }

@@ -87,11 +87,38 @@ class Simulator {
  public:
   Simulator(const model::Model& model, std::vector<uint64_t> durations);
   SimulationResult run(uint32_t workers, const Overheads& overheads) const;
+  // run() works out one worker in closed form (below); this simulates every worker count, for
+  // the tests that check the two agree.
+  SimulationResult run_events(uint32_t workers, const Overheads& overheads) const;
 
  private:
-  std::vector<uint64_t> dur_;
-  std::vector<uint32_t> task_, succ_begin_, succ_, preds_;
-  std::vector<uint8_t> cls_, timed_;
+  // One worker is never idle and never steals: it runs the strands in the order its deque gives
+  // them whatever their durations and overheads. The constructor replays that order once,
+  // counting how each strand is started (as a continuation, or popped, by start class); run(1)
+  // is then the sum of durations and of those counts times the overheads. The strands are also
+  // renumbered in that order: every later simulation walks a subtree of it per worker, so the
+  // arrays are read nearly in sequence (in the model's numbering a work-first schedule jumps
+  // over whole subtrees, missing the cache on most reads).
+  void number_in_one_worker_order();
+  uint64_t one_worker_busy_ = 0, one_worker_strands_ = 0;
+  uint64_t one_worker_starts_[5] = {};  // popped strands per StartClass; [4]: continuations
+  std::vector<uint32_t> roots_;         // strands without predecessors, in model order
+  // What a simulation reads of a strand, in one place: a simulation follows the schedule, not
+  // the strand order, so every array it reads per strand costs a cache miss.
+  struct SimStrand {
+    uint64_t duration = 0;
+    uint32_t succ_begin = 0;  // successors: succ_[succ_begin .. next strand's succ_begin)
+    uint32_t model_id = 0;    // the strand's id in the model (the order ties are broken in)
+    uint8_t start_class = 0;
+    bool timed = false;
+  };
+  // A successor u of strand s: u | kSuccTimed if u is timed | kSuccSameTask if s is timed and
+  // in u's task (u is s's continuation if s's end readies it), so that completing s reads
+  // nothing of u but its remaining predecessor count.
+  static constexpr uint32_t kSuccTimed = 0x80000000u, kSuccSameTask = 0x40000000u,
+                            kSuccStrand = 0x3fffffffu;
+  std::vector<SimStrand> strands_;  // one more than the model's (the last succ_begin)
+  std::vector<uint32_t> succ_, preds_;
 };
 
 // One recording reduced to what the extrapolation needs.

@@ -677,6 +677,9 @@ Model Builder::run() {
                      ": the program never started an OpenMP parallel region or task, nor a "
                      "oneTBB task (is it built with -fopenmp, or linked with -ltbb?)");
   }
+  // The decoded events are consumed: their memory goes to the model (see finalize).
+  decoders.clear();
+  std::vector<std::vector<uint8_t>>().swap(streams);
   Model m = finalize();
   if (stream_truncated) m.complete = false;
   return m;

@@ -32,6 +32,19 @@ Model Builder::finalize() {
     uint32_t target = join_target[nodes_[ts.node].parent];
     if (target != kNone) edges_.emplace_back(ts.prev, target);
   }
+  std::vector<uint32_t>().swap(join_target);
+  // What the edges still need of the tasks is where each ended; the rest of their state goes
+  // now, so that the model's arrays reuse its memory.
+  std::vector<uint32_t> task_end(tasks_.size());
+  for (uint32_t t = 0; t < tasks_.size(); ++t) {
+    TaskState& ts = tasks_[t];
+    task_end[t] = ts.prev;
+    delete ts.next_preds;
+    delete ts.loop_members;
+    delete ts.deps;
+    delete ts.chunks;
+  }
+  std::vector<TaskState>().swap(tasks_);
 
   // Each node's items, contiguous and in append order (a stable counting sort of the log).
   std::vector<uint32_t> item_begin(nodes_.size() + 1, 0);
@@ -82,16 +95,25 @@ Model Builder::finalize() {
     else
       emit_strand(item);
   }
+  std::vector<uint32_t>().swap(items);
+  std::vector<uint32_t>().swap(item_begin);
+  std::vector<Frame>().swap(stack);
+  std::vector<PNode>().swap(nodes_);
+  std::vector<std::vector<uint32_t>>().swap(ids_);
   // Strands move to their final place in one sequential pass over the provisional ones (the
   // scattered accesses are writes, which do not stall like scattered reads).
   m.strands.resize(next_strand);
-  // Fragments: distinct (begin, end) code pairs. Consecutive strands often share one, so the
-  // last pair is checked before the hash map.
+  // Fragments: distinct (begin, end) code pairs. There are few: a small direct-mapped cache in
+  // front of the hash map answers nearly every strand.
   std::unordered_map<uint64_t, uint32_t> fragment_ids;
   m.fragments.push_back(Fragment{});
   fragment_ids.emplace(0, 0);
-  uint64_t last_pair = 0;
-  uint32_t last_fragment = 0;
+  struct PairSlot {
+    uint64_t pair = 0;
+    uint32_t fragment = 0;
+  };
+  constexpr size_t kPairCache = 256;
+  std::vector<PairSlot> pair_cache(kPairCache);  // pair 0 is fragment 0: right when empty
   for (uint32_t s = 0; s < strands_.size(); ++s) {
     if (strand_id[s] == kNone) continue;
     const PStrand& p = strands_[s];
@@ -102,13 +124,13 @@ Model Builder::finalize() {
     out.thread = p.thread;
     out.node = node_id[p.node];
     const uint64_t pair = (uint64_t(p.begin_code) << 32) | p.end_code;
-    if (pair != last_pair) {
+    PairSlot& slot = pair_cache[(p.begin_code * 31u + p.end_code) & (kPairCache - 1)];
+    if (slot.pair != pair) {
       auto [it, inserted] = fragment_ids.try_emplace(pair, uint32_t(m.fragments.size()));
       if (inserted) m.fragments.push_back(Fragment{codes_[p.begin_code], codes_[p.end_code]});
-      last_pair = pair;
-      last_fragment = it->second;
+      slot = {pair, it->second};
     }
-    out.fragment = last_fragment;
+    out.fragment = slot.fragment;
   }
 
   // Further metrics, metric-major (Model::extra_work).
@@ -143,7 +165,7 @@ Model Builder::finalize() {
   // Edges, in final ids; every edge must go forward in the serial order. Counting sort into
   // the CSR arrays (no comparison sort: there are millions of edges).
   auto resolve = [&](uint32_t ref) -> uint32_t {
-    uint32_t from = (ref & kTaskRef) ? tasks_[ref & ~kTaskRef].prev : ref;
+    uint32_t from = (ref & kTaskRef) ? task_end[ref & ~kTaskRef] : ref;
     return from == kNone ? kNone : strand_id[from];  // kNone: the task never ran (killed)
   };
   uint64_t backward = 0;
@@ -241,12 +263,6 @@ Model Builder::finalize() {
     m.warnings.push_back(std::to_string(anomalies_) +
                          " events did not match the construct they belong to (the trace may "
                          "have started or stopped inside a construct)");
-  for (auto& t : tasks_) {
-    delete t.next_preds;
-    delete t.loop_members;
-    delete t.deps;
-    delete t.chunks;
-  }
   return m;
 }
 
