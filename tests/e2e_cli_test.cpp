@@ -54,6 +54,15 @@ TEST_F(Cli, ExistingTraceIsKeptAsOld) {
   ASSERT_TRUE(record(example("fib", "clang"), {"6", "10"}, trace).exited(0));
   EXPECT_EQ(read_file(trace + ".old"), first);
   EXPECT_NE(read_file(trace), first);
+  // A third recording replaces the .old (deleted in the background while the program runs).
+  std::string second = read_file(trace);
+  ASSERT_TRUE(record(example("fib", "clang"), {"7", "10"}, trace).exited(0));
+  EXPECT_EQ(read_file(trace + ".old"), second);
+  EXPECT_NE(read_file(trace), second);
+  size_t files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(path("")))
+    files += entry.path().filename().string().rfind("tasklens.data", 0) == 0;
+  EXPECT_EQ(files, 2u) << "only the trace and its .old";
 }
 
 TEST_F(Cli, DefaultTraceNameInTheCurrentDirectory) {

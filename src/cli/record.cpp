@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <thread>
 #include <vector>
 
 #include "cli/errors.hpp"
@@ -176,8 +177,17 @@ int run_record(const RecordOptions& opt) {
 
   fs::path out = fs::absolute(opt.output);
   std::error_code ec;
+  // Replacing the previous .old frees its pages, milliseconds for a large trace: it is unlinked
+  // while held open here and closed while the program runs, which is when the kernel frees it.
+  int previous_old = -1;
   if (fs::exists(out, ec)) {
-    fs::rename(out, fs::path(out.string() + ".old"), ec);
+    const std::string old = out.string() + ".old";
+    previous_old = ::open(old.c_str(), O_RDONLY | O_CLOEXEC);
+    if (previous_old >= 0 && ::unlink(old.c_str()) != 0) {
+      ::close(previous_old);
+      previous_old = -1;
+    }
+    fs::rename(out, fs::path(old), ec);
     if (ec)
       throw EnvironmentError(fmt::format("cannot rename the existing {} to {}.old: {}",
                                          out.string(), out.string(), ec.message()));
@@ -187,11 +197,6 @@ int run_record(const RecordOptions& opt) {
   if (!runtime.empty()) preload += ":" + runtime;
   const char* old_preload = getenv("LD_PRELOAD");
   if (old_preload && *old_preload) preload += std::string(":") + old_preload;
-
-  // The first context-switch watcher in the system switches a kernel-wide static key on: ~15 ms
-  // of code patching that would otherwise stall the program inside its first parallel region.
-  // Holding one open here, across the run, makes the recorder's own cheap.
-  recorder::SwitchRing* arm = has_tsc ? recorder::switch_ring_open() : nullptr;
 
   timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -211,6 +216,16 @@ int run_record(const RecordOptions& opt) {
     fmt::print(stderr, "tasklens: cannot run '{}': {}\n", opt.command[0], std::strerror(err));
     _exit(err == ENOENT ? 127 : 126);
   }
+  // The first context-switch watcher in the system switches a kernel-wide static key on, with
+  // an RCU grace period: 10-20 ms here, which would otherwise stall the program inside its first
+  // parallel region. Holding one open across the run makes the recorder's own cheap; opening it
+  // on a thread while the program starts overlaps the two (the key's lock serializes whoever
+  // comes second).
+  recorder::SwitchRing* arm = nullptr;
+  std::thread background([&arm, has_tsc, previous_old] {
+    if (has_tsc) arm = recorder::switch_ring_open();
+    if (previous_old >= 0) ::close(previous_old);
+  });
   // Like time(1): the terminal's signals go to the program; we wait for it either way.
   struct sigaction ignore {
   }, old_int{}, old_quit{};
@@ -221,6 +236,7 @@ int run_record(const RecordOptions& opt) {
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);
+  background.join();
   recorder::switch_ring_close(arm);
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGQUIT, &old_quit, nullptr);
