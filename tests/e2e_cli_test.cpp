@@ -1,5 +1,12 @@
 // The command line end to end: runtime choice, metrics, output files, formats, help.
+#include <unistd.h>
+
+#include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
 
 #include "e2e_util.hpp"
 
@@ -63,6 +70,60 @@ TEST_F(Cli, ExistingTraceIsKeptAsOld) {
   for (const auto& entry : std::filesystem::directory_iterator(path("")))
     files += entry.path().filename().string().rfind("tasklens.data", 0) == 0;
   EXPECT_EQ(files, 2u) << "only the trace and its .old";
+}
+
+// The CPUs allowed to a thread, from /proc/<pid>/task/<tid>/status ("0-1,3" -> {0, 1, 3}).
+std::set<int> allowed_cpus(const std::filesystem::path& task_dir) {
+  std::ifstream in(task_dir / "status");
+  std::set<int> cpus;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("Cpus_allowed_list:", 0) != 0) continue;
+    std::stringstream list(line.substr(line.find(':') + 1));
+    for (std::string item; std::getline(list, item, ',');) {
+      const size_t dash = item.find('-');
+      const int a = std::stoi(item),
+                b = dash == std::string::npos ? a : std::stoi(item.substr(dash + 1));
+      for (int c = a; c <= b; ++c) cpus.insert(c);
+    }
+  }
+  return cpus;
+}
+
+// A program kept to CPU 0 (taskset) leaves CPU 1 idle: the recorder's writer thread, which
+// compresses the events, runs there and takes none of the program's CPU time.
+TEST_F(Cli, WriterRunsOutsideTheProgramsCpus) {
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "one CPU: nowhere else to go";
+  if (!std::filesystem::exists("/usr/bin/taskset")) GTEST_SKIP() << "taskset is not installed";
+  const std::string trace = path("pinned.tlens");
+  RunResult rec;
+  std::thread recording([&] {
+    rec = run({"/usr/bin/taskset", "-c", "0", TASKLENS_BIN, "record", "-o", trace, "--",
+               example("fib", "clang"), "12", "1500"});
+  });
+  // Find the program by its trace path (TASKLENS_OUTPUT in its environment), then its writer.
+  std::set<int> writer_cpus, main_cpus;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (writer_cpus.empty() && std::chrono::steady_clock::now() < deadline) {
+    std::error_code ec;
+    for (const auto& proc : std::filesystem::directory_iterator("/proc", ec)) {
+      std::ifstream env(proc.path() / "environ");
+      std::string all((std::istreambuf_iterator<char>(env)), std::istreambuf_iterator<char>());
+      if (all.find("TASKLENS_OUTPUT=" + trace + '\0') == std::string::npos) continue;
+      for (const auto& task : std::filesystem::directory_iterator(proc.path() / "task", ec)) {
+        std::ifstream comm(task.path() / "comm");
+        std::string name;
+        std::getline(comm, name);
+        if (name == "tasklens-writer") writer_cpus = allowed_cpus(task.path());
+        if (task.path().filename() == proc.path().filename()) main_cpus = allowed_cpus(task.path());
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  recording.join();
+  ASSERT_TRUE(rec.exited(0)) << rec.describe();
+  ASSERT_FALSE(writer_cpus.empty()) << "no thread named tasklens-writer seen in the program";
+  EXPECT_EQ(main_cpus, std::set<int>{0});
+  EXPECT_EQ(writer_cpus.count(0), 0u) << "the writer shares the program's CPU";
 }
 
 TEST_F(Cli, DefaultTraceNameInTheCurrentDirectory) {
