@@ -13,7 +13,7 @@
 # recording (wrapped plain / unmodified plain). Writes BUILD_DIR/bench/tbb_results.json.
 #
 # Knobs: TASKLENS_BENCH_REPS (5), TASKLENS_BENCH_TBB_FIB_N (29),
-# TASKLENS_BENCH_TBB_COARSE ("8192 1 20": N, G, w).
+# TASKLENS_BENCH_TBB_COARSE ("32768 1 20": N, G, w).
 set -euo pipefail
 export LC_ALL=C
 
@@ -27,7 +27,7 @@ TL=$BUILD/tasklens
 EX=$BUILD/examples
 REPS=${TASKLENS_BENCH_REPS:-5}
 FIB_N=${TASKLENS_BENCH_TBB_FIB_N:-29}
-read -r C_N C_G C_W <<<"${TASKLENS_BENCH_TBB_COARSE:-8192 1 20}"
+read -r C_N C_G C_W <<<"${TASKLENS_BENCH_TBB_COARSE:-32768 1 20}"
 TARGET_FINE=2.0
 TARGET_COARSE=1.05
 for f in "$TL" "$EX/tbb_fib" "$EX/tbb_fib_wrapped" "$EX/tbb_parallel_for" \
