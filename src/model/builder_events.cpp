@@ -3,6 +3,7 @@
 #include <queue>
 
 #include "model/builder_state.hpp"
+#include "model/prefault.hpp"
 
 namespace tasklens::model::detail {
 
@@ -636,6 +637,13 @@ Model Builder::run() {
   nodes_.reserve(tasks + tasks / 8 + 1024);
   tasks_.reserve(tasks + 1024);
   items_.reserve(events * 9 / 10 + tasks / 8);
+  Prefaulter prefault;
+  prefault.add_capacity(strands_);
+  prefault.add_capacity(tasks_);
+  prefault.add_capacity(nodes_);
+  prefault.add_capacity(items_);
+  prefault.add_capacity(edges_);
+  prefault.start();
   std::vector<Event> heads(n);
   using Item = std::pair<uint64_t, uint32_t>;
   std::priority_queue<Item, std::vector<Item>, std::greater<Item>> queue;
@@ -677,6 +685,7 @@ Model Builder::run() {
                      ": the program never started an OpenMP parallel region or task, nor a "
                      "oneTBB task (is it built with -fopenmp, or linked with -ltbb?)");
   }
+  prefault.join();
   // The decoded events are consumed: their memory goes to the model (see finalize).
   decoders.clear();
   std::vector<std::vector<uint8_t>>().swap(streams);

@@ -46,58 +46,67 @@ Model Builder::finalize() {
   }
   std::vector<TaskState>().swap(tasks_);
 
-  // Each node's items, contiguous and in append order (a stable counting sort of the log).
-  std::vector<uint32_t> item_begin(nodes_.size() + 1, 0);
-  for (uint32_t v = 0; v < nodes_.size(); ++v)
+  // Each node's items, contiguous and in append order (a stable counting sort of the log), and
+  // the number of strands directly in each node.
+  const uint32_t node_count = static_cast<uint32_t>(nodes_.size());
+  std::vector<uint32_t> item_begin(node_count + 1, 0);
+  for (uint32_t v = 0; v < node_count; ++v)
     item_begin[v + 1] = item_begin[v] + nodes_[v].item_count;
   std::vector<uint32_t> items(items_.size());
+  std::vector<uint32_t> subtree_strands(node_count, 0), subtree_nodes(node_count, 1);
   {
     std::vector<uint32_t> fill(item_begin.begin(), item_begin.end() - 1);
-    for (const auto& [node, item] : items_) items[fill[node]++] = item;
+    for (const auto& [node, item] : items_) {
+      items[fill[node]++] = item;
+      if (!(item & kNodeBit)) ++subtree_strands[node];
+    }
   }
   std::vector<std::pair<uint32_t, uint32_t>>().swap(items_);
 
-  // Depth-first numbering of nodes and strands: the serial elision order.
-  std::vector<uint32_t> node_id(nodes_.size(), kNone), strand_id(strands_.size(), kNone);
-  m.nodes.reserve(nodes_.size());
-  uint32_t next_strand = 0;
-  struct Frame {
-    uint32_t node, pos;
-  };
-  std::vector<Frame> stack;
-  auto enter = [&](uint32_t v) {
-    node_id[v] = static_cast<uint32_t>(m.nodes.size());
-    Node out;
+  // Depth-first numbering of nodes and strands: the serial elision order. Not by walking the
+  // tree depth first (that reads each node's items at a random place), but from subtree sizes:
+  // they are summed children first (a child's id is larger than its parent's), then each node,
+  // in id order, places its items after its own first strand and its children's subtrees one
+  // after the other. Both passes read the items in sequence.
+  for (uint32_t v = 0; v < node_count; ++v)
+    if (nodes_[v].tail_strand != kNone) ++subtree_strands[v];
+  for (uint32_t v = node_count; v-- > 1;) {
+    subtree_strands[nodes_[v].parent] += subtree_strands[v];
+    subtree_nodes[nodes_[v].parent] += subtree_nodes[v];
+  }
+  std::vector<uint32_t> node_id(node_count, kNone), strand_id(strands_.size(), kNone);
+  std::vector<uint32_t> first_strand(node_count, 0);
+  m.nodes.resize(node_count);
+  node_id[0] = 0;
+  for (uint32_t v = 0; v < node_count; ++v) {
+    uint32_t next_strand = first_strand[v], next_node = node_id[v] + 1;
+    for (uint32_t i = item_begin[v]; i < item_begin[v + 1]; ++i) {
+      const uint32_t item = items[i];
+      if (item & kNodeBit) {
+        const uint32_t c = item & ~kNodeBit;
+        first_strand[c] = next_strand;
+        node_id[c] = next_node;
+        next_strand += subtree_strands[c];
+        next_node += subtree_nodes[c];
+      } else {
+        strand_id[item] = next_strand++;
+      }
+    }
+    if (nodes_[v].tail_strand != kNone) strand_id[nodes_[v].tail_strand] = next_strand++;
+    Node& out = m.nodes[node_id[v]];
     out.kind = nodes_[v].kind;
     out.parent = nodes_[v].parent == kNone ? kNone : node_id[nodes_[v].parent];
     out.site = nodes_[v].site;
     out.instance = nodes_[v].instance;
-    out.strand_begin = next_strand;
-    m.nodes.push_back(out);
-    stack.push_back(Frame{v, item_begin[v]});
-  };
-  auto emit_strand = [&](uint32_t s) { strand_id[s] = next_strand++; };
-  enter(0);
-  while (!stack.empty()) {
-    Frame& f = stack.back();
-    if (f.pos == item_begin[f.node + 1]) {
-      uint32_t v = f.node;
-      if (nodes_[v].tail_strand != kNone) emit_strand(nodes_[v].tail_strand);
-      Node& out = m.nodes[node_id[v]];
-      out.strand_end = next_strand;
-      out.subtree_size = static_cast<uint32_t>(m.nodes.size()) - node_id[v];
-      stack.pop_back();
-      continue;
-    }
-    uint32_t item = items[f.pos++];
-    if (item & kNodeBit)
-      enter(item & ~kNodeBit);
-    else
-      emit_strand(item);
+    out.strand_begin = first_strand[v];
+    out.strand_end = first_strand[v] + subtree_strands[v];
+    out.subtree_size = subtree_nodes[v];
   }
+  const uint32_t next_strand = node_count ? subtree_strands[0] : 0;
   std::vector<uint32_t>().swap(items);
   std::vector<uint32_t>().swap(item_begin);
-  std::vector<Frame>().swap(stack);
+  std::vector<uint32_t>().swap(subtree_nodes);
+  std::vector<uint32_t>().swap(first_strand);
   std::vector<PNode>().swap(nodes_);
   std::vector<std::vector<uint32_t>>().swap(ids_);
   // Strands move to their final place in one sequential pass over the provisional ones (the
