@@ -1,5 +1,6 @@
 // Provisional graph -> Model: serial-elision numbering, CSR edges, attribution.
 #include <algorithm>
+#include <future>
 #include <unordered_map>
 
 #include "model/builder_state.hpp"
@@ -109,6 +110,45 @@ Model Builder::finalize() {
   std::vector<uint32_t>().swap(first_strand);
   std::vector<PNode>().swap(nodes_);
   std::vector<std::vector<uint32_t>>().swap(ids_);
+  // Edges, in final ids; every edge must go forward in the serial order. Counting sort into
+  // the CSR arrays (no comparison sort: there are millions of edges). On a thread of their own:
+  // they need only the numbering, like the strands' move below.
+  uint64_t backward = 0;
+  std::future<void> edges_done = std::async(std::launch::async, [&] {
+    auto resolve = [&](uint32_t ref) -> uint32_t {
+      uint32_t from = (ref & kTaskRef) ? task_end[ref & ~kTaskRef] : ref;
+      return from == kNone ? kNone : strand_id[from];  // kNone: the task never ran (killed)
+    };
+    m.pred_begin.assign(size_t{next_strand} + 1, 0);
+    for (auto& [ref, to] : edges_) {
+      uint32_t a = resolve(ref), b = strand_id[to];
+      if (a == kNone || b == kNone || a == b) {
+        to = kNone;
+        continue;
+      }
+      if (a > b) {
+        ++backward;
+        to = kNone;
+        continue;
+      }
+      ref = a;
+      to = b;
+      m.pred_begin[b + 1]++;
+    }
+    for (size_t i = 0; i < next_strand; ++i) m.pred_begin[i + 1] += m.pred_begin[i];
+    m.preds.resize(m.pred_begin.back());
+    std::vector<uint32_t> fill(m.pred_begin.begin(), m.pred_begin.end() - 1);
+    for (const auto& [from, to] : edges_)
+      if (to != kNone) m.preds[fill[to]++] = static_cast<uint32_t>(from);
+    std::vector<std::pair<uint32_t, uint32_t>>().swap(edges_);
+  });
+
+  // Attribution: each strand to the innermost construct site around it (set as it moves).
+  std::vector<uint32_t> node_site(m.nodes.size(), 0);
+  for (uint32_t v = 0; v < m.nodes.size(); ++v) {
+    const Node& nd = m.nodes[v];
+    node_site[v] = nd.site != kNone ? nd.site : (nd.parent == kNone ? 0 : node_site[nd.parent]);
+  }
   // Strands move to their final place in one sequential pass over the provisional ones (the
   // scattered accesses are writes, which do not stall like scattered reads).
   m.strands.resize(next_strand);
@@ -132,6 +172,7 @@ Model Builder::finalize() {
     out.end = p.end;
     out.thread = p.thread;
     out.node = node_id[p.node];
+    out.site = node_site[out.node];
     const uint64_t pair = (uint64_t(p.begin_code) << 32) | p.end_code;
     PairSlot& slot = pair_cache[(p.begin_code * 31u + p.end_code) & (kPairCache - 1)];
     if (slot.pair != pair) {
@@ -171,46 +212,7 @@ Model Builder::finalize() {
   for (size_t i = 0; i < m.region_names.size(); ++i)
     if (m.region_names[i].empty()) m.region_names[i] = "region#" + std::to_string(i);
 
-  // Edges, in final ids; every edge must go forward in the serial order. Counting sort into
-  // the CSR arrays (no comparison sort: there are millions of edges).
-  auto resolve = [&](uint32_t ref) -> uint32_t {
-    uint32_t from = (ref & kTaskRef) ? task_end[ref & ~kTaskRef] : ref;
-    return from == kNone ? kNone : strand_id[from];  // kNone: the task never ran (killed)
-  };
-  uint64_t backward = 0;
-  m.pred_begin.assign(m.strands.size() + 1, 0);
-  for (auto& [ref, to] : edges_) {
-    uint32_t a = resolve(ref), b = strand_id[to];
-    if (a == kNone || b == kNone || a == b) {
-      to = kNone;
-      continue;
-    }
-    if (a > b) {
-      ++backward;
-      to = kNone;
-      continue;
-    }
-    ref = a;
-    to = b;
-    m.pred_begin[b + 1]++;
-  }
-  for (size_t i = 0; i < m.strands.size(); ++i) m.pred_begin[i + 1] += m.pred_begin[i];
-  m.preds.resize(m.pred_begin.back());
-  {
-    std::vector<uint32_t> fill(m.pred_begin.begin(), m.pred_begin.end() - 1);
-    for (const auto& [from, to] : edges_)
-      if (to != kNone) m.preds[fill[to]++] = static_cast<uint32_t>(from);
-  }
-  std::vector<std::pair<uint32_t, uint32_t>>().swap(edges_);
-
-  // Attribution: each strand to the innermost construct site around it.
-  std::vector<uint32_t> node_site(m.nodes.size(), 0);
-  for (uint32_t v = 0; v < m.nodes.size(); ++v) {
-    const Node& nd = m.nodes[v];
-    node_site[v] = nd.site != kNone ? nd.site : (nd.parent == kNone ? 0 : node_site[nd.parent]);
-  }
-  for (Strand& s : m.strands) s.site = node_site[s.node];
-
+  edges_done.get();
   m.sites = std::move(sites_);
   m.instance_count = instance_count_;
   m.metric = trace::to_string(trace_.metric());
