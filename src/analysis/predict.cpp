@@ -216,35 +216,49 @@ Simulator::Simulator(const model::Model& m, std::vector<uint64_t> durations) {
   number_in_one_worker_order();
 }
 
+template <class OnUntimed>
+uint32_t Simulator::complete_strand(uint32_t s, uint32_t* remaining, std::vector<uint32_t>& stack,
+                                    std::vector<uint32_t>& ready, OnUntimed&& on_untimed) const {
+  const SimStrand* const strand = strands_.data();
+  const uint32_t* const succ = succ_.data();
+  uint32_t continuation = kNone;
+  ready.clear();
+  stack.clear();
+  // s's own successors first (the common case: no synthetic strand in between), then those
+  // reached through synthetic join strands, which complete at once.
+  for (uint32_t x = s;;) {
+    const uint32_t* const end = succ + strand[x + 1].succ_begin;
+    for (const uint32_t* i = succ + strand[x].succ_begin; i != end; ++i) {
+      const uint32_t u = *i & kSuccStrand;
+      if (--remaining[u] != 0) continue;
+      if (!(*i & kSuccTimed)) {
+        stack.push_back(u);
+      } else if (x == s && continuation == kNone && (*i & kSuccSameTask)) {
+        continuation = u;
+      } else {
+        ready.push_back(u);
+      }
+    }
+    if (stack.empty()) break;
+    x = stack.back();
+    stack.pop_back();
+    on_untimed(x);
+  }
+  if (ready.size() > 1)
+    std::sort(ready.begin(), ready.end(),
+              [&](uint32_t a, uint32_t b) { return strand[a].model_id < strand[b].model_id; });
+  return continuation;
+}
+
 void Simulator::number_in_one_worker_order() {
   const uint32_t n = static_cast<uint32_t>(preds_.size());
   std::vector<uint32_t> remaining = preds_;
   std::vector<uint32_t> order;  // new id -> old id: the order strands complete in
   order.reserve(n);
   std::vector<uint32_t> deque, stack, ready_list;
-  // As Simulator::run's complete(), on one worker: untimed strands complete on the spot.
   const auto complete = [&](uint32_t s) -> uint32_t {
-    uint32_t continuation = kNone;
-    ready_list.clear();
-    stack.clear();
-    for (uint32_t x = s;;) {
-      for (uint32_t i = strands_[x].succ_begin; i < strands_[x + 1].succ_begin; ++i) {
-        const uint32_t u = succ_[i] & kSuccStrand;
-        if (--remaining[u] != 0) continue;
-        if (!(succ_[i] & kSuccTimed)) {
-          stack.push_back(u);
-        } else if (x == s && continuation == kNone && (succ_[i] & kSuccSameTask)) {
-          continuation = u;
-        } else {
-          ready_list.push_back(u);
-        }
-      }
-      if (stack.empty()) break;
-      x = stack.back();
-      stack.pop_back();
-      order.push_back(x);
-    }
-    if (ready_list.size() > 1) std::sort(ready_list.begin(), ready_list.end());
+    const uint32_t continuation = complete_strand(s, remaining.data(), stack, ready_list,
+                                                  [&](uint32_t u) { order.push_back(u); });
     deque.insert(deque.end(), ready_list.begin(), ready_list.end());
     return continuation;
   };
@@ -316,7 +330,6 @@ SimulationResult Simulator::run_events(uint32_t P, const Overheads& o) const {
   r.workers = P;
   if (P == 0) return r;
   const SimStrand* const strand = strands_.data();
-  const uint32_t* const succ = succ_.data();
   std::vector<uint32_t> remaining = preds_;
   const auto cls = [&](uint32_t u) { return static_cast<StartClass>(strand[u].start_class); };
 
@@ -361,31 +374,8 @@ SimulationResult Simulator::run_events(uint32_t P, const Overheads& o) const {
   // once. Returns the continuation of s, if it became ready and is timed.
   std::vector<uint32_t> stack, ready_list;
   const auto complete = [&](uint32_t s, uint32_t w) -> uint32_t {
-    uint32_t continuation = kNone;
-    ready_list.clear();
-    stack.clear();
-    // s's own successors first (the common case: no synthetic strand in between), then those
-    // reached through synthetic join strands, which complete at once.
-    for (uint32_t x = s;;) {
-      const uint32_t* const end = succ + strand[x + 1].succ_begin;
-      for (const uint32_t* i = succ + strand[x].succ_begin; i != end; ++i) {
-        const uint32_t u = *i & kSuccStrand;
-        if (--remaining[u] != 0) continue;
-        if (!(*i & kSuccTimed)) {
-          stack.push_back(u);
-        } else if (x == s && continuation == kNone && (*i & kSuccSameTask)) {
-          continuation = u;
-        } else {
-          ready_list.push_back(u);
-        }
-      }
-      if (stack.empty()) break;
-      x = stack.back();
-      stack.pop_back();
-    }
-    if (ready_list.size() > 1)
-      std::sort(ready_list.begin(), ready_list.end(),
-                [&](uint32_t a, uint32_t b) { return strand[a].model_id < strand[b].model_id; });
+    const uint32_t continuation =
+        complete_strand(s, remaining.data(), stack, ready_list, [](uint32_t) {});
     for (uint32_t u : ready_list) deques[w].push_back(u);
     queued += ready_list.size();
     return continuation;

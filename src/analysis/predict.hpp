@@ -100,6 +100,13 @@ class Simulator {
   // arrays are read nearly in sequence (in the model's numbering a work-first schedule jumps
   // over whole subtrees, missing the cache on most reads).
   void number_in_one_worker_order();
+  // Strand s completes: decrements its successors' remaining predecessor counts. Untimed
+  // successors that become ready complete at once (on_untimed(u) is called for each, then
+  // their own successors are visited); timed ones go to `ready`, in model order, except s's
+  // continuation (same task, readied by s), which is returned (kNone if none).
+  template <class OnUntimed>
+  uint32_t complete_strand(uint32_t s, uint32_t* remaining, std::vector<uint32_t>& stack,
+                           std::vector<uint32_t>& ready, OnUntimed&& on_untimed) const;
   uint64_t one_worker_busy_ = 0, one_worker_strands_ = 0;
   uint64_t one_worker_starts_[5] = {};  // popped strands per StartClass; [4]: continuations
   std::vector<uint32_t> roots_;         // strands without predecessors, in model order
