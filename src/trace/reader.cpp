@@ -196,7 +196,7 @@ EventDecoder::EventDecoder(const std::vector<EventShape>& schema,
                          : int8_t{-1};
 }
 
-bool EventDecoder::read_varint(uint64_t& v) {
+bool EventDecoder::read_long_varint(uint64_t& v) {
   v = 0;
   for (int shift = 0; shift < 64; shift += 7) {
     if (p_ == end_) return false;

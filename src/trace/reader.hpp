@@ -50,7 +50,15 @@ class EventDecoder {
   size_t remaining() const { return static_cast<size_t>(end_ - p_); }  // bytes not decoded yet
 
  private:
-  bool read_varint(uint64_t& v);
+  // Most fields are small deltas: one byte, inline; longer ones out of line.
+  bool read_varint(uint64_t& v) {
+    if (__builtin_expect(p_ != end_ && *p_ < 0x80, 1)) {
+      v = *p_++;
+      return true;
+    }
+    return read_long_varint(v);
+  }
+  bool read_long_varint(uint64_t& v);
   const std::vector<EventShape>& schema_;
   const uint8_t* p_;
   const uint8_t* end_;
