@@ -32,6 +32,7 @@
 //     p_0 = 5120, p_1 = 13312, p_2 = 21504, p_3 = 29696, W = 69632
 //     static, 2 threads: S = 51200, W/S = 1.36;  4 threads: S = 29696, W/S = 2.3448
 //     tasks (32 blocks): S = 4096,  W/S = 17.0
+//   N=8192, q=128 (the e2e test of tasks): W = 266240, tasks: S = 16256, W/S = 16.378
 //   N=8192, q=64 (primes.c's defaults): W = 528384; static, 2 threads: S = 395264, W/S = 1.3368;
 //     tasks: S = 32384, W/S = 16.316
 #include <algorithm>

@@ -124,8 +124,11 @@ TEST_P(Tbb, ParallelReduceBothFormsMatchAnalytic) {
 
 // Seed 001's primes, as many blocks: W = P(0, N), S = P(N - B, N) (docs/examples.md).
 TEST_P(Tbb, PrimesAsTasksMatchesAnalytic) {
-  auto p = profile_analytic(exe("tbb_primes"), {"tasks", "8192", "512", "256"},
-                            {69632, 4096});  // W/S = 17
+  // q = 128 (not the default 512): four times the work, so that the program's serial start-up
+  // (150-400 units of oneTBB set-up after its first call, outside the analytic model) stays
+  // under 3% of the span. With q = 512 it was 7-16% and the test failed on busy machines.
+  auto p = profile_analytic(exe("tbb_primes"), {"tasks", "8192", "128", "256"},
+                            {266240, 16256});  // W/S = 16.378
   expect_report_invariants(p.report);
   json row = expect_tbb_site(p.report, "tbb_primes.cpp", "site: tbb-primes-tasks", "parallel_for");
   if (!row.is_null()) {
