@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 packages=(build-essential cmake ninja-build pkg-config clang-14 libomp-dev libtbb-dev libcli11-dev
-          libfmt-dev nlohmann-json3-dev libzstd-dev libgtest-dev libbenchmark-dev binutils)
+          libfmt-dev nlohmann-json3-dev libzstd-dev liblz4-dev libgtest-dev libbenchmark-dev binutils)
 packages+=(python3-jsonschema)  # e2e_export_test validates exports against a JSON Schema
 # tasklens view's tests open the page in headless Chromium through chromedriver.
 packages+=(chromium chromium-driver)

@@ -2,13 +2,16 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <thread>
 
 #include "e2e_util.hpp"
+#include "trace/format.hpp"
 
 namespace tasklens::e2e {
 namespace {
@@ -189,6 +192,57 @@ TEST_F(Cli, BoundedBuffersLoseNothing) {
   ASSERT_FALSE(j.is_null());
   EXPECT_EQ(j["tasks"].get<uint64_t>(), 2u * 10946 - 2);  // C(20) - 1 tasks
   EXPECT_TRUE(j["complete"].get<bool>());
+}
+
+// The compression codes of a trace's event blocks, read record by record.
+std::set<int> block_compressions(const std::string& trace) {
+  std::string bytes = read_file(trace);
+  std::set<int> codes;
+  trace::FileHeader fh;
+  std::memcpy(&fh, bytes.data(), sizeof fh);
+  for (size_t pos = fh.header_size; pos + sizeof(trace::RecordHeader) <= bytes.size();) {
+    trace::RecordHeader rh;
+    std::memcpy(&rh, bytes.data() + pos, sizeof rh);
+    if (rh.size < sizeof rh) break;
+    if (rh.type == static_cast<uint32_t>(trace::RecordType::EventBlock)) {
+      trace::EventBlockHeader bh;
+      std::memcpy(&bh, bytes.data() + pos + sizeof rh, sizeof bh);
+      codes.insert(bh.compression);
+    }
+    pos += rh.size;
+  }
+  return codes;
+}
+
+// `--compression`: LZ4 by default, zstd or none on request; every trace reads the same tasks,
+// and the sizes come in the expected order.
+TEST_F(Cli, CompressionIsLz4ByDefaultZstdOrNoneOnRequest) {
+  std::map<std::string, size_t> size;
+  for (std::string c : {"", "lz4", "zstd", "none"}) {
+    const std::string trace = path("c-" + c + ".tlens");
+    std::vector<std::string> flags;
+    if (!c.empty()) flags = {"--compression", c};
+    RunResult rec = record(example("fib", "clang"), {"18", "0"}, trace, default_env(), flags);
+    ASSERT_TRUE(rec.exited(0)) << rec.describe();
+    // A block that does not shrink is stored as it is (0) whatever the choice.
+    const int expected = c == "zstd" ? 1 : c == "none" ? 0 : 2;
+    std::set<int> codes = block_compressions(trace);
+    EXPECT_TRUE(codes.count(expected)) << "--compression " << c;
+    codes.erase(0);
+    codes.erase(expected);
+    EXPECT_TRUE(codes.empty()) << "--compression " << c << ": another codec used";
+    json j = report_json(trace);
+    ASSERT_FALSE(j.is_null());
+    EXPECT_EQ(j["tasks"].get<uint64_t>(), 2u * 4181 - 2) << c;  // C(18) - 1 tasks
+    size[c] = std::filesystem::file_size(trace);
+  }
+  EXPECT_LT(size["zstd"], size["lz4"]);
+  EXPECT_LT(size["lz4"], size["none"]);
+  RunResult bad = record(example("fib", "clang"), {"5", "0"}, path("bad.tlens"), default_env(),
+                         {"--compression", "gzip"});
+  EXPECT_FALSE(bad.exited(0)) << bad.describe();
+  EXPECT_NE(bad.err.find("gzip"), std::string::npos) << bad.err;
+  EXPECT_FALSE(std::filesystem::exists(path("bad.tlens")));
 }
 
 TEST_F(Cli, ProgramThatCannotBeRunIsReported) {

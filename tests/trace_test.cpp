@@ -1,5 +1,6 @@
 // Trace container and event encoding: writer/reader round trips and every kind of bad input.
 #include <gtest/gtest.h>
+#include <lz4.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -45,7 +46,7 @@ void append_launch_status(std::vector<uint8_t>& out) {
 }
 
 std::vector<uint8_t> file_with(const std::vector<std::vector<uint8_t>>& streams, bool finish,
-                               bool compress) {
+                               Compression compress) {
   FileHeader h = make_file_header(42, 1000, 7, Metric::Tsc);
   std::vector<uint8_t> out(reinterpret_cast<uint8_t*>(&h), reinterpret_cast<uint8_t*>(&h + 1));
   std::vector<uint8_t> schema = make_schema_payload();
@@ -66,12 +67,18 @@ std::vector<uint8_t> file_with(const std::vector<std::vector<uint8_t>>& streams,
       bh.offset = static_cast<uint32_t>(lo);
       bh.raw_size = static_cast<uint32_t>(hi - lo);
       std::vector<uint8_t> data(s.begin() + lo, s.begin() + hi);
-      if (compress) {
+      if (compress == Compression::Zstd) {
         std::vector<uint8_t> z(ZSTD_compressBound(data.size()));
         z.resize(ZSTD_compress(z.data(), z.size(), data.data(), data.size(), 1));
         data = z;
-        bh.compression = static_cast<uint8_t>(Compression::Zstd);
+      } else if (compress == Compression::Lz4) {
+        std::vector<uint8_t> z(LZ4_compressBound(static_cast<int>(data.size())));
+        z.resize(LZ4_compress_default(reinterpret_cast<const char*>(data.data()),
+                                      reinterpret_cast<char*>(z.data()),
+                                      static_cast<int>(data.size()), static_cast<int>(z.size())));
+        data = z;
       }
+      bh.compression = static_cast<uint8_t>(compress);
       append_record(out, RecordType::EventBlock, &bh, sizeof bh, data.data(), data.size());
     }
   }
@@ -150,7 +157,7 @@ void expect_sample(const TraceFile& t) {
 }
 
 TEST(Trace, RoundTripUncompressed) {
-  std::string p = write_temp(file_with({sample_stream()}, true, false));
+  std::string p = write_temp(file_with({sample_stream()}, true, Compression::None));
   TraceFile t = TraceFile::open(p);
   EXPECT_TRUE(t.complete());
   TraceFile::Scan scan = TraceFile::scan(p);
@@ -166,15 +173,25 @@ TEST(Trace, RoundTripUncompressed) {
 }
 
 TEST(Trace, RoundTripZstdAndMultipleStreams) {
-  std::string p = write_temp(file_with({sample_stream(), sample_stream()}, true, true));
+  std::string p =
+      write_temp(file_with({sample_stream(), sample_stream()}, true, Compression::Zstd));
   TraceFile t = TraceFile::open(p);
   EXPECT_EQ(t.stream_count(), 2u);
   expect_sample(t);
   unlink(p.c_str());
 }
 
+TEST(Trace, RoundTripLz4AndMultipleStreams) {
+  std::string p = write_temp(file_with({sample_stream(), sample_stream()}, true, Compression::Lz4));
+  TraceFile t = TraceFile::open(p);
+  EXPECT_EQ(t.stream_count(), 2u);
+  expect_sample(t);
+  EXPECT_EQ(t.stream(1), sample_stream());
+  unlink(p.c_str());
+}
+
 TEST(Trace, KilledProgramMeansIncomplete) {
-  std::vector<uint8_t> bytes = file_with({sample_stream()}, false, true);
+  std::vector<uint8_t> bytes = file_with({sample_stream()}, false, Compression::Zstd);
   append_launch_status(bytes);  // no Finish record, but the launcher saw the program die
   std::string p = write_temp(bytes);
   TraceFile t = TraceFile::open(p);
@@ -187,7 +204,7 @@ TEST(Trace, KilledProgramMeansIncomplete) {
 }
 
 TEST(Trace, CutAtARecordBoundaryWithoutAnEndIsTruncated) {
-  std::string p = write_temp(file_with({sample_stream()}, false, true));
+  std::string p = write_temp(file_with({sample_stream()}, false, Compression::Zstd));
   try {
     TraceFile::open(p);
     ADD_FAILURE() << "a trace without its end was accepted";
@@ -198,7 +215,7 @@ TEST(Trace, CutAtARecordBoundaryWithoutAnEndIsTruncated) {
 }
 
 TEST(Trace, FileCutInsideARecordIsRefusedButItsWholePrefixIsKnown) {
-  std::vector<uint8_t> whole = file_with({sample_stream()}, true, false);
+  std::vector<uint8_t> whole = file_with({sample_stream()}, true, Compression::None);
   std::vector<uint8_t> bytes = whole;
   bytes.resize(bytes.size() - 5);  // the Finish record loses its end
   std::string p = write_temp(bytes);
@@ -228,7 +245,7 @@ TEST(Trace, FileCutInsideARecordIsRefusedButItsWholePrefixIsKnown) {
 TEST(Trace, StreamCutInsideAnEventEndsCleanly) {
   std::vector<uint8_t> s = sample_stream();
   s.resize(s.size() - 1);  // the last event loses its last byte
-  std::vector<uint8_t> file = file_with({s}, false, false);
+  std::vector<uint8_t> file = file_with({s}, false, Compression::None);
   append_launch_status(file);
   std::string p = write_temp(file);
   TraceFile t = TraceFile::open(p);
@@ -306,7 +323,7 @@ TEST(Trace, DataAndCodeAddressesKeepTheirOwnDeltaChains) {
     w.varint(1);
     w.put_ptr(code + i);
   }
-  std::string p = write_temp(file_with({w.bytes}, true, false));
+  std::string p = write_temp(file_with({w.bytes}, true, Compression::None));
   TraceFile t = TraceFile::open(p);
   std::vector<uint8_t> bytes = t.stream(0);
   EventDecoder d = t.decoder(bytes);
@@ -381,7 +398,7 @@ void expect_error(const std::vector<uint8_t>& bytes, const std::string& fragment
 TEST(Trace, BadInputGetsOneLineErrorsNamingTheFile) {
   expect_error({}, "empty");
   expect_error({1, 2, 3}, "too short");
-  std::vector<uint8_t> good = file_with({sample_stream()}, true, true);
+  std::vector<uint8_t> good = file_with({sample_stream()}, true, Compression::Zstd);
   std::vector<uint8_t> bad_magic = good;
   bad_magic[0] = 'X';
   expect_error(bad_magic, "bad magic");
@@ -390,20 +407,30 @@ TEST(Trace, BadInputGetsOneLineErrorsNamingTheFile) {
   expect_error(bad_version, "version 9");
   std::vector<uint8_t> no_schema(good.begin(), good.begin() + sizeof(FileHeader));
   expect_error(no_schema, "schema");
-  // Corrupt the compressed event data (last bytes of the first event block).
-  std::vector<uint8_t> bad_block = good;
-  size_t pos = sizeof(FileHeader);
-  for (;;) {
+  // Corrupt the compressed event data of the first event block, zstd and LZ4; then give it a
+  // compression this reader does not know.
+  auto first_block = [](std::vector<uint8_t>& bytes) {
+    size_t pos = sizeof(FileHeader);
+    for (;;) {
+      RecordHeader rh;
+      std::memcpy(&rh, bytes.data() + pos, sizeof rh);
+      if (rh.type == static_cast<uint32_t>(RecordType::EventBlock)) return pos;
+      pos += rh.size;
+    }
+  };
+  for (Compression c : {Compression::Zstd, Compression::Lz4}) {
+    std::vector<uint8_t> bad_block = file_with({sample_stream()}, true, c);
+    size_t pos = first_block(bad_block);
     RecordHeader rh;
     std::memcpy(&rh, bad_block.data() + pos, sizeof rh);
-    if (rh.type == static_cast<uint32_t>(RecordType::EventBlock)) {
-      for (size_t i = pos + sizeof rh + sizeof(EventBlockHeader); i < pos + rh.size; ++i)
-        bad_block[i] ^= 0x5a;
-      break;
-    }
-    pos += rh.size;
+    for (size_t i = pos + sizeof rh + sizeof(EventBlockHeader); i < pos + rh.size; ++i)
+      bad_block[i] ^= 0x5a;
+    expect_error(bad_block, "corrupted event block");
   }
-  expect_error(bad_block, "corrupted event block");
+  std::vector<uint8_t> unknown = good;
+  unknown[first_block(unknown) + sizeof(RecordHeader) + offsetof(EventBlockHeader, compression)] =
+      7;
+  expect_error(unknown, "unknown compression 7");
   // A record whose size is smaller than its header.
   std::vector<uint8_t> bad_record = good;
   RecordHeader tiny{1, 3};
@@ -422,7 +449,7 @@ TEST(Trace, MissingFileSaysHowToMakeOne) {
 }
 
 TEST(Trace, PreemptionIntervalsAreSortedAndMerged) {
-  std::vector<uint8_t> bytes = file_with({sample_stream()}, true, false);
+  std::vector<uint8_t> bytes = file_with({sample_stream()}, true, Compression::None);
   uint32_t header[2] = {0, 4};
   uint64_t pairs[8] = {500, 600, 100, 200, 150, 250, 590, 700};  // unsorted, overlapping
   append_record(bytes, RecordType::Preemptions, header, sizeof header, pairs, sizeof pairs);
@@ -470,7 +497,7 @@ TEST(Trace, RegionEventsAndNamesRoundTrip) {
   w.put_id((1ull << 40) + 6);
   w.begin(EventKind::RegionEnd, 1700);
   w.varint(2);
-  std::vector<uint8_t> bytes = file_with({w.bytes}, false, true);
+  std::vector<uint8_t> bytes = file_with({w.bytes}, false, Compression::Zstd);
   // Names arrive in several records, in any order, some after the events that use them (the
   // recorder writes one per name as it first sees it); id 1 is named by none.
   std::vector<uint8_t> first = region_names_payload({{2, "solve"}, {0, ""}});
@@ -520,14 +547,14 @@ TEST(Trace, RegionEventsAndNamesRoundTrip) {
 }
 
 TEST(Trace, TraceWithoutRegionsHasNoRegionNames) {
-  std::string p = write_temp(file_with({sample_stream()}, true, false));
+  std::string p = write_temp(file_with({sample_stream()}, true, Compression::None));
   EXPECT_TRUE(TraceFile::open(p).region_names().empty());
   unlink(p.c_str());
 }
 
 TEST(Trace, MalformedRegionNamesAreRefused) {
   auto with = [](const std::vector<uint8_t>& payload) {
-    std::vector<uint8_t> bytes = file_with({sample_stream()}, true, false);
+    std::vector<uint8_t> bytes = file_with({sample_stream()}, true, Compression::None);
     append_record(bytes, RecordType::RegionNames, payload.data(), payload.size());
     return bytes;
   };

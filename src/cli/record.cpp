@@ -206,6 +206,7 @@ int run_record(const RecordOptions& opt) {
     setenv("TASKLENS_OUTPUT", out.c_str(), 1);
     setenv("TASKLENS_METRIC", metric_names.c_str(), 1);
     if (opt.flush_ms > 0) setenv("TASKLENS_FLUSH_MS", std::to_string(opt.flush_ms).c_str(), 1);
+    setenv("TASKLENS_COMPRESSION", opt.compression.c_str(), 1);
     setenv("TASKLENS_SAVED_LD_PRELOAD", old_preload ? old_preload : "", 1);
     setenv("LD_PRELOAD", preload.c_str(), 1);
     std::vector<char*> argv;

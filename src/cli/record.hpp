@@ -10,6 +10,7 @@ struct RecordOptions {
   std::string metric = "auto";  // cycles where the machine has hardware counters, else tsc
   std::string runtime;    // empty: LLVM 16's libomp if available; "program": the program's own
   unsigned flush_ms = 0;  // 0: the recorder's default
+  std::string compression = "lz4";  // of the event blocks: lz4, zstd or none
   std::vector<std::string> command;
 };
 

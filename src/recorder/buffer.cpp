@@ -1,5 +1,6 @@
 #include "recorder/buffer.hpp"
 
+#include <lz4.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -7,6 +8,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -78,6 +80,27 @@ void clock_sync_record() {
   write_all(rec.data(), rec.size());
 }
 
+// Compresses `raw` bytes at `src` into `out` (room for compress_bound(raw)) with the configured
+// codec; returns the compressed size, or 0 when the block is better stored as it is.
+size_t compress_block(const uint8_t* src, size_t raw, uint8_t* out, size_t bound) {
+  const WriterConfig& config = pool().config;
+  size_t packed = 0;
+  if (config.compression == trace::Compression::Lz4) {
+    packed = static_cast<size_t>(
+        LZ4_compress_default(reinterpret_cast<const char*>(src), reinterpret_cast<char*>(out),
+                             static_cast<int>(raw), static_cast<int>(bound)));
+  } else if (config.compression == trace::Compression::Zstd) {
+    packed = ZSTD_compressCCtx(writer_cctx(), out, bound, src, raw, config.zstd_level);
+    if (ZSTD_isError(packed)) packed = 0;
+  }
+  return packed < raw ? packed : 0;
+}
+
+size_t compress_bound(size_t raw) {
+  return std::max<size_t>(ZSTD_compressBound(raw),
+                          static_cast<size_t>(LZ4_compressBound(static_cast<int>(raw))));
+}
+
 // Writes chunk bytes [written, upto) as one EventBlock. Caller serializes (writer thread, or the
 // finishing thread once the writer stopped).
 void write_block(Chunk* c, uint32_t upto) {
@@ -87,21 +110,21 @@ void write_block(Chunk* c, uint32_t upto) {
   const uint8_t* src = c->data + c->written;
   size_t raw = upto - c->written;
   static std::vector<uint8_t>* scratch = new std::vector<uint8_t>();
-  size_t bound = ZSTD_compressBound(raw);
+  size_t bound = compress_bound(raw);
   scratch->resize(sizeof(trace::RecordHeader) + sizeof(trace::EventBlockHeader) + bound);
   uint8_t* out = scratch->data() + sizeof(trace::RecordHeader) + sizeof(trace::EventBlockHeader);
-  size_t packed = ZSTD_compressCCtx(writer_cctx(), out, bound, src, raw, pool().config.zstd_level);
+  size_t packed = compress_block(src, raw, out, bound);
   trace::EventBlockHeader bh{};
   bh.thread = c->thread;
   bh.chunk_seq = c->seq;
   bh.offset = c->written;
   bh.raw_size = static_cast<uint32_t>(raw);
-  if (ZSTD_isError(packed) || packed >= raw) {
+  if (packed == 0) {
     bh.compression = static_cast<uint8_t>(trace::Compression::None);
     std::memcpy(out, src, raw);
     packed = raw;
   } else {
-    bh.compression = static_cast<uint8_t>(trace::Compression::Zstd);
+    bh.compression = static_cast<uint8_t>(pool().config.compression);
   }
   trace::RecordHeader rh{static_cast<uint32_t>(trace::RecordType::EventBlock),
                          static_cast<uint32_t>(sizeof rh + sizeof bh + packed)};

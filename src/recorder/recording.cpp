@@ -244,6 +244,7 @@ bool start_trace() {
   wc.fd = g_fd;
   wc.flush_period_ms = g_config.flush_ms;
   wc.max_chunks = g_config.max_chunks;
+  wc.compression = g_config.compression;
   writer_configure(wc);
   writer_append(head.data(), head.size());  // before the writer thread exists: no race
   g_state.store(kRecording, std::memory_order_release);
@@ -314,8 +315,14 @@ __attribute__((constructor)) void recorder_constructor() {
   unsetenv("TASKLENS_METRIC");
   unsetenv("TASKLENS_FLUSH_MS");
   if (const char* w = getenv("TASKLENS_PREEMPTIONS")) g_config.watch_preemptions = *w != '0';
+  // TASKLENS_COMPRESSION: the launcher's checked `--compression`; anything else keeps LZ4.
+  if (const char* c = getenv("TASKLENS_COMPRESSION")) {
+    if (std::strcmp(c, "zstd") == 0) g_config.compression = trace::Compression::Zstd;
+    if (std::strcmp(c, "none") == 0) g_config.compression = trace::Compression::None;
+  }
   unsetenv("TASKLENS_BUFFER_MB");
   unsetenv("TASKLENS_PREEMPTIONS");
+  unsetenv("TASKLENS_COMPRESSION");
   restore_env("LD_PRELOAD", "TASKLENS_SAVED_LD_PRELOAD");
   restore_env("OMP_TOOL_LIBRARIES", "TASKLENS_SAVED_OMP_TOOL_LIBRARIES");
 }

@@ -82,6 +82,7 @@ struct Config {
   unsigned flush_ms = 100;
   size_t max_chunks = 1024;
   bool watch_preemptions = true;
+  trace::Compression compression = trace::Compression::Lz4;  // of event blocks
 };
 extern Config g_config;
 

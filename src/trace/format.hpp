@@ -21,9 +21,10 @@ inline constexpr char kMagic[8] = {'T', 'L', 'E', 'N', 'S', 'T', 'R', 'C'};
 // Version 2 added the data-address field class (EventShape::addr_mask, a sixth schema byte);
 // version 3 several metrics (FileHeader::metrics, one dmetric per non-TSC metric). Readers still
 // read versions 1 and 2: five-byte schema entries (1), one metric, a dmetric only when it is not
-// the TSC (1 and 2).
+// the TSC (1 and 2). Version 3.1 added LZ4-compressed event blocks (Compression::Lz4), which
+// readers of 3.0 refuse as an unknown compression.
 inline constexpr uint16_t kVersionMajor = 3;  // readers refuse later majors
-inline constexpr uint16_t kVersionMinor = 0;  // additions that old readers can skip
+inline constexpr uint16_t kVersionMinor = 1;  // additions that old readers can skip or name
 
 // Metrics one trace can hold (the first is the primary one, every analysis's work).
 inline constexpr int kMaxMetrics = 8;
@@ -141,7 +142,8 @@ inline constexpr uint64_t kSyntheticSite = 1ull << 62;
 // events of further names are not recorded) and readers refuse larger ids as corrupted.
 inline constexpr uint32_t kMaxRegionNames = 1u << 20;
 
-enum class Compression : uint8_t { None = 0, Zstd = 1 };
+// How an EventBlock's bytes are stored: LZ4 is the recorder's default (version 3.1 on).
+enum class Compression : uint8_t { None = 0, Zstd = 1, Lz4 = 2 };
 
 // Work metrics, named as perf names them (to_string, metric_from_name). Versions 1 and 2 of the
 // format know only the first four.

@@ -1,6 +1,7 @@
 #include "trace/reader.hpp"
 
 #include <fcntl.h>
+#include <lz4.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -373,7 +374,9 @@ void TraceFile::parse() {
         EventBlockHeader bh;
         std::memcpy(&bh, p, sizeof bh);
         if (bh.thread > 100000) fail("corrupted event block (thread index)");
-        if (bh.compression > 1) fail("unknown compression in event block");
+        if (bh.compression > static_cast<uint8_t>(Compression::Lz4))
+          fail("event block with unknown compression " + std::to_string(bh.compression) +
+               " (written by a newer tasklens?)");
         if (blocks_.size() <= bh.thread) blocks_.resize(bh.thread + 1);
         blocks_[bh.thread].push_back(Block{bh.chunk_seq, bh.offset, bh.raw_size, bh.compression,
                                            size_t(p - data_.data()) + sizeof bh, n - sizeof bh});
@@ -583,6 +586,13 @@ std::vector<uint8_t> TraceFile::stream(uint32_t thread) const {
     if (b.compression == static_cast<uint8_t>(Compression::None)) {
       if (b.data_size != b.raw_size) fail("corrupted event block (size mismatch)");
       std::memcpy(out.data() + at, src, b.raw_size);
+    } else if (b.compression == static_cast<uint8_t>(Compression::Lz4)) {
+      int got = LZ4_decompress_safe(reinterpret_cast<const char*>(src),
+                                    reinterpret_cast<char*>(out.data() + at),
+                                    static_cast<int>(b.data_size), static_cast<int>(b.raw_size));
+      if (got < 0 || static_cast<uint32_t>(got) != b.raw_size)
+        fail("corrupted event block (lz4: " + std::string(got < 0 ? "bad data" : "size mismatch") +
+             ")");
     } else {
       size_t got = ZSTD_decompress(out.data() + at, b.raw_size, src, b.data_size);
       if (ZSTD_isError(got) || got != b.raw_size)
