@@ -340,6 +340,72 @@ TEST(Trace, DataAndCodeAddressesKeepTheirOwnDeltaChains) {
 }
 
 // Files of format version 1 (five-byte schema entries, no data addresses) still read.
+// Version 4's compact oneTBB events: an end names nothing its begin gave, and the decoder hands
+// out the full forms (TaskSchedule with OMPT statuses, TbbWaitEnd), nested runs and waits too.
+TEST(Trace, CompactTbbEventsExpandToTheirFullForms) {
+  StreamWriter w;
+  uint64_t addr = 0;
+  auto put_addr = [&](uint64_t v) {
+    w.varint(zigzag(static_cast<int64_t>(v - addr)));
+    addr = v;
+  };
+  const uint64_t root = 1, outer = 2, inner = 3, group = 0x7ffe0000ull, code = 0x5555ull;
+  w.begin(EventKind::TbbRunBegin, 1001);  // root runs outer
+  w.put_id(root);
+  w.put_id(outer);
+  w.begin(EventKind::TbbWaitBegin, 1002);  // outer waits for group...
+  w.put_id(outer);
+  put_addr(group);
+  w.put_ptr(code);
+  w.begin(EventKind::TbbRunBegin, 1003);  // ...and runs inner meanwhile
+  w.put_id(outer);
+  w.put_id(inner);
+  w.begin(EventKind::TbbRunEnd, 1004);  // inner cancelled
+  w.varint(kTaskStatusCancel);
+  w.begin(EventKind::TbbWaitDone, 1005);
+  w.begin(EventKind::TbbRunEnd, 1006);  // outer complete
+  w.varint(kTaskStatusComplete);
+  std::string p = write_temp(file_with({w.bytes}, true, Compression::Lz4));
+  TraceFile t = TraceFile::open(p);
+  std::vector<uint8_t> bytes = t.stream(0);
+  EventDecoder d = t.decoder(bytes);
+  struct Want {
+    EventKind kind;
+    uint64_t time, f0, f1, f2;
+  };
+  const Want want[] = {
+      {EventKind::TaskSchedule, 1001, root, kTaskStatusSwitch, outer},
+      {EventKind::TbbWaitBegin, 1002, outer, group, code},
+      {EventKind::TaskSchedule, 1003, outer, kTaskStatusSwitch, inner},
+      {EventKind::TaskSchedule, 1004, inner, kTaskStatusCancel, outer},
+      {EventKind::TbbWaitEnd, 1005, outer, group, code},
+      {EventKind::TaskSchedule, 1006, outer, kTaskStatusComplete, root},
+  };
+  Event e;
+  for (const Want& x : want) {
+    ASSERT_TRUE(d.next(e));
+    EXPECT_EQ(e.kind, x.kind) << x.time;
+    EXPECT_EQ(e.time, x.time);
+    EXPECT_EQ(e.f[0], x.f0) << x.time;
+    EXPECT_EQ(e.f[1], x.f1) << x.time;
+    EXPECT_EQ(e.f[2], x.f2) << x.time;
+  }
+  EXPECT_FALSE(d.next(e));
+  unlink(p.c_str());
+  // An end without its begin is a malformed stream, not a silently wrong tree.
+  for (EventKind end : {EventKind::TbbRunEnd, EventKind::TbbWaitDone}) {
+    StreamWriter b;
+    b.begin(end, 1001);
+    if (end == EventKind::TbbRunEnd) b.varint(kTaskStatusComplete);
+    std::string q = write_temp(file_with({b.bytes}, true, Compression::None));
+    TraceFile bad = TraceFile::open(q);
+    std::vector<uint8_t> s = bad.stream(0);
+    EventDecoder bd = bad.decoder(s);
+    EXPECT_THROW(bd.next(e), TraceError) << to_string(end);
+    unlink(q.c_str());
+  }
+}
+
 TEST(Trace, Version1FilesStillRead) {
   std::vector<uint8_t> schema(4);
   uint32_t count = 0;
@@ -652,7 +718,7 @@ TEST(Trace, Version3EventsCarryADeltaPerNonTscMetric) {
   TraceFile t = TraceFile::open(p);
   EXPECT_EQ(t.metrics(), metrics);
   EXPECT_EQ(t.metric(), Metric::TaskClock);
-  EXPECT_EQ(t.header().version_major, kVersionMajor);
+  EXPECT_EQ(t.header().version_major, 3);  // version 4 streams read the same (plus kinds)
   std::vector<uint8_t> bytes = t.stream(0);
   EventDecoder d = t.decoder(bytes);
   Event e;

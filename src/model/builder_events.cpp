@@ -514,6 +514,10 @@ void Builder::handle(const Event& e, uint32_t thread) {
     case EventKind::ChunkEnd:
       on_chunk(e, thread);
       break;
+    case EventKind::TbbWaitDone:  // the EventDecoder hands these out in their full forms
+    case EventKind::TbbRunBegin:
+    case EventKind::TbbRunEnd:
+      break;
     case EventKind::MaskedBegin:
     case EventKind::MaskedEnd: {
       uint32_t t = task(e.f[0]);

@@ -58,7 +58,8 @@ static_assert(offsetof(TaskShadow, slots) == 32);
 namespace {
 
 constexpr int kExecuteSlot = 2, kCancelSlot = 3;
-constexpr uint64_t kStatusComplete = 1, kStatusCancel = 3, kStatusSwitch = 7;  // ompt_task_*
+constexpr uint64_t kStatusComplete = trace::kTaskStatusComplete,
+                   kStatusCancel = trace::kTaskStatusCancel;
 constexpr uint64_t kRootFlag =
     0x80;  // TbbSpawn kind: spawned by execute_and_wait (a new construct)
 
@@ -295,15 +296,6 @@ TL_INLINE uint8_t classify(const void* const* vptr) {
 
 // ------------------------------------------------------------------------- events
 
-TL_INLINE void put_schedule(ThreadState* t, uint64_t prior, uint64_t status, uint64_t next) {
-  if (uint8_t* p = begin_event(t, EventKind::TaskSchedule)) {
-    p = put_id(t, p, prior);
-    p = trace::put_varint(p, status);
-    p = put_id(t, p, next);
-    end_event(t, p);
-  }
-}
-
 TL_INLINE void put_wait(ThreadState* t, EventKind kind, const void* group, const void* code) {
   if (uint8_t* p = begin_event(t, kind)) {
     p = put_id(t, p, t->tbb_current);
@@ -328,12 +320,19 @@ struct Running {
         site_kind(state->tbb_site_kind),
         end_status(status) {
     end_runtime_init(t);
-    put_schedule(t, prior, kStatusSwitch, id);
+    if (uint8_t* p = begin_event(t, EventKind::TbbRunBegin)) {
+      p = put_id(t, p, prior);
+      p = put_id(t, p, id);
+      end_event(t, p);
+    }
     t->tbb_current = id;
     t->tbb_site = 0;
   }
   ~Running() {  // also when the task throws: the scheduler catches it further up
-    put_schedule(t, id, end_status, prior);
+    if (uint8_t* p = begin_event(t, EventKind::TbbRunEnd)) {  // of the innermost run
+      p = trace::put_varint(p, end_status);
+      end_event(t, p);
+    }
     t->tbb_current = prior;
     t->tbb_site = site;
     t->tbb_site_kind = site_kind;
@@ -428,8 +427,9 @@ struct Waiting {
     if (t->tbb_site) code = reinterpret_cast<const void*>(t->tbb_site);
     put_wait(t, EventKind::TbbWaitBegin, group, code);
   }
-  ~Waiting() {
-    if (t) put_wait(t, EventKind::TbbWaitEnd, group, code);
+  ~Waiting() {  // ends the thread's innermost open wait: this one
+    if (!t) return;
+    if (uint8_t* p = begin_event(t, EventKind::TbbWaitDone)) end_event(t, p);
   }
 };
 

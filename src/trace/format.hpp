@@ -21,10 +21,11 @@ inline constexpr char kMagic[8] = {'T', 'L', 'E', 'N', 'S', 'T', 'R', 'C'};
 // Version 2 added the data-address field class (EventShape::addr_mask, a sixth schema byte);
 // version 3 several metrics (FileHeader::metrics, one dmetric per non-TSC metric). Readers still
 // read versions 1 and 2: five-byte schema entries (1), one metric, a dmetric only when it is not
-// the TSC (1 and 2). Version 3.1 added LZ4-compressed event blocks (Compression::Lz4), which
-// readers of 3.0 refuse as an unknown compression.
-inline constexpr uint16_t kVersionMajor = 3;  // readers refuse later majors
-inline constexpr uint16_t kVersionMinor = 1;  // additions that old readers can skip or name
+// the TSC (1 and 2). Version 4 the compact oneTBB events (TbbWaitDone, TbbRunBegin, TbbRunEnd,
+// which a reader of version 3 would skip and so lose every oneTBB task) and LZ4-compressed event
+// blocks (Compression::Lz4); its streams otherwise read like version 3's.
+inline constexpr uint16_t kVersionMajor = 4;  // readers refuse later majors
+inline constexpr uint16_t kVersionMinor = 0;  // additions that old readers can skip
 
 // Metrics one trace can hold (the first is the primary one, every analysis's work).
 inline constexpr int kMaxMetrics = 8;
@@ -142,7 +143,7 @@ inline constexpr uint64_t kSyntheticSite = 1ull << 62;
 // events of further names are not recorded) and readers refuse larger ids as corrupted.
 inline constexpr uint32_t kMaxRegionNames = 1u << 20;
 
-// How an EventBlock's bytes are stored: LZ4 is the recorder's default (version 3.1 on).
+// How an EventBlock's bytes are stored: LZ4 is the recorder's default (version 4 on).
 enum class Compression : uint8_t { None = 0, Zstd = 1, Lz4 = 2 };
 
 // Work metrics, named as perf names them (to_string, metric_from_name). Versions 1 and 2 of the
@@ -230,8 +231,16 @@ enum class EventKind : uint8_t {
   // a strand of its own, logically parallel to the task's other chunks.
   ChunkBegin = 27,  // id task
   ChunkEnd = 28,    // id task
+  // Compact oneTBB events (version 4): what a thread runs and waits for nests on the thread, so
+  // an end needs no fields that its begin gave. The EventDecoder turns them into the full forms
+  // above (TbbWaitEnd; TaskSchedule with the OMPT statuses), so no consumer sees them.
+  TbbWaitDone = 29,  // -                    (TbbWaitEnd of the thread's innermost open wait)
+  TbbRunBegin = 30,  // id prior, id next    (TaskSchedule prior, switch, next)
+  TbbRunEnd = 31,    // status               (TaskSchedule next, status, prior of its begin)
 };
-inline constexpr int kEventKindCount = 29;
+inline constexpr int kEventKindCount = 32;
+// OMPT's ompt_task_status_t values carried by TaskSchedule.
+inline constexpr uint64_t kTaskStatusComplete = 1, kTaskStatusCancel = 3, kTaskStatusSwitch = 7;
 
 // What a TbbSpawn's task is (from the task's C++ class, or from the wrapper that spawned it).
 // The values are those of include/tasklens/tbb.h's site kinds.
@@ -303,6 +312,9 @@ inline constexpr EventShape kEventShapes[kEventKindCount] = {
     {3, 0, 0x1, 0x4, 0x2},   // TbbWaitEnd
     {1, 0, 0x1, 0},          // ChunkBegin
     {1, 0, 0x1, 0},          // ChunkEnd
+    {0, 0, 0, 0},            // TbbWaitDone
+    {2, 0, 0x3, 0},          // TbbRunBegin
+    {1, 0, 0, 0},            // TbbRunEnd
 };
 
 static_assert(kEventShapes[kEventKindCount - 1].fixed != 0, "every event kind needs its shape");

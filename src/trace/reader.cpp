@@ -72,6 +72,12 @@ const char* to_string(EventKind kind) {
       return "chunk-begin";
     case EventKind::ChunkEnd:
       return "chunk-end";
+    case EventKind::TbbWaitDone:
+      return "tbb-wait-done";
+    case EventKind::TbbRunBegin:
+      return "tbb-run-begin";
+    case EventKind::TbbRunEnd:
+      return "tbb-run-end";
   }
   return "unknown";
 }
@@ -261,7 +267,55 @@ bool EventDecoder::next(Event& e) {
     e.values = values_;
     e.groups = &groups_;
     for (int i = 0; i < 5; ++i) e.f[i] = i < shape.fixed ? scratch_[i] : 0;
+    if (kind >= static_cast<uint8_t>(EventKind::TbbWaitBegin)) expand_tbb(e);
     return true;
+  }
+}
+
+// The compact oneTBB events become their full forms from the thread's nesting of runs and waits
+// (format.hpp); full TbbWaitEnds (version 3) pop the waits too, so the stack stays bounded.
+void EventDecoder::expand_tbb(Event& e) {
+  switch (e.kind) {
+    case EventKind::TbbWaitBegin:
+      tbb_waits_.push_back({e.f[0], e.f[1], e.f[2]});
+      break;
+    case EventKind::TbbWaitEnd:
+      if (!tbb_waits_.empty()) tbb_waits_.pop_back();
+      break;
+    case EventKind::TbbWaitDone: {
+      if (tbb_waits_.empty())
+        throw TraceError("malformed event stream: a oneTBB wait ends that did not begin");
+      const TbbWait& w = tbb_waits_.back();
+      e.kind = EventKind::TbbWaitEnd;
+      e.f[0] = w.task;
+      e.f[1] = w.group;
+      e.f[2] = w.code;
+      tbb_waits_.pop_back();
+      break;
+    }
+    case EventKind::TbbRunBegin: {
+      const uint64_t prior = e.f[0], next = e.f[1];
+      tbb_runs_.push_back({next, prior});
+      e.kind = EventKind::TaskSchedule;
+      e.f[0] = prior;
+      e.f[1] = kTaskStatusSwitch;
+      e.f[2] = next;
+      break;
+    }
+    case EventKind::TbbRunEnd: {
+      if (tbb_runs_.empty())
+        throw TraceError("malformed event stream: a oneTBB task ends that did not start");
+      const TbbRun& r = tbb_runs_.back();
+      const uint64_t status = e.f[0];
+      e.kind = EventKind::TaskSchedule;
+      e.f[0] = r.task;
+      e.f[1] = status;
+      e.f[2] = r.prior;
+      tbb_runs_.pop_back();
+      break;
+    }
+    default:
+      break;
   }
 }
 

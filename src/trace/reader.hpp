@@ -59,6 +59,7 @@ class EventDecoder {
     return read_long_varint(v);
   }
   bool read_long_varint(uint64_t& v);
+  void expand_tbb(Event& e);
   const std::vector<EventShape>& schema_;
   const uint8_t* p_;
   const uint8_t* end_;
@@ -71,6 +72,15 @@ class EventDecoder {
   std::vector<uint64_t> groups_;
   uint64_t scratch_[32];  // fixed fields (the schema allows at most 32)
   bool truncated_ = false;
+  // The thread's open oneTBB waits and task runs, innermost last (expand_tbb).
+  struct TbbWait {
+    uint64_t task, group, code;
+  };
+  struct TbbRun {
+    uint64_t task, prior;
+  };
+  std::vector<TbbWait> tbb_waits_;
+  std::vector<TbbRun> tbb_runs_;
 };
 
 class TraceFile {
