@@ -18,7 +18,7 @@ namespace {
 // Encodes events the way the recorder does (ids and ptrs as zig-zag deltas).
 struct StreamWriter {
   std::vector<uint8_t> bytes;
-  uint64_t time = 1000, id = 0, ptr = 0;
+  uint64_t time = 1000, id = 0, ptr = 0, addr = 0;
   void varint(uint64_t v) {
     uint8_t buf[10];
     uint8_t* e = put_varint(buf, v);
@@ -36,6 +36,10 @@ struct StreamWriter {
   void put_ptr(uint64_t v) {
     varint(zigzag(static_cast<int64_t>(v - ptr)));
     ptr = v;
+  }
+  void put_addr(uint64_t v) {
+    varint(zigzag(static_cast<int64_t>(v - addr)));
+    addr = v;
   }
 };
 
@@ -309,17 +313,12 @@ TEST(Trace, UnknownEventKindInTheSchemaIsSkipped) {
 // so that stack addresses between code addresses do not make every delta long.
 TEST(Trace, DataAndCodeAddressesKeepTheirOwnDeltaChains) {
   StreamWriter w;
-  uint64_t addr = 0;
-  auto put_addr = [&](uint64_t v) {
-    w.varint(zigzag(static_cast<int64_t>(v - addr)));
-    addr = v;
-  };
   const uint64_t group = 0x7ffe12345678ull, code = 0x5555000012ull;
   for (int i = 0; i < 3; ++i) {
     w.begin(EventKind::TbbSpawn, 1010 + i);
     w.put_id((1ull << 40) + 1);
     w.put_id((1ull << 40) + 2 + i);
-    put_addr(group - 64 * i);
+    w.put_addr(group - 64 * i);
     w.varint(1);
     w.put_ptr(code + i);
   }
@@ -339,23 +338,17 @@ TEST(Trace, DataAndCodeAddressesKeepTheirOwnDeltaChains) {
   unlink(p.c_str());
 }
 
-// Files of format version 1 (five-byte schema entries, no data addresses) still read.
 // Version 4's compact oneTBB events: an end names nothing its begin gave, and the decoder hands
 // out the full forms (TaskSchedule with OMPT statuses, TbbWaitEnd), nested runs and waits too.
 TEST(Trace, CompactTbbEventsExpandToTheirFullForms) {
   StreamWriter w;
-  uint64_t addr = 0;
-  auto put_addr = [&](uint64_t v) {
-    w.varint(zigzag(static_cast<int64_t>(v - addr)));
-    addr = v;
-  };
   const uint64_t root = 1, outer = 2, inner = 3, group = 0x7ffe0000ull, code = 0x5555ull;
   w.begin(EventKind::TbbRunBegin, 1001);  // root runs outer
   w.put_id(root);
   w.put_id(outer);
   w.begin(EventKind::TbbWaitBegin, 1002);  // outer waits for group...
   w.put_id(outer);
-  put_addr(group);
+  w.put_addr(group);
   w.put_ptr(code);
   w.begin(EventKind::TbbRunBegin, 1003);  // ...and runs inner meanwhile
   w.put_id(outer);
@@ -406,6 +399,7 @@ TEST(Trace, CompactTbbEventsExpandToTheirFullForms) {
   }
 }
 
+// Files of format version 1 (five-byte schema entries, no data addresses) still read.
 TEST(Trace, Version1FilesStillRead) {
   std::vector<uint8_t> schema(4);
   uint32_t count = 0;
