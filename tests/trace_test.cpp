@@ -394,7 +394,13 @@ TEST(Trace, CompactTbbEventsExpandToTheirFullForms) {
     TraceFile bad = TraceFile::open(q);
     std::vector<uint8_t> s = bad.stream(0);
     EventDecoder bd = bad.decoder(s);
-    EXPECT_THROW(bd.next(e), TraceError) << to_string(end);
+    try {
+      bd.next(e);
+      ADD_FAILURE() << to_string(end) << " without its begin was accepted";
+    } catch (const TraceError& err) {
+      const std::string what = err.what();
+      EXPECT_EQ(what.rfind(q + ": malformed event stream", 0), 0u) << what;  // names the file
+    }
     unlink(q.c_str());
   }
 }

@@ -203,6 +203,10 @@ EventDecoder::EventDecoder(const std::vector<EventShape>& schema,
                          : int8_t{-1};
 }
 
+void EventDecoder::malformed(const std::string& what) const {
+  throw TraceError(context_.empty() ? what : context_ + ": " + what);
+}
+
 bool EventDecoder::read_long_varint(uint64_t& v) {
   v = 0;
   for (int shift = 0; shift < 64; shift += 7) {
@@ -211,7 +215,7 @@ bool EventDecoder::read_long_varint(uint64_t& v) {
     v |= static_cast<uint64_t>(b & 0x7f) << shift;
     if (!(b & 0x80)) return true;
   }
-  throw TraceError("malformed varint in event stream");
+  malformed("malformed varint in event stream");
 }
 
 bool EventDecoder::next(Event& e) {
@@ -224,8 +228,8 @@ bool EventDecoder::next(Event& e) {
       return false;
     };
     if (kind >= schema_.size() || schema_[kind].fixed == kAbsent)
-      throw TraceError("malformed event stream: event kind " + std::to_string(kind) +
-                       " is not in the file's schema");
+      malformed("malformed event stream: event kind " + std::to_string(kind) +
+                " is not in the file's schema");
     uint64_t dt, dm[kMaxMetrics];
     if (!read_varint(dt)) return cut();
     for (int i = 0; i < counter_count_; ++i)
@@ -284,7 +288,7 @@ void EventDecoder::expand_tbb(Event& e) {
       break;
     case EventKind::TbbWaitDone: {
       if (tbb_waits_.empty())
-        throw TraceError("malformed event stream: a oneTBB wait ends that did not begin");
+        malformed("malformed event stream: a oneTBB wait ends that did not begin");
       const TbbWait& w = tbb_waits_.back();
       e.kind = EventKind::TbbWaitEnd;
       e.f[0] = w.task;
@@ -304,7 +308,7 @@ void EventDecoder::expand_tbb(Event& e) {
     }
     case EventKind::TbbRunEnd: {
       if (tbb_runs_.empty())
-        throw TraceError("malformed event stream: a oneTBB task ends that did not start");
+        malformed("malformed event stream: a oneTBB task ends that did not start");
       const TbbRun& r = tbb_runs_.back();
       const uint64_t status = e.f[0];
       e.kind = EventKind::TaskSchedule;
@@ -658,7 +662,9 @@ std::vector<uint8_t> TraceFile::stream(uint32_t thread) const {
 }
 
 EventDecoder TraceFile::decoder(const std::vector<uint8_t>& stream) const {
-  return EventDecoder(schema_, metrics_, stream.data(), stream.size(), header_.start_tsc);
+  EventDecoder d(schema_, metrics_, stream.data(), stream.size(), header_.start_tsc);
+  d.set_context(path_);
+  return d;
 }
 
 // A SiteNames payload (format.hpp) at file offset `pos`.

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "trace/format.hpp"
@@ -48,6 +49,8 @@ class EventDecoder {
   bool next(Event& event);
   bool truncated() const { return truncated_; }
   size_t remaining() const { return static_cast<size_t>(end_ - p_); }  // bytes not decoded yet
+  // What errors name first (the trace's path: TraceFile::decoder sets it).
+  void set_context(std::string context) { context_ = std::move(context); }
 
  private:
   // Most fields are small deltas: one byte, inline; longer ones out of line.
@@ -60,6 +63,7 @@ class EventDecoder {
   }
   bool read_long_varint(uint64_t& v);
   void expand_tbb(Event& e);
+  [[noreturn]] void malformed(const std::string& what) const;
   const std::vector<EventShape>& schema_;
   const uint8_t* p_;
   const uint8_t* end_;
@@ -81,6 +85,7 @@ class EventDecoder {
   };
   std::vector<TbbWait> tbb_waits_;
   std::vector<TbbRun> tbb_runs_;
+  std::string context_;
 };
 
 class TraceFile {
