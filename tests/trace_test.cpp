@@ -338,25 +338,35 @@ TEST(Trace, DataAndCodeAddressesKeepTheirOwnDeltaChains) {
   unlink(p.c_str());
 }
 
-// Version 4's compact oneTBB events: an end names nothing its begin gave, and the decoder hands
-// out the full forms (TaskSchedule with OMPT statuses, TbbWaitEnd), nested runs and waits too.
+// Version 4's compact oneTBB events: an end names nothing its begin gave, events inside a task's
+// run leave that task out, and the decoder hands out the full forms (TaskSchedule with OMPT
+// statuses, TbbSpawn, TbbWaitBegin, TbbWaitEnd), nested runs and waits too.
 TEST(Trace, CompactTbbEventsExpandToTheirFullForms) {
   StreamWriter w;
-  const uint64_t root = 1, outer = 2, inner = 3, group = 0x7ffe0000ull, code = 0x5555ull;
+  const uint64_t root = 1, outer = 2, inner = 3, other = 9, group = 0x7ffe0000ull,
+                 group2 = 0x7ffe0100ull, code = 0x5555ull, code2 = 0x5600ull;
   w.begin(EventKind::TbbRunBegin, 1001);  // root runs outer
   w.put_id(root);
   w.put_id(outer);
-  w.begin(EventKind::TbbWaitBegin, 1002);  // outer waits for group...
-  w.put_id(outer);
+  w.begin(EventKind::TbbSpawnIn, 1002);  // outer spawns inner into group
+  w.put_id(inner);
+  w.put_addr(group);
+  w.varint(1);
+  w.put_ptr(code);
+  w.begin(EventKind::TbbWaitBeginIn, 1003);  // outer waits for group...
   w.put_addr(group);
   w.put_ptr(code);
-  w.begin(EventKind::TbbRunBegin, 1003);  // ...and runs inner meanwhile
-  w.put_id(outer);
+  w.begin(EventKind::TbbRunBeginIn, 1004);  // ...and runs inner meanwhile
   w.put_id(inner);
-  w.begin(EventKind::TbbRunEnd, 1004);  // inner cancelled
+  w.begin(EventKind::TbbWaitBegin, 1005);  // a full form inside a run names its task
+  w.put_id(other);
+  w.put_addr(group2);
+  w.put_ptr(code2);
+  w.begin(EventKind::TbbWaitDone, 1006);
+  w.begin(EventKind::TbbRunEnd, 1007);  // inner cancelled
   w.varint(kTaskStatusCancel);
-  w.begin(EventKind::TbbWaitDone, 1005);
-  w.begin(EventKind::TbbRunEnd, 1006);  // outer complete
+  w.begin(EventKind::TbbWaitDone, 1008);
+  w.begin(EventKind::TbbRunEnd, 1009);  // outer complete
   w.varint(kTaskStatusComplete);
   std::string p = write_temp(file_with({w.bytes}, true, Compression::Lz4));
   TraceFile t = TraceFile::open(p);
@@ -364,15 +374,18 @@ TEST(Trace, CompactTbbEventsExpandToTheirFullForms) {
   EventDecoder d = t.decoder(bytes);
   struct Want {
     EventKind kind;
-    uint64_t time, f0, f1, f2;
+    uint64_t time, f0, f1, f2, f3 = 0, f4 = 0;
   };
   const Want want[] = {
       {EventKind::TaskSchedule, 1001, root, kTaskStatusSwitch, outer},
-      {EventKind::TbbWaitBegin, 1002, outer, group, code},
-      {EventKind::TaskSchedule, 1003, outer, kTaskStatusSwitch, inner},
-      {EventKind::TaskSchedule, 1004, inner, kTaskStatusCancel, outer},
-      {EventKind::TbbWaitEnd, 1005, outer, group, code},
-      {EventKind::TaskSchedule, 1006, outer, kTaskStatusComplete, root},
+      {EventKind::TbbSpawn, 1002, outer, inner, group, 1, code},
+      {EventKind::TbbWaitBegin, 1003, outer, group, code},
+      {EventKind::TaskSchedule, 1004, outer, kTaskStatusSwitch, inner},
+      {EventKind::TbbWaitBegin, 1005, other, group2, code2},
+      {EventKind::TbbWaitEnd, 1006, other, group2, code2},
+      {EventKind::TaskSchedule, 1007, inner, kTaskStatusCancel, outer},
+      {EventKind::TbbWaitEnd, 1008, outer, group, code},
+      {EventKind::TaskSchedule, 1009, outer, kTaskStatusComplete, root},
   };
   Event e;
   for (const Want& x : want) {
@@ -382,14 +395,18 @@ TEST(Trace, CompactTbbEventsExpandToTheirFullForms) {
     EXPECT_EQ(e.f[0], x.f0) << x.time;
     EXPECT_EQ(e.f[1], x.f1) << x.time;
     EXPECT_EQ(e.f[2], x.f2) << x.time;
+    EXPECT_EQ(e.f[3], x.f3) << x.time;
+    EXPECT_EQ(e.f[4], x.f4) << x.time;
   }
   EXPECT_FALSE(d.next(e));
   unlink(p.c_str());
-  // An end without its begin is a malformed stream, not a silently wrong tree.
-  for (EventKind end : {EventKind::TbbRunEnd, EventKind::TbbWaitDone}) {
+  // An end without its begin, or an event that leaves out its task outside of any task, is a
+  // malformed stream, not a silently wrong tree.
+  for (EventKind end : {EventKind::TbbRunEnd, EventKind::TbbWaitDone, EventKind::TbbSpawnIn,
+                        EventKind::TbbWaitBeginIn, EventKind::TbbRunBeginIn}) {
     StreamWriter b;
     b.begin(end, 1001);
-    if (end == EventKind::TbbRunEnd) b.varint(kTaskStatusComplete);
+    for (uint8_t i = 0; i < kEventShapes[static_cast<int>(end)].fixed; ++i) b.varint(1);
     std::string q = write_temp(file_with({b.bytes}, true, Compression::None));
     TraceFile bad = TraceFile::open(q);
     std::vector<uint8_t> s = bad.stream(0);

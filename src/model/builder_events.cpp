@@ -517,6 +517,9 @@ void Builder::handle(const Event& e, uint32_t thread) {
     case EventKind::TbbWaitDone:  // the EventDecoder hands these out in their full forms
     case EventKind::TbbRunBegin:
     case EventKind::TbbRunEnd:
+    case EventKind::TbbSpawnIn:
+    case EventKind::TbbWaitBeginIn:
+    case EventKind::TbbRunBeginIn:
       break;
     case EventKind::MaskedBegin:
     case EventKind::MaskedEnd: {

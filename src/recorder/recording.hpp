@@ -56,6 +56,9 @@ struct ThreadState {
   // root task), the call site a wrapper of include/tasklens/tbb.h announced (0: none) with its
   // kind, and the thread's spare task shadows.
   uint64_t tbb_current = 0;
+  // The task of the thread's innermost recorded run (0: none): while it is tbb_current, events
+  // may leave it out (the compact kinds of format.hpp).
+  uint64_t tbb_run_top = 0;
   uint64_t tbb_site = 0;
   uint32_t tbb_site_kind = 0;
   bool tbb_in_init = false;  // inside the process's first call into oneTBB (its start-up)

@@ -296,9 +296,16 @@ TL_INLINE uint8_t classify(const void* const* vptr) {
 
 // ------------------------------------------------------------------------- events
 
-TL_INLINE void put_wait(ThreadState* t, EventKind kind, const void* group, const void* code) {
-  if (uint8_t* p = begin_event(t, kind)) {
-    p = put_id(t, p, t->tbb_current);
+// The thread's current task is the one of its innermost recorded run: the trace's reader knows
+// it, so events can leave it out.
+TL_INLINE bool in_run(const ThreadState* t) {
+  return t->tbb_run_top != 0 && t->tbb_current == t->tbb_run_top;
+}
+
+TL_INLINE void put_wait_begin(ThreadState* t, const void* group, const void* code) {
+  const bool in = in_run(t);
+  if (uint8_t* p = begin_event(t, in ? EventKind::TbbWaitBeginIn : EventKind::TbbWaitBegin)) {
+    if (!in) p = put_id(t, p, t->tbb_current);
     p = put_addr(t, p, group);
     p = put_ptr(t, p, code);
     end_event(t, p);
@@ -309,7 +316,7 @@ TL_INLINE void put_wait(ThreadState* t, EventKind kind, const void* group, const
 // (which belongs to the code around the task, not to the task), are set aside meanwhile.
 struct Running {
   ThreadState* t;
-  uint64_t id, prior, site;
+  uint64_t id, prior, site, run_top;
   uint32_t site_kind;
   uint64_t end_status;
   Running(ThreadState* state, uint64_t task, uint64_t status)
@@ -317,15 +324,20 @@ struct Running {
         id(task),
         prior(state->tbb_current),
         site(state->tbb_site),
+        run_top(state->tbb_run_top),
         site_kind(state->tbb_site_kind),
         end_status(status) {
     end_runtime_init(t);
-    if (uint8_t* p = begin_event(t, EventKind::TbbRunBegin)) {
-      p = put_id(t, p, prior);
+    const bool in = in_run(t);
+    uint64_t top = 0;  // a run the trace does not hold cannot be left out of events
+    if (uint8_t* p = begin_event(t, in ? EventKind::TbbRunBeginIn : EventKind::TbbRunBegin)) {
+      if (!in) p = put_id(t, p, prior);
       p = put_id(t, p, id);
       end_event(t, p);
+      top = id;
     }
     t->tbb_current = id;
+    t->tbb_run_top = top;
     t->tbb_site = 0;
   }
   ~Running() {  // also when the task throws: the scheduler catches it further up
@@ -334,6 +346,7 @@ struct Running {
       end_event(t, p);
     }
     t->tbb_current = prior;
+    t->tbb_run_top = run_top;
     t->tbb_site = site;
     t->tbb_site_kind = site_kind;
   }
@@ -403,8 +416,9 @@ inline __attribute__((always_inline)) uint64_t on_spawn(d1::task& task, const vo
       kind = static_cast<uint8_t>(wk);
   }
   ++t->tasks;
-  if (uint8_t* p = begin_event(t, EventKind::TbbSpawn)) {
-    p = put_id(t, p, t->tbb_current);
+  const bool in = in_run(t);
+  if (uint8_t* p = begin_event(t, in ? EventKind::TbbSpawnIn : EventKind::TbbSpawn)) {
+    if (!in) p = put_id(t, p, t->tbb_current);
     p = put_id(t, p, id);
     p = put_addr(t, p, group);
     p = trace::put_varint(p, kind | flags);
@@ -425,7 +439,7 @@ struct Waiting {
       : t(recording(state) ? state : nullptr), group(g), code(ra) {
     if (!t) return;
     if (t->tbb_site) code = reinterpret_cast<const void*>(t->tbb_site);
-    put_wait(t, EventKind::TbbWaitBegin, group, code);
+    put_wait_begin(t, group, code);
   }
   ~Waiting() {  // ends the thread's innermost open wait: this one
     if (!t) return;

@@ -21,8 +21,8 @@ inline constexpr char kMagic[8] = {'T', 'L', 'E', 'N', 'S', 'T', 'R', 'C'};
 // Version 2 added the data-address field class (EventShape::addr_mask, a sixth schema byte);
 // version 3 several metrics (FileHeader::metrics, one dmetric per non-TSC metric). Readers still
 // read versions 1 and 2: five-byte schema entries (1), one metric, a dmetric only when it is not
-// the TSC (1 and 2). Version 4 the compact oneTBB events (TbbWaitDone, TbbRunBegin, TbbRunEnd,
-// which a reader of version 3 would skip and so lose every oneTBB task) and LZ4-compressed event
+// the TSC (1 and 2). Version 4 the compact oneTBB events (TbbWaitDone to TbbRunBeginIn, which a
+// reader of version 3 would skip and so lose every oneTBB task) and LZ4-compressed event
 // blocks (Compression::Lz4); its streams otherwise read like version 3's.
 inline constexpr uint16_t kVersionMajor = 4;  // readers refuse later majors
 inline constexpr uint16_t kVersionMinor = 0;  // additions that old readers can skip
@@ -237,8 +237,12 @@ enum class EventKind : uint8_t {
   TbbWaitDone = 29,  // -                    (TbbWaitEnd of the thread's innermost open wait)
   TbbRunBegin = 30,  // id prior, id next    (TaskSchedule prior, switch, next)
   TbbRunEnd = 31,    // status               (TaskSchedule next, status, prior of its begin)
+  // ... and by the task the thread runs (its innermost open run), which they leave out:
+  TbbSpawnIn = 32,      // id task, addr group, tbb_kind, ptr   (TbbSpawn with that parent)
+  TbbWaitBeginIn = 33,  // addr group, ptr                      (TbbWaitBegin of that task)
+  TbbRunBeginIn = 34,   // id next                              (TbbRunBegin inside that task)
 };
-inline constexpr int kEventKindCount = 32;
+inline constexpr int kEventKindCount = 35;
 // OMPT's ompt_task_status_t values carried by TaskSchedule.
 inline constexpr uint64_t kTaskStatusComplete = 1, kTaskStatusCancel = 3, kTaskStatusSwitch = 7;
 
@@ -315,6 +319,9 @@ inline constexpr EventShape kEventShapes[kEventKindCount] = {
     {0, 0, 0, 0},            // TbbWaitDone
     {2, 0, 0x3, 0},          // TbbRunBegin
     {1, 0, 0, 0},            // TbbRunEnd
+    {4, 0, 0x1, 0x8, 0x2},   // TbbSpawnIn
+    {2, 0, 0, 0x2, 0x1},     // TbbWaitBeginIn
+    {1, 0, 0x1, 0},          // TbbRunBeginIn
 };
 
 static_assert(kEventShapes[kEventKindCount - 1].fixed != 0, "every event kind needs its shape");

@@ -78,6 +78,12 @@ const char* to_string(EventKind kind) {
       return "tbb-run-begin";
     case EventKind::TbbRunEnd:
       return "tbb-run-end";
+    case EventKind::TbbSpawnIn:
+      return "tbb-spawn-in";
+    case EventKind::TbbWaitBeginIn:
+      return "tbb-wait-begin-in";
+    case EventKind::TbbRunBeginIn:
+      return "tbb-run-begin-in";
   }
   return "unknown";
 }
@@ -279,7 +285,35 @@ bool EventDecoder::next(Event& e) {
 // The compact oneTBB events become their full forms from the thread's nesting of runs and waits
 // (format.hpp); full TbbWaitEnds (version 3) pop the waits too, so the stack stays bounded.
 void EventDecoder::expand_tbb(Event& e) {
+  // The task the thread runs, for the kinds that leave it out.
+  auto running = [&]() {
+    if (tbb_runs_.empty())
+      malformed(std::string("malformed event stream: ") + to_string(e.kind) +
+                " outside of any oneTBB task");
+    return tbb_runs_.back().task;
+  };
   switch (e.kind) {
+    case EventKind::TbbSpawnIn:
+      for (int i = 4; i > 0; --i) e.f[i] = e.f[i - 1];
+      e.f[0] = running();
+      e.kind = EventKind::TbbSpawn;
+      break;
+    case EventKind::TbbWaitBeginIn:
+      e.f[2] = e.f[1];
+      e.f[1] = e.f[0];
+      e.f[0] = running();
+      e.kind = EventKind::TbbWaitBegin;
+      tbb_waits_.push_back({e.f[0], e.f[1], e.f[2]});
+      break;
+    case EventKind::TbbRunBeginIn: {
+      const uint64_t prior = running(), next = e.f[0];
+      tbb_runs_.push_back({next, prior});
+      e.kind = EventKind::TaskSchedule;
+      e.f[0] = prior;
+      e.f[1] = kTaskStatusSwitch;
+      e.f[2] = next;
+      break;
+    }
     case EventKind::TbbWaitBegin:
       tbb_waits_.push_back({e.f[0], e.f[1], e.f[2]});
       break;
