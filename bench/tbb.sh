@@ -12,7 +12,8 @@
 # (a MISS does not fail the script; a failing command does). Also: the wrappers' cost without
 # recording (wrapped plain / unmodified plain). Writes BUILD_DIR/bench/tbb_results.json.
 #
-# Knobs: TASKLENS_BENCH_REPS (5), TASKLENS_BENCH_TBB_FIB_N (29),
+# Knobs: TASKLENS_BENCH_REPS (9: the plain two-thread fib alone varies 38-52 ms from run to
+# run), TASKLENS_BENCH_TBB_FIB_N (29),
 # TASKLENS_BENCH_TBB_COARSE ("32768 1 20": N, G, w).
 set -euo pipefail
 export LC_ALL=C
@@ -25,7 +26,7 @@ fi
 BUILD=$(cd "$BUILD_ARG" && pwd)
 TL=$BUILD/tasklens
 EX=$BUILD/examples
-REPS=${TASKLENS_BENCH_REPS:-5}
+REPS=${TASKLENS_BENCH_REPS:-9}
 FIB_N=${TASKLENS_BENCH_TBB_FIB_N:-29}
 read -r C_N C_G C_W <<<"${TASKLENS_BENCH_TBB_COARSE:-32768 1 20}"
 TARGET_FINE=2.0
