@@ -5,6 +5,8 @@
 // sites at the right lines with the right kinds and counts; the two ways must agree.
 #include <sched.h>
 
+#include <fstream>
+
 #include "e2e_util.hpp"
 
 namespace tasklens::e2e {
@@ -238,6 +240,43 @@ TEST_F(E2E, ThrowingTasksAndCanceledGroupsPassThrough) {
 TEST_F(E2E, BypassedTasksAreRecorded) {
   auto p = profile_analytic(std::string(TASKLENS_FAKE_TBB_DIR) + "/tbb_bypass", {}, {12000, 3000});
   expect_report_invariants(p.report);
+}
+
+// Wrapped task_group::run and wait tell the recorder their site for their one spawn or wait,
+// which takes it: plain oneTBB calls right after them keep their own sites (return addresses).
+TEST_F(E2E, WrappedAndPlainCallsKeepTheirOwnSites) {
+  const std::string source =
+      std::string(TASKLENS_SOURCE_DIR) + "/tests/fixtures/tbb_mixed_sites.cpp";
+  auto line_of = [&](const std::string& marker) {
+    std::ifstream in(source);
+    std::string text;
+    for (int n = 1; std::getline(in, text); ++n)
+      if (text.size() >= marker.size() &&
+          text.compare(text.size() - marker.size(), marker.size(), marker) == 0)
+        return n;
+    ADD_FAILURE() << "no line ending with '" << marker << "' in " << source;
+    return 0;
+  };
+  const std::string trace = path("mixed.tlens");
+  RunResult rec = record(std::string(TASKLENS_FAKE_TBB_DIR) + "/tbb_mixed_sites", {}, trace);
+  ASSERT_TRUE(rec.exited(0)) << rec.describe();
+  json j = report_json(trace);
+  ASSERT_FALSE(j.is_null());
+  expect_report_invariants(j);
+  EXPECT_EQ(j["tasks"].get<uint64_t>(), 90u);
+  // The line's task count (the wrapped and the plain run are on consecutive lines: exact lines).
+  auto count_at = [&](int line) {
+    double count = 0;
+    for (const json& site : sites_of_kind(j, "task")) {
+      const std::string name = site.value("site", "");
+      if (site_file(name) == "tbb_mixed_sites.cpp" && site_line(name) == line)
+        count += num(site, "count");
+    }
+    return count;
+  };
+  EXPECT_EQ(count_at(line_of("// site: mixed-wrapped-run")), 40) << site_list(j);
+  EXPECT_EQ(count_at(line_of("// site: mixed-plain-run")), 40) << site_list(j);
+  EXPECT_EQ(count_at(line_of("// site: mixed-plain-after-wait")), 10) << site_list(j);
 }
 
 // oneTBB called from a std::thread of the program: its calls run beside main's work, not after.

@@ -35,7 +35,9 @@
  * (tasklens_tbb_site; task_group::run, run_and_wait: kind_run; wait: kind_wait; cancel:
  * kind_other), and clears it when the call returns or throws (tasklens_tbb_site_clear): the site
  * is pending on the calling thread meanwhile, and applies to the oneTBB calls this thread makes
- * until cleared. Calls nest (a parallel_for in a function that parallel_invoke runs as a task on
+ * until cleared. task_group::run and wait make one such call each (a spawn, a wait): they report
+ * their site with tasklens_tbb_site_once instead, the recorder takes it at that call, and they
+ * clear it only if oneTBB throws (two calls into the recorder per task saved). Calls nest (a parallel_for in a function that parallel_invoke runs as a task on
  * the calling thread): every site is followed by its own clear on the same thread, last in first
  * out. parallel_for and parallel_reduce also mark every invocation of the user's body on a subrange
  * (a chunk) with tasklens_tbb_chunk_begin / tasklens_tbb_chunk_end, on the thread that runs it,
@@ -45,7 +47,7 @@
  * parallel_reduce, each operator() of the user's body or of its split copies; the functional
  * form, each real_body(range, value).
  *
- * Nothing to link, nearly nothing to pay, as with tasklens.h's regions: the four functions are
+ * Nothing to link, nearly nothing to pay, as with tasklens.h's regions: the five functions are
  * declared as weak symbols and defined only by the recorder that `tasklens record` preloads.
  * Without it their addresses are null, and a wrapper call or a chunk costs one load and one
  * branch not taken; everything is inline. Same build requirement as tasklens.h: compile as
@@ -93,6 +95,8 @@ enum site_kind : unsigned {
 extern "C" {
 void tasklens_tbb_site(const char* file, unsigned line, const char* function,
                        unsigned kind) noexcept;
+void tasklens_tbb_site_once(const char* file, unsigned line, const char* function,
+                            unsigned kind) noexcept;
 void tasklens_tbb_site_clear(void) noexcept;
 void tasklens_tbb_chunk_begin(void) noexcept;
 void tasklens_tbb_chunk_end(void) noexcept;
@@ -104,6 +108,8 @@ void tasklens_tbb_chunk_end(void) noexcept;
 extern "C" {
 void tasklens_tbb_site(const char* file, unsigned line, const char* function,
                        unsigned kind) noexcept __attribute__((weak));
+void tasklens_tbb_site_once(const char* file, unsigned line, const char* function,
+                            unsigned kind) noexcept __attribute__((weak));
 void tasklens_tbb_site_clear(void) noexcept __attribute__((weak));
 void tasklens_tbb_chunk_begin(void) noexcept __attribute__((weak));
 void tasklens_tbb_chunk_end(void) noexcept __attribute__((weak));
@@ -239,6 +245,23 @@ inline decltype(auto) with_site(const source_location& loc, unsigned kind, F&& f
   return f();
 }
 
+/* f() with the site pending for f's one oneTBB call (task_group::run's spawn, wait's wait),
+ * which takes it: cleared here only if f throws. A recorder without tasklens_tbb_site_once (an
+ * older one) gets with_site's announce and clear. */
+template <typename F>
+inline decltype(auto) with_site_once(const source_location& loc, unsigned kind, F&& f) {
+  if (__builtin_expect(tasklens_tbb_site_once != nullptr, 0)) {
+    tasklens_tbb_site_once(loc.file, loc.line, loc.function, kind);
+    try {
+      return f();
+    } catch (...) {
+      if (tasklens_tbb_site_clear) tasklens_tbb_site_clear();
+      throw;
+    }
+  }
+  return with_site(loc, kind, std::forward<F>(f));
+}
+
 /* f() as one chunk. Without the recorder: one branch, then f(). */
 template <typename F>
 inline decltype(auto) in_chunk(F&& f) {
@@ -255,6 +278,10 @@ inline decltype(auto) in_chunk(F&& f) {
 
 template <typename F>
 inline decltype(auto) with_site(const source_location&, unsigned, F&& f) {
+  return f();
+}
+template <typename F>
+inline decltype(auto) with_site_once(const source_location&, unsigned, F&& f) {
   return f();
 }
 template <typename F>
@@ -403,10 +430,10 @@ class task_group : public ::tbb::task_group {
 
   template <typename F>
   void run(F&& f, source_location loc = source_location::current()) {
-    detail::with_site(loc, kind_run, [&] { ::tbb::task_group::run(std::forward<F>(f)); });
+    detail::with_site_once(loc, kind_run, [&] { ::tbb::task_group::run(std::forward<F>(f)); });
   }
   void run(task_handle&& h, source_location loc = source_location::current()) {
-    detail::with_site(loc, kind_run, [&] { ::tbb::task_group::run(std::move(h)); });
+    detail::with_site_once(loc, kind_run, [&] { ::tbb::task_group::run(std::move(h)); });
   }
 
   template <typename F>
@@ -420,7 +447,7 @@ class task_group : public ::tbb::task_group {
   }
 
   task_group_status wait(source_location loc = source_location::current()) {
-    return detail::with_site(loc, kind_wait, [&] { return ::tbb::task_group::wait(); });
+    return detail::with_site_once(loc, kind_wait, [&] { return ::tbb::task_group::wait(); });
   }
 
   void cancel(source_location loc = source_location::current()) {

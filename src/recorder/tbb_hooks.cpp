@@ -296,6 +296,16 @@ TL_INLINE uint8_t classify(const void* const* vptr) {
 
 // ------------------------------------------------------------------------- events
 
+// A site announced with tasklens_tbb_site_once names one call (task_group::run's spawn, or
+// wait's wait): the first one that reads it takes it, so the wrapper has nothing to clear.
+constexpr uint32_t kSiteOnce = 0x100, kSiteKindMask = 0xff;  // bits of ThreadState::tbb_site_kind
+TL_INLINE void take_site_once(ThreadState* t) {
+  if (t->tbb_site_kind & kSiteOnce) {
+    t->tbb_site = 0;
+    t->tbb_site_kind = 0;
+  }
+}
+
 // The thread's current task is the one of its innermost recorded run: the trace's reader knows
 // it, so events can leave it out.
 TL_INLINE bool in_run(const ThreadState* t) {
@@ -393,6 +403,9 @@ inline __attribute__((always_inline)) uint64_t on_spawn(d1::task& task, const vo
                                                         const void* ra, uint64_t flags) {
   ThreadState* t = tbb_state();
   if (!recording(t)) return 0;
+  const uint64_t site = t->tbb_site;
+  const auto site_kind = static_cast<trace::TbbKind>(t->tbb_site_kind & kSiteKindMask);
+  take_site_once(t);
   auto* vptr = *reinterpret_cast<const void* const**>(&task);
   if (vptr[kExecuteSlot] == reinterpret_cast<const void*>(&shadow_execute)) return 0;
   uint8_t kind = classify(vptr);
@@ -409,11 +422,10 @@ inline __attribute__((always_inline)) uint64_t on_spawn(d1::task& task, const vo
   s->slots[kCancelSlot] = reinterpret_cast<const void*>(&shadow_cancel);
   *reinterpret_cast<const void* const**>(&task) = s->slots;
   const void* code = ra;
-  if (t->tbb_site) {
-    code = reinterpret_cast<const void*>(t->tbb_site);
-    auto wk = static_cast<trace::TbbKind>(t->tbb_site_kind);
-    if (wk != trace::TbbKind::Unknown && wk != trace::TbbKind::Wait)
-      kind = static_cast<uint8_t>(wk);
+  if (site) {
+    code = reinterpret_cast<const void*>(site);
+    if (site_kind != trace::TbbKind::Unknown && site_kind != trace::TbbKind::Wait)
+      kind = static_cast<uint8_t>(site_kind);
   }
   ++t->tasks;
   const bool in = in_run(t);
@@ -438,7 +450,10 @@ struct Waiting {
   Waiting(ThreadState* state, const void* g, const void* ra)
       : t(recording(state) ? state : nullptr), group(g), code(ra) {
     if (!t) return;
-    if (t->tbb_site) code = reinterpret_cast<const void*>(t->tbb_site);
+    if (t->tbb_site) {
+      code = reinterpret_cast<const void*>(t->tbb_site);
+      take_site_once(t);
+    }
     put_wait_begin(t, group, code);
   }
   ~Waiting() {  // ends the thread's innermost open wait: this one
@@ -692,6 +707,17 @@ TL_EXPORT void tasklens_tbb_site(const char* file, unsigned line, const char* fu
   if (!recording(t)) return;
   t->tbb_site = site_address(file, line, function);
   t->tbb_site_kind = t->tbb_site ? kind : 0;
+}
+
+// A site for the thread's next oneTBB spawn or wait only, which takes it (take_site_once): the
+// wrappers of task_group::run and wait then call tasklens_tbb_site_clear only if oneTBB throws.
+TL_EXPORT void tasklens_tbb_site_once(const char* file, unsigned line, const char* function,
+                                      unsigned kind) noexcept {
+  using namespace tasklens::recorder;
+  ThreadState* t = tbb_state();
+  if (!recording(t)) return;
+  t->tbb_site = site_address(file, line, function);
+  t->tbb_site_kind = t->tbb_site ? (kind & kSiteKindMask) | kSiteOnce : 0;
 }
 
 TL_EXPORT void tasklens_tbb_site_clear() noexcept {
