@@ -555,6 +555,15 @@ TL_INLINE uint64_t site_address(const char* file, unsigned line, const char* fun
   return address;
 }
 
+// The site the thread's next oneTBB calls report (tasklens_tbb_site and _once).
+TL_INLINE void announce_site(const char* file, unsigned line, const char* function, unsigned kind,
+                             bool once) {
+  ThreadState* t = tbb_state();
+  if (!recording(t)) return;
+  t->tbb_site = site_address(file, line, function);
+  t->tbb_site_kind = t->tbb_site ? (kind & kSiteKindMask) | (once ? kSiteOnce : 0) : 0;
+}
+
 }  // namespace
 
 void tbb_prepare(bool old_abi) {
@@ -702,22 +711,14 @@ void enqueue(d1::task& t, d1::task_group_context& ctx, d1::task_arena_base* aren
 // The definitions of the weak references of include/tasklens/tbb.h.
 TL_EXPORT void tasklens_tbb_site(const char* file, unsigned line, const char* function,
                                  unsigned kind) noexcept {
-  using namespace tasklens::recorder;
-  ThreadState* t = tbb_state();
-  if (!recording(t)) return;
-  t->tbb_site = site_address(file, line, function);
-  t->tbb_site_kind = t->tbb_site ? kind : 0;
+  tasklens::recorder::announce_site(file, line, function, kind, false);
 }
 
 // A site for the thread's next oneTBB spawn or wait only, which takes it (take_site_once): the
 // wrappers of task_group::run and wait then call tasklens_tbb_site_clear only if oneTBB throws.
 TL_EXPORT void tasklens_tbb_site_once(const char* file, unsigned line, const char* function,
                                       unsigned kind) noexcept {
-  using namespace tasklens::recorder;
-  ThreadState* t = tbb_state();
-  if (!recording(t)) return;
-  t->tbb_site = site_address(file, line, function);
-  t->tbb_site_kind = t->tbb_site ? (kind & kSiteKindMask) | kSiteOnce : 0;
+  tasklens::recorder::announce_site(file, line, function, kind, true);
 }
 
 TL_EXPORT void tasklens_tbb_site_clear() noexcept {

@@ -292,6 +292,14 @@ void EventDecoder::expand_tbb(Event& e) {
                 " outside of any oneTBB task");
     return tbb_runs_.back().task;
   };
+  // A run begins: TaskSchedule prior, switch, next.
+  auto begin_run = [&](uint64_t prior, uint64_t next) {
+    tbb_runs_.push_back({next, prior});
+    e.kind = EventKind::TaskSchedule;
+    e.f[0] = prior;
+    e.f[1] = kTaskStatusSwitch;
+    e.f[2] = next;
+  };
   switch (e.kind) {
     case EventKind::TbbSpawnIn:
       for (int i = 4; i > 0; --i) e.f[i] = e.f[i - 1];
@@ -303,19 +311,15 @@ void EventDecoder::expand_tbb(Event& e) {
       e.f[1] = e.f[0];
       e.f[0] = running();
       e.kind = EventKind::TbbWaitBegin;
-      tbb_waits_.push_back({e.f[0], e.f[1], e.f[2]});
-      break;
-    case EventKind::TbbRunBeginIn: {
-      const uint64_t prior = running(), next = e.f[0];
-      tbb_runs_.push_back({next, prior});
-      e.kind = EventKind::TaskSchedule;
-      e.f[0] = prior;
-      e.f[1] = kTaskStatusSwitch;
-      e.f[2] = next;
-      break;
-    }
+      [[fallthrough]];
     case EventKind::TbbWaitBegin:
       tbb_waits_.push_back({e.f[0], e.f[1], e.f[2]});
+      break;
+    case EventKind::TbbRunBeginIn:
+      begin_run(running(), e.f[0]);
+      break;
+    case EventKind::TbbRunBegin:
+      begin_run(e.f[0], e.f[1]);
       break;
     case EventKind::TbbWaitEnd:
       if (!tbb_waits_.empty()) tbb_waits_.pop_back();
@@ -329,15 +333,6 @@ void EventDecoder::expand_tbb(Event& e) {
       e.f[1] = w.group;
       e.f[2] = w.code;
       tbb_waits_.pop_back();
-      break;
-    }
-    case EventKind::TbbRunBegin: {
-      const uint64_t prior = e.f[0], next = e.f[1];
-      tbb_runs_.push_back({next, prior});
-      e.kind = EventKind::TaskSchedule;
-      e.f[0] = prior;
-      e.f[1] = kTaskStatusSwitch;
-      e.f[2] = next;
       break;
     }
     case EventKind::TbbRunEnd: {
