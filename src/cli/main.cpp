@@ -71,7 +71,7 @@ int run(int argc, char** argv) {
   record
       ->add_option("--compression", rec.compression,
                    "How the trace's event blocks are compressed: lz4 (fast, the default), zstd "
-                   "(files 2-3x smaller, twice the CPU while recording) or none")
+                   "(files about half as big, twice the CPU while recording) or none")
       ->check(CLI::IsMember({"lz4", "zstd", "none"}))
       ->capture_default_str();
   record->add_option("command", rec.command, "The program and its arguments (after --)")
