@@ -28,24 +28,24 @@
  * parallel_scan, parallel_deterministic_reduce, parallel_pipeline and the other names of the
  * using-declarations below.
  *
- * What tasklens learns. Each wrapper takes a last parameter, defaulted to its caller's
- * file:line and function (source_location::current(), from __builtin_FILE/LINE/FUNCTION: gcc and
- * clang, C++17 and later; for a call over several lines, the line of the function's name).
- * Before calling oneTBB it reports that site and the kind of call to the recorder
- * (tasklens_tbb_site; task_group::run, run_and_wait: kind_run; wait: kind_wait; cancel:
- * kind_other), and clears it when the call returns or throws (tasklens_tbb_site_clear): the site
- * is pending on the calling thread meanwhile, and applies to the oneTBB calls this thread makes
- * until cleared. task_group::run and wait make one such call each (a spawn, a wait): they report
- * their site with tasklens_tbb_site_once instead, the recorder takes it at that call, and they
- * clear it only if oneTBB throws (two calls into the recorder per task saved). Calls nest (a parallel_for in a function that parallel_invoke runs as a task on
- * the calling thread): every site is followed by its own clear on the same thread, last in first
- * out. parallel_for and parallel_reduce also mark every invocation of the user's body on a subrange
- * (a chunk) with tasklens_tbb_chunk_begin / tasklens_tbb_chunk_end, on the thread that runs it,
- * the end even when the body throws: the range form's body on each subrange; for the index forms
- * (implemented, as oneTBB does, as the range form over a blocked_range of step counts with
- * grainsize 1) one chunk per subrange, which loops over its indices; the body form of
- * parallel_reduce, each operator() of the user's body or of its split copies; the functional
- * form, each real_body(range, value).
+ * What tasklens learns. Each wrapper takes a last parameter, defaulted to its caller's file:line
+ * and function (source_location::current(), from __builtin_FILE/LINE/FUNCTION: gcc and clang, C++17
+ * and later; for a call over several lines, the line of the function's name). Before calling oneTBB
+ * it reports that site and the kind of call to the recorder (tasklens_tbb_site; task_group::run,
+ * run_and_wait: kind_run; wait: kind_wait; cancel: kind_other), and clears it when the call returns
+ * or throws (tasklens_tbb_site_clear): the site is pending on the calling thread meanwhile, and
+ * applies to the oneTBB calls this thread makes until cleared. task_group::run and wait make one
+ * such call each (a spawn, a wait): they report their site with tasklens_tbb_site_once instead, the
+ * recorder takes it at that call, and they clear it only if oneTBB throws (two calls into the
+ * recorder per task saved). Calls nest (a parallel_for in a function that parallel_invoke runs as a
+ * task on the calling thread): every other site is followed by its own clear on the same thread,
+ * last in first out. parallel_for and parallel_reduce also mark every invocation of the user's body
+ * on a subrange (a chunk) with tasklens_tbb_chunk_begin / tasklens_tbb_chunk_end, on the thread
+ * that runs it, the end even when the body throws: the range form's body on each subrange; for the
+ * index forms (implemented, as oneTBB does, as the range form over a blocked_range of step counts
+ * with grainsize 1) one chunk per subrange, which loops over its indices; the body form of
+ * parallel_reduce, each operator() of the user's body or of its split copies; the functional form,
+ * each real_body(range, value).
  *
  * Nothing to link, nearly nothing to pay, as with tasklens.h's regions: the five functions are
  * declared as weak symbols and defined only by the recorder that `tasklens record` preloads.

@@ -165,6 +165,9 @@ uint64_t count_created_tasks(const std::string& path) {
 int run_record(const RecordOptions& opt) {
   if (opt.command.empty())
     throw UsageError("record needs a program to run: tasklens record [options] -- ./app args");
+  if (opt.compression != "lz4" && opt.compression != "zstd" && opt.compression != "none")
+    throw UsageError("--compression " + opt.compression +
+                     ": unknown compression; use lz4 (the default), zstd or none");
   const std::vector<trace::Metric> metrics = parse_metrics(opt.metric);
   check_metrics_available(metrics);
   std::string metric_names;  // for the recorder: perf's names, comma-separated

@@ -42,7 +42,7 @@ struct WriterConfig {
   unsigned flush_period_ms = 100;
   size_t max_chunks = 1024;  // 256 MiB of buffers at most
   // How event blocks are compressed (`record --compression`). LZ4 by default: on this data it
-  // costs half of zstd's CPU (about 35 instead of 70 ns per fine-grained task), which the
+  // costs about half of zstd's CPU (oneTBB fib: 37 instead of 70-89 ns per task), which the
   // program pays whenever the writer shares its CPUs; zstd makes files about half as big.
   trace::Compression compression = trace::Compression::Lz4;
   int zstd_level = 1;

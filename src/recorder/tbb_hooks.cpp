@@ -58,8 +58,6 @@ static_assert(offsetof(TaskShadow, slots) == 32);
 namespace {
 
 constexpr int kExecuteSlot = 2, kCancelSlot = 3;
-constexpr uint64_t kStatusComplete = trace::kTaskStatusComplete,
-                   kStatusCancel = trace::kTaskStatusCancel;
 constexpr uint64_t kRootFlag =
     0x80;  // TbbSpawn kind: spawned by execute_and_wait (a new construct)
 
@@ -382,7 +380,8 @@ d1::task* run_shadowed(d1::task* task, d1::execution_data& ed) {
   ThreadState* t = tbb_state();
   if (!t) return fn(task, ed);
   shadow_free(t, s);
-  Running running(t, id, Slot == kExecuteSlot ? kStatusComplete : kStatusCancel);
+  Running running(t, id,
+                  Slot == kExecuteSlot ? trace::kTaskStatusComplete : trace::kTaskStatusCancel);
   d1::task* next = fn(task, ed);
   // Task bypass: the scheduler runs the returned task next, without a spawn (task_group's
   // deferred task_handles, flow graphs). Seen as spawned by this task, so it is recorded too;
@@ -470,7 +469,7 @@ class TracedDelegate : public d1::delegate_base {
   bool operator()() const override {
     ThreadState* t = tbb_state();
     if (!t) return inner_();
-    Running running(t, id_, kStatusComplete);
+    Running running(t, id_, trace::kTaskStatusComplete);
     return inner_();
   }
 
