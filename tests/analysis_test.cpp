@@ -464,6 +464,31 @@ TEST(ProfileTest, InstanceSpanIgnoresPathsThroughOtherStrands) {
   check_profile(m, true);
 }
 
+// An instance made of every strand takes the program's span without a pass of its own: here
+// two nodes of one loop instance hold all the strands between them, with edges both ways.
+TEST(ProfileTest, AnInstanceOfEveryStrandHasTheProgramSpan) {
+  ModelBuilder b;
+  const uint32_t site = b.add_site(SiteKind::Loop);
+  const uint32_t loop = b.new_instance();
+  b.open(NodeKind::Loop, site, loop);
+  const uint32_t a = b.strand(5);
+  const uint32_t c = b.strand(2);
+  b.close();
+  b.open(NodeKind::Loop, site, loop);
+  b.strand(7, {a});
+  b.strand(1, {c});
+  b.close();
+  const Model m = b.finish();
+  const Profile p = compute_profile(m);
+  const SiteRow* row = find_row(p, site);
+  ASSERT_NE(row, nullptr);
+  EXPECT_EQ(row->count, 1u);
+  EXPECT_EQ(row->work, 15u);
+  EXPECT_EQ(p.span, 12u);
+  EXPECT_EQ(row->span, 12u);
+  check_profile(m, true);
+}
+
 TEST(ProfileTest, ZeroWorkDividesByNothing) {
   const Model m = fixtures::fork_join_model({0, 0, 0});
   const Profile p = compute_profile(m);

@@ -162,6 +162,30 @@ TEST_F(Cli, TableCsvAndTopAgreeWithJson) {
   EXPECT_EQ(json::parse(top.out)["sites"].size(), 1u);
 }
 
+// TASKLENS_TIMINGS=1: one more line on stderr with each phase's time; the report is the same.
+TEST_F(Cli, TimingsGoToStderrOnRequest) {
+  const std::string trace = path("t.tlens");
+  ASSERT_TRUE(record(example("treesum", "clang"), {}, trace).exited(0));
+  RunResult plain = run({TASKLENS_BIN, "report", trace, "--format", "json"});
+  ASSERT_TRUE(plain.exited(0)) << plain.describe();
+  EXPECT_EQ(plain.err.find("timings"), std::string::npos) << plain.err;
+  EnvOverrides env = default_env();
+  env["TASKLENS_TIMINGS"] = "1";
+  RunResult timed = run({TASKLENS_BIN, "report", trace, "--format", "json"}, env);
+  ASSERT_TRUE(timed.exited(0)) << timed.describe();
+  EXPECT_EQ(json::parse(timed.out)["program"], json::parse(plain.out)["program"]);
+  const std::vector<std::string> err = lines_of(timed.err);
+  ASSERT_EQ(err.size(), 1u) << timed.err;
+  EXPECT_EQ(err[0].rfind("tasklens: timings: open ", 0), 0u) << err[0];
+  for (const char* phase :
+       {", model ", ", symbols ", ", profile ", ", render ", ", write ", "; total "})
+    EXPECT_NE(err[0].find(phase), std::string::npos) << phase << " in " << err[0];
+  // Other readers time their phases too.
+  RunResult sched = run({TASKLENS_BIN, "sched", trace, "--format", "json"}, env);
+  ASSERT_TRUE(sched.exited(0)) << sched.describe();
+  EXPECT_NE(sched.err.find("tasklens: timings: open "), std::string::npos) << sched.err;
+}
+
 TEST_F(Cli, HelpAndVersion) {
   RunResult v = run({TASKLENS_BIN, "--version"});
   EXPECT_TRUE(v.exited(0));

@@ -10,6 +10,7 @@
 #include "analysis/profile.hpp"
 
 #include <algorithm>
+#include <future>
 #include <utility>
 
 #include "analysis/algebra.hpp"
@@ -51,6 +52,16 @@ std::vector<uint8_t> nested_nodes(const Model& m, uint32_t num_sites) {
     open.push_back(v);
   }
   return nested;
+}
+
+// Do the sorted ranges together cover every strand, [0, n)?
+bool covers_all(const std::vector<std::pair<uint32_t, uint32_t>>& sorted_ranges, uint32_t n) {
+  uint32_t covered = 0;
+  for (auto [b, e] : sorted_ranges) {
+    if (b > covered) return false;
+    covered = std::max(covered, e);
+  }
+  return n > 0 && covered >= n;
 }
 
 }  // namespace
@@ -119,18 +130,14 @@ Profile compute_profile(const Model& m, const Weights* weights) {
   }
   const uint64_t* spans = weights ? span_prefix.data() : prefix.data();
   profile.work = prefix[n];
-  profile.span = longest_path(m, &profile.critical_path, span_weight);
-  profile.parallelism = parallelism_of(profile.work, profile.span);
 
+  // The program's longest path (on another thread, below) and the sites' passes are
+  // independent: they share only what they read.
   std::vector<SiteRow> rows(num_sites);
   std::vector<uint8_t> present(num_sites, 0);
   for (uint32_t s = 0; s < n; ++s) {
     const uint32_t site = m.strands[s].site;
     if (site < num_sites) present[site] = 1;
-  }
-  for (uint32_t s : profile.critical_path) {
-    const uint32_t site = m.strands[s].site;
-    if (site < num_sites) rows[site].critical_work += spans[s + 1] - spans[s];
   }
 
   // The sited nodes, bucketed by site (a counting sort keeps node order inside a bucket), with
@@ -178,38 +185,50 @@ Profile compute_profile(const Model& m, const Weights* weights) {
     uint64_t dist = 0;
     uint32_t mark = kNone;
   };
-  std::vector<Group> groups;
-  std::vector<Slot> slots(max_instance);
-  std::vector<std::pair<uint32_t, uint32_t>> ranges;
-  std::vector<State> state(n);
-  uint32_t stamp = 0;
+  // What measuring a site needs besides the site's own row and records.
+  struct Scratch {
+    std::vector<Group> groups;
+    std::vector<Slot> slots;
+    std::vector<std::pair<uint32_t, uint32_t>> ranges;
+    std::vector<State> state;
+    uint32_t stamp = 0;
+  };
+  std::vector<uint64_t> whole_program(num_sites, 0);  // outermost instances covering [0, n)
   const uint32_t* pred_begin = m.pred_begin.data();
   const uint32_t* preds = m.preds.data();
   const uint64_t* work = prefix.data();
+  for (uint32_t x = 0; x < num_sites; ++x)
+    if (site_begin[x] != site_begin[x + 1]) present[x] = 1;
 
-  for (uint32_t x = 0; x < num_sites; ++x) {
-    if (site_begin[x] == site_begin[x + 1]) continue;
-    present[x] = 1;
+  auto measure_site = [&](uint32_t x, Scratch& sc) {
+    if (site_begin[x] == site_begin[x + 1]) return;
+    if (sc.state.empty()) {
+      sc.state.resize(n);
+      sc.slots.resize(max_instance);
+    }
+    std::vector<Group>& groups = sc.groups;
     groups.clear();
     for (uint32_t i = site_begin[x]; i < site_begin[x + 1]; ++i) {
       Rec& rec = recs[i];
       uint32_t g;
-      if (rec.instance != kNone && slots[rec.instance].site == x) {
-        g = slots[rec.instance].group;
+      if (rec.instance != kNone && sc.slots[rec.instance].site == x) {
+        g = sc.slots[rec.instance].group;
         recs[groups[g].tail].next = i;
         groups[g].tail = i;
       } else {
         g = static_cast<uint32_t>(groups.size());
         groups.push_back({i, i, true});
-        if (rec.instance != kNone) slots[rec.instance] = {x, g};
+        if (rec.instance != kNone) sc.slots[rec.instance] = {x, g};
       }
       if (rec.nested) groups[g].outermost = false;
     }
 
     SiteRow& row = rows[x];
     row.count = groups.size();
+    State* state = sc.state.data();
     for (const Group& group : groups) {
       if (!group.outermost) continue;
+      std::vector<std::pair<uint32_t, uint32_t>>& ranges = sc.ranges;
       ranges.clear();
       for (uint32_t i = group.head; i != kNone; i = recs[i].next) {
         if (recs[i].begin < recs[i].end) ranges.emplace_back(recs[i].begin, recs[i].end);
@@ -217,7 +236,13 @@ Profile compute_profile(const Model& m, const Weights* weights) {
       // Visiting the instance's strands in increasing id keeps the pass topological. Node order
       // normally is strand order already; sort (and trim overlaps) only if it is not.
       if (!std::is_sorted(ranges.begin(), ranges.end())) std::sort(ranges.begin(), ranges.end());
-      const uint32_t id = stamp++;
+      // An instance of every strand (the program's) has the program's span: no pass of its own.
+      if (covers_all(ranges, n)) {
+        row.work += work[n];
+        ++whole_program[x];
+        continue;
+      }
+      const uint32_t id = sc.stamp++;
       uint64_t instance_span = 0;
       uint32_t covered = 0;
       for (auto [b, e] : ranges) {
@@ -238,11 +263,28 @@ Profile compute_profile(const Model& m, const Weights* weights) {
       }
       row.span += instance_span;
     }
+  };
+
+  // The program's longest path runs on a thread of its own meanwhile. (Measuring sites on both
+  // threads was tried: the second thread's per-strand state costs as much as it saves.)
+  std::future<void> path_done = std::async(std::launch::async, [&] {
+    profile.span = longest_path(m, &profile.critical_path, span_weight);
+  });
+  {
+    Scratch scratch;
+    for (uint32_t x = 0; x < num_sites; ++x) measure_site(x, scratch);
   }
 
+  path_done.get();
+  profile.parallelism = parallelism_of(profile.work, profile.span);
+  for (uint32_t s : profile.critical_path) {
+    const uint32_t site = m.strands[s].site;
+    if (site < num_sites) rows[site].critical_work += spans[s + 1] - spans[s];
+  }
   for (uint32_t x = 0; x < num_sites; ++x) {
     if (!present[x]) continue;
     SiteRow& row = rows[x];
+    row.span += whole_program[x] * profile.span;
     row.site = x;
     row.parallelism = parallelism_of(row.work, row.span);
     row.critical_path_percent = percent_of(row.critical_work, profile.span);

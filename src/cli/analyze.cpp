@@ -13,6 +13,7 @@
 #include "analysis/profile.hpp"
 #include "analysis/whatif.hpp"
 #include "cli/errors.hpp"
+#include "cli/timings.hpp"
 #include "model/builder.hpp"
 #include "report/profile_report.hpp"
 #include "report/whatif_report.hpp"
@@ -30,9 +31,19 @@ report::Format parse_format(const std::string& f) {
 // Writes a command's output and ends the process without tearing down its data: a model of
 // millions of strands takes a tenth of a second or more to free (munmap of hundreds of MB),
 // which is pure waste at exit. A failed write (closed pipe, full disk) is an error.
+void print_timings(const char* last_phase) {
+  Timings& timings = Timings::global();
+  if (!timings.enabled()) return;
+  timings.lap(last_phase);
+  fmt::print(stderr, "tasklens: timings: {}\n", timings.summary());
+}
+
 void write_and_exit(const std::string& out) {
+  // The command's analysis, unless it timed it on its own, and its rendering.
+  Timings::global().lap("render");
   bool ok = std::fwrite(out.data(), 1, out.size(), stdout) == out.size();
   ok = std::fflush(stdout) == 0 && ok;
+  print_timings("write");
   if (!ok) std::fputs("tasklens: could not write the report to standard output\n", stderr);
   std::fflush(stderr);
   std::_Exit(ok ? 0 : 1);
@@ -40,8 +51,11 @@ void write_and_exit(const std::string& out) {
 
 Loaded load(const std::string& path) {
   Loaded l;
+  Timings& timings = Timings::global();
   l.trace = std::make_unique<trace::TraceFile>(trace::TraceFile::open(path));
+  timings.lap("open");
   l.model = model::build_model(*l.trace);
+  timings.lap("model");
   l.labels = report::label_sites(l.model, l.trace->modules());
   report::merge_sites_by_location(l.model, l.labels);
   // Without the wrappers a oneTBB algorithm's subranges are invisible (no chunk events).
@@ -65,6 +79,7 @@ Loaded load(const std::string& path) {
         "{} call site{} inside oneTBB's headers (range splits, or calls the compiler did not "
         "inline) count for the construct around them",
         n, n == 1 ? "" : "s"));
+  timings.lap("symbols");
   return l;
 }
 
@@ -173,6 +188,7 @@ void run_report(const ReportOptions& opt) {
   report::Format format = parse_format(opt.format);
   Loaded l = load(opt.trace);
   analysis::Profile p = analysis::compute_profile(l.model);
+  Timings::global().lap("profile");
   size_t top = opt.top                           ? opt.top
                : format == report::Format::Table ? 20
                                                  : std::numeric_limits<size_t>::max();

@@ -55,6 +55,10 @@ struct Loaded {
 };
 Loaded load(const std::string& path);
 
+// With TASKLENS_TIMINGS set: ends the timed phase under `last_phase` and prints every phase's
+// time to stderr (cli/timings.hpp). Commands that end without write_and_exit call it.
+void print_timings(const char* last_phase);
+
 // Writes a command's output and ends the process without tearing down its data: a model of
 // millions of strands takes a tenth of a second or more to free (munmap of hundreds of MB),
 // which is pure waste at exit. A failed write (closed pipe, full disk) is an error.

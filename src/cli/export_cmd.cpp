@@ -173,6 +173,7 @@ void run_export(const ExportOptions& opt) {
     fmt::print(stderr, "tasklens: wrote {} ({}, {})\n", opt.output, human_bytes(out.bytes()),
                summary);
   }
+  print_timings("export");
   std::fflush(stderr);
   // Like write_and_exit: no teardown of a model of millions of strands.
   std::_Exit(0);

@@ -15,6 +15,7 @@
 #include "cli/record.hpp"
 #include "cli/sched_cmd.hpp"
 #include "cli/tasks_cmd.hpp"
+#include "cli/timings.hpp"
 #include "cli/view_cmd.hpp"
 #include "model/builder.hpp"
 #include "trace/reader.hpp"
@@ -272,6 +273,7 @@ int main(int argc, char** argv) {
   // are reused instead. (A short-lived process: what it keeps, it frees at exit.)
   mallopt(M_MMAP_MAX, 0);
   mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
+  cli::Timings::global();  // TASKLENS_TIMINGS: phases are timed from here
   try {
     return cli::run(argc, argv);
   } catch (const cli::UsageError& e) {

@@ -230,6 +230,7 @@ void run_view(const ViewOptions& opt) {
                     opt.output));
   fmt::print(stderr, "tasklens: wrote {} ({} KB); open it in a browser\n", opt.output,
              (page.size() + 1023) / 1024);
+  print_timings("view");
   std::fflush(stderr);
   std::_Exit(0);
 }

@@ -156,13 +156,27 @@ class Builder {
     p.last_item = item;
     items_.emplace_back(node, item);
   }
+  // Once per construct instance (every task's creation), from a few sites: a small
+  // direct-mapped cache in front of the hash map. An address inside the runtime is not cached:
+  // its site depends on the scope.
   uint32_t site(uint64_t address, SiteKind kind, uint32_t scope) {
-    if (address == 0 || in_runtime(address)) address = enclosing_address(scope);
-    uint64_t key = address * 16 + static_cast<uint64_t>(kind);
-    auto [it, inserted] = site_ids_.try_emplace(key, static_cast<uint32_t>(sites_.size()));
+    const uint64_t key = address * 16 + static_cast<uint64_t>(kind);
+    SiteSlot& slot = site_cache_[(key * 0x9e3779b97f4a7c15ull) >> 60];  // kSiteCache = 16
+    if (address != 0 && slot.key == key) return slot.site;
+    const bool own = address != 0 && !in_runtime(address);
+    if (!own) address = enclosing_address(scope);
+    const uint64_t site_key = address * 16 + static_cast<uint64_t>(kind);
+    auto [it, inserted] = site_ids_.try_emplace(site_key, static_cast<uint32_t>(sites_.size()));
     if (inserted) sites_.push_back(Site{address, kind, {}, 0, {}});
+    if (own) slot = {key, it->second};
     return it->second;
   }
+  struct SiteSlot {
+    uint64_t key = 0;  // 0 never hits: address 0 is never cached
+    uint32_t site = 0;
+  };
+  static constexpr size_t kSiteCache = 16;
+  SiteSlot site_cache_[kSiteCache];
   uint64_t enclosing_address(uint32_t node) {
     for (; node != kNone; node = nodes_[node].parent)
       if (nodes_[node].site != kNone && sites_[nodes_[node].site].address)
