@@ -158,22 +158,16 @@ void check_arena(const json& j, double w, double disturbance) {
   }
 }
 
-// The program's first oneTBB call is a task_arena's: oneTBB's scheduler starts inside it (about
-// 800 units here), which is not program work. At these sizes the span still comes out 15-18%
-// over the analytic 7000 units on a freshly built tree (measured: parallelism 4.84-4.88 against
-// the lower bound 4.886), from costs of the two arenas' first use not yet understood; the same
-// program at 10 x the work (ArenaExecuteAndNestedArenaMatchAnalyticAtLargerSizes) checks the
-// semantics. Disabled until that excess is explained.
-TEST_P(TbbSemantics, DISABLED_ArenaExecuteAndNestedArenaMatchAnalytic) {
-  auto p = profile_analytic(
-      exe(), {"arena", "1000", "32", "4", "2", "1000", "16", "2", "500", "1000", "1000"},
-      {38000, 7000});  // W/S = 5.4286
-  check_arena(p.report, 500, p.disturbance);
-}
-
-// The same program 10 times longer (w = 5000), so that the start-up counted by the bug above
-// (~800 units) stays within the tolerances: the semantics of execute and nested arenas.
-// W = a + N1 w + m (p + N2 w + q) + e = 326000, S = a + G1 w + p + G2 w + q + e = 34000.
+// Arenas, at 10 x the work of the example's defaults (w = 5000). At the defaults (w = 500,
+// S = 7000 units) the measured span comes out 10-18% over the analytic one, and that is the
+// program, not the model: oneTBB initializes lazily on first use, inside the first execute and
+// the first parallel_for of each arena (about 130 fresh pages in libtbb and libtbbmalloc, at
+// about 2 us per page fault on this VM, and the rest of its set-up), which puts 400-600 units of
+// real work on the critical path (the trace's critical path: the first execute's first strand
+// 150-240 units, the first loop's first split 80-150, the program's start 170-220 over a). A
+// warm-up in the program moves that cost, it does not remove it. At 10 x the work it is within the
+// tolerances, so this is the size that checks the semantics of execute and nested arenas. W = a +
+// N1 w + m (p + N2 w + q) + e = 326000, S = a + G1 w + p + G2 w + q + e = 34000.
 TEST_P(TbbSemantics, ArenaExecuteAndNestedArenaMatchAnalyticAtLargerSizes) {
   auto p = profile_analytic(
       exe(), {"arena", "1000", "32", "4", "2", "1000", "16", "2", "5000", "1000", "1000"},
