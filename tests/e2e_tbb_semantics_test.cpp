@@ -166,8 +166,9 @@ void check_arena(const json& j, double w, double disturbance) {
 // real work on the critical path (the trace's critical path: the first execute's first strand
 // 150-240 units, the first loop's first split 80-150, the program's start 170-220 over a). A
 // warm-up in the program moves that cost, it does not remove it. At 10 x the work it is within the
-// tolerances, so this is the size that checks the semantics of execute and nested arenas. W = a +
-// N1 w + m (p + N2 w + q) + e = 326000, S = a + G1 w + p + G2 w + q + e = 34000.
+// tolerances, so this is the size that checks the semantics of execute and nested arenas.
+//
+// W = a + N1 w + m (p + N2 w + q) + e = 326000, S = a + G1 w + p + G2 w + q + e = 34000.
 TEST_P(TbbSemantics, ArenaExecuteAndNestedArenaMatchAnalyticAtLargerSizes) {
   auto p = profile_analytic(
       exe(), {"arena", "1000", "32", "4", "2", "1000", "16", "2", "5000", "1000", "1000"},
