@@ -442,51 +442,56 @@ TEST(ProfileTest, EdgesBetweenSharesCountInTheInstanceSpan) {
   check_profile(m, true);
 }
 
-// Edges leaving an instance and coming back do not make the instance's span longer.
-TEST(ProfileTest, InstanceSpanIgnoresPathsThroughOtherStrands) {
+// One loop instance in two nodes (strands of `first`, then of `second`, each strand's
+// predecessor the strand of the same index in `first`), with `between` a strand outside the
+// loop between them (0: none), after the first node's first strand and before the second
+// node's first strand. Returns the profile's row of the loop's site.
+struct TwoNodeLoop {
+  Model model;
+  Profile profile;
+  SiteRow row;
+};
+TwoNodeLoop two_node_loop(const std::vector<uint64_t>& first, uint64_t between,
+                          const std::vector<uint64_t>& second) {
   ModelBuilder b;
   const uint32_t site = b.add_site(SiteKind::Loop);
   const uint32_t loop = b.new_instance();
+  std::vector<uint32_t> firsts;
   b.open(NodeKind::Loop, site, loop);
-  const uint32_t x = b.strand(4);
+  for (uint64_t w : first) firsts.push_back(b.strand(w));
   b.close();
-  const uint32_t outside = b.strand(100, {x});
+  const uint32_t outside = between ? b.strand(between, {firsts[0]}) : kNone;
   b.open(NodeKind::Loop, site, loop);
-  b.strand(3, {outside});
+  for (size_t i = 0; i < second.size(); ++i)
+    b.strand(second[i], {outside != kNone ? outside : firsts[i]});
   b.close();
-  const Model m = b.finish();
-  const Profile p = compute_profile(m);
-  const SiteRow* row = find_row(p, site);
-  ASSERT_NE(row, nullptr);
-  EXPECT_EQ(row->count, 1u);
-  EXPECT_EQ(row->span, 4u);
-  EXPECT_EQ(p.span, 107u);
-  check_profile(m, true);
+  TwoNodeLoop l{b.finish(), {}, {}};
+  l.profile = compute_profile(l.model);
+  const SiteRow* row = find_row(l.profile, site);
+  EXPECT_NE(row, nullptr);
+  if (row) l.row = *row;
+  return l;
+}
+
+// Edges leaving an instance and coming back do not make the instance's span longer.
+TEST(ProfileTest, InstanceSpanIgnoresPathsThroughOtherStrands) {
+  const TwoNodeLoop l = two_node_loop({4}, 100, {3});
+  EXPECT_EQ(l.row.count, 1u);
+  EXPECT_EQ(l.row.span, 4u);
+  EXPECT_EQ(l.profile.span, 107u);
+  check_profile(l.model, true);
 }
 
 // An instance made of every strand takes the program's span without a pass of its own: here
-// two nodes of one loop instance hold all the strands between them, with edges both ways.
+// the loop's two nodes hold all the strands between them, with edges from the first to the
+// second.
 TEST(ProfileTest, AnInstanceOfEveryStrandHasTheProgramSpan) {
-  ModelBuilder b;
-  const uint32_t site = b.add_site(SiteKind::Loop);
-  const uint32_t loop = b.new_instance();
-  b.open(NodeKind::Loop, site, loop);
-  const uint32_t a = b.strand(5);
-  const uint32_t c = b.strand(2);
-  b.close();
-  b.open(NodeKind::Loop, site, loop);
-  b.strand(7, {a});
-  b.strand(1, {c});
-  b.close();
-  const Model m = b.finish();
-  const Profile p = compute_profile(m);
-  const SiteRow* row = find_row(p, site);
-  ASSERT_NE(row, nullptr);
-  EXPECT_EQ(row->count, 1u);
-  EXPECT_EQ(row->work, 15u);
-  EXPECT_EQ(p.span, 12u);
-  EXPECT_EQ(row->span, 12u);
-  check_profile(m, true);
+  const TwoNodeLoop l = two_node_loop({5, 2}, 0, {7, 1});
+  EXPECT_EQ(l.row.count, 1u);
+  EXPECT_EQ(l.row.work, 15u);
+  EXPECT_EQ(l.profile.span, 12u);
+  EXPECT_EQ(l.row.span, 12u);
+  check_profile(l.model, true);
 }
 
 TEST(ProfileTest, ZeroWorkDividesByNothing) {
