@@ -31,7 +31,7 @@ void Builder::on_implicit_begin(const Event& e, uint32_t thread) {
   r.implicit.push_back(t);
   r.team_size = static_cast<uint32_t>(e.f[2]);
   ts.team_size = r.team_size;
-  ts.region = ri;
+  ts.more().region = ri;
   ts.node = ts.scope = new_node(NodeKind::ImplicitTask, phase_node(r, ri, 0));
   cur_code_ = site_address(r.node);
   uint32_t s = open_strand(t, thread, e.time);
@@ -51,7 +51,7 @@ void Builder::on_create(const Event& e, uint32_t thread) {
   saw_constructs_ = true;
   TaskState& cs = tasks_[c];
   cs.parent = p;
-  cs.flags = e.f[2];
+  cs.flags = static_cast<uint32_t>(e.f[2]);
   cs.team_size = ps.team_size;
   // libomp flags every task of a one-thread team "undeferred", exactly like if(0) tasks, so
   // there the flag says nothing about the program: only a real team tells them apart.
@@ -84,7 +84,7 @@ void Builder::on_schedule(const Event& e, uint32_t thread) {
         status == kStatusLateFulfill) {
       ps.done = true;
       end_task_regions(prior);
-      if (ps.chunks) join_chunks(prior);
+      if (ps.extra && ps.extra->chunks) join_chunks(prior);
       if ((ps.flags & kTaskUndeferred) && ps.parent != kNone)
         add_next_pred(ps.parent, kTaskRef | prior);
     }
@@ -124,17 +124,18 @@ void Builder::on_sync_begin(const Event& e, uint32_t thread) {
   } else if (is_barrier(kind)) {
     uint32_t last = close_strand(t);
     ts.waiting = true;
-    if (!ts.implicit || ts.region == kNone) return;
-    Region& r = regions_[ts.region];
+    if (!ts.implicit || ts.peek().region == kNone) return;
+    TaskExtra& x = ts.more();
+    Region& r = regions_[x.region];
     if (r.ended) return;
-    uint32_t ph = phase_node(r, ts.region, ts.phase);
+    uint32_t ph = phase_node(r, x.region, x.phase);
     if (nodes_[ph].tail_strand == kNone) {
       uint32_t j = static_cast<uint32_t>(strands_.size());
       strands_.push_back(PStrand{0, 0, 0, kNone, ph});
       nodes_[ph].tail_strand = nodes_[ph].join_strand = j;
     }
     edge(last, nodes_[ph].join_strand);
-    ts.phase++;
+    x.phase++;
   }
 }
 
@@ -164,19 +165,20 @@ void Builder::on_sync_end(const Event& e, uint32_t thread) {
       if (nodes_[tasks_[c].node].parent == ts.scope) tasks_[c].joined_in_scope = true;
     }
     ts.pending_head = kNone;
-    if (ts.deps) ts.deps->clear();  // every earlier sibling has finished
+    if (ts.extra && ts.extra->deps) ts.extra->deps->clear();  // every earlier sibling has finished
   } else if (is_barrier(kind)) {
-    if (!ts.implicit || ts.region == kNone) {
+    if (!ts.implicit || ts.peek().region == kNone) {
       ts.waiting = false;
       return;
     }
-    Region& r = regions_[ts.region];
+    TaskExtra& x = ts.more();
+    Region& r = regions_[x.region];
     if (r.ended) return;  // a worker's late end-of-region events
     ts.waiting = false;
-    uint32_t ph = phase_node(r, ts.region, ts.phase);
+    uint32_t ph = phase_node(r, x.region, x.phase);
     ts.node = ts.scope = new_node(NodeKind::ImplicitTask, ph);
     uint32_t s = open_strand(t, thread, e.time);
-    edge(nodes_[phase_node(r, ts.region, ts.phase - 1)].join_strand, s);
+    edge(nodes_[phase_node(r, x.region, x.phase - 1)].join_strand, s);
   }
 }
 
@@ -186,7 +188,8 @@ void Builder::on_work_begin(const Event& e, uint32_t thread) {
   if (ts.scope == kNone) return;
   uint64_t w = e.f[0];
   auto ws_instance = [&]() {
-    uint64_t key = (uint64_t(ts.region) << 32) | ts.ws_seq++;
+    TaskExtra& x = ts.more();
+    uint64_t key = (uint64_t(x.region) << 32) | x.ws_seq++;
     auto [it, inserted] = ws_instances_.try_emplace(key, instance_count_);
     if (inserted) ++instance_count_;
     return it->second;
@@ -202,9 +205,10 @@ void Builder::on_work_begin(const Event& e, uint32_t thread) {
       c.trip = std::max(c.trip, e.f[2]);
     }
     ts.scope = n;
-    ts.loop_fork = fork;
-    if (!ts.loop_members) ts.loop_members = new std::vector<uint32_t>();
-    ts.loop_members->clear();
+    TaskExtra& x = ts.more();
+    x.loop_fork = fork;
+    if (!x.loop_members) x.loop_members = new std::vector<uint32_t>();
+    x.loop_members->clear();
     // Without dispatch events (old runtimes) this thread's whole share is one chunk.
     if (!(trace_.runtime_flags() & trace::kRuntimeHasDispatch)) {
       ts.scope = new_node(NodeKind::Chunk, n);
@@ -227,7 +231,7 @@ void Builder::on_work_begin(const Event& e, uint32_t thread) {
     ts.scope = n;
     edge(prev, open_strand(t, thread, e.time));
   } else if (w == kWorkSingleOther) {
-    ts.ws_seq++;  // keeps single instances aligned across the team
+    ts.more().ws_seq++;  // keeps single instances aligned across the team
   }
 }
 
@@ -247,8 +251,8 @@ void Builder::on_work_end(const Event& e, uint32_t thread) {
     ts.scope = nodes_[n].parent;
     uint32_t s = open_strand(t, thread, e.time);
     edge(last, s);
-    if (ts.loop_members)
-      for (uint32_t m : *ts.loop_members) edge(m, s);
+    if (const auto* members = ts.peek().loop_members)
+      for (uint32_t m : *members) edge(m, s);
   } else if (w == kWorkSingleExecutor || w == kWorkTaskloop) {
     NodeKind want = w == kWorkSingleExecutor ? NodeKind::Single : NodeKind::Taskloop;
     if (nodes_[ts.scope].kind != want) {
@@ -275,11 +279,11 @@ void Builder::on_dispatch(const Event& e, uint32_t thread) {
     ++anomalies_;
     return;
   }
-  if (ts.loop_members && prev != kNone) ts.loop_members->push_back(prev);
+  if (ts.peek().loop_members && prev != kNone) ts.extra->loop_members->push_back(prev);
   cur_code_ = site_address(n);  // a chunk's code starts at its loop
   if (kind == kDispatchWsLoopChunk) loop_coverage_[nodes_[n].instance].dispatched += e.f[3];
   ts.scope = new_node(NodeKind::Chunk, n);
-  edge(ts.loop_fork, open_strand(t, thread, e.time));
+  edge(ts.peek().loop_fork, open_strand(t, thread, e.time));
 }
 
 void Builder::on_dependences(const Event& e) {
@@ -287,12 +291,13 @@ void Builder::on_dependences(const Event& e) {
   TaskState& ts = tasks_[t];
   if (ts.parent == kNone) return;
   TaskState& ps = tasks_[ts.parent];
-  if (!ps.deps) ps.deps = new std::unordered_map<uint64_t, DepEntry>();
+  TaskExtra& px = ps.more();
+  if (!px.deps) px.deps = new std::unordered_map<uint64_t, DepEntry>();
   const std::vector<uint64_t>& g = *e.groups;
   for (size_t i = 0; i + 1 < g.size(); i += 2) {
     uint64_t address = g[i], type = g[i + 1];
     if (type == kDepSource || type == kDepSink) continue;  // doacross: not modelled
-    DepEntry& d = (*ps.deps)[address];
+    DepEntry& d = (*px.deps)[address];
     if (d.last_out != kNone && d.last_out != t) add_next_pred(t, kTaskRef | d.last_out);
     if (type == kDepIn) {
       d.readers.push_back(t);
@@ -390,7 +395,8 @@ void Builder::handle(const Event& e, uint32_t thread) {
     case EventKind::ImplicitEnd: {
       uint32_t t = task(e.f[0]);
       TaskState& ts = tasks_[t];
-      bool late = ts.region != kNone && regions_[ts.region].ended;
+      const uint32_t region = ts.peek().region;
+      bool late = region != kNone && regions_[region].ended;
       if (!late) close_strand(t);
       ts.done = true;
       end_task_regions(t);

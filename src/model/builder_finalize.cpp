@@ -40,10 +40,7 @@ Model Builder::finalize() {
   for (uint32_t t = 0; t < tasks_.size(); ++t) {
     TaskState& ts = tasks_[t];
     task_end[t] = ts.prev;
-    delete ts.next_preds;
-    delete ts.loop_members;
-    delete ts.deps;
-    delete ts.chunks;
+    delete ts.extra;
   }
   std::vector<TaskState>().swap(tasks_);
 

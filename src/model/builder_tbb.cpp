@@ -143,7 +143,7 @@ void Builder::on_chunk(const Event& e, uint32_t thread) {
       return;
     }
     uint32_t fork = close_strand(t);
-    ts.chunk_fork = fork;
+    ts.more().chunk_fork = fork;
     ts.scope = new_node(NodeKind::Chunk, ts.scope);
     edge(fork, open_strand(t, thread, e.time));
     return;
@@ -153,19 +153,21 @@ void Builder::on_chunk(const Event& e, uint32_t thread) {
     return;
   }
   uint32_t last = close_strand(t);
-  if (!ts.chunks) ts.chunks = new std::vector<uint32_t>();
-  if (last != kNone) ts.chunks->push_back(last);
+  TaskExtra& x = ts.more();
+  if (!x.chunks) x.chunks = new std::vector<uint32_t>();
+  if (last != kNone) x.chunks->push_back(last);
   ts.scope = nodes_[ts.scope].parent;
   // The code after a chunk does not wait for it: it follows what came before the chunk.
-  edge(ts.chunk_fork, open_strand(t, thread, e.time));
+  edge(x.chunk_fork, open_strand(t, thread, e.time));
 }
 
 // A TBB task's chunks all end before the task does.
 void Builder::join_chunks(uint32_t t) {
   TaskState& ts = tasks_[t];
-  if (!ts.chunks || ts.chunks->empty()) return;
-  for (uint32_t c : *ts.chunks) edge(c, ts.prev);
-  ts.chunks->clear();
+  std::vector<uint32_t>* chunks = ts.peek().chunks;
+  if (!chunks || chunks->empty()) return;
+  for (uint32_t c : *chunks) edge(c, ts.prev);
+  chunks->clear();
 }
 
 }  // namespace tasklens::model::detail
