@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 
 #include <random>
+#include <sstream>
 
 #include "e2e_util.hpp"
 
@@ -137,26 +138,35 @@ TEST_P(Examples, AmdahlTasksMatchAnalytic) {
 // construct was.
 TEST_P(Examples, AmdahlSerialCodeIsCountedOutsideConstructsOnTheCriticalPath) {
   const double s = 20000, span = 70000;
-  auto p = profile_analytic(exe("amdahl"), {"20000", "400000", "8", "tasks"}, {420000, span});
+  // The serial work outside the parallel region, and its exclusive share of the critical path
+  // (s / S), with the same allowances as the analytic profile: timing checks of the run, so a
+  // disturbed run is retried like one off the analytic profile.
+  auto serial_mismatch = [&](const E2E::Profiled& run) -> std::string {
+    auto parallels = sites_of_kind(run.report, "parallel");
+    auto programs = sites_of_kind(run.report, "program");
+    if (parallels.size() != 1 || programs.size() != 1) return "";  // asserted below
+    const double outside =
+        (num(run.report["program"], "work") - num(parallels[0], "work")) / kUnitTicks;
+    const double percent = num(programs[0], "critical_path_percent");
+    const double lo = 100 * 0.99 * s / (1.10 * span + run.disturbance);
+    const double hi = 100 * (1.10 * s + run.disturbance) / span;
+    std::ostringstream m;
+    if (outside < 0.99 * s || outside > 1.10 * s + run.disturbance)
+      m << "serial work outside the parallel region: " << outside << " units, want " << 0.99 * s
+        << " to " << 1.10 * s + run.disturbance << " (other load worth " << run.disturbance
+        << " units allowed)\n";
+    if (percent < lo || percent > hi)
+      m << "share of the critical path outside constructs: " << percent << "%, want " << lo
+        << " to " << hi << "\n";
+    return m.str();
+  };
+  auto p = profile_analytic(exe("amdahl"), {"20000", "400000", "8", "tasks"}, {420000, span},
+                            default_env(), 0, serial_mismatch);
   expect_report_invariants(p.report);
   ASSERT_TRUE(p.report.is_object());
-  auto programs = sites_of_kind(p.report, "program");
-  auto parallels = sites_of_kind(p.report, "parallel");
-  ASSERT_EQ(programs.size(), 1u) << site_list(p.report);
-  ASSERT_EQ(parallels.size(), 1u) << site_list(p.report);
-  const double outside =
-      (num(p.report["program"], "work") - num(parallels[0], "work")) / kUnitTicks;
-  EXPECT_GE(outside, 0.99 * s) << "serial work outside the parallel region (units); sites:\n"
-                               << site_list(p.report);
-  EXPECT_LE(outside, 1.10 * s + p.disturbance)
-      << "serial work outside the parallel region (units; other load worth " << p.disturbance
-      << " units allowed)";
-  // Exclusive share of the critical path: s / S, with the same allowances.
-  const double percent = num(programs[0], "critical_path_percent");
-  EXPECT_GE(percent, 100 * 0.99 * s / (1.10 * span + p.disturbance))
-      << "share of the critical path outside constructs";
-  EXPECT_LE(percent, 100 * (1.10 * s + p.disturbance) / span)
-      << "share of the critical path outside constructs";
+  ASSERT_EQ(sites_of_kind(p.report, "program").size(), 1u) << site_list(p.report);
+  ASSERT_EQ(sites_of_kind(p.report, "parallel").size(), 1u) << site_list(p.report);
+  EXPECT_EQ(serial_mismatch(p), "") << site_list(p.report);
 }
 
 TEST_P(Examples, AmdahlDynamicLoopMatchesAnalytic) {

@@ -164,7 +164,7 @@ void check_arena(const json& j, double w, double disturbance) {
 // the first parallel_for of each arena (about 130 fresh pages in libtbb and libtbbmalloc, at
 // about 2 us per page fault on this VM, and the rest of its set-up), which puts 400-600 units of
 // real work on the critical path (the trace's critical path: the first execute's first strand
-// 150-240 units, the first loop's first split 80-150, the program's start 170-220 over a). A
+// 130-240 units, the first loop's first split 60-150, the program's start 160-250 over a). A
 // warm-up in the program moves that cost, it does not remove it. At 10 x the work it is within the
 // tolerances, so this is the size that checks the semantics of execute and nested arenas.
 //

@@ -26,6 +26,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -609,12 +610,18 @@ class E2E : public ::testing::Test {
   // profile(), then compares the profile with `a`. Timing on a 2-core machine can be disturbed
   // by other load: the upper tolerances grow by the CPU time other processes used during the run
   // (see disturbance_units), and a run that still does not match is repeated once, the second run
-  // being the one judged; both are printed.
+  // being the one judged; both are printed. `also`, when given, is a test's own timing check of
+  // the same run (empty when it holds): it is judged with the analytic one, and retried with it.
+  using Check = std::function<std::string(const Profiled&)>;
   Profiled profile_analytic(const std::string& exe, const std::vector<std::string>& args,
                             const Analytic& a, const EnvOverrides& env = default_env(),
-                            int expect_exit = 0) {
+                            int expect_exit = 0, const Check& also = nullptr) {
+    auto mismatch = [&](const Profiled& run) {
+      std::string m = analytic_mismatch(run.report, a, run.disturbance);
+      return also ? m + also(run) : m;
+    };
     Profiled p = profile(exe, args, env, expect_exit);
-    p.mismatch = analytic_mismatch(p.report, a, p.disturbance);
+    p.mismatch = mismatch(p);
     if (!p.mismatch.empty()) {
       std::cerr << "[ e2e      ] " << exe << ": first run off the analytic profile, retrying:\n"
                 << p.mismatch;
@@ -622,7 +629,7 @@ class E2E : public ::testing::Test {
       // one pass before the second run.
       usleep(1000000);
       Profiled again = profile(exe, args, env, expect_exit);
-      again.mismatch = analytic_mismatch(again.report, a, again.disturbance);
+      again.mismatch = mismatch(again);
       again.attempts = 2;
       p = again;
     }
