@@ -580,6 +580,7 @@ class E2E : public ::testing::Test {
   }
   std::string path(const std::string& name) const { return dir_ + "/" + name; }
 
+ public:
   struct Profiled {
     RunResult rec;  // the `tasklens record` run
     RunResult rep;  // the `tasklens report` run
@@ -589,7 +590,10 @@ class E2E : public ::testing::Test {
     int attempts = 0;
     double disturbance = 0;  // disturbance_units of the record run
   };
+  // A test's own timing check of a profiled run (profile_analytic's `also`): empty when it holds.
+  using Check = std::function<std::string(const Profiled&)>;
 
+ protected:
   // Records `exe args` (record must succeed with the program's exit code `expect_exit`, and its
   // stderr must name the trace), reports it, and returns the parsed report.
   Profiled profile(const std::string& exe, const std::vector<std::string>& args,
@@ -611,8 +615,7 @@ class E2E : public ::testing::Test {
   // by other load: the upper tolerances grow by the CPU time other processes used during the run
   // (see disturbance_units), and a run that still does not match is repeated once, the second run
   // being the one judged; both are printed. `also`, when given, is a test's own timing check of
-  // the same run (empty when it holds): it is judged with the analytic one, and retried with it.
-  using Check = std::function<std::string(const Profiled&)>;
+  // the same run: it is judged with the analytic one, and retried with it.
   Profiled profile_analytic(const std::string& exe, const std::vector<std::string>& args,
                             const Analytic& a, const EnvOverrides& env = default_env(),
                             int expect_exit = 0, const Check& also = nullptr) {
@@ -635,6 +638,23 @@ class E2E : public ::testing::Test {
     }
     EXPECT_EQ(p.mismatch, "") << exe << " sites:\n" << site_list(p.report);
     return p;
+  }
+
+  // A check for profile_analytic's `also`: the work of the one `kind` site at file:marker is at
+  // least 0.99 and at most 1 + `over` times `work` units, plus the run's disturbance. (That there
+  // is one such site is the test's own expect_site; here a missing site is not a timing matter.)
+  static Check site_work_check(const std::string& file, const std::string& marker,
+                               const std::string& kind, double work, double over = 0.10) {
+    return [=](const Profiled& run) -> std::string {
+      auto found = sites_at(run.report, file, marker_line(file, marker), kind);
+      if (found.size() != 1) return "";
+      const double units = num(found[0], "work") / kUnitTicks;
+      if (units >= 0.99 * work && units <= (1 + over) * work + run.disturbance) return "";
+      std::ostringstream m;
+      m << kind << " at " << file << " (" << marker << "): work " << units << " units, want "
+        << 0.99 * work << " to " << (1 + over) * work + run.disturbance << "\n";
+      return m.str();
+    };
   }
 
  private:
