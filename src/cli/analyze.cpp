@@ -28,9 +28,6 @@ report::Format parse_format(const std::string& f) {
   throw UsageError("--format " + f + ": unknown format; use table, csv or json");
 }
 
-// Writes a command's output and ends the process without tearing down its data: a model of
-// millions of strands takes a tenth of a second or more to free (munmap of hundreds of MB),
-// which is pure waste at exit. A failed write (closed pipe, full disk) is an error.
 void print_timings(const char* last_phase) {
   Timings& timings = Timings::global();
   if (!timings.enabled()) return;
@@ -38,6 +35,9 @@ void print_timings(const char* last_phase) {
   fmt::print(stderr, "tasklens: timings: {}\n", timings.summary());
 }
 
+// Writes a command's output and ends the process without tearing down its data: a model of
+// millions of strands takes a tenth of a second or more to free (munmap of hundreds of MB),
+// which is pure waste at exit. A failed write (closed pipe, full disk) is an error.
 void write_and_exit(const std::string& out) {
   // The command's analysis, unless it timed it on its own, and its rendering.
   Timings::global().lap("render");
