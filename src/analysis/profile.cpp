@@ -185,50 +185,44 @@ Profile compute_profile(const Model& m, const Weights* weights) {
     uint64_t dist = 0;
     uint32_t mark = kNone;
   };
-  // What measuring a site needs besides the site's own row and records.
-  struct Scratch {
-    std::vector<Group> groups;
-    std::vector<Slot> slots;
-    std::vector<std::pair<uint32_t, uint32_t>> ranges;
-    std::vector<State> state;
-    uint32_t stamp = 0;
-  };
+  std::vector<Group> groups;
+  std::vector<Slot> slots(max_instance);
+  std::vector<std::pair<uint32_t, uint32_t>> ranges;
+  std::vector<State> state(n);
+  uint32_t stamp = 0;
   std::vector<uint64_t> whole_program(num_sites, 0);  // outermost instances covering [0, n)
   const uint32_t* pred_begin = m.pred_begin.data();
   const uint32_t* preds = m.preds.data();
   const uint64_t* work = prefix.data();
-  for (uint32_t x = 0; x < num_sites; ++x)
-    if (site_begin[x] != site_begin[x + 1]) present[x] = 1;
 
-  auto measure_site = [&](uint32_t x, Scratch& sc) {
-    if (site_begin[x] == site_begin[x + 1]) return;
-    if (sc.state.empty()) {
-      sc.state.resize(n);
-      sc.slots.resize(max_instance);
-    }
-    std::vector<Group>& groups = sc.groups;
+  // The program's longest path runs on a thread of its own meanwhile. (Measuring sites on both
+  // threads was tried: the second thread's per-strand state costs as much as it saves.)
+  std::future<void> path_done = std::async(std::launch::async, [&] {
+    profile.span = longest_path(m, &profile.critical_path, span_weight);
+  });
+  for (uint32_t x = 0; x < num_sites; ++x) {
+    if (site_begin[x] == site_begin[x + 1]) continue;
+    present[x] = 1;
     groups.clear();
     for (uint32_t i = site_begin[x]; i < site_begin[x + 1]; ++i) {
       Rec& rec = recs[i];
       uint32_t g;
-      if (rec.instance != kNone && sc.slots[rec.instance].site == x) {
-        g = sc.slots[rec.instance].group;
+      if (rec.instance != kNone && slots[rec.instance].site == x) {
+        g = slots[rec.instance].group;
         recs[groups[g].tail].next = i;
         groups[g].tail = i;
       } else {
         g = static_cast<uint32_t>(groups.size());
         groups.push_back({i, i, true});
-        if (rec.instance != kNone) sc.slots[rec.instance] = {x, g};
+        if (rec.instance != kNone) slots[rec.instance] = {x, g};
       }
       if (rec.nested) groups[g].outermost = false;
     }
 
     SiteRow& row = rows[x];
     row.count = groups.size();
-    State* state = sc.state.data();
     for (const Group& group : groups) {
       if (!group.outermost) continue;
-      std::vector<std::pair<uint32_t, uint32_t>>& ranges = sc.ranges;
       ranges.clear();
       for (uint32_t i = group.head; i != kNone; i = recs[i].next) {
         if (recs[i].begin < recs[i].end) ranges.emplace_back(recs[i].begin, recs[i].end);
@@ -242,7 +236,7 @@ Profile compute_profile(const Model& m, const Weights* weights) {
         ++whole_program[x];
         continue;
       }
-      const uint32_t id = sc.stamp++;
+      const uint32_t id = stamp++;
       uint64_t instance_span = 0;
       uint32_t covered = 0;
       for (auto [b, e] : ranges) {
@@ -263,16 +257,6 @@ Profile compute_profile(const Model& m, const Weights* weights) {
       }
       row.span += instance_span;
     }
-  };
-
-  // The program's longest path runs on a thread of its own meanwhile. (Measuring sites on both
-  // threads was tried: the second thread's per-strand state costs as much as it saves.)
-  std::future<void> path_done = std::async(std::launch::async, [&] {
-    profile.span = longest_path(m, &profile.critical_path, span_weight);
-  });
-  {
-    Scratch scratch;
-    for (uint32_t x = 0; x < num_sites; ++x) measure_site(x, scratch);
   }
 
   path_done.get();
