@@ -180,10 +180,17 @@ TEST_F(Cli, TimingsGoToStderrOnRequest) {
   for (const char* phase :
        {", model ", ", symbols ", ", profile ", ", render ", ", write ", "; total "})
     EXPECT_NE(err[0].find(phase), std::string::npos) << phase << " in " << err[0];
-  // Other readers time their phases too.
+  // Other readers time their phases too, `diff` (two recordings loaded at once) its main
+  // thread's: one of each phase.
   RunResult sched = run({TASKLENS_BIN, "sched", trace, "--format", "json"}, env);
   ASSERT_TRUE(sched.exited(0)) << sched.describe();
   EXPECT_NE(sched.err.find("tasklens: timings: open "), std::string::npos) << sched.err;
+  RunResult diff = run({TASKLENS_BIN, "diff", trace, trace, "--format", "json"}, env);
+  ASSERT_TRUE(diff.exited(0)) << diff.describe();
+  const std::vector<std::string> diff_err = lines_of(diff.err);
+  ASSERT_EQ(diff_err.size(), 1u) << diff.err;
+  EXPECT_EQ(diff_err[0].rfind("tasklens: timings: open ", 0), 0u) << diff_err[0];
+  EXPECT_EQ(diff_err[0].find("open ", 25), std::string::npos) << diff_err[0];
 }
 
 TEST_F(Cli, HelpAndVersion) {

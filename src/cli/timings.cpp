@@ -7,7 +7,7 @@
 
 namespace tasklens::cli {
 
-Timings::Timings() : last_(std::chrono::steady_clock::now()) {
+Timings::Timings() : owner_(std::this_thread::get_id()), last_(std::chrono::steady_clock::now()) {
   const char* env = std::getenv("TASKLENS_TIMINGS");
   enabled_ = env && *env && std::strcmp(env, "0") != 0;
 }

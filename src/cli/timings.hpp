@@ -3,11 +3,13 @@
 // report spends its time, on the user's machine as on ours; costs nothing when unset.
 // Phases: open (read and check the file), model (decode the events, build the DAG), symbols,
 // then the command's own (report: profile), render (the rest of the analysis and the output
-// text), write.
+// text), write. Only the main thread's laps count: `diff` loads its second recording on another
+// thread at the same time, and its phases are those of the main thread's recording.
 #pragma once
 
 #include <chrono>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -22,7 +24,7 @@ class Timings {
   bool enabled() const { return enabled_; }
   // Ends the current phase (started at the previous lap, or at start-up) under `name`.
   void lap(const char* name) {
-    if (!enabled_) return;
+    if (!enabled_ || std::this_thread::get_id() != owner_) return;
     auto now = std::chrono::steady_clock::now();
     phases_.emplace_back(name, std::chrono::duration<double>(now - last_).count());
     last_ = now;
@@ -33,6 +35,7 @@ class Timings {
  private:
   Timings();
   bool enabled_ = false;
+  std::thread::id owner_;  // the thread that made it: main() (see main.cpp)
   std::chrono::steady_clock::time_point last_;
   std::vector<std::pair<const char*, double>> phases_;
 };
