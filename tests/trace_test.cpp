@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "trace/format.hpp"
@@ -529,6 +530,39 @@ TEST(Trace, MissingFileSaysHowToMakeOne) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent/dir/x.tlens"), std::string::npos);
     EXPECT_NE(std::string(e.what()).find("tasklens record"), std::string::npos);
   }
+}
+
+TEST(Trace, ADirectoryIsRefusedWithOneLine) {
+  try {
+    TraceFile::open("/tmp");
+    ADD_FAILURE();
+  } catch (const TraceError& e) {
+    EXPECT_EQ(std::string(e.what()).find("/tmp: is a directory"), 0u) << e.what();
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
+  }
+}
+
+// A trace read through a pipe (its size is not known in advance) reads like the file.
+TEST(Trace, ATraceThroughAPipeReadsLikeTheFile) {
+  const std::vector<uint8_t> bytes =
+      file_with({sample_stream(), sample_stream()}, true, Compression::Lz4);
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  std::thread feeder([&] {
+    size_t at = 0;
+    while (at < bytes.size()) {  // in pieces, like a slow producer
+      ssize_t n = write(fds[1], bytes.data() + at, std::min<size_t>(1000, bytes.size() - at));
+      if (n <= 0) break;
+      at += static_cast<size_t>(n);
+    }
+    close(fds[1]);
+  });
+  TraceFile t = TraceFile::open("/proc/self/fd/" + std::to_string(fds[0]));
+  feeder.join();
+  close(fds[0]);
+  EXPECT_EQ(t.file_size(), bytes.size());
+  EXPECT_EQ(t.stream_count(), 2u);
+  expect_sample(t);
 }
 
 TEST(Trace, PreemptionIntervalsAreSortedAndMerged) {

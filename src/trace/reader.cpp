@@ -359,12 +359,34 @@ void TraceFile::fail(const std::string& what) const { throw TraceError(path_ + "
 TraceFile TraceFile::open(const std::string& path) {
   TraceFile t;
   t.path_ = path;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
     t.fail(std::string("cannot open trace (") + std::strerror(errno) +
            "); record one with `tasklens record -- ./program`");
   }
-  t.data_.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
+    t.fail("is a directory, not a trace; give a trace file (the default is tasklens.data)");
+  // The whole file at once (it is parsed as a whole anyway): through stream iterators a 10 MB
+  // trace took 30 ms. A regular file's size is known; anything else (a pipe) is read to its end.
+  if (S_ISREG(st.st_mode)) t.data_.resize(static_cast<size_t>(st.st_size));
+  size_t have = 0;
+  uint8_t more[1 << 16];  // past the known size (a file that grew, or not a regular file)
+  for (;;) {
+    const bool inside = have < t.data_.size();
+    const ssize_t got = inside ? ::read(fd, t.data_.data() + have, t.data_.size() - have)
+                               : ::read(fd, more, sizeof more);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) t.fail(std::string("cannot read trace (") + std::strerror(errno) + ")");
+    if (got == 0) break;
+    if (!inside) t.data_.insert(t.data_.end(), more, more + got);
+    have += static_cast<size_t>(got);
+  }
+  t.data_.resize(have);
   t.parse();
   return t;
 }
