@@ -249,6 +249,12 @@ TEST_F(ExportTest, BadInputIsOneLineAndLeavesNoFile) {
   EXPECT_EQ(lines_of(unwritable.err).size(), 1u) << unwritable.err;
   EXPECT_NE(unwritable.err.find("no/such/dir/x.json"), std::string::npos) << unwritable.err;
 
+  // A directory is refused before any work, not after it (the rename at the end failed).
+  RunResult directory = tl_export({trace, "-o", dir_});
+  EXPECT_TRUE(directory.exited(2)) << directory.describe();
+  EXPECT_EQ(lines_of(directory.err).size(), 1u) << directory.err;
+  EXPECT_NE(directory.err.find("is a directory"), std::string::npos) << directory.err;
+
   RunResult full = tl_export({trace, "-o", "/dev/full/x"});
   EXPECT_FALSE(full.exited(0)) << full.describe();
   EXPECT_EQ(lines_of(full.err).size(), 1u) << full.err;

@@ -37,6 +37,10 @@ ExportFormat parse_export_format(const std::string& f) {
 class OutputFile {
  public:
   explicit OutputFile(const std::string& path) : path_(path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+      throw UsageError(
+          fmt::format("-o {}: is a directory; give a file name, e.g. -o run.json", path));
     tmp_ = path + ".tmp-XXXXXX";
     int fd = mkstemp(tmp_.data());
     if (fd < 0)
