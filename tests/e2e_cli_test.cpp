@@ -1,4 +1,5 @@
 // The command line end to end: runtime choice, metrics, output files, formats, help.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -280,6 +281,34 @@ TEST_F(Cli, CompressionIsLz4ByDefaultZstdOrNoneOnRequest) {
             "tasklens: --compression gzip: unknown compression; use lz4 (the default), "
             "zstd or none\n");
   EXPECT_FALSE(std::filesystem::exists(path("bad.tlens")));
+}
+
+// An -o that cannot take a trace is refused before the program runs, with one line, and
+// nothing is renamed: `-o /tmp` renamed the directory to /tmp.old (as an existing trace is kept),
+// and a missing directory was reported after the run as a program without OpenMP.
+TEST_F(Cli, OutputThatCannotBeATraceIsRefusedBeforeTheRun) {
+  namespace fs = std::filesystem;
+  const std::string dir = path("results");
+  fs::create_directory(dir);
+  write_file(dir + "/keep.txt", "user data");
+  const std::string fifo = path("a-fifo");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {dir, "is a directory"},
+      {fifo, "not a regular file"},
+      {path("no/such/dir/run.tlens"), "no directory"},
+  };
+  for (const auto& [out, why] : cases) {
+    RunResult r = record(example("fib", "clang"), {"5", "10"}, out);
+    EXPECT_TRUE(r.exited(2)) << out << ": " << r.describe();
+    EXPECT_EQ(lines_of(r.err).size(), 1u) << r.err;
+    EXPECT_NE(r.err.find(why), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << "the program must not have run: " << r.out;
+    EXPECT_FALSE(fs::exists(out + ".old")) << out << " was renamed";
+  }
+  EXPECT_EQ(read_file(dir + "/keep.txt"), "user data");
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  EXPECT_FALSE(fs::exists(path("no")));
 }
 
 TEST_F(Cli, ProgramThatCannotBeRunIsReported) {

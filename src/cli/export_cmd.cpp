@@ -70,6 +70,11 @@ class OutputFile {
     ok = ok && chmod(tmp_.c_str(), 0666 & ~mask) == 0;
     ok = ok && std::rename(tmp_.c_str(), path_.c_str()) == 0;
     committed_ = ok;
+    if (!ok) {  // now: callers exit at once, without running destructors
+      const int err = errno;
+      std::remove(tmp_.c_str());
+      errno = err;
+    }
     return ok;
   }
 

@@ -183,7 +183,38 @@ int run_record(const RecordOptions& opt) {
   // Replacing the previous .old frees its pages, milliseconds for a large trace: it is unlinked
   // while held open here and closed while the program runs, which is when the kernel frees it.
   int previous_old = -1;
-  if (fs::exists(out, ec)) {
+  // Only a trace file is kept as .old: a directory or a device named by mistake (-o /tmp,
+  // -o /dev/null) would be renamed away.
+  const fs::file_status out_status = fs::status(out, ec);
+  if (fs::is_directory(out_status))
+    throw UsageError(fmt::format("-o {}: is a directory; give a file name, e.g. -o {}", opt.output,
+                                 (fs::path(opt.output) / "run.tlens").string()));
+  if (fs::exists(out_status) && !fs::is_regular_file(out_status))
+    throw UsageError(
+        fmt::format("-o {}: exists and is not a regular file; give a file name "
+                    "for the trace",
+                    opt.output));
+  // The recorder opens the trace inside the program: a directory it cannot write in is found
+  // now, not after the run (which then said the program had never started OpenMP).
+  const fs::path out_dir = out.parent_path();
+  if (!fs::is_directory(out_dir, ec))
+    throw UsageError(
+        fmt::format("-o {}: there is no directory {}; create it or choose another "
+                    "path",
+                    opt.output, out_dir.string()));
+  {  // Opening it is the only sure test (access(2) says yes to root everywhere, even in /proc).
+    const bool existed = fs::exists(out_status);
+    const int probe =
+        ::open(out.c_str(), O_WRONLY | O_CLOEXEC | (existed ? 0 : O_CREAT | O_EXCL), 0644);
+    if (probe < 0)
+      throw UsageError(
+          fmt::format("-o {}: cannot write the trace there ({}); choose a writable "
+                      "path",
+                      opt.output, std::strerror(errno)));
+    ::close(probe);
+    if (!existed) ::unlink(out.c_str());
+  }
+  if (fs::exists(out_status)) {
     const std::string old = out.string() + ".old";
     previous_old = ::open(old.c_str(), O_RDONLY | O_CLOEXEC);
     if (previous_old >= 0 && ::unlink(old.c_str()) != 0) {
