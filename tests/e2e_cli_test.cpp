@@ -212,6 +212,65 @@ TEST_F(Cli, HelpAndVersion) {
   EXPECT_FALSE(none.exited(0));
 }
 
+// What the command line parser refuses gets the tool's one line and exit status 2, like all bad
+// input (CLI11 printed two lines and exited 106 to 109).
+TEST_F(Cli, CommandLineMistakesAreOneLineWithStatusTwo) {
+  const std::string trace = path("t.tlens");
+  ASSERT_TRUE(record(example("fib", "clang"), {"6", "10"}, trace).exited(0));
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {{"bogus"}, "unknown command 'bogus'"},
+      {{"report", trace, "extra"}, "extra"},
+      {{"whatif", "--speedup", "2", trace}, "--speedup"},
+      {{"report", "--top", "abc", trace}, "--top"},
+      // An unsigned option took "-3" as 2^64 - 3 (and showed every row).
+      {{"report", "--top", "-3", trace}, "must be 0 or more"},
+      {{"tasks", "--bins", "-1", trace}, "must be 0 or more"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> argv = {TASKLENS_BIN};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    RunResult r = run(argv);
+    EXPECT_TRUE(r.exited(2)) << r.describe();
+    EXPECT_EQ(lines_of(r.err).size(), 1u) << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.rfind("tasklens: ", 0), 0u) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+}
+
+// A repeatable option takes one value per use: `whatif --site fib.c:31 run.tlens` took the
+// trace for a second site and then looked for tasklens.data.
+TEST_F(Cli, RepeatableOptionsLeaveTheTraceAlone) {
+  const std::string trace = path("t.tlens");
+  ASSERT_TRUE(record(example("fib", "clang"), {"6", "10"}, trace).exited(0));
+  RunResult list = run({TASKLENS_BIN, "whatif", "--list", trace});
+  ASSERT_TRUE(list.exited(0)) << list.describe();
+  // fib's two task sites, as --list names them.
+  std::vector<std::string> sites;
+  for (size_t at = list.out.find("fib.c:"); at != std::string::npos && sites.size() < 2;
+       at = list.out.find("fib.c:", at + 1)) {
+    const std::string site = list.out.substr(at, list.out.find(' ', at) - at);
+    if (list.out.compare(list.out.find_first_not_of(' ', at + site.size()), 4, "task") == 0)
+      sites.push_back(site);
+  }
+  ASSERT_EQ(sites.size(), 2u) << list.out;
+  const std::string& site = sites[0];
+  RunResult one = run({TASKLENS_BIN, "whatif", "--site", site, trace, "--format", "json"});
+  EXPECT_TRUE(one.exited(0)) << one.describe();
+  EXPECT_NE(one.out.find("\"unit\": \"" + site + "\""), std::string::npos) << one.out;
+  RunResult two = run({TASKLENS_BIN, "whatif", "--site", site + "=4", "--site", sites[1], trace,
+                       "--format", "json"});
+  EXPECT_TRUE(two.exited(0)) << two.describe();
+  for (const std::string& s : sites)
+    EXPECT_NE(two.out.find("\"unit\": \"" + s + "\""), std::string::npos) << s << two.out;
+  RunResult view = run({TASKLENS_BIN, "view", "--site", site, trace, "-o", path("v.html")});
+  EXPECT_TRUE(view.exited(0)) << view.describe();
+}
+
 // A tiny buffer pool (1 MiB: 4 chunks for 2 threads) makes the program wait for the writer
 // instead of growing: the trace must still hold every task.
 TEST_F(Cli, BoundedBuffersLoseNothing) {

@@ -100,10 +100,14 @@ int run(int argc, char** argv) {
       "all of them at the largest finite factor is shown. A unit may carry its own factor\n"
       "(--site fib.c:12=4). --list shows the units of the trace.");
   whatif->add_option("trace", wi.trace, "Trace file")->capture_default_str();
-  whatif->add_option("--region", wi.regions, "User region NAME[=FACTOR] (repeatable)");
-  whatif->add_option("--site", wi.sites, "Construct site file:line[=FACTOR] (repeatable)");
-  whatif->add_option("--fragment", wi.fragments,
-                     "Code fragment file:L1-L2[=FACTOR] (repeatable; see --list)");
+  whatif->add_option("--region", wi.regions, "User region NAME[=FACTOR] (repeatable)")
+      ->allow_extra_args(false);
+  whatif->add_option("--site", wi.sites, "Construct site file:line[=FACTOR] (repeatable)")
+      ->allow_extra_args(false);
+  whatif
+      ->add_option("--fragment", wi.fragments,
+                   "Code fragment file:L1-L2[=FACTOR] (repeatable; see --list)")
+      ->allow_extra_args(false);
   whatif->add_option("--factors", wi.factors, "Factors to evaluate (numbers >= 1, or inf)")
       ->capture_default_str();
   whatif
@@ -208,10 +212,14 @@ int run(int argc, char** argv) {
   view->add_option("--whatif", vw.whatif,
                    "What-if unit UNIT[=FACTOR] (repeatable): a code fragment file:L1-L2, a "
                    "construct site file:line, else a user region; or say it with region:, site:, "
-                   "fragment:");
-  view->add_option("--region", vw.regions, "What-if: user region NAME[=FACTOR] (repeatable)");
-  view->add_option("--site", vw.sites, "What-if: construct site file:line[=FACTOR] (repeatable)");
-  view->add_option("--fragment", vw.fragments, "What-if: code fragment file:L1-L2[=FACTOR]");
+                   "fragment:")
+      ->allow_extra_args(false);
+  view->add_option("--region", vw.regions, "What-if: user region NAME[=FACTOR] (repeatable)")
+      ->allow_extra_args(false);
+  view->add_option("--site", vw.sites, "What-if: construct site file:line[=FACTOR] (repeatable)")
+      ->allow_extra_args(false);
+  view->add_option("--fragment", vw.fragments, "What-if: code fragment file:L1-L2[=FACTOR]")
+      ->allow_extra_args(false);
   view->add_option("--factors", vw.factors, "What-if factors (numbers >= 1, or inf)")
       ->capture_default_str();
   view->add_option("--mode", vw.mode, "What-if mode: parallelize or speedup")
@@ -243,10 +251,43 @@ int run(int argc, char** argv) {
                    "The metric that sorts and decides the threshold (default: the first both "
                    "recordings have)");
 
+  // CLI11 reads an unsigned option with strtoull, which takes "-3" as 2^64 - 3.
+  for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    for (CLI::Option* o : sub->get_options([](const CLI::Option*) { return true; }))
+      if (o->get_type_name().rfind("UINT", 0) == 0)
+        o->check(CLI::Validator(
+            [](std::string& v) {
+              return !v.empty() && v[0] == '-' ? "must be 0 or more, not " + v : std::string();
+            },
+            "", "count"));
+  if (argc > 1 && argv[1][0] != '-') {
+    bool known = false;
+    std::string names;
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+      known |= sub->get_name() == argv[1];
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known) {
+      std::fprintf(stderr,
+                   "tasklens: unknown command '%s'; the commands are %s (tasklens --help)\n",
+                   argv[1], names.c_str());
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version are "errors" that succeed; a real one gets the tool's one line (what
+    // is wrong, where to look) and the usage exit status, like every other bad input.
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::string where = "tasklens";
+    for (const CLI::App* sub : app.get_subcommands()) where += " " + sub->get_name();
+    std::string what = e.what();
+    while (!what.empty() && (what.back() == '\n' || what.back() == ' ')) what.pop_back();
+    for (char& c : what)
+      if (c == '\n') c = ' ';
+    std::fprintf(stderr, "tasklens: %s; see `%s --help`\n", what.c_str(), where.c_str());
+    return 2;
   }
   if (*record) return run_record(rec);
   if (*report) run_report(rep);
