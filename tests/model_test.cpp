@@ -445,5 +445,38 @@ TEST(Model, TraceWithoutOpenMPActivityIsAClearError) {
   }
 }
 
+// Damaged traces (found by flipping bytes of real ones): what the ids say cannot be trusted.
+TEST(Model, ATaskIdMetAsARegionIdDoesNotCrash) {
+  TraceBuilder tb(2);
+  Region r{tb};
+  r.begin();
+  // A second parallel region whose id is implicit task A's: its index must not be taken for a
+  // region's (it indexed the regions with a task's index and crashed).
+  tb.ev(0, 20, EventKind::ParallelBegin, {r.A, r.A, 1, 0, 0x1100});
+  tb.ev(0, 21, EventKind::ImplicitBegin, {r.A, id(0, 9), 1, 0, kImplicit});
+  tb.ev(0, 22, EventKind::ImplicitEnd, {id(0, 9), 0, kImplicit});
+  tb.ev(0, 23, EventKind::ParallelEnd, {r.A, r.A, 0, 0x1100});
+  r.end(40, 50);
+  model::Model m = tb.build();
+  expect_invariants(m);
+}
+
+TEST(Model, AnIdBeyondWhatTheTraceCouldNumberIsACorruptedTrace) {
+  for (uint64_t bad : {id(0, uint64_t{1} << 39), id(70000, 1)}) {
+    TraceBuilder tb(2);
+    Region r{tb};
+    r.begin();
+    tb.ev(0, 20, EventKind::TaskCreate, {r.A, bad, kExplicit, 0x2000});
+    r.end(40, 50);
+    try {
+      tb.build();  // it resized a vector to the id (out of memory, or a crash)
+      ADD_FAILURE() << "no error for id " << bad;
+    } catch (const trace::TraceError& e) {
+      EXPECT_NE(std::string(e.what()).find("corrupted event stream"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tasklens

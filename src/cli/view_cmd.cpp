@@ -18,6 +18,7 @@
 #include "cli/diff_cmd.hpp"
 #include "cli/errors.hpp"
 #include "report/html_view.hpp"
+#include "report/json_text.hpp"
 #include "report/profile_report.hpp"
 #include "report/sched_report.hpp"
 #include "report/tasks_report.hpp"
@@ -163,7 +164,7 @@ report::ViewRun view_run(const std::string& path, Recording& rec, const ViewOpti
   so.max_nodes = opt.tree_nodes;
   so.max_slices = opt.slices;
   run.sections.push_back(
-      {"structure", report::structure_json(m, profile, l.labels, hz, so).dump()});
+      {"structure", report::json_text(report::structure_json(m, profile, l.labels, hz, so))});
   return run;
 }
 

@@ -647,6 +647,11 @@ Model Builder::run() {
   // Tasks (and so nodes) are known exactly when the recorder finished; a vector that grows by
   // doubling at the very end would copy and fault in twice its size.
   size_t tasks = trace_.has_finish() ? trace_.finish().tasks_created : events / 4;
+  // Every id the recorder hands out comes with an event of at least two bytes, except those of
+  // tasks whose events were lost (counted in the Finish record).
+  const uint64_t finished = trace_.has_finish() ? trace_.finish().tasks_created : 0;
+  id_limit_ = bytes + 2 * std::min<uint64_t>(finished, uint64_t{64} * bytes) + (uint64_t{1} << 20);
+  tasks = std::min<size_t>(tasks, bytes / 2 + 1024);  // (a damaged Finish record says anything)
   nodes_.reserve(tasks + tasks / 8 + 1024);
   tasks_.reserve(tasks + 1024);
   items_.reserve(events * 9 / 10 + tasks / 8);

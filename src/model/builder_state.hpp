@@ -143,10 +143,15 @@ class Builder {
   Model run();
 
  private:
-  // ---- id mapping: recorder ids are (thread+1) << 40 | counter, dense per thread
+  // ---- id mapping: recorder ids are (thread+1) << 40 | counter, dense per thread. A damaged
+  // trace can hold any number: one beyond what the file could have numbered is refused rather
+  // than made the size of a vector (which then ran out of memory).
   uint32_t& slot(uint64_t id) {
     uint64_t t = (id >> 40);
     uint64_t c = id & ((1ull << 40) - 1);
+    if (t > kMaxIdThreads || c > id_limit_) [[unlikely]]
+      throw trace::TraceError(trace_.path() + ": corrupted event stream: id " + std::to_string(id) +
+                              " is out of range for this trace");
     if (t >= ids_.size()) ids_.resize(t + 1);
     auto& v = ids_[t];
     if (c >= v.size()) v.resize(std::max<size_t>(c + 1, v.size() * 2), kNone);
@@ -160,13 +165,12 @@ class Builder {
     }
     return s;
   }
+  // Regions are numbered apart from tasks (they are few): in a damaged trace a task's id met as
+  // a region's must not index the regions with a task's index.
   uint32_t region(uint64_t id) {
-    uint32_t& s = slot(id);
-    if (s == kNone) {
-      s = static_cast<uint32_t>(regions_.size());
-      regions_.emplace_back();
-    }
-    return s;
+    auto [it, inserted] = region_ids_.try_emplace(id, static_cast<uint32_t>(regions_.size()));
+    if (inserted) regions_.emplace_back();
+    return it->second;
   }
 
   uint32_t new_node(NodeKind kind, uint32_t parent) {
@@ -307,6 +311,9 @@ class Builder {
 
   const trace::TraceFile& trace_;
   std::vector<std::vector<uint32_t>> ids_;
+  std::unordered_map<uint64_t, uint32_t> region_ids_;
+  static constexpr uint64_t kMaxIdThreads = uint64_t{1} << 16;
+  uint64_t id_limit_ = 0;  // the largest counter the trace could hold (run())
   std::vector<TaskState> tasks_;
   std::vector<Region> regions_;
   std::vector<PNode> nodes_;

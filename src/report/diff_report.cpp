@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/algebra.hpp"
+#include "report/json_text.hpp"
 
 namespace tasklens::report {
 namespace {
@@ -245,7 +246,7 @@ std::string render_diff(const DiffRun& base, const DiffRun& other, const Diff& d
     j["small_fragments"] = units_json(base, other, d, d.small_fragments, top);
     j["only_in_base"] = unmatched_json(base, d.only_base);
     j["only_in_other"] = unmatched_json(other, d.only_other);
-    return j.dump(2) + "\n";
+    return json_text(j, 2) + "\n";
   }
   if (format == Format::Csv) {
     std::string out = "unit_kind,unit,kind,function,small,base_strands,other_strands";

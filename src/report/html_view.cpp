@@ -5,6 +5,8 @@
 #include <string_view>
 #include <utility>
 
+#include "report/json_text.hpp"
+
 namespace tasklens::report {
 namespace {
 
@@ -312,7 +314,7 @@ Json structure_json(const model::Model& m, const analysis::Profile& p,
 }
 
 std::string unavailable_json(const std::string& reason) {
-  return Json{{"unavailable", reason}}.dump();
+  return json_text(Json{{"unavailable", reason}});
 }
 
 std::string script_safe_json(const std::string& json) {
@@ -366,7 +368,7 @@ std::string render_html(const std::vector<ViewRun>& runs, const std::string& tit
     }
     index.push_back({{"label", runs[r].label}, {"sections", std::move(sections)}});
   }
-  data = "<script type=\"application/json\" id=\"tl-index\">" + script_safe_json(index.dump()) +
+  data = "<script type=\"application/json\" id=\"tl-index\">" + script_safe_json(json_text(index)) +
          "</script>\n" + data;
   // The template's markers are replaced in their order in the template, each search starting
   // after the previous insertion: nothing inserted (a title, a program's name) is searched again.

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "report/json_text.hpp"
+
 namespace tasklens::report {
 namespace {
 
@@ -79,7 +81,7 @@ std::string render_predict(const PredictView& v, Format format) {
       rows.push_back(row);
     }
     j["predictions"] = rows;
-    return j.dump(2) + "\n";
+    return json_text(j, 2) + "\n";
   }
 
   if (format == Format::Csv) {

@@ -6,6 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "report/json_text.hpp"
 #include "symbols/symbolizer.hpp"
 
 namespace tasklens::report {
@@ -344,7 +345,7 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
                     {"work_seconds", seconds(m, p.work)},
                     {"span_seconds", seconds(m, p.span)}};
     j["sites"] = site_rows_json(m, p, labels, rows);
-    return j.dump(2) + "\n";
+    return json_text(j, 2) + "\n";
   }
   if (format == Format::Csv) {
     std::string out =

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "report/json_text.hpp"
+
 namespace tasklens::report {
 namespace {
 
@@ -168,7 +170,7 @@ std::string render_sched(const SchedRun& r, Format format) {
                         {"running_max", s.max_running},
                         {"ready_max", s.max_ready},
                         {"series", series}};
-    return j.dump(2) + "\n";
+    return json_text(j, 2) + "\n";
   }
 
   if (format == Format::Csv) {

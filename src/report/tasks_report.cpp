@@ -6,6 +6,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "report/json_text.hpp"
+
 namespace tasklens::report {
 namespace {
 
@@ -283,7 +285,7 @@ std::string render_tasks(const TasksRun& r, Format format, size_t top) {
                        {"idle_histogram", histogram_json(t.idle_hist)}});
     }
     j["types"] = types;
-    return j.dump(2) + "\n";
+    return json_text(j, 2) + "\n";
   }
   if (format == Format::Csv) {
     std::string out =
@@ -369,7 +371,7 @@ std::string render_task_comparison(const TasksRun& base, const TasksRun& other,
     for (size_t i : c.only_other) oo.push_back(label_of(other, other.profile->types[i]));
     j["only_in_base"] = ob;
     j["only_in_other"] = oo;
-    return j.dump(2) + "\n";
+    return json_text(j, 2) + "\n";
   }
   if (format == Format::Csv) {
     std::string out =

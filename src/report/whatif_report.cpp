@@ -6,6 +6,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "report/json_text.hpp"
+
 namespace tasklens::report {
 namespace {
 
@@ -157,7 +159,7 @@ std::string render_whatif(const model::Model& m, const WhatIfReport& r,
     after["program"] = program_json(m, r.after.work, r.after.span, r.after.parallelism);
     after["sites"] = site_rows_json(m, r.after, labels, top);
     j["after"] = after;
-    return j.dump(2) + "\n";
+    return json_text(j, 2) + "\n";
   }
   if (format == Format::Csv) {
     std::string out = "unit,kind,unit_work,unit_critical_work,factor,work,span,parallelism\n";
@@ -237,7 +239,7 @@ std::string render_advice(const model::Model& m, const AdviceReport& r, const Fr
                       {{"span", a.burdened_after.span},
                        {"parallelism", a.burdened_after.parallelism},
                        {"overhead_percent", a.burdened_after.overhead_percent}}}};
-    return j.dump(2) + "\n";
+    return json_text(j, 2) + "\n";
   }
   if (format == Format::Csv) {
     std::string out =
