@@ -242,6 +242,23 @@ TEST_F(Cli, CommandLineMistakesAreOneLineWithStatusTwo) {
   }
 }
 
+// File names are bytes, not always UTF-8: a program so named is recorded and every JSON output
+// stays valid, the bad byte replaced (the serializer threw: "internal error", exit 70).
+TEST_F(Cli, ANonUtf8ProgramNameKeepsTheJsonValid) {
+  const std::string exe = path("fib\xff");
+  std::filesystem::copy_file(example("fib", "clang"), exe);
+  const std::string trace = path("u.tlens");
+  ASSERT_TRUE(record(exe, {"6", "10"}, trace).exited(0));
+  for (const char* command : {"report", "tasks", "sched", "predict"}) {
+    RunResult r = run({TASKLENS_BIN, command, trace, "--format", "json"});
+    ASSERT_TRUE(r.exited(0)) << r.describe();
+    json j = json::parse(r.out);  // throws on invalid UTF-8 too
+    if (std::string(command) == "report")
+      EXPECT_NE(j["executable"].get<std::string>().find("fib\xef\xbf\xbd"), std::string::npos)
+          << j["executable"];
+  }
+}
+
 // A repeatable option takes one value per use: `whatif --site fib.c:31 run.tlens` took the
 // trace for a second site and then looked for tasklens.data.
 TEST_F(Cli, RepeatableOptionsLeaveTheTraceAlone) {
