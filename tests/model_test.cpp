@@ -15,6 +15,7 @@ namespace tasklens {
 namespace {
 
 using fixtures::expect_invariants;
+using fixtures::expect_structure;
 using fixtures::id;
 using fixtures::TraceBuilder;
 using trace::EventKind;
@@ -459,6 +460,43 @@ TEST(Model, ATaskIdMetAsARegionIdDoesNotCrash) {
   r.end(40, 50);
   model::Model m = tb.build();
   expect_invariants(m);
+}
+
+// A task created twice made its parent's list of children a cycle, which the taskwait then
+// walked forever, adding edges until the memory ran out.
+TEST(Model, ATaskCreatedTwiceIsAnAnomalyNotALoop) {
+  TraceBuilder tb(2);
+  Region r{tb};
+  r.begin();
+  uint64_t C = id(0, 5), D = id(0, 6);
+  tb.ev(0, 20, EventKind::TaskCreate, {r.A, C, kExplicit, 0x2000});
+  tb.ev(0, 22, EventKind::TaskCreate, {r.A, D, kExplicit, 0x2000});
+  tb.ev(0, 24, EventKind::TaskCreate, {r.A, C, kExplicit, 0x2000});  // C again
+  tb.ev(0, 30, EventKind::SyncBegin, {kTaskwait, r.A, 0x2100});
+  tb.ev(0, 30, EventKind::TaskSchedule, {r.A, kSwitch, C});
+  tb.ev(0, 40, EventKind::TaskSchedule, {C, kComplete, D});
+  tb.ev(0, 50, EventKind::TaskSchedule, {D, kComplete, r.A});
+  tb.ev(0, 50, EventKind::SyncEnd, {kTaskwait, r.A, 0x2100});
+  r.end(60, 70);
+  model::Model m = tb.build();
+  expect_structure(m);
+  EXPECT_EQ(m.task_count, 2u);
+  ASSERT_EQ(m.warnings.size(), 1u);  // the anomaly is reported
+  EXPECT_NE(m.warnings[0].find("did not match"), std::string::npos) << m.warnings[0];
+}
+
+// The end of a barrier that never began asked for the phase before the first (index -1).
+TEST(Model, ABarrierEndWithoutItsBeginIsAnAnomaly) {
+  TraceBuilder tb(2);
+  Region r{tb};
+  r.open_team();
+  tb.ev(0, 20, EventKind::SyncEnd, {kBarrier, r.A, 0x1000});
+  tb.ev(1, 20, EventKind::SyncBegin, {kBarrier, r.B, 0});
+  r.end(30, 40);
+  model::Model m = tb.build();
+  expect_structure(m);
+  ASSERT_EQ(m.warnings.size(), 1u);
+  EXPECT_NE(m.warnings[0].find("did not match"), std::string::npos) << m.warnings[0];
 }
 
 TEST(Model, AnIdBeyondWhatTheTraceCouldNumberIsACorruptedTrace) {

@@ -41,6 +41,10 @@ void Builder::on_implicit_begin(const Event& e, uint32_t thread) {
 void Builder::on_create(const Event& e, uint32_t thread) {
   uint32_t p = task(e.f[0]);
   uint32_t c = task(e.f[1]);
+  if (c == p || tasks_[c].node != kNone) {  // created twice: a damaged trace (the second would
+    ++anomalies_;                           // make its parent's list of children a cycle)
+    return;
+  }
   TaskState& ps = tasks_[p];
   if (ps.scope == kNone) {  // a parent we never saw start: hang it under the root
     ps.node = ps.scope = 0;
@@ -175,6 +179,10 @@ void Builder::on_sync_end(const Event& e, uint32_t thread) {
     Region& r = regions_[x.region];
     if (r.ended) return;  // a worker's late end-of-region events
     ts.waiting = false;
+    if (x.phase == 0) {  // no barrier began (a damaged trace)
+      ++anomalies_;
+      return;
+    }
     uint32_t ph = phase_node(r, x.region, x.phase);
     ts.node = ts.scope = new_node(NodeKind::ImplicitTask, ph);
     uint32_t s = open_strand(t, thread, e.time);
