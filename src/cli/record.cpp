@@ -202,17 +202,16 @@ int run_record(const RecordOptions& opt) {
         fmt::format("-o {}: there is no directory {}; create it or choose another "
                     "path",
                     opt.output, out_dir.string()));
-  {  // Opening it is the only sure test (access(2) says yes to root everywhere, even in /proc).
-    const bool existed = fs::exists(out_status);
-    const int probe =
-        ::open(out.c_str(), O_WRONLY | O_CLOEXEC | (existed ? 0 : O_CREAT | O_EXCL), 0644);
-    if (probe < 0)
+  {  // Making a file there is the only sure test (access(2) says yes to root everywhere, even
+     // in /proc). A file beside it, not it: an existing read-only trace is renamed, not opened.
+    std::string probe = out.string() + ".probe-XXXXXX";
+    const int fd = mkstemp(probe.data());
+    if (fd < 0)
       throw UsageError(
-          fmt::format("-o {}: cannot write the trace there ({}); choose a writable "
-                      "path",
+          fmt::format("-o {}: cannot write the trace there ({}); choose a writable path",
                       opt.output, std::strerror(errno)));
-    ::close(probe);
-    if (!existed) ::unlink(out.c_str());
+    ::close(fd);
+    ::unlink(probe.c_str());
   }
   if (fs::exists(out_status)) {
     const std::string old = out.string() + ".old";
