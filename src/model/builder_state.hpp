@@ -140,6 +140,13 @@ struct Region {
 class Builder {
  public:
   explicit Builder(const trace::TraceFile& trace) : trace_(trace) {}
+  // finalize() frees the tasks' extras; a build that stopped with an error (a damaged trace)
+  // never got there.
+  ~Builder() {
+    for (TaskState& ts : tasks_) delete ts.extra;
+  }
+  Builder(const Builder&) = delete;
+  Builder& operator=(const Builder&) = delete;
   Model run();
 
  private:
