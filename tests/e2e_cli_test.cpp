@@ -2,6 +2,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -286,6 +287,11 @@ TEST_F(Cli, RepeatableOptionsLeaveTheTraceAlone) {
     EXPECT_NE(two.out.find("\"unit\": \"" + s + "\""), std::string::npos) << s << two.out;
   RunResult view = run({TASKLENS_BIN, "view", "--site", site, trace, "-o", path("v.html")});
   EXPECT_TRUE(view.exited(0)) << view.describe();
+  // The same unit twice has two factors (or one and the curve's): refused, not one picked.
+  RunResult twice = run({TASKLENS_BIN, "whatif", "--site", site + "=4", "--site", site, trace});
+  EXPECT_TRUE(twice.exited(2)) << twice.describe();
+  EXPECT_NE(twice.err.find("--site " + site + " is given twice"), std::string::npos) << twice.err;
+  EXPECT_EQ(std::count(twice.err.begin(), twice.err.end(), '\n'), 1) << twice.err;
 }
 
 // A tiny buffer pool (1 MiB: 4 chunks for 2 threads) makes the program wait for the writer

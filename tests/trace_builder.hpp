@@ -82,6 +82,18 @@ class TraceBuilder {
   }
 
   model::Model build() {
+    const std::vector<uint8_t> out = bytes();
+    char path[] = "/tmp/tasklens_model_testXXXXXX";
+    int fd = mkstemp(path);
+    EXPECT_EQ(write(fd, out.data(), out.size()), static_cast<ssize_t>(out.size()));
+    close(fd);
+    trace::TraceFile file = trace::TraceFile::open(path);
+    unlink(path);
+    return model::build_model(file);
+  }
+
+  // The trace file's bytes (uncompressed event blocks).
+  std::vector<uint8_t> bytes() const {
     trace::FileHeader h = trace::make_file_header(1, 0, 0, metrics_);
     std::vector<uint8_t> out(reinterpret_cast<uint8_t*>(&h), reinterpret_cast<uint8_t*>(&h + 1));
     std::vector<uint8_t> schema = trace::make_schema_payload();
@@ -106,13 +118,7 @@ class TraceBuilder {
     trace::append_record(out, trace::RecordType::ClockSync, &b, sizeof b);
     trace::Finish f{};
     trace::append_record(out, trace::RecordType::Finish, &f, sizeof f);
-    char path[] = "/tmp/tasklens_model_testXXXXXX";
-    int fd = mkstemp(path);
-    EXPECT_EQ(write(fd, out.data(), out.size()), static_cast<ssize_t>(out.size()));
-    close(fd);
-    trace::TraceFile file = trace::TraceFile::open(path);
-    unlink(path);
-    return model::build_model(file);
+    return out;
   }
 
  private:

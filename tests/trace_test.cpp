@@ -511,6 +511,23 @@ TEST(Trace, BadInputGetsOneLineErrorsNamingTheFile) {
       bad_block[i] ^= 0x5a;
     expect_error(bad_block, "corrupted event block");
   }
+  // A block size its data cannot hold is refused when the file is opened: decompressing into it
+  // would first allocate and zero up to 4 GiB (the damaged-trace tests ran for minutes).
+  for (Compression c : {Compression::None, Compression::Zstd, Compression::Lz4}) {
+    std::vector<uint8_t> big = file_with({sample_stream()}, true, c);
+    const uint32_t huge = 0xfffffff0u;
+    std::memcpy(
+        big.data() + first_block(big) + sizeof(RecordHeader) + offsetof(EventBlockHeader, raw_size),
+        &huge, sizeof huge);
+    const std::string p = write_temp(big);
+    try {
+      TraceFile::open(p);
+      ADD_FAILURE() << "a block of 4 GiB opened, compression " << int(c);
+    } catch (const TraceError& e) {
+      EXPECT_NE(std::string(e.what()).find("corrupted event block"), std::string::npos) << e.what();
+    }
+    unlink(p.c_str());
+  }
   std::vector<uint8_t> unknown = good;
   unknown[first_block(unknown) + sizeof(RecordHeader) + offsetof(EventBlockHeader, compression)] =
       7;

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <limits>
 #include <memory>
+#include <set>
 #include <thread>
 
 #include "analysis/profile.hpp"
@@ -213,8 +214,17 @@ std::vector<analysis::Unit> resolve_units(const Loaded& l, const report::Fragmen
                                           std::vector<std::string>& kinds) {
   const model::Model& m = l.model;
   std::vector<analysis::Unit> units;
+  // A unit named twice (`--site X=4 --site X`) would have two factors; which one the user meant
+  // cannot be guessed.
+  std::set<std::string> named;
+  auto once = [&](const std::string& option, const std::string& name) {
+    if (!named.insert(option + " " + name).second)
+      throw UsageError(option + " " + name + " is given twice; name each unit once, with its " +
+                       "factor if it has one (" + option + " " + name + "=4)");
+  };
   for (const std::string& spec : opt.regions) {
     auto [name, k] = split_unit(spec, "--region");
+    once("--region", name);
     auto it = std::find(m.region_names.begin(), m.region_names.end(), name);
     if (it == m.region_names.end())
       throw UsageError(
@@ -233,6 +243,7 @@ std::vector<analysis::Unit> resolve_units(const Loaded& l, const report::Fragmen
   for (const std::string& spec : opt.sites) {
     auto [name, k] = split_unit(spec, "--site");
     std::string want = normalize_location(name);
+    once("--site", want);
     std::vector<uint32_t> matches;
     for (uint32_t x = 0; x < l.labels.size(); ++x)
       if (l.labels[x].site == want && m.sites[x].kind != model::SiteKind::Program)
@@ -247,6 +258,7 @@ std::vector<analysis::Unit> resolve_units(const Loaded& l, const report::Fragmen
   for (const std::string& spec : opt.fragments) {
     auto [name, k] = split_unit(spec, "--fragment");
     std::string want = normalize_location(name);
+    once("--fragment", want);
     std::vector<uint32_t> matches;
     for (uint32_t f = 0; f < fl.group_of.size(); ++f)
       if (fl.label[fl.group_of[f]] == want) matches.push_back(f);

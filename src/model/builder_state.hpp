@@ -250,6 +250,10 @@ class Builder {
   // ---- strands
   uint32_t open_strand(uint32_t t, uint32_t thread, uint64_t time) {
     TaskState& ts = tasks_[t];
+    if (ts.scope == kNone) [[unlikely]] {  // a task resumed that never began (a damaged trace)
+      ts.node = ts.scope = 0;
+      ++anomalies_;
+    }
     uint32_t s = static_cast<uint32_t>(strands_.size());
     strands_.push_back(PStrand{0, time, time, thread, ts.scope, code_id(cur_code_), 0});
     append_item(ts.scope, s);

@@ -88,6 +88,25 @@ const char* to_string(EventKind kind) {
 
 namespace {
 
+// Can `data_size` bytes of a block in `compression` hold `raw_size` bytes of events? LZ4 expands
+// at most 255 times (a match length byte), and zstd frames carry their content size.
+bool plausible_raw_size(uint8_t compression, size_t data_size, const uint8_t* data,
+                        uint32_t raw_size) {
+  switch (static_cast<Compression>(compression)) {
+    case Compression::None:
+      return raw_size == data_size;
+    case Compression::Lz4:
+      return raw_size <= data_size * 255 + 64;
+    case Compression::Zstd: {
+      const unsigned long long content = ZSTD_getFrameContentSize(data, data_size);
+      if (content == ZSTD_CONTENTSIZE_ERROR) return false;
+      if (content == ZSTD_CONTENTSIZE_UNKNOWN) return raw_size <= data_size * 65536ull + 64;
+      return content == raw_size;
+    }
+  }
+  return false;
+}
+
 // perf's names (perf list), then its aliases.
 struct MetricName {
   const char* name;
@@ -484,6 +503,10 @@ void TraceFile::parse() {
         if (bh.compression > static_cast<uint8_t>(Compression::Lz4))
           fail("event block with unknown compression " + std::to_string(bh.compression) +
                " (written by a newer tasklens?)");
+        // A damaged size would be allocated (and zeroed) before decompression could refuse it.
+        const size_t data_size = n - sizeof bh;
+        if (!plausible_raw_size(bh.compression, data_size, p + sizeof bh, bh.raw_size))
+          fail("corrupted event block (its size does not match its data)");
         if (blocks_.size() <= bh.thread) blocks_.resize(bh.thread + 1);
         blocks_[bh.thread].push_back(Block{bh.chunk_seq, bh.offset, bh.raw_size, bh.compression,
                                            size_t(p - data_.data()) + sizeof bh, n - sizeof bh});
