@@ -16,7 +16,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <random>
 #include <string>
 #include <utility>
@@ -409,16 +411,37 @@ struct Corpus {
   std::vector<uint8_t> bytes;
 };
 
-std::vector<Corpus> corpus() {
+std::vector<Corpus> builtin_corpus() {
   std::vector<Corpus> c = {{"openmp", openmp_trace()}, {"fib", fib_trace(9)}, {"tbb", tbb_trace()}};
   const size_t plain = c.size();
   for (size_t i = 0; i < plain; ++i) c.push_back({c[i].name + "+lz4", compressed(c[i].bytes)});
   return c;
 }
 
+std::vector<Corpus> corpus() {
+  std::vector<Corpus> c = builtin_corpus();
+  // Recorded traces to damage as well (`record --compression none` lets the damage reach the
+  // events), for fuzzing by hand: TASKLENS_FUZZ_TRACES=a.tlens:b.tlens.
+  if (const char* list = std::getenv("TASKLENS_FUZZ_TRACES")) {
+    std::string paths = list;
+    for (size_t at = 0; at < paths.size();) {
+      size_t end = paths.find(':', at);
+      if (end == std::string::npos) end = paths.size();
+      const std::string path = paths.substr(at, end - at);
+      at = end + 1;
+      if (path.empty()) continue;
+      std::ifstream in(path, std::ios::binary);
+      std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), {});
+      if (bytes.empty()) ADD_FAILURE() << "TASKLENS_FUZZ_TRACES: cannot read " << path;
+      c.push_back({path, std::move(bytes)});
+    }
+  }
+  return c;
+}
+
 TEST(DamagedTrace, TheUndamagedCorpusReadsCleanly) {
   TempFile file;
-  for (const Corpus& c : corpus()) {
+  for (const Corpus& c : builtin_corpus()) {
     file.write(c.bytes);
     trace::TraceFile trace = trace::TraceFile::open(file.path());
     model::Model m = model::build_model(trace);

@@ -516,5 +516,40 @@ TEST(Model, AnIdBeyondWhatTheTraceCouldNumberIsACorruptedTrace) {
   }
 }
 
+// Found by the damaged-trace fuzzing (damaged_trace_test.cpp): the model sized its table of
+// region names by the id of a RegionBegin event.
+TEST(Model, ARegionIdBeyondTheRecordersLimitIsACorruptedTrace) {
+  TraceBuilder tb(2);
+  Region r{tb};
+  r.begin();
+  tb.ev(0, 20, EventKind::RegionBegin, {uint64_t{1} << 36});
+  tb.ev(0, 30, EventKind::RegionEnd, {uint64_t{1} << 36});
+  r.end(40, 50);
+  try {
+    tb.build();
+    ADD_FAILURE() << "no error for the region id";
+  } catch (const trace::TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("region id 68719476736 is out of range"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// Also found by the fuzzing: a task resumed (a schedule event) that was never created or begun
+// had no construct to hang its strand in.
+TEST(Model, ATaskResumedThatNeverBeganIsAnAnomaly) {
+  TraceBuilder tb(2);
+  Region r{tb};
+  r.begin();
+  const uint64_t ghost = id(1, 9);
+  tb.ev(1, 20, EventKind::ImplicitBegin, {0, ghost, 1, 0, kInitial});  // a second initial task
+  tb.ev(1, 30, EventKind::TaskSchedule, {r.B, kSwitch, ghost});
+  tb.ev(1, 40, EventKind::TaskSchedule, {ghost, kComplete, r.B});
+  r.end(60, 70);
+  model::Model m = tb.build();
+  expect_structure(m);
+  EXPECT_FALSE(m.warnings.empty());
+}
+
 }  // namespace
 }  // namespace tasklens

@@ -563,6 +563,11 @@ void Builder::on_region(const Event& e, uint32_t thread) {
     ++region_unmatched_;
     return;
   }
+  // The recorder numbers at most kMaxRegionNames names; a larger id (a damaged trace) would
+  // size the model's table of names.
+  if (e.f[0] >= trace::kMaxRegionNames)
+    throw trace::TraceError(trace_.path() + ": corrupted event stream: region id " +
+                            std::to_string(e.f[0]) + " is out of range");
   const uint32_t name = static_cast<uint32_t>(e.f[0]);
   if (e.kind == EventKind::RegionBegin) {
     OpenRegion& r = open_regions_[t];
