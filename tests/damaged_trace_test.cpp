@@ -19,6 +19,7 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <utility>
@@ -30,6 +31,8 @@
 #include "analysis/tasks.hpp"
 #include "analysis/whatif.hpp"
 #include "model/builder.hpp"
+#include "report/export_dump.hpp"
+#include "report/export_perfetto.hpp"
 #include "trace/format.hpp"
 #include "trace/reader.hpp"
 #include "trace_builder.hpp"
@@ -359,6 +362,20 @@ void analyze(const model::Model& m) {
   std::vector<uint32_t> group_of(m.fragments.size());
   for (uint32_t f = 0; f < group_of.size(); ++f) group_of[f] = f;
   analysis::advise(m, group_of, static_cast<uint32_t>(group_of.size()), {});
+  // The exports (the timeline's JSON must stay JSON whatever the model holds).
+  const std::vector<report::SiteLabel> labels(m.sites.size());
+  report::ExportRun run;
+  run.model = &m;
+  run.labels = &labels;
+  run.tsc_hz = m.tsc_per_second;
+  run.thread_types.assign(m.thread_count, 2);
+  run.os_tids.assign(m.thread_count, 0);
+  report::ExportWriter perfetto, dag, csv;
+  report::write_perfetto(run, perfetto);
+  report::write_dag_json(run, dag);
+  report::write_strands_csv(run, csv);
+  EXPECT_TRUE(nlohmann::json::accept(perfetto.take()));
+  EXPECT_TRUE(nlohmann::json::accept(dag.take()));
 }
 
 class TempFile {
