@@ -4,6 +4,7 @@
 #include <elf.h>
 #include <gtest/gtest.h>
 #include <link.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -188,7 +189,8 @@ TEST(SymbolizerTest, RuntimeModuleIsFlaggedEvenWithoutItsFile) {
   EXPECT_TRUE(locations[1].in_runtime);
   EXPECT_EQ(locations[1].module, "/x/libomp.so.5");
   ExpectEmpty(locations[2]);
-  EXPECT_EQ(stats.looked_up, 2u);
+  EXPECT_EQ(stats.looked_up, 0u);  // no file, nothing for addr2line
+  EXPECT_EQ(stats.processes, 0u);
 }
 
 TEST(SymbolizerTest, RuntimeModuleNames) {
@@ -214,6 +216,30 @@ TEST(SymbolizerTest, NonexistentModuleGivesUnknownLocations) {
     EXPECT_TRUE(location.file.empty());
     EXPECT_FALSE(location.in_runtime);
   }
+}
+
+// A trace read elsewhere (or damaged) may name a FIFO, a device or a directory as a module:
+// none can hold symbols, and each cost an addr2line process that refused it. Only regular files
+// are looked up.
+TEST(SymbolizerTest, ModulesThatAreNotFilesAreNotOpened) {
+  char dir[] = "/tmp/tasklens_symbolizer_XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string fifo = std::string(dir) + "/fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::vector<Module> modules = {{fifo, 0x10000, 0x11000, 0x12000},
+                                       {"/dev/zero", 0x20000, 0x21000, 0x22000},
+                                       {dir, 0x30000, 0x31000, 0x32000}};
+  ResolveStats stats;
+  const std::vector<Location> locations =
+      Symbolizer(modules).resolve({0x11100, 0x21100, 0x31100}, &stats);
+  ASSERT_EQ(locations.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(locations[i].module, modules[i].path);
+    EXPECT_FALSE(locations[i].known());
+  }
+  EXPECT_EQ(stats.processes, 0u);
+  unlink(fifo.c_str());
+  rmdir(dir);
 }
 
 TEST(SymbolizerTest, MissingAddr2lineLeavesOnlyModules) {

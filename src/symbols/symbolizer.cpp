@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <spawn.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -283,7 +284,14 @@ std::vector<Location> Symbolizer::resolve(const std::vector<uint64_t>& addresses
       break;
     }
   }
-  std::erase_if(batches, [](const ModuleBatch& batch) { return batch.module == nullptr; });
+  // Only regular files go to addr2line: a trace read on another machine (or a damaged one) may
+  // name a directory, a device or a FIFO, which cannot hold symbols (addr2line refuses them, a
+  // process each for nothing).
+  std::erase_if(batches, [](const ModuleBatch& batch) {
+    struct stat st;
+    return batch.module == nullptr || ::stat(batch.module->path.c_str(), &st) != 0 ||
+           !S_ISREG(st.st_mode);
+  });
 
   // One addr2line per module; they load debug info independently, so run them side by side.
   std::atomic<size_t> next_batch{0};
