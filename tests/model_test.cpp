@@ -485,6 +485,38 @@ TEST(Model, ATaskCreatedTwiceIsAnAnomalyNotALoop) {
   EXPECT_NE(m.warnings[0].find("did not match"), std::string::npos) << m.warnings[0];
 }
 
+// A thread the program started itself (std::thread) that runs a parallel region has an initial
+// task of its own. Its start and join are not in the trace: its work runs beside the program's,
+// and the report says so.
+TEST(Model, ASecondInitialThreadIsModelledBesideTheFirstWithAWarning) {
+  TraceBuilder tb(2);
+  const uint64_t I0 = id(0, 1), P0 = id(0, 2), A0 = id(0, 3);
+  const uint64_t I1 = id(1, 1), P1 = id(1, 2), A1 = id(1, 3);
+  for (uint32_t t = 0; t < 2; ++t) {
+    const uint64_t I = t ? I1 : I0, P = t ? P1 : P0, A = t ? A1 : A0;
+    const uint64_t begin = t ? 20 : 0, end = t ? 330 : 110, site = t ? 0x1100 : 0x1000;
+    tb.ev(t, begin, EventKind::ImplicitBegin, {0, I, 1, 1, kInitial});
+    tb.ev(t, begin + 10, EventKind::ParallelBegin, {I, P, 1, 0, site});
+    tb.ev(t, begin + 10, EventKind::ImplicitBegin, {P, A, 1, 0, kImplicit});
+    tb.ev(t, end, EventKind::SyncBegin, {kBarrier, A, site});
+    tb.ev(t, end, EventKind::SyncEnd, {kBarrier, A, site});
+    tb.ev(t, end, EventKind::ImplicitEnd, {A, 0, kImplicit});
+    tb.ev(t, end, EventKind::ParallelEnd, {P, I, 0, site});
+  }
+  tb.ev(1, 340, EventKind::ImplicitEnd, {I1, 1, kInitial});
+  tb.ev(0, 500, EventKind::ImplicitEnd, {I0, 1, kInitial});  // main waited in join from 110
+  model::Model m = tb.build();
+  expect_structure(m);
+  analysis::Profile p = analysis::compute_profile(m);
+  // The main thread's first 10 before its first region are the runtime's start-up, not work;
+  // the second thread's 10 before its region are before it had a task at all.
+  EXPECT_EQ(p.work, 100u + 390 + 300 + 10);
+  EXPECT_EQ(p.span, 100u + 390);  // the main thread's chain, its join wait included
+  ASSERT_EQ(m.warnings.size(), 1u);
+  EXPECT_NE(m.warnings[0].find("1 thread(s) other than the program's first"), std::string::npos)
+      << m.warnings[0];
+}
+
 // The end of a barrier that never began asked for the phase before the first (index -1).
 TEST(Model, ABarrierEndWithoutItsBeginIsAnAnomaly) {
   TraceBuilder tb(2);

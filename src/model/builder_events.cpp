@@ -19,6 +19,8 @@ void Builder::on_implicit_begin(const Event& e, uint32_t thread) {
       root_start_ = e.time;
       ts.node = ts.scope = 0;
       open_strand(t, thread, e.time);
+    } else if (t != root_task_) {
+      ++other_initial_tasks_;  // a thread the program started itself entered OpenMP
     }
     return;
   }

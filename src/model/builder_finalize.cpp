@@ -254,6 +254,13 @@ Model Builder::finalize() {
         "tasks ran in one-thread teams, where the runtime cannot tell if(0)/final tasks from "
         "others: they were all taken as deferred; record with 2 or more threads for exact "
         "if(0)/final semantics");
+  if (other_initial_tasks_)
+    m.warnings.push_back(
+        std::to_string(other_initial_tasks_) +
+        " thread(s) other than the program's first ran OpenMP constructs (threads the program "
+        "started itself: std::thread, pthread_create): tasklens does not see when they were "
+        "started and joined, so their work counts as parallel to all of the program's, and the "
+        "time a thread spent waiting to join them counts as its work");
   for (const auto& [task, open] : open_regions_)
     if (open.depth > 0) ++region_unclosed_;
   if (region_unclosed_)

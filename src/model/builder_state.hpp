@@ -410,6 +410,7 @@ class Builder {
   uint64_t explicit_tasks_ = 0;
   uint64_t anomalies_ = 0;
   uint64_t serialized_undeferred_ = 0;
+  uint64_t other_initial_tasks_ = 0;  // initial tasks of threads other than the first
   bool first_parallel_ = true;
   bool main_marked_ = false;
   bool saw_openmp_ = false;
