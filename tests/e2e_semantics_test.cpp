@@ -64,6 +64,21 @@ TEST_P(Semantics, WaitingForACriticalSectionIsNotWork) {
   expect_report_invariants(p.report);
 }
 
+// Threads the program starts itself (pthread_create) that run OpenMP are children of main's task
+// and joined where pthread_join returns; main's time blocked in the join is not work:
+// W = a + b + c + 4L = 200000, S = a + max(b, L) + c = 60000.
+TEST_P(Semantics, ThreadsTheProgramStartsAreSpawnedAndJoined) {
+  auto p = profile_analytic(exe("sem_user_threads"), {}, {200000, 60000});
+  expect_report_invariants(p.report);
+  json t = expect_site(p.report, "sem_user_threads.c", "site: ut-thread", "thread");
+  if (!t.is_null()) {
+    EXPECT_EQ(num(t, "count"), 2);
+  }
+  for (const json& w : p.report["warnings"])
+    EXPECT_EQ(w.get<std::string>().find("other than the program's first"), std::string::npos)
+        << w;
+}
+
 TEST_P(Semantics, ExplicitBarrierSeparatesPhases) {
   auto p = profile_analytic(exe("sem_barrier"), {}, {90000, 70000});
   expect_report_invariants(p.report);

@@ -282,9 +282,10 @@ TEST_F(E2E, WrappedAndPlainCallsKeepTheirOwnSites) {
 // oneTBB called from a std::thread of the program: its calls run beside main's work, not after.
 TEST_F(E2E, CallsFromTheProgramsOwnThreadRunBesideMain) {
   auto p =
-      profile_analytic(std::string(TASKLENS_FAKE_TBB_DIR) + "/tbb_own_thread", {}, {9000, 6000});
+      profile_analytic(std::string(TASKLENS_FAKE_TBB_DIR) + "/tbb_own_thread", {}, {36000, 24000});
   expect_report_invariants(p.report);
   EXPECT_EQ(sites_of_kind(p.report, "parallel_for").size(), 1u) << site_list(p.report);
+  EXPECT_EQ(sites_of_kind(p.report, "thread").size(), 1u) << site_list(p.report);
 }
 
 // A program linked against a TBB of another ABI: its output and status pass through, and the

@@ -368,7 +368,8 @@ inline const std::vector<std::string>& site_kinds() {
   static const std::vector<std::string> kinds = {
       "program",         "parallel",        "task",          "taskloop",      "loop",
       "sections",        "single",          "taskgroup",     "masked",        "parallel_for",
-      "parallel_reduce", "parallel_invoke", "parallel_sort", "tbb_algorithm", "arena_execute"};
+      "parallel_reduce", "parallel_invoke", "parallel_sort", "tbb_algorithm", "arena_execute",
+      "thread"};
   return kinds;
 }
 

@@ -485,8 +485,8 @@ TEST(Model, ATaskCreatedTwiceIsAnAnomalyNotALoop) {
   EXPECT_NE(m.warnings[0].find("did not match"), std::string::npos) << m.warnings[0];
 }
 
-// A thread the program started itself (std::thread) that runs a parallel region has an initial
-// task of its own. Its start and join are not in the trace: its work runs beside the program's,
+// A thread whose start the recorder did not see (started before main(), or by a library) that
+// runs a parallel region has an initial task of its own: its work runs beside the program's,
 // and the report says so.
 TEST(Model, ASecondInitialThreadIsModelledBesideTheFirstWithAWarning) {
   TraceBuilder tb(2);
@@ -515,6 +515,45 @@ TEST(Model, ASecondInitialThreadIsModelledBesideTheFirstWithAWarning) {
   ASSERT_EQ(m.warnings.size(), 1u);
   EXPECT_NE(m.warnings[0].find("1 thread(s) other than the program's first"), std::string::npos)
       << m.warnings[0];
+}
+
+// A thread the program starts itself (pthread_create) is a child of the creating task, its
+// OpenMP initial task is the thread's task, and pthread_join joins it; the joiner's time blocked
+// in the join is not work.
+TEST(Model, ThreadsTheProgramStartsAreSpawnedAndJoined) {
+  TraceBuilder tb(2);
+  const uint64_t I0 = id(0, 1), T = id(0, 2), I1 = id(1, 1), P = id(1, 2), A1 = id(1, 3);
+  tb.ev(0, 0, EventKind::ImplicitBegin, {0, I0, 1, 1, kInitial});
+  tb.ev(0, 100, EventKind::UserThreadCreate, {T, 0x5000});  // root: 100
+  tb.ev(1, 110, EventKind::UserThreadStart, {T});
+  tb.ev(1, 115, EventKind::ThreadBegin, {1});  // OMPT: the thread becomes an OpenMP root
+  tb.ev(1, 120, EventKind::ImplicitBegin, {0, I1, 1, 1, kInitial});
+  tb.ev(1, 150, EventKind::ParallelBegin, {I1, P, 1, 0, 0x1000});  // T: 40
+  tb.ev(1, 150, EventKind::ImplicitBegin, {P, A1, 1, 0, kImplicit});
+  tb.ev(1, 650, EventKind::SyncBegin, {kBarrier, A1, 0x1000});  // A1: 500
+  tb.ev(1, 650, EventKind::SyncEnd, {kBarrier, A1, 0x1000});
+  tb.ev(1, 650, EventKind::ImplicitEnd, {A1, 0, kImplicit});
+  tb.ev(1, 650, EventKind::ParallelEnd, {P, I1, 0, 0x1000});
+  tb.ev(1, 700, EventKind::UserThreadEnd, {T});              // T: 50
+  tb.ev(0, 300, EventKind::UserThreadJoinBegin, {T});        // root: 200
+  tb.ev(0, 710, EventKind::UserThreadJoinEnd, {T});          // blocked: not work
+  tb.ev(0, 760, EventKind::ImplicitEnd, {I0, 1, kInitial});  // root: 50
+  model::Model m = tb.build();
+  expect_invariants(m);
+  analysis::Profile p = analysis::compute_profile(m);
+  EXPECT_EQ(p.work, 100u + 200 + 40 + 500 + 50 + 50);
+  EXPECT_EQ(p.span, 100u + 40 + 500 + 50 + 50);  // creation -> the thread -> join -> root
+  bool found = false;
+  for (const analysis::SiteRow& row : p.sites)
+    if (m.sites[row.site].kind == model::SiteKind::Thread) {
+      found = true;
+      EXPECT_EQ(m.sites[row.site].address, 0x5000u);
+      EXPECT_EQ(row.count, 1u);
+      EXPECT_EQ(row.work, 40u + 500 + 50);
+      EXPECT_EQ(row.span, 40u + 500 + 50);
+    }
+  EXPECT_TRUE(found);
+  EXPECT_EQ(m.task_count, 0u) << "a thread is not a task";
 }
 
 // The end of a barrier that never began asked for the phase before the first (index -1).

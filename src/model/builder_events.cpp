@@ -8,6 +8,13 @@
 namespace tasklens::model::detail {
 
 void Builder::on_implicit_begin(const Event& e, uint32_t thread) {
+  if ((e.f[4] & kTaskInitial) && root_task_ != kNone && thread_task_[thread] != kNone) {
+    // A thread of the program's own enters OpenMP: its initial task is the thread's task.
+    uint32_t& s = slot(e.f[1]);
+    if (s == kNone) s = thread_task_[thread];
+    current_[thread] = s;
+    return;
+  }
   uint32_t t = task(e.f[1]);
   TaskState& ts = tasks_[t];
   ts.implicit = true;
@@ -338,6 +345,8 @@ uint64_t Builder::code_of(const Event& e) {
       return e.f[1];
     case EventKind::TbbSpawn:
       return e.f[4];
+    case EventKind::UserThreadCreate:
+      return e.f[1];
     case EventKind::TbbWaitBegin:
     case EventKind::TbbWaitEnd:
       return e.f[2];
@@ -392,8 +401,8 @@ void Builder::handle(const Event& e, uint32_t thread) {
     }
   }
   switch (e.kind) {
-    case EventKind::ThreadBegin:
-      current_[thread] = kNone;
+    case EventKind::ThreadBegin:  // (the program's own threads meet OpenMP in their task)
+      current_[thread] = thread_task_[thread];
       break;
     case EventKind::ThreadEnd:
       current_[thread] = kNone;
@@ -530,6 +539,13 @@ void Builder::handle(const Event& e, uint32_t thread) {
     case EventKind::ChunkEnd:
       on_chunk(e, thread);
       break;
+    case EventKind::UserThreadCreate:
+    case EventKind::UserThreadStart:
+    case EventKind::UserThreadEnd:
+    case EventKind::UserThreadJoinBegin:
+    case EventKind::UserThreadJoinEnd:
+      on_user_thread(e, thread);
+      break;
     case EventKind::TbbWaitDone:  // the EventDecoder hands these out in their full forms
     case EventKind::TbbRunBegin:
     case EventKind::TbbRunEnd:
@@ -649,6 +665,7 @@ Model Builder::run() {
     decoders.push_back(trace_.decoder(streams[i]));
   }
   current_.assign(n, kNone);
+  thread_task_.assign(n, kNone);
   mutex_wait_.assign(n, 0);
   last_metric_.assign(n, 0);
   last_extra_.assign(size_t(n) * extra_count_, 0);

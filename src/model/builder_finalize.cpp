@@ -257,10 +257,9 @@ Model Builder::finalize() {
   if (other_initial_tasks_)
     m.warnings.push_back(
         std::to_string(other_initial_tasks_) +
-        " thread(s) other than the program's first ran OpenMP constructs (threads the program "
-        "started itself: std::thread, pthread_create): tasklens does not see when they were "
-        "started and joined, so their work counts as parallel to all of the program's, and the "
-        "time a thread spent waiting to join them counts as its work");
+        " thread(s) other than the program's first ran OpenMP constructs without tasklens seeing "
+        "them start (threads started before main(), or by a library such as oneTBB): their work "
+        "counts as parallel to all of the program's, and time spent waiting for them as work");
   for (const auto& [task, open] : open_regions_)
     if (open.depth > 0) ++region_unclosed_;
   if (region_unclosed_)
@@ -345,6 +344,8 @@ const char* to_string(SiteKind kind) {
       return "tbb_algorithm";
     case SiteKind::ArenaExecute:
       return "arena_execute";
+    case SiteKind::Thread:
+      return "thread";
   }
   return "unknown";
 }

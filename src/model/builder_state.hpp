@@ -315,6 +315,10 @@ class Builder {
   void on_tbb_spawn(const Event& e, uint32_t thread);
   void on_tbb_wait(const Event& e, uint32_t thread);
   void on_chunk(const Event& e, uint32_t thread);
+  void on_user_thread(const Event& e, uint32_t thread);
+  // Per trace thread: the task of the program's own thread running there (kNone: none). Its
+  // OpenMP initial task, when it enters OpenMP, is that task (builder_threads.cpp).
+  std::vector<uint32_t> thread_task_;
   void join_chunks(uint32_t t);
   uint32_t outside_task(uint32_t thread, uint64_t time);
   std::vector<uint32_t> outside_tasks_;  // per thread (see outside_task)

@@ -52,6 +52,7 @@ enum class SiteKind : uint8_t {
   ParallelSort,
   TbbAlgorithm,  // another oneTBB algorithm (parallel_for_each, parallel_scan, pipeline ...)
   ArenaExecute,  // task_arena::execute
+  Thread,        // a thread the program started itself (pthread_create, std::thread)
 };
 
 const char* to_string(NodeKind kind);

@@ -381,6 +381,7 @@ MainFn g_real_main = nullptr;
 int main_with_recording(int argc, char** argv, char** envp) {
   Needed need;
   if (g_config.enabled) dl_iterate_phdr(scan_needed, &need);
+  if (g_config.enabled) threads_prepare();
   // oneTBB first: its runtime info goes into the trace's head, which OMPT may write.
   if (need.tbb || need.tbb_old) tbb_prepare(need.tbb_old && !need.tbb);
   if (need.openmp) {

@@ -113,6 +113,9 @@ uint8_t* put_counter_deltas(ThreadState* t, uint8_t* p);
 // be opened (the launcher reports the missing trace). Called once, by the first runtime to
 // start (OMPT's initialize, or main_with_recording for a oneTBB program).
 bool start_trace();
+// Loads what the pthread_create hook needs (threads.cpp) before main(), so that the program's
+// first thread creation does not pay for it.
+void threads_prepare();
 // Ends the trace (idempotent).
 void finish(trace::FinishReason reason);
 

@@ -25,7 +25,8 @@ inline constexpr char kMagic[8] = {'T', 'L', 'E', 'N', 'S', 'T', 'R', 'C'};
 // reader of version 3 would skip and so lose every oneTBB task) and LZ4-compressed event
 // blocks (Compression::Lz4); its streams otherwise read like version 3's.
 inline constexpr uint16_t kVersionMajor = 4;  // readers refuse later majors
-inline constexpr uint16_t kVersionMinor = 0;  // additions that old readers can skip
+// Minor 1: the UserThread* events (threads the program starts itself); readers of 4.0 skip them.
+inline constexpr uint16_t kVersionMinor = 1;  // additions that old readers can skip
 
 // Metrics one trace can hold (the first is the primary one, every analysis's work).
 inline constexpr int kMaxMetrics = 8;
@@ -241,8 +242,16 @@ enum class EventKind : uint8_t {
   TbbSpawnIn = 32,      // id task, addr group, tbb_kind, ptr   (TbbSpawn with that parent)
   TbbWaitBeginIn = 33,  // addr group, ptr                      (TbbWaitBegin of that task)
   TbbRunBeginIn = 34,   // id next                              (TbbRunBegin inside that task)
+  // Threads the program starts itself (pthread_create, std::thread; version 4.1): created by the
+  // task the creating thread runs, started and ended on the new thread around its start
+  // routine, and joined (pthread_join) by the task the joining thread runs.
+  UserThreadCreate = 35,     // id thread, ptr    (the creator's strand ends here)
+  UserThreadStart = 36,      // id thread         (on the new thread: its first strand starts)
+  UserThreadEnd = 37,        // id thread         (its start routine returned)
+  UserThreadJoinBegin = 38,  // id thread         (the joiner's strand stops here...)
+  UserThreadJoinEnd = 39,    // id thread         (...and resumes once the thread ended)
 };
-inline constexpr int kEventKindCount = 35;
+inline constexpr int kEventKindCount = 40;
 // OMPT's ompt_task_status_t values carried by TaskSchedule.
 inline constexpr uint64_t kTaskStatusComplete = 1, kTaskStatusCancel = 3, kTaskStatusSwitch = 7;
 
@@ -322,6 +331,11 @@ inline constexpr EventShape kEventShapes[kEventKindCount] = {
     {4, 0, 0x1, 0x8, 0x2},   // TbbSpawnIn
     {2, 0, 0, 0x2, 0x1},     // TbbWaitBeginIn
     {1, 0, 0x1, 0},          // TbbRunBeginIn
+    {2, 0, 0x1, 0x2},        // UserThreadCreate
+    {1, 0, 0x1, 0},          // UserThreadStart
+    {1, 0, 0x1, 0},          // UserThreadEnd
+    {1, 0, 0x1, 0},          // UserThreadJoinBegin
+    {1, 0, 0x1, 0},          // UserThreadJoinEnd
 };
 
 static_assert(kEventShapes[kEventKindCount - 1].fixed != 0, "every event kind needs its shape");

@@ -82,6 +82,16 @@ const char* to_string(EventKind kind) {
       return "tbb-wait-begin-in";
     case EventKind::TbbRunBeginIn:
       return "tbb-run-begin-in";
+    case EventKind::UserThreadCreate:
+      return "user-thread-create";
+    case EventKind::UserThreadStart:
+      return "user-thread-start";
+    case EventKind::UserThreadEnd:
+      return "user-thread-end";
+    case EventKind::UserThreadJoinBegin:
+      return "user-thread-join-begin";
+    case EventKind::UserThreadJoinEnd:
+      return "user-thread-join-end";
   }
   return "unknown";
 }
