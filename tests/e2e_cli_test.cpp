@@ -254,9 +254,10 @@ TEST_F(Cli, ANonUtf8ProgramNameKeepsTheJsonValid) {
     RunResult r = run({TASKLENS_BIN, command, trace, "--format", "json"});
     ASSERT_TRUE(r.exited(0)) << r.describe();
     json j = json::parse(r.out);  // throws on invalid UTF-8 too
-    if (std::string(command) == "report")
+    if (std::string(command) == "report") {
       EXPECT_NE(j["executable"].get<std::string>().find("fib\xef\xbf\xbd"), std::string::npos)
           << j["executable"];
+    }
   }
 }
 

@@ -75,8 +75,7 @@ TEST_P(Semantics, ThreadsTheProgramStartsAreSpawnedAndJoined) {
     EXPECT_EQ(num(t, "count"), 2);
   }
   for (const json& w : p.report["warnings"])
-    EXPECT_EQ(w.get<std::string>().find("other than the program's first"), std::string::npos)
-        << w;
+    EXPECT_EQ(w.get<std::string>().find("other than the program's first"), std::string::npos) << w;
 }
 
 TEST_P(Semantics, ExplicitBarrierSeparatesPhases) {
