@@ -91,10 +91,11 @@ int main(int argc, char** argv) {
     dsum += dur[i];
   }
   qsort(dur, (size_t)n, sizeof *dur, cmp_double);
-  printf("checksum=%.6f tasks=%ld threads=%d region=%.6f s "
-         "task_us min=%.1f median=%.1f mean=%.1f max=%.1f\n",
-         sum, n, omp_get_max_threads(), t1 - t0, 1e6 * dur[0], 1e6 * dur[n / 2],
-         1e6 * dsum / (double)n, 1e6 * dur[n - 1]);
+  printf(
+      "checksum=%.6f tasks=%ld threads=%d region=%.6f s "
+      "task_us min=%.1f median=%.1f mean=%.1f max=%.1f\n",
+      sum, n, omp_get_max_threads(), t1 - t0, 1e6 * dur[0], 1e6 * dur[n / 2],
+      1e6 * dsum / (double)n, 1e6 * dur[n - 1]);
   free(result);
   free(dur);
   return 0;
