@@ -279,14 +279,23 @@ TEST_F(E2E, WrappedAndPlainCallsKeepTheirOwnSites) {
   EXPECT_EQ(count_at(line_of("// site: mixed-plain-after-wait")), 10) << site_list(j);
 }
 
-// oneTBB called from a std::thread of the program: its calls run beside main's work, not after.
-TEST_F(E2E, CallsFromTheProgramsOwnThreadRunBesideMain) {
+// oneTBB called from a std::thread of the program: its calls run beside main's work, not after;
+// the thread is a `thread` row at the line that created it, for g++ and clang++ builds.
+class OwnThread : public E2E, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(OwnThread, CallsFromTheProgramsOwnThreadRunBesideMain) {
   auto p =
-      profile_analytic(std::string(TASKLENS_FAKE_TBB_DIR) + "/tbb_own_thread", {}, {36000, 24000});
+      profile_analytic(std::string(TASKLENS_FAKE_TBB_DIR) + "/" + GetParam(), {}, {36000, 24000});
   expect_report_invariants(p.report);
   EXPECT_EQ(sites_of_kind(p.report, "parallel_for").size(), 1u) << site_list(p.report);
-  EXPECT_EQ(sites_of_kind(p.report, "thread").size(), 1u) << site_list(p.report);
+  const int line = marker_line("../tests/fixtures/tbb_own_thread.cpp", "site: own-thread");
+  const std::vector<json> thread = sites_at(p.report, "tbb_own_thread.cpp", line, "thread");
+  ASSERT_EQ(thread.size(), 1u) << "line " << line << ":\n" << site_list(p.report);
+  EXPECT_EQ(num(thread[0], "count"), 1);
 }
+
+INSTANTIATE_TEST_SUITE_P(Compilers, OwnThread,
+                         ::testing::Values("tbb_own_thread", "tbb_own_thread_clang"));
 
 // A program linked against a TBB of another ABI: its output and status pass through, and the
 // report refuses the trace naming the library, instead of showing a wrong tree.

@@ -287,7 +287,10 @@ TEST(SymbolizerTest, ManyAddressesInOneModule) {
   RecordProperty("us_per_address", std::to_string(seconds * 1e6 / addresses.size()));
   ASSERT_EQ(locations.size(), addresses.size());
   EXPECT_EQ(stats.looked_up, addresses.size());
-  EXPECT_EQ(stats.processes, 1u);
+  // binutils' addr2line, and LLVM's for the answers inlined from library headers (gtest's and
+  // the C++ library's code is in this executable).
+  EXPECT_GE(stats.processes, 1u);
+  EXPECT_LE(stats.processes, 2u);
   size_t known = 0;
   for (const Location& location : locations) known += location.known() ? 1 : 0;
   // The executable keeps its symbol table: nearly every code byte belongs to a named function.

@@ -77,8 +77,8 @@ Loaded load(const std::string& path) {
         "wrappers give the logical one)");
   if (size_t n = report::attribute_library_sites(l.model, l.labels))
     l.model.warnings.push_back(fmt::format(
-        "{} call site{} inside oneTBB's headers (range splits, or calls the compiler did not "
-        "inline) count for the construct around them",
+        "{} call site{} inside a library's headers (oneTBB's range splits, or calls into "
+        "oneTBB or std::thread the compiler did not inline) count for the construct around them",
         n, n == 1 ? "" : "s"));
   timings.lap("symbols");
   return l;

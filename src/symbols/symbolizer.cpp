@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cerrno>
 #include <charconv>
+#include <cstdlib>
 #include <iterator>
 #include <optional>
 #include <string_view>
@@ -51,9 +52,11 @@ class UniqueFd {
   int fd_ = -1;
 };
 
-// Runs `addr2line <args> -e module`, feeding `input` on stdin and returning everything it printed
-// on stdout; nullopt when it could not be started (typically: not installed).
-std::optional<std::string> RunAddr2line(const std::string& module, const std::string& input) {
+// Runs `<program> <args> -e module` (binutils' addr2line, or LLVM's, which takes the same
+// arguments and answers in the same form), feeding `input` on stdin and returning everything it
+// printed on stdout; nullopt when it could not be started (typically: not installed).
+std::optional<std::string> RunAddr2line(const std::string& module, const std::string& input,
+                                        const char* program = "addr2line") {
   // stdin is a socket rather than a pipe so that writes can pass MSG_NOSIGNAL: addr2line exits
   // early when it cannot read the module, and a pipe would then raise SIGPIPE in the whole
   // process. CLOEXEC matters as modules are processed from several threads at once: a sibling
@@ -77,13 +80,13 @@ std::optional<std::string> RunAddr2line(const std::string& module, const std::st
   // -a echoes each address before its answer: with -i an address yields a variable number of
   // (function, file:line) pairs, and the echo is what tells where one answer ends. -i is used so
   // that the innermost frame is explicitly the first pair whatever binutils' default naming.
-  std::string args[] = {"addr2line", "-f", "-C", "-i", "-a", "-e", module};
+  std::string args[] = {program, "-f", "-C", "-i", "-a", "-e", module};
   char* argv[std::size(args) + 1];
   for (size_t i = 0; i < std::size(args); ++i) argv[i] = args[i].data();
   argv[std::size(args)] = nullptr;
 
   pid_t pid = 0;
-  const int spawn_error = posix_spawnp(&pid, "addr2line", &actions, nullptr, argv, environ);
+  const int spawn_error = posix_spawnp(&pid, program, &actions, nullptr, argv, environ);
   posix_spawn_file_actions_destroy(&actions);
   if (spawn_error != 0) return std::nullopt;
   child_stdin.reset();
@@ -163,11 +166,34 @@ void SetFileLine(std::string_view text, Location* location) {
   if (error == std::errc() && end == number.data() + number.size()) location->line = line;
 }
 
-// Code inlined from a library's headers (oneTBB's task_group::run, parallel_for ...) is not
-// where the program calls the library: the frame that inlined it is.
+// Code inlined from a library's headers (oneTBB's task_group::run, parallel_for ..., the C++
+// library's std::thread constructor) is not where the program calls the library: the frame
+// that inlined it is.
 bool IsLibraryHeader(std::string_view file) {
   return file.find("/oneapi/tbb/") != std::string_view::npos ||
-         file.find("/include/tbb/") != std::string_view::npos;
+         file.find("/include/tbb/") != std::string_view::npos ||
+         file.find("/include/c++/") != std::string_view::npos;
+}
+
+// LLVM's addr2line, if installed (clang's package brings it): binutils' addr2line (2.40) does not
+// see the inlined frames in clang's DWARF 5, so an address in code inlined from a library's
+// header has only that header's line there, not the program's line that inlined it.
+const char* LlvmAddr2line() {
+  static const char* const found = []() -> const char* {
+    const char* path = std::getenv("PATH");
+    std::string_view dirs = path ? path : "/usr/bin:/bin";
+    for (const char* name : {"llvm-addr2line", "llvm-addr2line-16", "llvm-addr2line-14"}) {
+      for (size_t at = 0; at <= dirs.size();) {
+        size_t end = dirs.find(':', at);
+        if (end == std::string_view::npos) end = dirs.size();
+        const std::string candidate = std::string(dirs.substr(at, end - at)) + "/" + name;
+        if (end > at && ::access(candidate.c_str(), X_OK) == 0) return name;
+        at = end + 1;
+      }
+    }
+    return nullptr;
+  }();
+  return found;
 }
 
 // Fills targets[i] from the i-th answer of `output`. Answers are: the echoed address, then pairs
@@ -306,6 +332,32 @@ std::vector<Location> Symbolizer::resolve(const std::vector<uint64_t>& addresses
       if (!output) continue;  // no addr2line: the locations keep just their module
       ++processes;
       ParseAnswers(*output, batch.targets);
+      // Answers left inside a library's headers: ask LLVM's addr2line for the frames that
+      // inlined them (only those addresses: it starts slower than binutils').
+      std::string again;
+      std::vector<Location*> retargets;
+      for (size_t i = 0; i < batch.targets.size(); ++i)
+        if (batch.targets[i]->in_library_header) {
+          again += HexLine(batch.file_addresses[i]);
+          retargets.push_back(batch.targets[i]);
+        }
+      const char* llvm = retargets.empty() ? nullptr : LlvmAddr2line();
+      if (!llvm) continue;
+      const std::optional<std::string> inlined = RunAddr2line(batch.module->path, again, llvm);
+      if (!inlined) continue;
+      ++processes;
+      std::vector<Location> answers(retargets.size());
+      std::vector<Location*> answer_targets;
+      for (Location& a : answers) answer_targets.push_back(&a);
+      ParseAnswers(*inlined, answer_targets);
+      for (size_t i = 0; i < retargets.size(); ++i) {
+        // Keep binutils' answer unless LLVM's found a frame outside the headers.
+        if (answers[i].in_library_header || !answers[i].known()) continue;
+        retargets[i]->function = answers[i].function;
+        retargets[i]->file = answers[i].file;
+        retargets[i]->line = answers[i].line;
+        retargets[i]->in_library_header = false;
+      }
     }
   };
   const size_t workers =

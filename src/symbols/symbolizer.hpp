@@ -24,8 +24,8 @@ struct Location {
   std::string module;    // path of the module containing the address; empty if none
   // The address is inside the OpenMP/TBB runtime (libomp, libgomp, libiomp, libtbb).
   bool in_runtime = false;
-  // The chosen frame is inside a library's headers (oneTBB): every inlined frame of the
-  // address was (see Symbolizer::resolve).
+  // The chosen frame is inside a library's headers (oneTBB, the C++ library): every inlined frame
+  // of the address was (see Symbolizer::resolve).
   bool in_library_header = false;
   bool known() const { return line != 0 || !function.empty(); }
 };
@@ -34,7 +34,9 @@ struct Location {
 struct ResolveStats {
   size_t distinct = 0;   // distinct addresses in the input
   size_t looked_up = 0;  // addresses sent to addr2line (distinct and inside a module)
-  size_t processes = 0;  // addr2line processes started (at most one per module)
+  // addr2line processes started: one per module, and one more (LLVM's) for a module with
+  // answers inside a library's headers
+  size_t processes = 0;
 };
 
 class Symbolizer {
