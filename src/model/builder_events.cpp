@@ -1,8 +1,9 @@
 // Events -> provisional strands, nodes and edges (see builder_state.hpp).
 #include <algorithm>
-#include <queue>
+#include <tuple>
 
 #include "model/builder_state.hpp"
+#include "model/event_pipe.hpp"
 #include "model/prefault.hpp"
 
 namespace tasklens::model::detail {
@@ -654,8 +655,6 @@ Model Builder::run() {
   nodes_[0].site = 0;
   nodes_[0].instance = instance_count_++;
 
-  // Merge the per-thread streams by timestamp: causality across threads (a task created on
-  // one thread and run on another, an untied task resumed elsewhere) follows the TSC order.
   uint32_t n = trace_.stream_count();
   std::vector<std::vector<uint8_t>> streams(n);
   std::vector<trace::EventDecoder> decoders;
@@ -694,34 +693,21 @@ Model Builder::run() {
   prefault.add_capacity(items_);
   prefault.add_capacity(edges_);
   prefault.start();
-  std::vector<Event> heads(n);
-  using Item = std::pair<uint64_t, uint32_t>;
-  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> queue;
-  for (uint32_t i = 0; i < n; ++i)
-    if (decoders[i].next(heads[i])) {
-      last_metric_[i] = trace_.metric() == trace::Metric::Tsc ? trace_.header().start_tsc : 0;
-      for (uint32_t m = 0; m < extra_count_; ++m)
-        last_extra_[size_t(i) * extra_count_ + m] =
-            metrics[m + 1] == trace::Metric::Tsc ? trace_.header().start_tsc : 0;
-      queue.emplace(heads[i].time, i);
-    }
-  bool stream_truncated = false;
-  while (!queue.empty()) {
-    uint32_t i = queue.top().second;
-    queue.pop();
-    // Consume this stream while it stays the earliest (one stream at a time is the common
-    // case: avoids heap traffic per event).
-    uint64_t limit = queue.empty() ? ~0ull : queue.top().first;
-    do {
-      handle(heads[i], i);
-      if (!decoders[i].next(heads[i])) {
-        stream_truncated |= decoders[i].truncated();
-        goto next_stream;
-      }
-    } while (heads[i].time <= limit);
-    queue.emplace(heads[i].time, i);
-  next_stream:;
+  for (uint32_t i = 0; i < n; ++i) {
+    last_metric_[i] = trace_.metric() == trace::Metric::Tsc ? trace_.header().start_tsc : 0;
+    for (uint32_t m = 0; m < extra_count_; ++m)
+      last_extra_[size_t(i) * extra_count_ + m] =
+          metrics[m + 1] == trace::Metric::Tsc ? trace_.header().start_tsc : 0;
   }
+  // The events, decoded and merged in time order on another thread (event_pipe.hpp): causality
+  // across threads (a task created on one thread and run on another, an untied task resumed
+  // elsewhere) follows the TSC order.
+  EventPipe pipe(decoders, metrics.size());
+  for (auto [batch, count] = pipe.next(); batch; std::tie(batch, count) = pipe.next()) {
+    for (size_t k = 0; k < count; ++k) handle(batch->events[k], batch->threads[k]);
+    pipe.release();
+  }
+  const bool stream_truncated = pipe.finish();
   if ((trace_.runtime_flags() & trace::kRuntimeTbbUnsupported) && !saw_constructs_)
     throw ModelError(trace_.path() + ": the program uses " + trace_.runtime_version() +
                      ", whose ABI tasklens cannot trace (it knows oneTBB 2021, interface 12); "
