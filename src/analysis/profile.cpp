@@ -10,6 +10,7 @@
 #include "analysis/profile.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <future>
 #include <utility>
 
@@ -185,24 +186,26 @@ Profile compute_profile(const Model& m, const Weights* weights) {
     uint64_t dist = 0;
     uint32_t mark = kNone;
   };
-  std::vector<Group> groups;
-  std::vector<Slot> slots(max_instance);
-  std::vector<std::pair<uint32_t, uint32_t>> ranges;
-  std::vector<State> state(n);
-  uint32_t stamp = 0;
+  // What one thread measuring sites needs of its own.
+  struct Scratch {
+    std::vector<Group> groups;
+    std::vector<Slot> slots;
+    std::vector<std::pair<uint32_t, uint32_t>> ranges;
+    std::vector<State> state;
+    uint32_t stamp = 0;
+  };
   std::vector<uint64_t> whole_program(num_sites, 0);  // outermost instances covering [0, n)
   const uint32_t* pred_begin = m.pred_begin.data();
   const uint32_t* preds = m.preds.data();
   const uint64_t* work = prefix.data();
 
-  // The program's longest path runs on a thread of its own meanwhile. (Measuring sites on both
-  // threads was tried: the second thread's per-strand state costs as much as it saves.)
-  std::future<void> path_done = std::async(std::launch::async, [&] {
-    profile.span = longest_path(m, &profile.critical_path, span_weight);
-  });
-  for (uint32_t x = 0; x < num_sites; ++x) {
-    if (site_begin[x] == site_begin[x + 1]) continue;
+  // Measures site x into rows[x]: each outermost instance's work and span.
+  auto measure_site = [&](uint32_t x, Scratch& scratch) {
     present[x] = 1;
+    std::vector<Group>& groups = scratch.groups;
+    std::vector<Slot>& slots = scratch.slots;
+    std::vector<std::pair<uint32_t, uint32_t>>& ranges = scratch.ranges;
+    State* state = scratch.state.data();
     groups.clear();
     for (uint32_t i = site_begin[x]; i < site_begin[x + 1]; ++i) {
       Rec& rec = recs[i];
@@ -236,7 +239,7 @@ Profile compute_profile(const Model& m, const Weights* weights) {
         ++whole_program[x];
         continue;
       }
-      const uint32_t id = stamp++;
+      const uint32_t id = scratch.stamp++;
       uint64_t instance_span = 0;
       uint32_t covered = 0;
       for (auto [b, e] : ranges) {
@@ -257,7 +260,33 @@ Profile compute_profile(const Model& m, const Weights* weights) {
       }
       row.span += instance_span;
     }
-  }
+  };
+  auto make_scratch = [&](Scratch& scratch) {
+    scratch.slots.resize(max_instance);
+    scratch.state.resize(n);
+  };
+
+  // Sites are taken one at a time by both threads: the program's longest path first runs on a
+  // thread of its own, which then measures sites beside this one. Each site's row is written by
+  // the thread that took it, so the result does not depend on who took what. (Before the
+  // readers' big arrays came in huge pages, the second thread's per-strand state cost as much
+  // to fault in as it saved; a small model is not worth a second state at all.)
+  std::atomic<uint32_t> next_site{0};
+  auto measure_sites = [&](Scratch& scratch) {
+    for (uint32_t x; (x = next_site.fetch_add(1, std::memory_order_relaxed)) < num_sites;)
+      if (site_begin[x] != site_begin[x + 1]) measure_site(x, scratch);
+  };
+  constexpr uint32_t kSharedSitesMin = uint32_t{1} << 20;  // strands
+  std::future<void> path_done = std::async(std::launch::async, [&] {
+    profile.span = longest_path(m, &profile.critical_path, span_weight);
+    if (n < kSharedSitesMin) return;
+    Scratch mine;
+    make_scratch(mine);
+    measure_sites(mine);
+  });
+  Scratch scratch;
+  make_scratch(scratch);
+  measure_sites(scratch);
 
   path_done.get();
   profile.parallelism = parallelism_of(profile.work, profile.span);
