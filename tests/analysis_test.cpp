@@ -166,7 +166,18 @@ void check_profile(const Model& m, bool tiny) {
   longest_path(m, &path);
   EXPECT_EQ(path, p.critical_path);
 
-  // Site rows.
+  // Site rows; measured on two threads, they are the same.
+  const Profile shared = compute_profile(m, nullptr, /*shared_sites_from=*/0);
+  EXPECT_EQ(shared.span, p.span);
+  EXPECT_EQ(shared.critical_path, p.critical_path);
+  ASSERT_EQ(shared.sites.size(), p.sites.size());
+  for (size_t i = 0; i < p.sites.size(); ++i) {
+    EXPECT_EQ(shared.sites[i].site, p.sites[i].site) << i;
+    EXPECT_EQ(shared.sites[i].count, p.sites[i].count) << i;
+    EXPECT_EQ(shared.sites[i].work, p.sites[i].work) << i;
+    EXPECT_EQ(shared.sites[i].span, p.sites[i].span) << i;
+    EXPECT_EQ(shared.sites[i].critical_work, p.sites[i].critical_work) << i;
+  }
   const auto expected = brute_rows(m, p.critical_path);
   ASSERT_EQ(p.sites.size(), expected.size());
   double percent_sum = 0;
