@@ -685,6 +685,7 @@ Model Builder::run() {
   tasks = std::min<size_t>(tasks, bytes / 2 + 1024);  // (a damaged Finish record says anything)
   nodes_.reserve(tasks + tasks / 8 + 1024);
   tasks_.reserve(tasks + 1024);
+  ids_per_thread_ = tasks + 1024;
   items_.reserve(events * 9 / 10 + tasks / 8);
   Prefaulter prefault;
   prefault.add_capacity(strands_);
