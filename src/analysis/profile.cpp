@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <future>
 #include <utility>
 
@@ -114,32 +115,49 @@ Profile compute_profile(const Model& m, const Weights* weights, uint32_t shared_
   const uint32_t num_sites = static_cast<uint32_t>(m.sites.size());
   const uint32_t num_nodes = static_cast<uint32_t>(m.nodes.size());
 
+  // The program's longest path runs on a thread of its own from the start; the sites' passes
+  // are independent of it (they share only what they read). Once it is done, that thread
+  // measures sites too (second_half, below), when the model is large enough to be worth it.
+  const uint64_t* span_weight = weights ? weights->span.data() : nullptr;
+  std::function<void()> second_half;
+  std::atomic<bool> prepared{false};  // second_half is set (or stays empty)
+  std::future<void> path_done = std::async(std::launch::async, [&] {
+    profile.span = longest_path(m, &profile.critical_path, span_weight);
+    prepared.wait(false, std::memory_order_acquire);
+    if (second_half) second_half();
+  });
+  // Releases the path's thread: once second_half is set, or on the way out of an exception.
+  struct Release {
+    std::atomic<bool>* flag;
+    void now() {
+      if (!flag) return;
+      flag->store(true, std::memory_order_release);
+      flag->notify_one();
+      flag = nullptr;
+    }
+    ~Release() { now(); }
+  } release{&prepared};
+
   // Prefix sums of work: a range's work is one subtraction, and a strand's work is read from
   // this flat array rather than from the wide Strand records during the per-site passes.
   // With what-if weights, a second prefix array holds the span weights (read per strand on
   // paths); without, both are the recorded work.
+  std::vector<SiteRow> rows(num_sites);
+  std::vector<uint8_t> present(num_sites, 0);
   std::vector<uint64_t> prefix(static_cast<size_t>(n) + 1, 0);
   std::vector<uint64_t> span_prefix;
-  const uint64_t* span_weight = nullptr;
   if (weights) {
     for (uint32_t s = 0; s < n; ++s) prefix[s + 1] = prefix[s] + weights->work[s];
     span_prefix.assign(static_cast<size_t>(n) + 1, 0);
     for (uint32_t s = 0; s < n; ++s) span_prefix[s + 1] = span_prefix[s] + weights->span[s];
-    span_weight = weights->span.data();
-  } else {
-    for (uint32_t s = 0; s < n; ++s) prefix[s + 1] = prefix[s] + m.strands[s].work;
+  }
+  for (uint32_t s = 0; s < n; ++s) {
+    const model::Strand& strand = m.strands[s];
+    if (!weights) prefix[s + 1] = prefix[s] + strand.work;
+    if (strand.site < num_sites) present[strand.site] = 1;
   }
   const uint64_t* spans = weights ? span_prefix.data() : prefix.data();
   profile.work = prefix[n];
-
-  // The program's longest path (on another thread, below) and the sites' passes are
-  // independent: they share only what they read.
-  std::vector<SiteRow> rows(num_sites);
-  std::vector<uint8_t> present(num_sites, 0);
-  for (uint32_t s = 0; s < n; ++s) {
-    const uint32_t site = m.strands[s].site;
-    if (site < num_sites) present[site] = 1;
-  }
 
   // The sited nodes, bucketed by site (a counting sort keeps node order inside a bucket), with
   // what the per-site pass needs copied in so that it reads one contiguous array per site.
@@ -266,8 +284,8 @@ Profile compute_profile(const Model& m, const Weights* weights, uint32_t shared_
     scratch.state.resize(n);
   };
 
-  // Sites are taken one at a time by both threads: the program's longest path first runs on a
-  // thread of its own, which then measures sites beside this one. Each site's row is written by
+  // Sites are taken one at a time by both threads: the thread of the program's longest path
+  // measures sites beside this one once its path is done. Each site's row is written by
   // the thread that took it, so the result does not depend on who took what. (Before the
   // readers' big arrays came in huge pages, the second thread's per-strand state cost as much
   // to fault in as it saved; a small model is not worth a second state at all.) Measured on
@@ -277,13 +295,14 @@ Profile compute_profile(const Model& m, const Weights* weights, uint32_t shared_
     for (uint32_t x; (x = next_site.fetch_add(1, std::memory_order_relaxed)) < num_sites;)
       if (site_begin[x] != site_begin[x + 1]) measure_site(x, scratch);
   };
-  std::future<void> path_done = std::async(std::launch::async, [&] {
-    profile.span = longest_path(m, &profile.critical_path, span_weight);
-    if (n < shared_sites_from) return;
-    Scratch mine;
-    make_scratch(mine);
-    measure_sites(mine);
-  });
+  if (n >= shared_sites_from) {
+    second_half = [&] {
+      Scratch mine;
+      make_scratch(mine);
+      measure_sites(mine);
+    };
+  }
+  release.now();
   Scratch scratch;
   make_scratch(scratch);
   measure_sites(scratch);
