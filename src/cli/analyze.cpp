@@ -14,6 +14,7 @@
 #include "analysis/profile.hpp"
 #include "analysis/whatif.hpp"
 #include "cli/errors.hpp"
+#include "cli/huge_blocks.hpp"
 #include "cli/timings.hpp"
 #include "model/builder.hpp"
 #include "report/profile_report.hpp"
@@ -55,7 +56,8 @@ Loaded load(const std::string& path) {
   Timings& timings = Timings::global();
   l.trace = std::make_unique<trace::TraceFile>(trace::TraceFile::open(path));
   timings.lap("open");
-  l.model = model::build_model(*l.trace);
+  // Where the big arrays are in huge pages, populating them ahead costs more than it saves.
+  l.model = model::build_model(*l.trace, {.prefault = !big_blocks_in_huge_pages()});
   timings.lap("model");
   l.labels = report::label_sites(l.model, l.trace->modules());
   report::merge_sites_by_location(l.model, l.labels);

@@ -36,4 +36,8 @@ std::size_t huge_blocks_live() noexcept;
 // "madvise"), read once.
 bool huge_pages_available() noexcept;
 
+// Whether this executable's big blocks are in huge pages: huge pages are available and its
+// operator new sends big blocks here (not in sanitizer builds). Defined in huge_new_delete.cpp.
+bool big_blocks_in_huge_pages() noexcept;
+
 }  // namespace tasklens::cli

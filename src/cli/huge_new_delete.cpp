@@ -7,6 +7,14 @@
 
 #include "cli/huge_blocks.hpp"
 
+bool tasklens::cli::big_blocks_in_huge_pages() noexcept {
+#ifdef TASKLENS_NO_HUGE_BLOCKS
+  return false;
+#else
+  return huge_pages_available();
+#endif
+}
+
 #ifndef TASKLENS_NO_HUGE_BLOCKS
 
 namespace {

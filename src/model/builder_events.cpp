@@ -693,7 +693,7 @@ Model Builder::run() {
   prefault.add_capacity(nodes_);
   prefault.add_capacity(items_);
   prefault.add_capacity(edges_);
-  prefault.start();
+  if (options_.prefault) prefault.start();
   for (uint32_t i = 0; i < n; ++i) {
     last_metric_[i] = trace_.metric() == trace::Metric::Tsc ? trace_.header().start_tsc : 0;
     for (uint32_t m = 0; m < extra_count_; ++m)

@@ -350,6 +350,8 @@ const char* to_string(SiteKind kind) {
   return "unknown";
 }
 
-Model build_model(const trace::TraceFile& trace) { return detail::Builder(trace).run(); }
+Model build_model(const trace::TraceFile& trace, const BuildOptions& options) {
+  return detail::Builder(trace, options).run();
+}
 
 }  // namespace tasklens::model

@@ -139,7 +139,8 @@ struct Region {
 
 class Builder {
  public:
-  explicit Builder(const trace::TraceFile& trace) : trace_(trace) {}
+  Builder(const trace::TraceFile& trace, const BuildOptions& options)
+      : trace_(trace), options_(options) {}
   // finalize() frees the tasks' extras; a build that stopped with an error (a damaged trace)
   // never got there.
   ~Builder() {
@@ -331,6 +332,7 @@ class Builder {
   Model finalize();
 
   const trace::TraceFile& trace_;
+  const BuildOptions options_;
   std::vector<std::vector<uint32_t>> ids_;
   std::unordered_map<uint64_t, uint32_t> region_ids_;
   static constexpr uint64_t kMaxIdThreads = uint64_t{1} << 16;
