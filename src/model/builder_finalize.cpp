@@ -10,11 +10,28 @@ namespace detail {
 
 Model Builder::finalize() {
   Model m;
-  // Tasks still open (a killed program): close them where they were.
-  for (uint32_t t = 0; t < tasks_.size(); ++t) close_strand(t);
+  // Each node's items, contiguous and in append order (a stable counting sort of the log), and
+  // the number of strands directly in each node: on a thread of its own, while the tasks are
+  // closed and joined below (the two share nothing).
+  const uint32_t node_count = static_cast<uint32_t>(nodes_.size());
+  std::vector<uint32_t> item_begin(node_count + 1, 0);
+  std::vector<uint32_t> items;
+  std::vector<uint32_t> subtree_strands(node_count, 0), subtree_nodes(node_count, 1);
+  std::future<void> items_done = std::async(std::launch::async, [&] {
+    for (uint32_t v = 0; v < node_count; ++v)
+      item_begin[v + 1] = item_begin[v] + nodes_[v].item_count;
+    items.resize(items_.size());
+    std::vector<uint32_t> fill(item_begin.begin(), item_begin.end() - 1);
+    for (const auto& [node, item] : items_) {
+      items[fill[node]++] = item;
+      if (!(item & kNodeBit)) ++subtree_strands[node];
+    }
+    std::vector<std::pair<uint32_t, uint32_t>>().swap(items_);
+  });
+
   // Escaped tasks join where their innermost enclosing taskgroup or phase ends.
-  std::vector<uint32_t> join_target(nodes_.size(), kNone);
-  for (uint32_t v = 0; v < nodes_.size(); ++v) {  // parents come before children
+  std::vector<uint32_t> join_target(node_count, kNone);
+  for (uint32_t v = 0; v < node_count; ++v) {  // parents come before children
     const PNode& p = nodes_[v];
     uint32_t inherited = p.parent == kNone ? kNone : join_target[p.parent];
     if (p.kind == NodeKind::Taskgroup || p.kind == NodeKind::Phase) {
@@ -26,40 +43,24 @@ Model Builder::finalize() {
       join_target[v] = inherited;
     }
   }
-  for (uint32_t t = 0; t < tasks_.size(); ++t) {
-    const TaskState& ts = tasks_[t];
-    if (ts.implicit || ts.joined_in_scope || ts.node == kNone || ts.node == 0 || ts.prev == kNone)
-      continue;
-    uint32_t target = join_target[nodes_[ts.node].parent];
-    if (target != kNone) edges_.emplace_back(ts.prev, target);
-  }
-  std::vector<uint32_t>().swap(join_target);
-  // What the edges still need of the tasks is where each ended; the rest of their state goes
-  // now, so that the model's arrays reuse its memory.
+  // One pass over the tasks: those still open (a killed program) are closed where they were,
+  // escaped ones get their join, and what the edges still need of a task is where it ended;
+  // the rest of its state goes now.
   std::vector<uint32_t> task_end(tasks_.size());
   for (uint32_t t = 0; t < tasks_.size(); ++t) {
+    close_strand(t);
     TaskState& ts = tasks_[t];
+    if (!ts.implicit && !ts.joined_in_scope && ts.node != kNone && ts.node != 0 &&
+        ts.prev != kNone) {
+      uint32_t target = join_target[nodes_[ts.node].parent];
+      if (target != kNone) edges_.emplace_back(ts.prev, target);
+    }
     task_end[t] = ts.prev;
     delete ts.extra;
   }
+  std::vector<uint32_t>().swap(join_target);
   std::vector<TaskState>().swap(tasks_);
-
-  // Each node's items, contiguous and in append order (a stable counting sort of the log), and
-  // the number of strands directly in each node.
-  const uint32_t node_count = static_cast<uint32_t>(nodes_.size());
-  std::vector<uint32_t> item_begin(node_count + 1, 0);
-  for (uint32_t v = 0; v < node_count; ++v)
-    item_begin[v + 1] = item_begin[v] + nodes_[v].item_count;
-  std::vector<uint32_t> items(items_.size());
-  std::vector<uint32_t> subtree_strands(node_count, 0), subtree_nodes(node_count, 1);
-  {
-    std::vector<uint32_t> fill(item_begin.begin(), item_begin.end() - 1);
-    for (const auto& [node, item] : items_) {
-      items[fill[node]++] = item;
-      if (!(item & kNodeBit)) ++subtree_strands[node];
-    }
-  }
-  std::vector<std::pair<uint32_t, uint32_t>>().swap(items_);
+  items_done.get();
 
   // Depth-first numbering of nodes and strands: the serial elision order. Not by walking the
   // tree depth first (that reads each node's items at a random place), but from subtree sizes:
@@ -74,6 +75,9 @@ Model Builder::finalize() {
   }
   std::vector<uint32_t> node_id(node_count, kNone), strand_id(strands_.size(), kNone);
   std::vector<uint32_t> first_strand(node_count, 0);
+  // Attribution: each strand to the innermost construct site around it, by final node id
+  // (parents are numbered before their children).
+  std::vector<uint32_t> node_site(node_count, 0);
   m.nodes.resize(node_count);
   node_id[0] = 0;
   for (uint32_t v = 0; v < node_count; ++v) {
@@ -99,6 +103,9 @@ Model Builder::finalize() {
     out.strand_begin = first_strand[v];
     out.strand_end = first_strand[v] + subtree_strands[v];
     out.subtree_size = subtree_nodes[v];
+    node_site[node_id[v]] = out.site != kNone     ? out.site
+                            : out.parent == kNone ? 0
+                                                  : node_site[out.parent];
   }
   const uint32_t next_strand = node_count ? subtree_strands[0] : 0;
   std::vector<uint32_t>().swap(items);
@@ -140,12 +147,6 @@ Model Builder::finalize() {
     std::vector<std::pair<uint32_t, uint32_t>>().swap(edges_);
   });
 
-  // Attribution: each strand to the innermost construct site around it (set as it moves).
-  std::vector<uint32_t> node_site(m.nodes.size(), 0);
-  for (uint32_t v = 0; v < m.nodes.size(); ++v) {
-    const Node& nd = m.nodes[v];
-    node_site[v] = nd.site != kNone ? nd.site : (nd.parent == kNone ? 0 : node_site[nd.parent]);
-  }
   // Strands move to their final place in one sequential pass over the provisional ones (the
   // scattered accesses are writes, which do not stall like scattered reads).
   m.strands.resize(next_strand);
