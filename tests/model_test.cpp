@@ -435,6 +435,60 @@ TEST(Model, PreemptionIsTakenOutOfTheTscOnly) {
   }
 }
 
+// Many tasks on two threads: far more events than the event pipe holds at once, so that its
+// decoder waits for the builder, and populates the builder's vectors meanwhile when they are
+// in huge pages. The model is the same whichever way its memory was populated.
+TEST(Model, ALargeTraceGivesTheSameModelWhicheverWayItsMemoryIsPopulated) {
+  TraceBuilder tb(2);
+  Region r{tb};
+  r.open_team();
+  const uint32_t kTasks = 40000;
+  uint64_t t0 = 20, t1 = 20;
+  for (uint32_t k = 0; k < kTasks; ++k) {
+    const uint64_t child = id(0, 100 + k);
+    tb.ev(0, t0, EventKind::TaskCreate, {r.A, child, kExplicit, 0x2000 + (k % 3) * 0x10});
+    t0 += 3;
+    // Every other task runs on thread 1, the others on thread 0 at once.
+    const bool other = k % 2;
+    uint64_t& t = other ? t1 : t0;
+    t = std::max(t, t0);
+    const uint64_t runner = other ? r.B : r.A;
+    tb.ev(other, t, EventKind::TaskSchedule, {runner, kSwitch, child});
+    t += 5 + k % 7;
+    tb.ev(other, t, EventKind::TaskSchedule, {child, kComplete, runner});
+    t += 1;
+  }
+  const uint64_t end = std::max(t0, t1) + 10;
+  tb.ev(0, end - 5, EventKind::SyncBegin, {kTaskwait, r.A, 0x3000});
+  tb.ev(0, end - 1, EventKind::SyncEnd, {kTaskwait, r.A, 0x3000});
+  tb.ev(1, end - 2, EventKind::SyncBegin, {kBarrier, r.B, 0});
+  r.end(end, end + 2);
+
+  const model::Model a = tb.build({.huge_pages = false});
+  const model::Model b = tb.build({.huge_pages = true});
+  expect_invariants(a);
+  EXPECT_EQ(a.task_count, kTasks);
+  ASSERT_EQ(a.strands.size(), b.strands.size());
+  for (size_t s = 0; s < a.strands.size(); ++s) {
+    const model::Strand &x = a.strands[s], &y = b.strands[s];
+    ASSERT_TRUE(x.work == y.work && x.start == y.start && x.end == y.end && x.thread == y.thread &&
+                x.node == y.node && x.site == y.site && x.fragment == y.fragment)
+        << "strand " << s;
+  }
+  ASSERT_EQ(a.nodes.size(), b.nodes.size());
+  for (size_t v = 0; v < a.nodes.size(); ++v) {
+    const model::Node &x = a.nodes[v], &y = b.nodes[v];
+    ASSERT_TRUE(x.kind == y.kind && x.parent == y.parent && x.site == y.site &&
+                x.instance == y.instance && x.strand_begin == y.strand_begin &&
+                x.strand_end == y.strand_end && x.subtree_size == y.subtree_size)
+        << "node " << v;
+  }
+  EXPECT_EQ(a.pred_begin, b.pred_begin);
+  EXPECT_EQ(a.preds, b.preds);
+  EXPECT_EQ(a.sites.size(), b.sites.size());
+  EXPECT_EQ(a.warnings, b.warnings);
+}
+
 TEST(Model, TraceWithoutOpenMPActivityIsAClearError) {
   TraceBuilder tb(1);
   tb.ev(0, 5, EventKind::ThreadBegin, {1});

@@ -81,7 +81,7 @@ class TraceBuilder {
     for (uint64_t g : groups) varint(s, g);
   }
 
-  model::Model build() {
+  model::Model build(const model::BuildOptions& options = {}) {
     const std::vector<uint8_t> out = bytes();
     char path[] = "/tmp/tasklens_model_testXXXXXX";
     int fd = mkstemp(path);
@@ -89,7 +89,7 @@ class TraceBuilder {
     close(fd);
     trace::TraceFile file = trace::TraceFile::open(path);
     unlink(path);
-    return model::build_model(file);
+    return model::build_model(file, options);
   }
 
   // The trace file's bytes (uncompressed event blocks).

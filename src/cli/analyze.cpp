@@ -56,8 +56,7 @@ Loaded load(const std::string& path) {
   Timings& timings = Timings::global();
   l.trace = std::make_unique<trace::TraceFile>(trace::TraceFile::open(path));
   timings.lap("open");
-  // Where the big arrays are in huge pages, populating them ahead costs more than it saves.
-  l.model = model::build_model(*l.trace, {.prefault = !big_blocks_in_huge_pages()});
+  l.model = model::build_model(*l.trace, {.huge_pages = big_blocks_in_huge_pages()});
   timings.lap("model");
   l.labels = report::label_sites(l.model, l.trace->modules());
   report::merge_sites_by_location(l.model, l.labels);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 
@@ -42,7 +43,12 @@ bool read_thp_setting() noexcept {
 }  // namespace
 
 bool huge_pages_available() noexcept {
-  static const bool available = read_thp_setting();
+  // TASKLENS_HUGE_PAGES=0 turns them off (see huge_blocks.hpp for when that helps).
+  static const bool available = [] {
+    const char* setting = std::getenv("TASKLENS_HUGE_PAGES");
+    if (setting && std::strcmp(setting, "0") == 0) return false;
+    return read_thp_setting();
+  }();
   return available;
 }
 

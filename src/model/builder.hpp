@@ -23,11 +23,13 @@ class ModelError : public std::runtime_error {
 };
 
 struct BuildOptions {
-  // Populate the builder's big vectors on a helper thread while the events are handled. A gain
-  // where fresh memory comes in 4 KiB pages (a fault each: 1-3 us on a VM), a loss where it comes
-  // in transparent huge pages: the helper then only takes the second core from the thread that
-  // decodes the events (report of fib(29): median 0.43 s without it, 0.53 s with it).
-  bool prefault = true;
+  // The caller's allocator puts big arrays in transparent huge pages (src/cli/huge_blocks.hpp).
+  // The builder's vectors are populated ahead of it either way (model/prefault.hpp): in small
+  // pages by a thread of their own (a fault per 4 KiB: 1-3 us on a VM); in huge pages only in
+  // the spare time of the thread that decodes the events, just ahead of the builder, since a
+  // thread of their own then took the second core from the decoder (report of fib(29): median
+  // 0.43 s without it, 0.53 s with it).
+  bool huge_pages = false;
 };
 
 // Throws trace::TraceError for undecodable input and ModelError when the trace holds no

@@ -688,12 +688,18 @@ Model Builder::run() {
   ids_per_thread_ = tasks + 1024;
   items_.reserve(events * 9 / 10 + tasks / 8);
   Prefaulter prefault;
-  prefault.add_capacity(strands_);
-  prefault.add_capacity(tasks_);
-  prefault.add_capacity(nodes_);
-  prefault.add_capacity(items_);
-  prefault.add_capacity(edges_);
-  if (options_.prefault) prefault.start();
+  const size_t strands_range = prefault.add_capacity(strands_);
+  const size_t tasks_range = prefault.add_capacity(tasks_);
+  const size_t nodes_range = prefault.add_capacity(nodes_);
+  const size_t items_range = prefault.add_capacity(items_);
+  const size_t edges_range = prefault.add_capacity(edges_);
+  std::function<bool()> idle;
+  if (options_.huge_pages) {  // in the decoder's spare time, ahead of the builder (prefault.hpp)
+    prefault.follow_owner();
+    idle = [&prefault] { return prefault.step(); };
+  } else {
+    prefault.start();
+  }
   for (uint32_t i = 0; i < n; ++i) {
     last_metric_[i] = trace_.metric() == trace::Metric::Tsc ? trace_.header().start_tsc : 0;
     for (uint32_t m = 0; m < extra_count_; ++m)
@@ -703,9 +709,16 @@ Model Builder::run() {
   // The events, decoded and merged in time order on another thread (event_pipe.hpp): causality
   // across threads (a task created on one thread and run on another, an untied task resumed
   // elsewhere) follows the TSC order.
-  EventPipe pipe(decoders, metrics.size());
+  EventPipe pipe(decoders, metrics.size(), std::move(idle));
   for (auto [batch, count] = pipe.next(); batch; std::tie(batch, count) = pipe.next()) {
     for (size_t k = 0; k < count; ++k) handle(batch->events[k], batch->threads[k]);
+    if (options_.huge_pages) {
+      prefault.progress(strands_range, strands_.data() + strands_.size());
+      prefault.progress(tasks_range, tasks_.data() + tasks_.size());
+      prefault.progress(nodes_range, nodes_.data() + nodes_.size());
+      prefault.progress(items_range, items_.data() + items_.size());
+      prefault.progress(edges_range, edges_.data() + edges_.size());
+    }
     pipe.release();
   }
   const bool stream_truncated = pipe.finish();

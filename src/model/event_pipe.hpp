@@ -40,8 +40,11 @@ class EventPipe {
 
   // Starts decoding. The decoders must outlive the pipe; `metric_count` is the file's number
   // of metrics (events' `values` are copied when it is more than one).
-  EventPipe(std::vector<trace::EventDecoder>& decoders, size_t metric_count)
-      : decoders_(decoders), metric_count_(metric_count) {
+  // `idle`, when given, is called by the decoding thread instead of waiting while the ring is
+  // full, as long as it returns true (it has done a little work and has more).
+  EventPipe(std::vector<trace::EventDecoder>& decoders, size_t metric_count,
+            std::function<bool()> idle = {})
+      : decoders_(decoders), metric_count_(metric_count), idle_(std::move(idle)) {
     for (auto& b : ring_) {
       b.events.resize(kBatchEvents);
       b.threads.resize(kBatchEvents);
@@ -143,6 +146,7 @@ class EventPipe {
       const uint64_t free_up_to = consumed_.load(std::memory_order_acquire) + kRing;
       if (stop_.load(std::memory_order_relaxed)) return false;
       if (made_ < free_up_to) break;
+      if (idle_ && idle_()) continue;
       consumed_.wait(free_up_to - kRing, std::memory_order_acquire);
     }
     Batch& b = ring_[made_ % kRing];
@@ -168,6 +172,7 @@ class EventPipe {
   static inline const std::vector<uint64_t> kNoGroups{};
   std::vector<trace::EventDecoder>& decoders_;
   const size_t metric_count_;
+  std::function<bool()> idle_;
   Batch ring_[kRing];
   size_t counts_[kRing] = {};
   // Batches made by the producer (times two, plus one once it is done) and released by the
