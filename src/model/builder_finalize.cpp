@@ -11,12 +11,14 @@ namespace detail {
 Model Builder::finalize() {
   Model m;
   // Each node's items, contiguous and in append order (a stable counting sort of the log), and
-  // the number of strands directly in each node: on a thread of its own, while the tasks are
-  // closed and joined below (the two share nothing).
+  // the number of strands and nodes in each node's subtree (summed children first: a child's
+  // id is larger than its parent's), with the numbering's arrays: on a thread of their own,
+  // while the tasks are closed and joined below (the two only read the nodes).
   const uint32_t node_count = static_cast<uint32_t>(nodes_.size());
   std::vector<uint32_t> item_begin(node_count + 1, 0);
   std::vector<uint32_t> items;
   std::vector<uint32_t> subtree_strands(node_count, 0), subtree_nodes(node_count, 1);
+  std::vector<uint32_t> node_id, strand_id, first_strand, node_site;
   std::future<void> items_done = std::async(std::launch::async, [&] {
     for (uint32_t v = 0; v < node_count; ++v)
       item_begin[v + 1] = item_begin[v] + nodes_[v].item_count;
@@ -27,6 +29,16 @@ Model Builder::finalize() {
       if (!(item & kNodeBit)) ++subtree_strands[node];
     }
     std::vector<std::pair<uint32_t, uint32_t>>().swap(items_);
+    for (uint32_t v = 0; v < node_count; ++v)
+      if (nodes_[v].tail_strand != kNone) ++subtree_strands[v];
+    for (uint32_t v = node_count; v-- > 1;) {
+      subtree_strands[nodes_[v].parent] += subtree_strands[v];
+      subtree_nodes[nodes_[v].parent] += subtree_nodes[v];
+    }
+    node_id.assign(node_count, kNone);
+    strand_id.assign(strands_.size(), kNone);
+    first_strand.assign(node_count, 0);
+    node_site.assign(node_count, 0);
   });
 
   // Escaped tasks join where their innermost enclosing taskgroup or phase ends.
@@ -63,21 +75,11 @@ Model Builder::finalize() {
   items_done.get();
 
   // Depth-first numbering of nodes and strands: the serial elision order. Not by walking the
-  // tree depth first (that reads each node's items at a random place), but from subtree sizes:
-  // they are summed children first (a child's id is larger than its parent's), then each node,
-  // in id order, places its items after its own first strand and its children's subtrees one
-  // after the other. Both passes read the items in sequence.
-  for (uint32_t v = 0; v < node_count; ++v)
-    if (nodes_[v].tail_strand != kNone) ++subtree_strands[v];
-  for (uint32_t v = node_count; v-- > 1;) {
-    subtree_strands[nodes_[v].parent] += subtree_strands[v];
-    subtree_nodes[nodes_[v].parent] += subtree_nodes[v];
-  }
-  std::vector<uint32_t> node_id(node_count, kNone), strand_id(strands_.size(), kNone);
-  std::vector<uint32_t> first_strand(node_count, 0);
-  // Attribution: each strand to the innermost construct site around it, by final node id
-  // (parents are numbered before their children).
-  std::vector<uint32_t> node_site(node_count, 0);
+  // tree depth first (that reads each node's items at a random place), but from the subtree
+  // sizes: each node, in id order, places its items after its own first strand and its
+  // children's subtrees one after the other, reading the items in sequence. Each strand is
+  // attributed to the innermost construct site around it (node_site, by final node id: parents
+  // are numbered before their children).
   m.nodes.resize(node_count);
   node_id[0] = 0;
   for (uint32_t v = 0; v < node_count; ++v) {
