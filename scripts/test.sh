@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test suite: unit and end-to-end tests of the release build, then the unit tests again
-# under ASan+UBSan, and the recorder's concurrent buffers and region names under TSan. Needs
-# scripts/setup.sh first.
+# under ASan+UBSan, and under TSan the recorder's concurrent buffers and region names, the model
+# builder's threads and the profile's. Needs scripts/setup.sh first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs="$(nproc)"
@@ -20,5 +20,9 @@ ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE e2e
 
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTASKLENS_SANITIZE=thread \
   -DTASKLENS_BUILD_EXAMPLES=OFF -DTASKLENS_BUILD_BENCH=OFF >/dev/null
-cmake --build build-tsan -j"$jobs" --target recorder_buffer_test recorder_regions_test
-ctest --test-dir build-tsan --output-on-failure -R 'RecorderBuffer|RecorderRegions'
+# Also the readers' own threads: the model builder's event pipe and populating (a large trace,
+# both ways) and the profile measuring sites on two threads (the random models).
+cmake --build build-tsan -j"$jobs" --target recorder_buffer_test recorder_regions_test \
+  model_test analysis_test
+ctest --test-dir build-tsan --output-on-failure \
+  -R 'RecorderBuffer|RecorderRegions|Model\.ALargeTrace|ProfileRandomTest'
