@@ -303,9 +303,15 @@ Profile compute_profile(const Model& m, const Weights* weights, uint32_t shared_
     };
   }
   release.now();
-  Scratch scratch;
-  make_scratch(scratch);
-  measure_sites(scratch);
+  try {
+    Scratch scratch;
+    make_scratch(scratch);
+    measure_sites(scratch);
+  } catch (...) {  // out of memory: the other thread still reads this frame's arrays
+    next_site.store(num_sites, std::memory_order_relaxed);
+    path_done.wait();
+    throw;
+  }
 
   path_done.get();
   profile.parallelism = parallelism_of(profile.work, profile.span);
