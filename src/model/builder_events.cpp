@@ -1,5 +1,6 @@
 // Events -> provisional strands, nodes and edges (see builder_state.hpp).
 #include <algorithm>
+#include <functional>
 #include <tuple>
 
 #include "model/builder_state.hpp"

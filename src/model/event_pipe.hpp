@@ -11,11 +11,11 @@
 // then finish() throws it, as when the builder decoded them itself. Internal to src/model.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <exception>
 #include <functional>
-#include <memory>
 #include <queue>
 #include <thread>
 #include <utility>
