@@ -352,7 +352,8 @@ report_speed() {
 
 report_speed "fib($FIB_N)" "${FIB_TRACE[$TMAX]}"
 # The larger trace: fib(FIB_BIG_N), recorded once. `tasklens report` holds the whole model in
-# memory (about 500 bytes per task today): take a smaller n when MemAvailable is too small.
+# memory (about 320 bytes per task today, 600 assumed): take a smaller n when MemAvailable is
+# too small.
 BIG_N=$FIB_BIG_N
 MEM_KB=$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo 2>/dev/null || true)
 if [[ -n $MEM_KB ]]; then

@@ -19,8 +19,9 @@ constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
 // a container that allocates would call back into operator new/delete while the lock is held.
 // A reader has a few dozen big arrays alive at once; when the table is full, blocks come from
 // malloc instead. Freed blocks are unmapped, not kept for reuse like the heap's (main.cpp):
-// reusing them was measured, and gained nothing (zeroing fresh huge pages is cheap, and mostly
-// done by the builder's prefaulting thread) while fragmenting (a higher peak).
+// reuse was measured twice (a cache of freed blocks; one reserved arena, first fit) and was
+// slower, with a higher peak: blocks split for small arrays no longer fit big ones
+// (docs/benchmarks.md).
 struct Block {
   std::uintptr_t begin = 0;
   std::size_t bytes = 0;

@@ -165,7 +165,7 @@ class Builder {
     if (c >= v.size()) {
       // Room for as many ids as the trace has tasks, reserved once for each thread that has
       // a stream (the recorder numbers its threads' ids from 1 << 40): growing by copies
-      // faulted in 60% of a large report's pages. (Only address space until the ids come.)
+      // took 60% of a large report's page faults. (Only address space until the ids come.)
       if (v.capacity() == 0 && t <= current_.size()) v.reserve(ids_per_thread_);
       v.resize(std::max<size_t>(c + 1, v.size() * 2), kNone);
     }

@@ -91,7 +91,7 @@ class EventPipe {
 
  private:
   static constexpr size_t kRing = 8;            // batches in flight
-  static constexpr size_t kBatchEvents = 1024;  // 8 x 1024 x 88 B: stays in the caches
+  static constexpr size_t kBatchEvents = 1024;  // 8 x 1024 x 84 B: stays in the caches
 
   // The producer's merge: streams by the timestamp of their next event, each consumed while it
   // stays the earliest (one stream at a time is the common case: no heap traffic per event).

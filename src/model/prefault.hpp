@@ -57,7 +57,8 @@ class Prefaulter {
       reach_[i].store(ranges_[i].at + kAhead, std::memory_order_relaxed);
   }
   // Populates the next huge page of the next range that has one to populate (round-robin, so
-  // that ranges the owner fills together are ready together); false when none has.
+  // that ranges the owner fills together are ready together; for the thread of start(), one
+  // range after the other measured the same); false when none has.
   bool step() {
     for (size_t tries = 0; tries < ranges_.size(); ++tries) {
       const size_t i = next_++ % ranges_.size();
