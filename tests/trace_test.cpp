@@ -50,8 +50,10 @@ void append_launch_status(std::vector<uint8_t>& out) {
   append_record(out, RecordType::LaunchStatus, &ls, sizeof ls);
 }
 
+// Each stream in two blocks written in reverse order, or (block_bytes > 0) in blocks of that
+// many bytes, cut wherever they fall (inside events too).
 std::vector<uint8_t> file_with(const std::vector<std::vector<uint8_t>>& streams, bool finish,
-                               Compression compress) {
+                               Compression compress, size_t block_bytes = 0) {
   FileHeader h = make_file_header(42, 1000, 7, Metric::Tsc);
   std::vector<uint8_t> out(reinterpret_cast<uint8_t*>(&h), reinterpret_cast<uint8_t*>(&h + 1));
   std::vector<uint8_t> schema = make_schema_payload();
@@ -64,8 +66,13 @@ std::vector<uint8_t> file_with(const std::vector<std::vector<uint8_t>>& streams,
     // Two blocks per stream, written in reverse order: the reader must sort them.
     const auto& s = streams[t];
     size_t half = s.size() / 2;
-    for (int part = 1; part >= 0; --part) {
-      size_t lo = part ? half : 0, hi = part ? s.size() : half;
+    std::vector<std::pair<size_t, size_t>> parts{{half, s.size()}, {0, half}};
+    if (block_bytes > 0) {
+      parts.clear();
+      for (size_t lo = 0; lo < s.size(); lo += block_bytes)
+        parts.emplace_back(lo, std::min(s.size(), lo + block_bytes));
+    }
+    for (auto [lo, hi] : parts) {
       EventBlockHeader bh{};
       bh.thread = t;
       bh.chunk_seq = 0;
@@ -264,6 +271,68 @@ TEST(Trace, StreamCutInsideAnEventEndsCleanly) {
   unlink(p.c_str());
 }
 
+// Decoding block by block (TraceFile::decoder(thread)) gives exactly the events of the whole
+// stream, wherever the blocks cut the events, also for an event longer than the decoder's window
+// and for a stream cut inside its last event.
+void expect_same_events_both_ways(const std::vector<uint8_t>& stream, size_t block_bytes,
+                                  Compression compress, bool cut_last) {
+  std::vector<uint8_t> s = stream;
+  if (cut_last) s.resize(s.size() - 1);
+  std::vector<uint8_t> file = file_with({s}, !cut_last, compress, block_bytes);
+  if (cut_last) append_launch_status(file);
+  std::string p = write_temp(file);
+  TraceFile t = TraceFile::open(p);
+  std::vector<uint8_t> whole = t.stream(0);
+  ASSERT_EQ(whole, s);
+  EventDecoder a = t.decoder(whole), b = t.decoder(0);
+  Event x, y;
+  size_t n = 0;
+  for (;; ++n) {
+    const bool got_a = a.next(x), got_b = b.next(y);
+    ASSERT_EQ(got_a, got_b) << "event " << n << ", blocks of " << block_bytes;
+    if (!got_a) break;
+    ASSERT_EQ(x.kind, y.kind) << "event " << n;
+    ASSERT_EQ(x.time, y.time) << "event " << n;
+    ASSERT_EQ(x.metric, y.metric) << "event " << n;
+    for (int i = 0; i < 5; ++i) ASSERT_EQ(x.f[i], y.f[i]) << "event " << n << " field " << i;
+    ASSERT_EQ(*x.groups, *y.groups) << "event " << n;
+  }
+  EXPECT_EQ(a.truncated(), b.truncated());
+  EXPECT_EQ(b.truncated(), cut_last);
+  EXPECT_GT(n, 0u);
+  unlink(p.c_str());
+}
+
+TEST(Trace, BlockByBlockDecodingGivesTheWholeStreamsEvents) {
+  StreamWriter w;
+  uint64_t at = 1000;
+  for (int i = 0; i < 20000; ++i) {  // about 270 KiB: several windows
+    w.begin(EventKind::TaskCreate, at += 7 + i % 300);
+    w.put_id((1ull << 40) + i);
+    w.put_id((1ull << 40) + i + 1);
+    w.varint(4);
+    w.put_ptr(0x55550000abcdull + (i % 5) * 0x1000);
+    if (i == 9000) {  // one event of 40000 groups, about 200 KiB: longer than the window
+      w.begin(EventKind::Dependences, at += 3);
+      w.put_id((1ull << 40) + i + 1);
+      w.varint(20000);
+      for (int g = 0; g < 20000; ++g) {
+        w.varint(0x7fff0000ull + 8 * g);
+        w.varint(g % 3 + 1);
+      }
+    }
+  }
+  const std::vector<uint8_t> stream = w.bytes;
+  ASSERT_GT(stream.size(), 4 * 65536u);
+  for (size_t block : {size_t{1} << 20, size_t{65536}, size_t{4093}, size_t{97}})
+    for (Compression c : {Compression::None, Compression::Lz4, Compression::Zstd})
+      for (bool cut : {false, true}) expect_same_events_both_ways(stream, block, c, cut);
+  // Tiny blocks and streams: a block of one byte, a stream of one event.
+  expect_same_events_both_ways(sample_stream(), 1, Compression::None, false);
+  expect_same_events_both_ways(sample_stream(), 1, Compression::Lz4, true);
+  expect_same_events_both_ways(sample_stream(), 3, Compression::Zstd, true);
+}
+
 TEST(Trace, UnknownEventKindInTheSchemaIsSkipped) {
   // A writer from the future adds kind 77 with two fields and tells us so in its schema.
   std::vector<uint8_t> schema = make_schema_payload();
@@ -458,23 +527,26 @@ TEST(Trace, Version1FilesStillRead) {
   unlink(p.c_str());
 }
 
+// Both ways of reading the events: the whole stream decompressed first, and block by block.
 void expect_error(const std::vector<uint8_t>& bytes, const std::string& fragment) {
   std::string p = write_temp(bytes);
-  try {
-    TraceFile t = TraceFile::open(p);
-    for (uint32_t i = 0; i < t.stream_count(); ++i) {
-      std::vector<uint8_t> s = t.stream(i);
-      EventDecoder d = t.decoder(s);
-      Event e;
-      while (d.next(e)) {
+  for (bool by_block : {false, true}) {
+    try {
+      TraceFile t = TraceFile::open(p);
+      for (uint32_t i = 0; i < t.stream_count(); ++i) {
+        std::vector<uint8_t> s = by_block ? std::vector<uint8_t>{} : t.stream(i);
+        EventDecoder d = by_block ? t.decoder(i) : t.decoder(s);
+        Event e;
+        while (d.next(e)) {
+        }
       }
+      ADD_FAILURE() << "no error for: " << fragment << (by_block ? " (block by block)" : "");
+    } catch (const TraceError& e) {
+      std::string what = e.what();
+      EXPECT_NE(what.find(p), std::string::npos) << what;  // names the file
+      EXPECT_NE(what.find(fragment), std::string::npos) << what;
+      EXPECT_EQ(what.find('\n'), std::string::npos) << what;  // one line
     }
-    ADD_FAILURE() << "no error for: " << fragment;
-  } catch (const TraceError& e) {
-    std::string what = e.what();
-    EXPECT_NE(what.find(p), std::string::npos) << what;  // names the file
-    EXPECT_NE(what.find(fragment), std::string::npos) << what;
-    EXPECT_EQ(what.find('\n'), std::string::npos) << what;  // one line
   }
   unlink(p.c_str());
 }

@@ -151,8 +151,7 @@ uint64_t count_created_tasks(const std::string& path) {
   trace::TraceFile t = trace::TraceFile::open(path);
   uint64_t n = 0;
   for (uint32_t i = 0; i < t.stream_count(); ++i) {
-    std::vector<uint8_t> s = t.stream(i);
-    trace::EventDecoder d = t.decoder(s);
+    trace::EventDecoder d = t.decoder(i);
     trace::Event e;
     while (d.next(e))
       if (e.kind == trace::EventKind::TaskCreate) ++n;

@@ -657,13 +657,11 @@ Model Builder::run() {
   nodes_[0].instance = instance_count_++;
 
   uint32_t n = trace_.stream_count();
-  std::vector<std::vector<uint8_t>> streams(n);
+  // The streams are decompressed block by block as the pipe's thread decodes them: the first
+  // events come at once, and only a window of each stream is in memory.
   std::vector<trace::EventDecoder> decoders;
   decoders.reserve(n);
-  for (uint32_t i = 0; i < n; ++i) {
-    streams[i] = trace_.stream(i);
-    decoders.push_back(trace_.decoder(streams[i]));
-  }
+  for (uint32_t i = 0; i < n; ++i) decoders.push_back(trace_.decoder(i));
   current_.assign(n, kNone);
   thread_task_.assign(n, kNone);
   mutex_wait_.assign(n, 0);
@@ -672,7 +670,7 @@ Model Builder::run() {
   // Sizes from the stream lengths (a few bytes per event): growing these vectors while
   // building costs more than the building itself on large traces.
   size_t bytes = 0;
-  for (const auto& st : streams) bytes += st.size();
+  for (uint32_t i = 0; i < n; ++i) bytes += trace_.stream_bytes(i);
   size_t events = bytes / 5 + 16;
   strands_.reserve(events * 7 / 10);
   edges_.reserve(events * 6 / 5);
@@ -737,9 +735,7 @@ Model Builder::run() {
                      "oneTBB task (is it built with -fopenmp, or linked with -ltbb?)");
   }
   prefault.join();
-  // The decoded events are consumed: their memory goes to the model (see finalize).
   decoders.clear();
-  std::vector<std::vector<uint8_t>>().swap(streams);
   Model m = finalize();
   if (stream_truncated) m.complete = false;
   return m;

@@ -253,9 +253,20 @@ bool EventDecoder::read_long_varint(uint64_t& v) {
 
 bool EventDecoder::next(Event& e) {
   for (;;) {
+    if (more_blocks_ && static_cast<size_t>(end_ - p_) < kWindowBytes) [[unlikely]]
+      refill(false);
     if (p_ == end_) return false;
+    const uint8_t* const event_start = p_;
     uint8_t kind = *p_++;
-    auto cut = [&] {  // the stream ends inside this event: a program killed mid-write
+    // The window ends inside this event: nothing of the decoder's state has changed yet, so it
+    // is read again with one more block. The stream ends inside it: a program killed mid-write.
+    // cut() says which: true to read the event again.
+    auto cut = [&] {
+      if (more_blocks_) {
+        p_ = event_start;
+        refill(true);
+        return true;
+      }
       p_ = end_;
       truncated_ = true;
       return false;
@@ -264,19 +275,20 @@ bool EventDecoder::next(Event& e) {
       malformed("malformed event stream: event kind " + std::to_string(kind) +
                 " is not in the file's schema");
     uint64_t dt, dm[kMaxMetrics];
-    if (!read_varint(dt)) return cut();
-    for (int i = 0; i < counter_count_; ++i)
-      if (!read_varint(dm[i])) return cut();
+    bool whole = read_varint(dt);
+    for (int i = 0; whole && i < counter_count_; ++i) whole = read_varint(dm[i]);
     const EventShape shape = schema_[kind];
-    for (int i = 0; i < shape.fixed; ++i)
-      if (!read_varint(scratch_[i])) return cut();
+    for (int i = 0; whole && i < shape.fixed; ++i) whole = read_varint(scratch_[i]);
     if (!groups_.empty()) groups_.clear();
-    if (shape.repeated) {
+    if (whole && shape.repeated) {
       uint64_t n = shape.fixed ? scratch_[shape.fixed - 1] : 0;
-      if (n > static_cast<uint64_t>(end_ - p_)) return cut();
-      groups_.resize(n * shape.repeated);
-      for (auto& g : groups_)
-        if (!read_varint(g)) return cut();
+      whole = n <= static_cast<uint64_t>(end_ - p_);
+      if (whole) groups_.resize(n * shape.repeated);
+      for (size_t i = 0; whole && i < groups_.size(); ++i) whole = read_varint(groups_[i]);
+    }
+    if (!whole) {
+      if (cut()) continue;
+      return false;
     }
     time_ += dt;
     for (int i = 0; i < counter_count_; ++i) counters_[i] += dm[i];
@@ -713,40 +725,73 @@ double TraceFile::tsc_hz() const {
   return double(b.tsc - a.tsc) * 1e9 / double(b.monotonic_ns - a.monotonic_ns);
 }
 
+void TraceFile::decompress(const Block& b, uint8_t* out) const {
+  const uint8_t* src = data_.data() + b.data_offset;
+  if (b.compression == static_cast<uint8_t>(Compression::None)) {
+    if (b.data_size != b.raw_size) fail("corrupted event block (size mismatch)");
+    std::memcpy(out, src, b.raw_size);
+  } else if (b.compression == static_cast<uint8_t>(Compression::Lz4)) {
+    int got = LZ4_decompress_safe(reinterpret_cast<const char*>(src), reinterpret_cast<char*>(out),
+                                  static_cast<int>(b.data_size), static_cast<int>(b.raw_size));
+    if (got < 0 || static_cast<uint32_t>(got) != b.raw_size)
+      fail("corrupted event block (lz4: " + std::string(got < 0 ? "bad data" : "size mismatch") +
+           ")");
+  } else {
+    size_t got = ZSTD_decompress(out, b.raw_size, src, b.data_size);
+    if (ZSTD_isError(got) || got != b.raw_size)
+      fail(std::string("corrupted event block (zstd: ") +
+           (ZSTD_isError(got) ? ZSTD_getErrorName(got) : "size mismatch") + ")");
+  }
+}
+
 std::vector<uint8_t> TraceFile::stream(uint32_t thread) const {
   std::vector<uint8_t> out;
   if (thread >= blocks_.size()) return out;
-  size_t total = 0;
-  for (const Block& b : blocks_[thread]) total += b.raw_size;
-  out.reserve(total);
+  out.reserve(stream_bytes(thread));
   for (const Block& b : blocks_[thread]) {
-    const uint8_t* src = data_.data() + b.data_offset;
     size_t at = out.size();
     out.resize(at + b.raw_size);
-    if (b.compression == static_cast<uint8_t>(Compression::None)) {
-      if (b.data_size != b.raw_size) fail("corrupted event block (size mismatch)");
-      std::memcpy(out.data() + at, src, b.raw_size);
-    } else if (b.compression == static_cast<uint8_t>(Compression::Lz4)) {
-      int got = LZ4_decompress_safe(reinterpret_cast<const char*>(src),
-                                    reinterpret_cast<char*>(out.data() + at),
-                                    static_cast<int>(b.data_size), static_cast<int>(b.raw_size));
-      if (got < 0 || static_cast<uint32_t>(got) != b.raw_size)
-        fail("corrupted event block (lz4: " + std::string(got < 0 ? "bad data" : "size mismatch") +
-             ")");
-    } else {
-      size_t got = ZSTD_decompress(out.data() + at, b.raw_size, src, b.data_size);
-      if (ZSTD_isError(got) || got != b.raw_size)
-        fail(std::string("corrupted event block (zstd: ") +
-             (ZSTD_isError(got) ? ZSTD_getErrorName(got) : "size mismatch") + ")");
-    }
+    decompress(b, out.data() + at);
   }
   return out;
+}
+
+uint64_t TraceFile::stream_bytes(uint32_t thread) const {
+  uint64_t total = 0;
+  if (thread < blocks_.size())
+    for (const Block& b : blocks_[thread]) total += b.raw_size;
+  return total;
 }
 
 EventDecoder TraceFile::decoder(const std::vector<uint8_t>& stream) const {
   EventDecoder d(schema_, metrics_, stream.data(), stream.size(), header_.start_tsc);
   d.set_context(path_);
   return d;
+}
+
+EventDecoder TraceFile::decoder(uint32_t thread) const {
+  EventDecoder d(schema_, metrics_, nullptr, 0, header_.start_tsc);
+  d.set_context(path_);
+  d.file_ = this;
+  d.thread_ = thread;
+  d.more_blocks_ = thread < blocks_.size() && !blocks_[thread].empty();
+  return d;
+}
+
+void EventDecoder::refill(bool one_more) {
+  const std::vector<TraceFile::Block>& blocks = file_->blocks_[thread_];
+  size_t size = static_cast<size_t>(end_ - p_);
+  if (size && p_ != window_.data()) std::memmove(window_.data(), p_, size);
+  while (next_block_ < blocks.size() && (size < kWindowBytes || one_more)) {
+    const TraceFile::Block& b = blocks[next_block_++];
+    if (window_.size() < size + b.raw_size) window_.resize(std::max(size + b.raw_size, 2 * size));
+    file_->decompress(b, window_.data() + size);
+    size += b.raw_size;
+    one_more = false;
+  }
+  p_ = window_.data();
+  end_ = p_ + size;
+  more_blocks_ = next_block_ < blocks.size();
 }
 
 // A SiteNames payload (format.hpp) at file offset `pos`.

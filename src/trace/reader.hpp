@@ -35,7 +35,11 @@ struct Event {
   const std::vector<uint64_t>* groups = nullptr;
 };
 
-// Decodes one thread's event stream (already concatenated and decompressed).
+class TraceFile;
+
+// Decodes one thread's event stream: bytes already concatenated and decompressed, or (from
+// TraceFile::decoder(thread)) the thread's blocks, decompressed one after the other into a small
+// window as decoding reaches them.
 class EventDecoder {
  public:
   // One metric; `has_metric`: it is not the TSC, so events carry its delta (version 1 and 2).
@@ -48,7 +52,6 @@ class EventDecoder {
   // in the middle of its last event (a killed program) ends cleanly and sets truncated().
   bool next(Event& event);
   bool truncated() const { return truncated_; }
-  size_t remaining() const { return static_cast<size_t>(end_ - p_); }  // bytes not decoded yet
   // What errors name first (the trace's path: TraceFile::decoder sets it).
   void set_context(std::string context) { context_ = std::move(context); }
 
@@ -64,6 +67,17 @@ class EventDecoder {
   bool read_long_varint(uint64_t& v);
   void expand_tbb(Event& e);
   [[noreturn]] void malformed(const std::string& what) const;
+  // Block by block (TraceFile::decoder(thread)): the undecoded bytes move to the window's start
+  // and the next blocks follow them, until the window holds kWindowBytes or every block; with
+  // `one_more`, at least one more block (an event longer than what the window held).
+  friend class TraceFile;
+  static constexpr size_t kWindowBytes = 64 * 1024;
+  void refill(bool one_more);
+  const TraceFile* file_ = nullptr;
+  uint32_t thread_ = 0;
+  size_t next_block_ = 0;
+  bool more_blocks_ = false;
+  std::vector<uint8_t> window_;
   const std::vector<EventShape>& schema_;
   const uint8_t* p_;
   const uint8_t* end_;
@@ -142,9 +156,14 @@ class TraceFile {
 
   // Number of event streams (recorder thread indexes are 0 .. stream_count()-1).
   uint32_t stream_count() const { return static_cast<uint32_t>(blocks_.size()); }
-  // The concatenated, decompressed events of one thread.
+  // The concatenated, decompressed events of one thread, and its length.
   std::vector<uint8_t> stream(uint32_t thread) const;
+  uint64_t stream_bytes(uint32_t thread) const;
   EventDecoder decoder(const std::vector<uint8_t>& stream) const;
+  // A decoder of one thread's events that decompresses its blocks as it reaches them: a window
+  // of about 64 KiB instead of the whole stream, and no wait for the whole stream before the
+  // first event. The TraceFile must outlive it.
+  EventDecoder decoder(uint32_t thread) const;
 
  private:
   struct Block {
@@ -153,6 +172,9 @@ class TraceFile {
     size_t data_offset, data_size;  // into data_
   };
   [[noreturn]] void fail(const std::string& what) const;
+  friend class EventDecoder;
+  // Decompresses block `index` of `thread` (Block::raw_size bytes) to `out`.
+  void decompress(const Block& b, uint8_t* out) const;
   void parse();
   void parse_region_names(const uint8_t* p, size_t n, size_t pos);
   void parse_site_names(const uint8_t* p, size_t n, size_t pos);
