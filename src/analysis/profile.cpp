@@ -13,6 +13,7 @@
 #include <atomic>
 #include <functional>
 #include <future>
+#include <memory>
 #include <utility>
 
 #include "analysis/algebra.hpp"
@@ -115,13 +116,58 @@ Profile compute_profile(const Model& m, const Weights* weights, uint32_t shared_
   const uint32_t num_sites = static_cast<uint32_t>(m.sites.size());
   const uint32_t num_nodes = static_cast<uint32_t>(m.nodes.size());
 
-  // The program's longest path runs on a thread of its own from the start; the sites' passes
-  // are independent of it (they share only what they read). Once it is done, that thread
-  // measures sites too (second_half, below), when the model is large enough to be worth it.
+  // The sited nodes, bucketed by site (a counting sort keeps node order inside a bucket), with
+  // what the per-site pass needs copied in so that it reads one contiguous array per site.
+  struct Rec {
+    uint32_t instance, begin, end;
+    uint32_t next;  // next record of the same instance
+    bool nested;
+  };
+  std::vector<uint32_t> site_begin;
+  std::vector<Rec> recs;
+  uint32_t max_instance = 0;
+  auto make_records = [&] {
+    const std::vector<uint8_t> nested = nested_nodes(m, num_sites);
+    site_begin.assign(static_cast<size_t>(num_sites) + 1, 0);
+    for (const Node& node : m.nodes) {
+      if (node.site >= num_sites) continue;
+      ++site_begin[node.site + 1];
+      if (node.instance != kNone) max_instance = std::max(max_instance, node.instance + 1);
+    }
+    // The Program site without a node of its own: the root is its instance.
+    const bool root_for_program = num_sites > 0 && num_nodes > 0 && site_begin[1] == 0;
+    if (root_for_program) site_begin[1] = 1;
+    for (uint32_t x = 0; x < num_sites; ++x) site_begin[x + 1] += site_begin[x];
+    recs.resize(site_begin[num_sites]);
+    std::vector<uint32_t> fill(site_begin.begin(), site_begin.end() - 1);
+    if (root_for_program) recs[fill[0]++] = {kNone, 0, n, kNone, false};
+    for (uint32_t v = 0; v < num_nodes; ++v) {
+      const Node& node = m.nodes[v];
+      if (node.site >= num_sites) continue;
+      recs[fill[node.site]++] = {node.instance, std::min(node.strand_begin, n),
+                                 std::min(node.strand_end, n), kNone, nested[v] != 0};
+    }
+  };
+
+  // Two threads from the start. The other one makes the sites' records, then walks the
+  // program's longest path, then (second_half, below, when the model is large enough to be
+  // worth it) measures sites too; this one makes the prefix sums of work, then measures sites
+  // once the records are there. The path is independent of the rest (they share only what
+  // they read). Measured on fib(29): the records 0.012 s and the prefix sums 0.010 s, which
+  // this thread made one after the other before the sites.
   const uint64_t* span_weight = weights ? weights->span.data() : nullptr;
   std::function<void()> second_half;
   std::atomic<bool> prepared{false};  // second_half is set (or stays empty)
+  std::promise<void> records_made;
+  std::future<void> records = records_made.get_future();
   std::future<void> path_done = std::async(std::launch::async, [&] {
+    try {
+      make_records();
+      records_made.set_value();
+    } catch (...) {
+      records_made.set_exception(std::current_exception());
+      return;
+    }
     profile.span = longest_path(m, &profile.critical_path, span_weight);
     prepared.wait(false, std::memory_order_acquire);
     if (second_half) second_half();
@@ -158,37 +204,7 @@ Profile compute_profile(const Model& m, const Weights* weights, uint32_t shared_
   }
   const uint64_t* spans = weights ? span_prefix.data() : prefix.data();
   profile.work = prefix[n];
-
-  // The sited nodes, bucketed by site (a counting sort keeps node order inside a bucket), with
-  // what the per-site pass needs copied in so that it reads one contiguous array per site.
-  struct Rec {
-    uint32_t instance, begin, end;
-    uint32_t next;  // next record of the same instance
-    bool nested;
-  };
-  const std::vector<uint8_t> nested = nested_nodes(m, num_sites);
-  std::vector<uint32_t> site_begin(static_cast<size_t>(num_sites) + 1, 0);
-  uint32_t max_instance = 0;
-  for (const Node& node : m.nodes) {
-    if (node.site >= num_sites) continue;
-    ++site_begin[node.site + 1];
-    if (node.instance != kNone) max_instance = std::max(max_instance, node.instance + 1);
-  }
-  // The Program site without a node of its own: the root is its instance.
-  const bool root_for_program = num_sites > 0 && num_nodes > 0 && site_begin[1] == 0;
-  if (root_for_program) site_begin[1] = 1;
-  for (uint32_t x = 0; x < num_sites; ++x) site_begin[x + 1] += site_begin[x];
-  std::vector<Rec> recs(site_begin[num_sites]);
-  {
-    std::vector<uint32_t> fill(site_begin.begin(), site_begin.end() - 1);
-    if (root_for_program) recs[fill[0]++] = {kNone, 0, n, kNone, false};
-    for (uint32_t v = 0; v < num_nodes; ++v) {
-      const Node& node = m.nodes[v];
-      if (node.site >= num_sites) continue;
-      recs[fill[node.site]++] = {node.instance, std::min(node.strand_begin, n),
-                                 std::min(node.strand_end, n), kNone, nested[v] != 0};
-    }
-  }
+  records.get();  // (rethrows the other thread's failure)
 
   struct Group {
     uint32_t head, tail;  // first and last record, in node order
@@ -204,13 +220,17 @@ Profile compute_profile(const Model& m, const Weights* weights, uint32_t shared_
     uint64_t dist = 0;
     uint32_t mark = kNone;
   };
-  // What one thread measuring sites needs of its own.
+  // What one thread measuring sites needs of its own. `state` (per strand of the model) is
+  // made when an instance first needs it; `dist` (per strand of the longest contiguous
+  // instance) is left uninitialized: every entry is written before it is read.
   struct Scratch {
     std::vector<Group> groups;
     std::vector<Slot> slots;
     std::vector<std::pair<uint32_t, uint32_t>> ranges;
     std::vector<State> state;
     uint32_t stamp = 0;
+    std::unique_ptr<uint64_t[]> dist;
+    size_t dist_size = 0;
   };
   std::vector<uint64_t> whole_program(num_sites, 0);  // outermost instances covering [0, n)
   const uint32_t* pred_begin = m.pred_begin.data();
@@ -223,7 +243,6 @@ Profile compute_profile(const Model& m, const Weights* weights, uint32_t shared_
     std::vector<Group>& groups = scratch.groups;
     std::vector<Slot>& slots = scratch.slots;
     std::vector<std::pair<uint32_t, uint32_t>>& ranges = scratch.ranges;
-    State* state = scratch.state.data();
     groups.clear();
     for (uint32_t i = site_begin[x]; i < site_begin[x + 1]; ++i) {
       Rec& rec = recs[i];
@@ -257,8 +276,41 @@ Profile compute_profile(const Model& m, const Weights* weights, uint32_t shared_
         ++whole_program[x];
         continue;
       }
-      const uint32_t id = scratch.stamp++;
+      if (ranges.empty()) continue;  // an instance without strands adds neither
       uint64_t instance_span = 0;
+      // One range of strands, [b, e) (the common case: a task, a region, a loop on one
+      // thread): a predecessor is inside the instance exactly when it is at least b, so
+      // distances need no marks, only an array as long as the instance.
+      uint32_t whole_end = ranges.front().second;
+      bool contiguous = true;
+      for (auto [b, e] : ranges) {
+        contiguous = contiguous && b <= whole_end;
+        whole_end = std::max(whole_end, e);
+      }
+      if (contiguous) {
+        const uint32_t b = ranges.front().first, e = whole_end;
+        if (scratch.dist_size < e - b) {
+          scratch.dist.reset(new uint64_t[e - b]);
+          scratch.dist_size = e - b;
+        }
+        uint64_t* dist = scratch.dist.get();  // dist[s - b] for s in [b, e)
+        row.work += work[e] - work[b];
+        for (uint32_t s = b; s < e; ++s) {
+          uint64_t longest = 0;
+          for (uint32_t k = pred_begin[s], ke = pred_begin[s + 1]; k < ke; ++k) {
+            const uint32_t p = preds[k];
+            if (p >= b && dist[p - b] > longest) longest = dist[p - b];
+          }
+          const uint64_t here = longest + (spans[s + 1] - spans[s]);
+          dist[s - b] = here;
+          instance_span = std::max(instance_span, here);
+        }
+        row.span += instance_span;
+        continue;
+      }
+      if (scratch.state.empty()) scratch.state.resize(n);
+      State* state = scratch.state.data();
+      const uint32_t id = scratch.stamp++;
       uint32_t covered = 0;
       for (auto [b, e] : ranges) {
         b = std::max(b, covered);
@@ -279,10 +331,7 @@ Profile compute_profile(const Model& m, const Weights* weights, uint32_t shared_
       row.span += instance_span;
     }
   };
-  auto make_scratch = [&](Scratch& scratch) {
-    scratch.slots.resize(max_instance);
-    scratch.state.resize(n);
-  };
+  auto make_scratch = [&](Scratch& scratch) { scratch.slots.resize(max_instance); };
 
   // Sites are taken one at a time by both threads: the thread of the program's longest path
   // measures sites beside this one once its path is done. Each site's row is written by
