@@ -1,5 +1,6 @@
 // Provisional graph -> Model: serial-elision numbering, CSR edges, attribution.
 #include <algorithm>
+#include <atomic>
 #include <future>
 #include <unordered_map>
 
@@ -74,6 +75,39 @@ Model Builder::finalize() {
   std::vector<TaskState>().swap(tasks_);
   items_done.get();
 
+  // Fragments: distinct (begin, end) code pairs, numbered in the order of the provisional
+  // strands, on a thread of their own while the strands are numbered below (that pass waits on
+  // scattered memory; this one streams; moving the strands took 0.045 s with the fragments,
+  // 0.038 s without). Each strand's fragment goes where its begin code was.
+  // There are few fragments: a small direct-mapped cache in front of the hash map answers
+  // nearly every strand.
+  m.fragments.push_back(Fragment{});
+  std::future<void> fragments_done = std::async(std::launch::async, [&] {
+    std::unordered_map<uint64_t, uint32_t> fragment_ids;
+    fragment_ids.emplace(0, 0);
+    struct PairSlot {
+      uint64_t pair = 0;
+      uint32_t fragment = 0;
+    };
+    constexpr size_t kPairCache = 256;
+    std::vector<PairSlot> pair_cache(kPairCache);  // pair 0 is fragment 0: right when empty
+    for (PStrand& p : strands_) {
+      const uint64_t pair = (uint64_t(p.begin_code) << 32) | p.end_code;
+      PairSlot& slot = pair_cache[(p.begin_code * 31u + p.end_code) & (kPairCache - 1)];
+      if (slot.pair != pair) {
+        auto [it, inserted] = fragment_ids.try_emplace(pair, uint32_t(m.fragments.size()));
+        if (inserted) m.fragments.push_back(Fragment{codes_[p.begin_code], codes_[p.end_code]});
+        slot = {pair, it->second};
+      }
+      p.begin_code = slot.fragment;
+    }
+    // Then the model's strands are made (every provisional strand gets a place: each is an
+    // item or the tail of a node, and every node descends from node 0, its parent's id being
+    // smaller than its own), zeroing 160 MB on fib(29) here rather than on the numbering's thread
+    // after it: finalize 0.096 -> 0.088 s.
+    m.strands.resize(strands_.size());
+  });
+
   // Depth-first numbering of nodes and strands: the serial elision order. Not by walking the
   // tree depth first (that reads each node's items at a random place), but from the subtree
   // sizes: each node, in id order, places its items after its own first strand and its
@@ -110,6 +144,7 @@ Model Builder::finalize() {
                                                   : node_site[out.parent];
   }
   const uint32_t next_strand = node_count ? subtree_strands[0] : 0;
+  fragments_done.get();
   std::vector<uint32_t>().swap(items);
   std::vector<uint32_t>().swap(item_begin);
   std::vector<uint32_t>().swap(subtree_nodes);
@@ -120,6 +155,34 @@ Model Builder::finalize() {
   // the CSR arrays (no comparison sort: there are millions of edges). On a thread of their own:
   // they need only the numbering, like the strands' move below.
   uint64_t backward = 0;
+  // Strands move to their final place in sequential passes over blocks of the provisional ones
+  // (the scattered accesses are writes, which do not stall like scattered reads), taken by this
+  // thread and, once the edges are done, by theirs.
+  m.strands.resize(next_strand);  // (no more than the provisional strands: only shrinks)
+  constexpr uint32_t kMoveBlock = 1 << 16;
+  const uint32_t provisional = static_cast<uint32_t>(strands_.size());
+  std::atomic<uint32_t> next_block{0};
+  auto move_strands = [&] {
+    for (uint32_t b;
+         (b = next_block.fetch_add(kMoveBlock, std::memory_order_relaxed)) < provisional;) {
+      const uint32_t e = std::min(provisional, b + kMoveBlock);
+      for (uint32_t s = b; s < e; ++s) {
+        if (strand_id[s] == kNone) continue;
+        const PStrand& p = strands_[s];
+        Strand& out = m.strands[strand_id[s]];
+        out.work = p.work;
+        out.start = p.start;
+        out.end = p.end;
+        out.thread = p.thread;
+        out.node = node_id[p.node];
+        out.site = node_site[out.node];
+        out.fragment = p.begin_code;  // its fragment by now (above)
+      }
+    }
+  };
+  // Edges, in final ids; every edge must go forward in the serial order. Counting sort into
+  // the CSR arrays (no comparison sort: there are millions of edges). On a thread of their own:
+  // they need only the numbering, like the strands' move.
   std::future<void> edges_done = std::async(std::launch::async, [&] {
     auto resolve = [&](uint32_t ref) -> uint32_t {
       uint32_t from = (ref & kTaskRef) ? task_end[ref & ~kTaskRef] : ref;
@@ -147,41 +210,11 @@ Model Builder::finalize() {
     for (const auto& [from, to] : edges_)
       if (to != kNone) m.preds[fill[to]++] = static_cast<uint32_t>(from);
     std::vector<std::pair<uint32_t, uint32_t>>().swap(edges_);
+    move_strands();
   });
-
-  // Strands move to their final place in one sequential pass over the provisional ones (the
-  // scattered accesses are writes, which do not stall like scattered reads).
-  m.strands.resize(next_strand);
-  // Fragments: distinct (begin, end) code pairs. There are few: a small direct-mapped cache in
-  // front of the hash map answers nearly every strand.
-  std::unordered_map<uint64_t, uint32_t> fragment_ids;
-  m.fragments.push_back(Fragment{});
-  fragment_ids.emplace(0, 0);
-  struct PairSlot {
-    uint64_t pair = 0;
-    uint32_t fragment = 0;
-  };
-  constexpr size_t kPairCache = 256;
-  std::vector<PairSlot> pair_cache(kPairCache);  // pair 0 is fragment 0: right when empty
-  for (uint32_t s = 0; s < strands_.size(); ++s) {
-    if (strand_id[s] == kNone) continue;
-    const PStrand& p = strands_[s];
-    Strand& out = m.strands[strand_id[s]];
-    out.work = p.work;
-    out.start = p.start;
-    out.end = p.end;
-    out.thread = p.thread;
-    out.node = node_id[p.node];
-    out.site = node_site[out.node];
-    const uint64_t pair = (uint64_t(p.begin_code) << 32) | p.end_code;
-    PairSlot& slot = pair_cache[(p.begin_code * 31u + p.end_code) & (kPairCache - 1)];
-    if (slot.pair != pair) {
-      auto [it, inserted] = fragment_ids.try_emplace(pair, uint32_t(m.fragments.size()));
-      if (inserted) m.fragments.push_back(Fragment{codes_[p.begin_code], codes_[p.end_code]});
-      slot = {pair, it->second};
-    }
-    out.fragment = slot.fragment;
-  }
+  move_strands();
+  // The extra metrics and region work below read strand_id only; the edges' thread may still
+  // be moving strands.
 
   // Further metrics, metric-major (Model::extra_work).
   if (extra_count_) {

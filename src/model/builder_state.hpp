@@ -49,7 +49,9 @@ constexpr uint32_t kTaskRef = 0x80000000u;
 struct PStrand {
   uint64_t work = 0, start = 0, end = 0;
   uint32_t thread = kNone, node = 0;
-  uint32_t begin_code = 0, end_code = 0;  // code address ids (Builder::code_id) of its two events
+  // Code address ids (Builder::code_id) of its two events. finalize() replaces begin_code with
+  // the strand's fragment.
+  uint32_t begin_code = 0, end_code = 0;
 };
 
 struct PNode {
