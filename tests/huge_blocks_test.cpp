@@ -48,10 +48,11 @@ std::string smaps_entry(const void* p) {
   return entry;
 }
 
-TEST(HugeBlocks, ABlockIsAlignedWritableMarkedAndUnmappedWhenFreed) {
+TEST(HugeBlocks, ABlockIsAlignedWritableAndMarkedAndItsPagesGoToTheNextWhenFreed) {
   if (!huge_pages_available()) GTEST_SKIP() << "transparent huge pages are off on this machine";
+  huge_blocks_release_spares();
   const size_t live = huge_blocks_live();
-  const size_t bytes = (size_t{9} << 20) + 123;  // not a multiple of 2 MiB
+  const size_t bytes = (size_t{9} << 20) + 123;  // not a multiple of 2 MiB: 10 MiB of pages
   auto* p = static_cast<unsigned char*>(huge_block_alloc(bytes));
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % kTwoMiB, 0u);
@@ -64,8 +65,38 @@ TEST(HugeBlocks, ABlockIsAlignedWritableMarkedAndUnmappedWhenFreed) {
   EXPECT_NE(entry.find(" hg"), std::string::npos) << "not marked MADV_HUGEPAGE:\n" << entry;
   EXPECT_TRUE(huge_block_free(p));
   EXPECT_EQ(huge_blocks_live(), live);
-  EXPECT_FALSE(mapped(p));
   EXPECT_FALSE(huge_block_free(p)) << "freed twice";
+  EXPECT_EQ(huge_blocks_spare_bytes(), size_t{10} << 20);
+
+  // A smaller block takes the freed pages, moved (their bytes come along, no fresh page), and
+  // they leave the freed block's place.
+  auto* q = static_cast<unsigned char*>(huge_block_alloc(size_t{6} << 20));
+  ASSERT_NE(q, nullptr);
+  EXPECT_EQ(huge_blocks_spare_bytes(), size_t{4} << 20);
+  EXPECT_EQ(q[0], 0xab);
+  EXPECT_EQ(q[(size_t{6} << 20) - 1], 0xab);
+  EXPECT_NE(smaps_entry(q).find(" hg"), std::string::npos) << "moved pages lost MADV_HUGEPAGE";
+  EXPECT_FALSE(mapped(p)) << "the moved pages are still at the freed block's place";
+  EXPECT_TRUE(mapped(p + (size_t{6} << 20))) << "the pages not moved are gone";
+
+  // A bigger one takes the 4 MiB left (the first block's bytes 6 MiB to 9 MiB + 123 written),
+  // then fresh (zeroed) memory.
+  auto* r = static_cast<unsigned char*>(huge_block_alloc(size_t{8} << 20));
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(huge_blocks_spare_bytes(), 0u);
+  EXPECT_EQ(r[0], 0xab);
+  EXPECT_EQ(r[(size_t{3} << 20) + 122], 0xab);
+  EXPECT_EQ(r[size_t{4} << 20], 0);
+  EXPECT_EQ(r[(size_t{8} << 20) - 1], 0);
+  EXPECT_FALSE(mapped(p + (size_t{6} << 20)));
+  std::memset(r, 1, size_t{8} << 20);
+  EXPECT_TRUE(huge_block_free(q));
+  EXPECT_TRUE(huge_block_free(r));
+  EXPECT_EQ(huge_blocks_spare_bytes(), size_t{14} << 20);
+  huge_blocks_release_spares();
+  EXPECT_EQ(huge_blocks_spare_bytes(), 0u);
+  EXPECT_FALSE(mapped(r));
+  EXPECT_FALSE(mapped(q));
 }
 
 TEST(HugeBlocks, OtherPointersAreNotTaken) {
@@ -100,6 +131,7 @@ TEST(HugeBlocks, AFullTableDeclinesAndRecovers) {
   if (again) blocks.push_back(again);
   for (void* p : blocks) EXPECT_TRUE(huge_block_free(p));
   EXPECT_EQ(huge_blocks_live(), 0u);
+  huge_blocks_release_spares();
 }
 
 TEST(HugeBlocks, ThreadsAllocateAndFreeTogether) {
@@ -117,6 +149,7 @@ TEST(HugeBlocks, ThreadsAllocateAndFreeTogether) {
   a.join();
   b.join();
   EXPECT_EQ(huge_blocks_live(), 0u);
+  huge_blocks_release_spares();
 }
 
 TEST(HugeBlocks, NothingWhenHugePagesAreOff) {

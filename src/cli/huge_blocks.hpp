@@ -9,7 +9,8 @@
 // glibc can be asked for this (GLIBC_TUNABLES=glibc.malloc.hugetlb=1), but only through the
 // environment before the process starts; the tasklens executable instead replaces the global
 // operator new/delete (huge_new_delete.cpp) and sends blocks of kHugeBlockMin bytes or more here.
-// Each is its own 2 MiB-aligned mapping marked MADV_HUGEPAGE, unmapped when freed. Where the
+// Each is its own 2 MiB-aligned mapping marked MADV_HUGEPAGE. A freed block's pages are kept
+// and moved into the next blocks (huge_blocks.cpp says why). Where the
 // kernel's THP setting is "never" (or the mapping fails) nothing changes: the blocks come from
 // malloc, which keeps freed memory for reuse (main.cpp). Internal to src/cli.
 #pragma once
@@ -31,6 +32,10 @@ bool huge_block_free(void* p) noexcept;
 
 // Live blocks from huge_block_alloc (for tests).
 std::size_t huge_blocks_live() noexcept;
+
+// Bytes of freed blocks kept for the next ones, and giving them back to the system (for tests).
+std::size_t huge_blocks_spare_bytes() noexcept;
+void huge_blocks_release_spares() noexcept;
 
 // Whether the kernel gives huge pages to memory marked MADV_HUGEPAGE (THP "always" or
 // "madvise") and TASKLENS_HUGE_PAGES is not 0, read once. On a VM whose host takes back the
