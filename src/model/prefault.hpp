@@ -9,7 +9,8 @@
 //    and a thread of its own only took the second core from the decoder, while the capacity
 //    reserved and never used is better left untouched.
 // Populating never changes memory contents, so it may run while the owner writes; a range
-// freed meanwhile only makes madvise fail. Internal to src/model.
+// freed meanwhile only makes madvise fail (or populates pages kept for the next blocks, see
+// src/cli/huge_blocks.cpp). Internal to src/model.
 #pragma once
 
 #include <sys/mman.h>
