@@ -13,8 +13,8 @@ Model Builder::finalize() {
   Model m;
   // Each node's items, contiguous and in append order (a stable counting sort of the log), and
   // the number of strands and nodes in each node's subtree (summed children first: a child's
-  // id is larger than its parent's), with the numbering's arrays: on a thread of their own,
-  // while the tasks are closed and joined below (the two only read the nodes).
+  // id is larger than its parent's): on a thread of their own, while the tasks are closed and
+  // joined below (the two only read the nodes).
   const uint32_t node_count = static_cast<uint32_t>(nodes_.size());
   std::vector<uint32_t> item_begin(node_count + 1, 0);
   std::vector<uint32_t> items;
@@ -36,10 +36,6 @@ Model Builder::finalize() {
       subtree_strands[nodes_[v].parent] += subtree_strands[v];
       subtree_nodes[nodes_[v].parent] += subtree_nodes[v];
     }
-    node_id.assign(node_count, kNone);
-    strand_id.assign(strands_.size(), kNone);
-    first_strand.assign(node_count, 0);
-    node_site.assign(node_count, 0);
   });
 
   // Escaped tasks join where their innermost enclosing taskgroup or phase ends.
@@ -73,6 +69,12 @@ Model Builder::finalize() {
   }
   std::vector<uint32_t>().swap(join_target);
   std::vector<TaskState>().swap(tasks_);
+  // The numbering's arrays, here rather than on the items' thread, which this one waits for
+  // (in the memory the tasks had).
+  node_id.assign(node_count, kNone);
+  strand_id.assign(strands_.size(), kNone);
+  first_strand.assign(node_count, 0);
+  node_site.assign(node_count, 0);
   items_done.get();
 
   // Depth-first numbering of nodes and strands: the serial elision order. Not by walking the
