@@ -126,6 +126,9 @@ Profile compute_profile(const Model& m, const Weights* weights, uint32_t shared_
   std::vector<uint32_t> site_begin;
   std::vector<Rec> recs;
   uint32_t max_instance = 0;
+  // Per instance id: how many sited nodes have it (0, 1, or 2 for two or more). Most instances
+  // (a task, a region) are one node: those need no grouping by instance.
+  std::vector<uint8_t> instance_nodes;
   auto make_records = [&] {
     const std::vector<uint8_t> nested = nested_nodes(m, num_sites);
     site_begin.assign(static_cast<size_t>(num_sites) + 1, 0);
@@ -139,6 +142,7 @@ Profile compute_profile(const Model& m, const Weights* weights, uint32_t shared_
     if (root_for_program) site_begin[1] = 1;
     for (uint32_t x = 0; x < num_sites; ++x) site_begin[x + 1] += site_begin[x];
     recs.resize(site_begin[num_sites]);
+    instance_nodes.assign(max_instance, 0);
     std::vector<uint32_t> fill(site_begin.begin(), site_begin.end() - 1);
     if (root_for_program) recs[fill[0]++] = {kNone, 0, n, kNone, false};
     for (uint32_t v = 0; v < num_nodes; ++v) {
@@ -146,6 +150,8 @@ Profile compute_profile(const Model& m, const Weights* weights, uint32_t shared_
       if (node.site >= num_sites) continue;
       recs[fill[node.site]++] = {node.instance, std::min(node.strand_begin, n),
                                  std::min(node.strand_end, n), kNone, nested[v] != 0};
+      if (node.instance != kNone && instance_nodes[node.instance] < 2)
+        ++instance_nodes[node.instance];
     }
   };
 
@@ -244,23 +250,32 @@ Profile compute_profile(const Model& m, const Weights* weights, uint32_t shared_
     std::vector<Slot>& slots = scratch.slots;
     std::vector<std::pair<uint32_t, uint32_t>>& ranges = scratch.ranges;
     groups.clear();
+    uint64_t instances = 0;
     for (uint32_t i = site_begin[x]; i < site_begin[x + 1]; ++i) {
       Rec& rec = recs[i];
+      // An instance of one node is a group of its own, measured unless it is nested.
+      if (rec.instance == kNone || instance_nodes[rec.instance] < 2) {
+        ++instances;
+        if (!rec.nested) groups.push_back({i, i, true});
+        continue;
+      }
+      if (slots.empty()) slots.resize(max_instance);
       uint32_t g;
-      if (rec.instance != kNone && slots[rec.instance].site == x) {
+      if (slots[rec.instance].site == x) {
         g = slots[rec.instance].group;
         recs[groups[g].tail].next = i;
         groups[g].tail = i;
       } else {
         g = static_cast<uint32_t>(groups.size());
         groups.push_back({i, i, true});
-        if (rec.instance != kNone) slots[rec.instance] = {x, g};
+        slots[rec.instance] = {x, g};
+        ++instances;
       }
       if (rec.nested) groups[g].outermost = false;
     }
 
     SiteRow& row = rows[x];
-    row.count = groups.size();
+    row.count = instances;
     for (const Group& group : groups) {
       if (!group.outermost) continue;
       ranges.clear();
@@ -331,7 +346,6 @@ Profile compute_profile(const Model& m, const Weights* weights, uint32_t shared_
       row.span += instance_span;
     }
   };
-  auto make_scratch = [&](Scratch& scratch) { scratch.slots.resize(max_instance); };
 
   // Sites are taken one at a time by both threads: the thread of the program's longest path
   // measures sites beside this one once its path is done. Each site's row is written by
@@ -347,14 +361,12 @@ Profile compute_profile(const Model& m, const Weights* weights, uint32_t shared_
   if (n >= shared_sites_from) {
     second_half = [&] {
       Scratch mine;
-      make_scratch(mine);
       measure_sites(mine);
     };
   }
   release.now();
   try {
     Scratch scratch;
-    make_scratch(scratch);
     measure_sites(scratch);
   } catch (...) {  // out of memory: the other thread still reads this frame's arrays
     next_site.store(num_sites, std::memory_order_relaxed);
