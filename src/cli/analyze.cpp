@@ -60,16 +60,24 @@ Loaded load(const std::string& path) {
   timings.lap("model");
   l.labels = report::label_sites(l.model, l.trace->modules());
   report::merge_sites_by_location(l.model, l.labels);
-  // Without the wrappers a oneTBB algorithm's subranges are invisible (no chunk events).
+  // Without the wrappers a oneTBB algorithm's subranges are invisible (no chunk events). (The
+  // nodes are walked only when a site is such an algorithm's: there are millions.)
+  auto tbb_algorithm = [](model::SiteKind k) {
+    return k == model::SiteKind::ParallelFor || k == model::SiteKind::ParallelReduce ||
+           k == model::SiteKind::ParallelSort || k == model::SiteKind::TbbAlgorithm;
+  };
   bool tbb_algorithms = false, tbb_chunks = false;
-  for (const model::Node& n : l.model.nodes) {
+  const bool any_tbb_algorithm =
+      std::any_of(l.model.sites.begin(), l.model.sites.end(),
+                  [&](const model::Site& s) { return tbb_algorithm(s.kind); });
+  const size_t walked = any_tbb_algorithm ? l.model.nodes.size() : 0;
+  for (size_t v = 0; v < walked; ++v) {
+    const model::Node& n = l.model.nodes[v];
     if (n.kind == model::NodeKind::Chunk && n.parent != model::kNone &&
         l.model.nodes[n.parent].kind == model::NodeKind::Task)
       tbb_chunks = true;
     if (n.site == model::kNone || n.site >= l.model.sites.size()) continue;
-    model::SiteKind k = l.model.sites[n.site].kind;
-    tbb_algorithms |= k == model::SiteKind::ParallelFor || k == model::SiteKind::ParallelReduce ||
-                      k == model::SiteKind::ParallelSort || k == model::SiteKind::TbbAlgorithm;
+    tbb_algorithms |= tbb_algorithm(l.model.sites[n.site].kind);
   }
   if (tbb_algorithms && !tbb_chunks)
     l.model.warnings.push_back(

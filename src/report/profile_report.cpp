@@ -178,6 +178,9 @@ std::vector<symbols::Location> resolve_return_addresses(
 }
 
 size_t attribute_library_sites(model::Model& m, const std::vector<SiteLabel>& labels) {
+  // Most programs have no such site: then there is nothing to walk (millions of nodes).
+  if (std::none_of(labels.begin(), labels.end(), [](const SiteLabel& l) { return l.library; }))
+    return 0;
   size_t moved = 0;
   std::vector<uint8_t> seen(m.sites.size(), 0);
   for (uint32_t v = 0; v < m.nodes.size(); ++v) {  // parents come before children
