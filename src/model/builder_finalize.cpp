@@ -169,9 +169,6 @@ Model Builder::finalize() {
   std::vector<uint32_t>().swap(first_strand);
   std::vector<PNode>().swap(nodes_);
   std::vector<std::vector<uint32_t>>().swap(ids_);
-  // Edges, in final ids; every edge must go forward in the serial order. Counting sort into
-  // the CSR arrays (no comparison sort: there are millions of edges). On a thread of their own:
-  // they need only the numbering, like the strands' move below.
   uint64_t backward = 0;
   // Strands move to their final place in sequential passes over blocks of the provisional ones
   // (the scattered accesses are writes, which do not stall like scattered reads), taken by this
