@@ -166,6 +166,7 @@ Model Builder::finalize() {
   std::vector<uint32_t>().swap(items);
   std::vector<uint32_t>().swap(item_begin);
   std::vector<uint32_t>().swap(subtree_nodes);
+  std::vector<uint32_t>().swap(subtree_strands);
   std::vector<uint32_t>().swap(first_strand);
   std::vector<PNode>().swap(nodes_);
   std::vector<std::vector<uint32_t>>().swap(ids_);
@@ -222,9 +223,11 @@ Model Builder::finalize() {
     }
     for (size_t i = 0; i < next_strand; ++i) m.pred_begin[i + 1] += m.pred_begin[i];
     m.preds.resize(m.pred_begin.back());
-    std::vector<uint32_t> fill(m.pred_begin.begin(), m.pred_begin.end() - 1);
+    // pred_begin[to] serves as to's cursor, ending at to + 1's beginning: shifted back after.
     for (const auto& [from, to] : edges_)
-      if (to != kNone) m.preds[fill[to]++] = static_cast<uint32_t>(from);
+      if (to != kNone) m.preds[m.pred_begin[to]++] = static_cast<uint32_t>(from);
+    std::copy_backward(m.pred_begin.begin(), m.pred_begin.end() - 1, m.pred_begin.end());
+    m.pred_begin[0] = 0;
     std::vector<std::pair<uint32_t, uint32_t>>().swap(edges_);
     strands_made.wait(kMaking, std::memory_order_acquire);
     if (strands_made.load(std::memory_order_acquire) == kMade) move_strands();
