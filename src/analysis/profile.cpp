@@ -349,10 +349,11 @@ Profile compute_profile(const Model& m, const Weights* weights, uint32_t shared_
 
   // Sites are taken one at a time by both threads: the thread of the program's longest path
   // measures sites beside this one once its path is done. Each site's row is written by
-  // the thread that took it, so the result does not depend on who took what. (Before the
-  // readers' big arrays came in huge pages, the second thread's per-strand state cost as much
-  // to fault in as it saved; a small model is not worth a second state at all.) Measured on
-  // fib(29): profile 0.073-0.080 s on one thread, 0.066-0.068 s on both.
+  // the thread that took it, so the result does not depend on who took what. Each thread has
+  // its own scratch arrays (an instance's distances, and the per-strand state when an instance
+  // of several ranges needs it): a small model is not worth a second set. Measured on fib(29),
+  // before instances of one range needed no per-strand state: profile 0.073-0.080 s on one
+  // thread, 0.066-0.068 s on both.
   std::atomic<uint32_t> next_site{0};
   auto measure_sites = [&](Scratch& scratch) {
     for (uint32_t x; (x = next_site.fetch_add(1, std::memory_order_relaxed)) < num_sites;)

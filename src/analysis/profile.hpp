@@ -65,7 +65,7 @@ struct Weights {
 // The profile of the recorded run, or of a what-if when `weights` is given (critical_work is
 // then measured in span weight, so the exclusive percents still add up to 100).
 // Models of `shared_sites_from` strands or more have their sites measured on two threads
-// (smaller ones are not worth a second per-strand state); the result is the same either way,
+// (smaller ones are not worth a second thread's scratch arrays); the result is the same either way,
 // which the tests check by passing 0.
 inline constexpr uint32_t kSharedSitesFrom = uint32_t{1} << 20;
 Profile compute_profile(const model::Model& model, const Weights* weights = nullptr,

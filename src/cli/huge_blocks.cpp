@@ -25,7 +25,7 @@ constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
 // cover is fresh memory. Fresh memory is what costs: the kernel zeroes every page, and on a VM
 // whose host took the memory back it faults on the host too. A reader's arrays come and go in
 // phases (the builder's, the model's, the analyses'), so a process now takes fresh pages for its
-// peak, not for the sum of its arrays: on fib(29), about 600 MB instead of 1.16 GB. Reuse used
+// peak, not for the sum of its arrays: on fib(29), about 550 MB instead of 1.16 GB. Reuse used
 // to be measured slower (a cache of whole freed blocks; one reserved arena, first fit): blocks
 // split for small arrays no longer fit big ones, so the peak rose. Moving pages assembles any
 // size from any pieces.
