@@ -1,5 +1,6 @@
-// Preemption tracking: the intervals the kernel reports for a thread that another thread keeps
-// preempting must match the gaps the thread itself sees in the TSC while it spins.
+// Context-switch tracking: the intervals the kernel reports for a thread that another thread
+// keeps preempting must match the gaps the thread itself sees in the TSC while it spins; a
+// thread that sleeps is reported blocked, not preempted, for as long as it slept.
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <sched.h>
@@ -35,6 +36,33 @@ bool pin_to_cpu0() {
 struct Measured {
   double seen_ms = 0, reported_ms = 0;
 };
+
+// The intervals of the records of `type` in a drain's output, for thread 7, clipped to
+// [begin_ns, end_ns): their total in ms.
+double reported_ms(const std::vector<uint8_t>& out, trace::RecordType type, uint64_t begin_ns,
+                   uint64_t end_ns) {
+  uint64_t total = 0;
+  for (size_t pos = 0; pos + sizeof(trace::RecordHeader) + 8 <= out.size();) {
+    trace::RecordHeader rh;
+    std::memcpy(&rh, out.data() + pos, sizeof rh);
+    EXPECT_GE(rh.size, sizeof rh + 8);
+    if (rh.size < sizeof rh + 8) break;
+    if (rh.type == static_cast<uint32_t>(type)) {
+      uint32_t header[2];
+      std::memcpy(header, out.data() + pos + sizeof rh, 8);
+      EXPECT_EQ(header[0], 7u);
+      for (uint32_t i = 0; i < header[1]; ++i) {
+        uint64_t iv[2];
+        std::memcpy(iv, out.data() + pos + sizeof rh + 8 + i * 16, 16);
+        EXPECT_LT(iv[0], iv[1]);
+        const uint64_t from = std::max(iv[0], begin_ns), to = std::min(iv[1], end_ns);
+        if (from < to) total += to - from;
+      }
+    }
+    pos += rh.size;
+  }
+  return double(total) / 1e6;
+}
 
 // Spins 300 ms on CPU 0 beside a rival thread; returns the off-CPU time the spinning thread
 // saw in the TSC and the time its ring reported as preempted.
@@ -72,21 +100,11 @@ Measured measure(recorder::SwitchRing* ring) {
   stop = true;
   rival.join();
   std::vector<uint8_t> out;
-  recorder::switch_ring_drain(ring, 7, out);
+  uint64_t lost = 0;
+  recorder::switch_ring_drain(ring, 7, out, lost);
+  EXPECT_EQ(lost, 0u);
   result.seen_ms = double(gaps) / double(ticks_per_ms);
-  if (out.size() < sizeof(trace::RecordHeader) + 8) return result;
-  uint32_t header[2];
-  std::memcpy(header, out.data() + sizeof(trace::RecordHeader), 8);
-  EXPECT_EQ(header[0], 7u);
-  uint64_t preempted = 0;
-  for (uint32_t i = 0; i < header[1]; ++i) {
-    uint64_t iv[2];
-    std::memcpy(iv, out.data() + sizeof(trace::RecordHeader) + 8 + i * 16, 16);
-    EXPECT_LT(iv[0], iv[1]);
-    const uint64_t from = std::max(iv[0], begin_ns), to = std::min(iv[1], end_ns);
-    if (from < to) preempted += to - from;
-  }
-  result.reported_ms = double(preempted) / 1e6;
+  result.reported_ms = reported_ms(out, trace::RecordType::Preemptions, begin_ns, end_ns);
   return result;
 }
 
@@ -103,6 +121,33 @@ TEST(RecorderSwitches, PreemptedIntervalsMatchWhatTheThreadSees) {
   recorder::switch_ring_close(ring);
   ASSERT_GT(m.seen_ms, 30.0) << "the rival thread did not preempt the measured one";
   EXPECT_NEAR(m.reported_ms, m.seen_ms, 0.1 * m.seen_ms + 2.0);
+}
+
+}  // namespace
+}  // namespace tasklens
+
+namespace tasklens {
+namespace {
+
+TEST(RecorderSwitches, SleepIsReportedBlockedNotPreempted) {
+  recorder::SwitchRing* ring = recorder::switch_ring_open();
+  if (!ring) GTEST_SKIP() << "perf context-switch records are not available here";
+  const uint64_t begin_ns = now_ns();
+  for (int i = 0; i < 3; ++i) {
+    timespec ts{0, 20000000};
+    nanosleep(&ts, nullptr);
+  }
+  const uint64_t end_ns = now_ns();
+  std::vector<uint8_t> out;
+  uint64_t lost = 0;
+  recorder::switch_ring_drain(ring, 7, out, lost);
+  recorder::switch_ring_close(ring);
+  const double blocked = reported_ms(out, trace::RecordType::Blocked, begin_ns, end_ns);
+  const double slept = double(end_ns - begin_ns) / 1e6;
+  // Three sleeps of 20 ms: the thread was blocked for nearly all of the time it measured.
+  EXPECT_GE(blocked, 60.0);
+  EXPECT_LE(blocked, slept + 0.5);
+  EXPECT_LT(reported_ms(out, trace::RecordType::Preemptions, begin_ns, end_ns), 0.2 * slept);
 }
 
 }  // namespace

@@ -30,6 +30,10 @@ struct BuildOptions {
   // thread of their own then took the second core from the decoder (report of fib(29): median
   // 0.43 s without it, 0.53 s with it).
   bool huge_pages = false;
+  // Time a program thread spent blocked (switched out while not runnable: sleeping, I/O, a
+  // futex) inside a strand counts as its work, as wall time would; by default it is taken out,
+  // like preemption, because a blocked thread does no work.
+  bool blocked_as_work = false;
 };
 
 // Throws trace::TraceError for undecodable input and ModelError when the trace holds no

@@ -363,12 +363,20 @@ void Builder::handle(const Event& e, uint32_t thread) {
   last_before_ = last_metric_[thread];
   uint64_t delta = e.metric - last_metric_[thread];
   uint64_t* last_extra = extra_count_ ? &last_extra_[size_t(thread) * extra_count_] : nullptr;
-  uint64_t off = 0;  // TSC ticks the thread was preempted since its previous event
+  // TSC ticks the thread was not running the program since its previous event: preempted,
+  // blocked, or waiting inside the recorder (a RecorderStall ends such a wait at its time).
+  uint64_t off = 0, blocked = 0, stalled = 0;
+  if (__builtin_expect(e.kind == EventKind::RecorderStall, 0) && tsc_metric_ >= 0) {
+    uint64_t span = tsc_metric_ == 0 ? delta : e.values[tsc_metric_] - last_extra[tsc_metric_ - 1];
+    stalled = std::min<uint64_t>(e.f[0], span);
+    off = stalled;
+  }
   if (!preempt_.empty() && thread < preempt_.size() && !preempt_[thread].empty()) {
     uint64_t from = tsc_metric_ == 0 ? last_metric_[thread] : last_extra[tsc_metric_ - 1];
-    off = preempted_between(thread, from, e.time);
-    if (tsc_metric_ == 0) delta = off < delta ? delta - off : 0;
+    // Off-CPU time inside a stall is the stall's.
+    off += preempted_between(thread, from, e.time - stalled, &blocked);
   }
+  if (tsc_metric_ == 0) delta = off < delta ? delta - off : 0;
   last_metric_[thread] = e.metric;
   uint64_t extra_delta[trace::kMaxMetrics];
   for (uint32_t m = 0; m < extra_count_; ++m) {
@@ -386,7 +394,16 @@ void Builder::handle(const Event& e, uint32_t thread) {
       s.work += delta;
       s.end = e.time;
       if (extra_count_) add_extra_work(ts.open, extra_delta);
-      if (!preempt_.empty()) preempted_total_ += (e.metric - last_before_) - delta;
+      if (off && tsc_metric_ == 0) {
+        // What was taken out of this strand, by cause (the removal was clipped at its size).
+        // Other metrics (counters) stop while the thread is off the CPU: nothing to take out.
+        uint64_t removed = (e.metric - last_before_) - delta;
+        uint64_t s_part = std::min(stalled, removed);
+        uint64_t b_part = std::min(blocked, removed - s_part);
+        stalled_total_ += s_part;
+        blocked_total_ += b_part;
+        preempted_total_ += removed - s_part - b_part;
+      }
       if (!open_regions_.empty()) {
         auto it = open_regions_.find(cur);
         if (it != open_regions_.end() && it->second.depth > 0) {
@@ -496,6 +513,8 @@ void Builder::handle(const Event& e, uint32_t thread) {
       break;
     case EventKind::MutexWaitEnd:
       mutex_wait_[thread] = 0;
+      break;
+    case EventKind::RecorderStall:  // its time was taken out of the strand above
       break;
     case EventKind::Mark:
       if (e.f[0] == static_cast<uint64_t>(trace::MarkKind::MainStart) && root_task_ != kNone &&
@@ -608,32 +627,46 @@ void Builder::on_region(const Event& e, uint32_t thread) {
   }
 }
 
-// Preempted intervals come in CLOCK_MONOTONIC ns; the clock syncs map them onto the TSC.
+// Off-CPU intervals come in CLOCK_MONOTONIC ns; the clock syncs map them onto the TSC.
 void Builder::load_preemptions() {
-  if (tsc_metric_ < 0 || trace_.preemptions().empty()) return;
+  if (tsc_metric_ < 0) return;
+  const bool with_blocked = !options_.blocked_as_work;
+  if (trace_.preemptions().empty() && (!with_blocked || trace_.blocked().empty())) return;
   const auto& syncs = trace_.clock_syncs();
   if (syncs.size() < 2 || trace_.tsc_hz() <= 0) return;
   const trace::ClockSync& s0 = syncs.front();
   double ticks_per_ns = trace_.tsc_hz() / 1e9;
   auto to_tsc = [&](uint64_t ns) {
     double t = double(s0.tsc) + (double(ns) - double(s0.monotonic_ns)) * ticks_per_ns;
-    return t <= 0 ? uint64_t(0) : static_cast<uint64_t>(t);
+    // A corrupted time must not overflow the conversion.
+    return t <= 0 ? uint64_t(0) : t >= 1.8e19 ? ~uint64_t(0) : static_cast<uint64_t>(t);
   };
-  preempt_.resize(trace_.preemptions().size());
-  preempt_cursor_.assign(preempt_.size(), 0);
-  for (size_t t = 0; t < preempt_.size(); ++t)
-    for (auto [out, in] : trace_.preemptions()[t])
-      preempt_[t].emplace_back(to_tsc(out), to_tsc(in));
+  size_t threads = std::max(trace_.preemptions().size(), with_blocked ? trace_.blocked().size() : 0);
+  preempt_.resize(threads);
+  preempt_cursor_.assign(threads, 0);
+  for (size_t t = 0; t < threads; ++t) {
+    auto& out = preempt_[t];
+    if (t < trace_.preemptions().size())
+      for (auto [b, e] : trace_.preemptions()[t]) out.push_back({to_tsc(b), to_tsc(e), false});
+    if (with_blocked && t < trace_.blocked().size())
+      for (auto [b, e] : trace_.blocked()[t]) out.push_back({to_tsc(b), to_tsc(e), true});
+    std::sort(out.begin(), out.end(),
+              [](const OffCpu& a, const OffCpu& b) { return a.begin < b.begin; });
+  }
 }
 
-uint64_t Builder::preempted_between(uint32_t thread, uint64_t from, uint64_t to) {
+uint64_t Builder::preempted_between(uint32_t thread, uint64_t from, uint64_t to,
+                                    uint64_t* blocked) {
   const auto& iv = preempt_[thread];
   size_t& c = preempt_cursor_[thread];
-  while (c < iv.size() && iv[c].second <= from) ++c;
+  while (c < iv.size() && iv[c].end <= from) ++c;
   uint64_t total = 0;
-  for (size_t i = c; i < iv.size() && iv[i].first < to; ++i) {
-    uint64_t lo = std::max(iv[i].first, from), hi = std::min(iv[i].second, to);
-    if (hi > lo) total += hi - lo;
+  for (size_t i = c; i < iv.size() && iv[i].begin < to; ++i) {
+    uint64_t lo = std::max(iv[i].begin, from), hi = std::min(iv[i].end, to);
+    if (hi > lo) {
+      total += hi - lo;
+      if (iv[i].blocked) *blocked += hi - lo;
+    }
   }
   return total;
 }

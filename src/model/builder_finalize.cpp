@@ -294,6 +294,11 @@ Model Builder::finalize() {
                         trace_.runtime_version().rfind("oneTBB", 0) == 0;
   m.task_count = explicit_tasks_;
   m.preempted = preempted_total_;
+  m.blocked = blocked_total_;
+  m.blocked_removed = !options_.blocked_as_work;
+  m.recorder_stalled = stalled_total_;
+  m.recorder_stalls = trace_.recorder_stats().stalls;
+  m.switches_lost = trace_.recorder_stats().switches_lost;
   m.thread_count = trace_.stream_count();
   if (!m.loops_have_chunks)
     m.warnings.push_back(
@@ -302,6 +307,16 @@ Model Builder::finalize() {
   if (trace_.has_finish() && trace_.finish().events_lost > 0)
     m.warnings.push_back(std::to_string(trace_.finish().events_lost) +
                          " events were lost: the recorder ran out of memory for its buffers");
+  if (m.switches_lost > 0)
+    m.warnings.push_back(
+        std::to_string(m.switches_lost) +
+        " context switches were not seen (the kernel's ring for them overflowed): time threads "
+        "spent switched out then may count as work; raise the limit of locked perf memory "
+        "(sysctl kernel.perf_event_mlock_kb) to see them all");
+  if (trace_.recorder_stats().write_errors > 0)
+    m.warnings.push_back(
+        std::to_string(trace_.recorder_stats().write_errors) +
+        " writes to the trace file failed (a full disk?): the events they held are lost");
   if (trace_.has_finish() && (trace_.finish().flags & trace::kFinishThreadsStillRunning))
     m.warnings.push_back(
         "the program exited inside a parallel region: work still running on "

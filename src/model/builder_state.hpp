@@ -311,7 +311,8 @@ class Builder {
   void handle(const Event& e, uint32_t thread);
   static uint64_t code_of(const Event& e);
   void load_preemptions();
-  uint64_t preempted_between(uint32_t thread, uint64_t from, uint64_t to);
+  // Ticks the thread was off the CPU in [from, to); *blocked gets the blocked part of them.
+  uint64_t preempted_between(uint32_t thread, uint64_t from, uint64_t to, uint64_t* blocked);
   void on_implicit_begin(const Event& e, uint32_t thread);
   void on_create(const Event& e, uint32_t thread);
   void on_schedule(const Event& e, uint32_t thread);
@@ -415,10 +416,17 @@ class Builder {
     for (uint32_t m = 0; m < extra_count_ && at + m < extra_work_.size(); ++m)
       extra_work_[at + m] = 0;
   }
-  // Per thread: preempted intervals in TSC ticks, and a cursor (events come in time order).
-  std::vector<std::vector<std::pair<uint64_t, uint64_t>>> preempt_;
+  // Per thread: the intervals it was off the CPU (preempted, or blocked unless that counts as
+  // work), in TSC ticks and time order, and a cursor (events come in time order).
+  struct OffCpu {
+    uint64_t begin, end;
+    bool blocked;
+  };
+  std::vector<std::vector<OffCpu>> preempt_;
   std::vector<size_t> preempt_cursor_;
   uint64_t preempted_total_ = 0;
+  uint64_t blocked_total_ = 0;
+  uint64_t stalled_total_ = 0;
   uint64_t last_before_ = 0;
   uint32_t root_task_ = kNone;
   uint64_t root_start_ = 0;

@@ -145,7 +145,12 @@ struct Model {
   bool complete = true;           // false when the trace was cut short
   bool loops_have_chunks = true;  // false when the runtime had no dispatch callback
   uint64_t task_count = 0;        // explicit tasks
-  uint64_t preempted = 0;         // TSC ticks of preemption by other processes removed from work
+  uint64_t preempted = 0;         // TSC ticks of preemption by other threads removed from work
+  uint64_t blocked = 0;           // TSC ticks of blocking (sleep, I/O, futex) removed from work
+  bool blocked_removed = true;    // false: blocked time was kept as work (BuildOptions)
+  uint64_t recorder_stalls = 0;   // times a thread waited inside the recorder (whole run)
+  uint64_t recorder_stalled = 0;  // TSC ticks of those waits removed from work
+  uint64_t switches_lost = 0;     // context switches the recorder could not see (not removed)
   uint32_t thread_count = 0;
   std::vector<std::string> warnings;  // for the report (one line each)
 

@@ -4,8 +4,14 @@
 // publishes the end of the last complete event with a release store (a plain mov on x86). The
 // writer thread owns everything else: it compresses full chunks, and every flush period it also
 // writes the published-but-unwritten part of every thread's current chunk, so a program killed
-// with SIGKILL leaves a trace that is valid up to the last flush. Memory stays bounded: when the
-// chunk pool is exhausted a producer waits for the writer instead of allocating.
+// with SIGKILL leaves a trace that is valid up to the last flush.
+//
+// Nothing on a program thread's path waits for a lock the writer can hold: a full chunk goes to
+// the writer through the thread's own single-producer ring, and comes back through another one;
+// fresh chunks come from a preallocated arena by an atomic increment, already faulted in by the
+// writer. Memory stays bounded (WriterConfig::max_chunks): when every chunk is in use, the thread
+// waits for the writer, and that wait is measured (a recorder stall) so that the model can take
+// it out of the strand it falls in.
 #pragma once
 
 #include <atomic>
@@ -23,18 +29,54 @@ struct Chunk {
   uint32_t written = 0;                // bytes already in the file (writer thread only)
   uint32_t seq = 0;                    // per-thread sequence number
   uint32_t thread = 0;
-  Chunk* next = nullptr;  // queue / free-list link (under the pool mutex)
   alignas(64) uint8_t data[kChunkBytes];
+};
+
+// A ring of chunks with one producer. Its owner consumes it; for the spare ring the writer may
+// also take chunks back (for a thread that waits), so taking is a compare-and-swap.
+struct ChunkRing {
+  static constexpr uint32_t kSize = 256;  // a power of two: 64 MiB of chunks per direction
+  alignas(64) std::atomic<uint32_t> head{0};  // next slot the producer fills
+  alignas(64) std::atomic<uint32_t> tail{0};  // next slot the consumer takes
+  std::atomic<Chunk*> slots[kSize] = {};
+
+  bool push(Chunk* c) {
+    const uint32_t h = head.load(std::memory_order_relaxed);
+    if (h - tail.load(std::memory_order_acquire) >= kSize) return false;
+    slots[h % kSize].store(c, std::memory_order_relaxed);
+    head.store(h + 1, std::memory_order_release);
+    return true;
+  }
+  Chunk* pop() {
+    uint32_t t = tail.load(std::memory_order_acquire);
+    for (;;) {
+      if (t == head.load(std::memory_order_acquire)) return nullptr;
+      // If another consumer took slot t first, the producer may refill it: the CAS fails then.
+      Chunk* c = slots[t % kSize].load(std::memory_order_relaxed);
+      if (tail.compare_exchange_weak(t, t + 1, std::memory_order_acq_rel)) return c;
+    }
+  }
+  uint32_t size() const {
+    return head.load(std::memory_order_acquire) - tail.load(std::memory_order_acquire);
+  }
 };
 
 struct SwitchRing;
 
 struct ThreadBuffer {
   std::atomic<Chunk*> current{nullptr};  // read by the writer thread for periodic flushes
-  SwitchRing* switches = nullptr;        // the thread's preemptions (drained by the writer)
+  ChunkRing full;                        // owner -> writer: chunks to write
+  ChunkRing spare;                       // writer -> owner: written chunks to reuse
+  // The owner sleeps on this word (a futex) while it waits for a spare chunk.
+  std::atomic<uint32_t> spare_word{0};
+  std::atomic<bool> waiting{false};
+  SwitchRing* switches = nullptr;  // the thread's context switches (drained by the writer)
   uint32_t thread = 0;
   uint32_t next_seq = 0;
-  ThreadBuffer* next = nullptr;  // registry link (under the pool mutex)
+  // What the owner lost waiting for the writer: how often, and TSC ticks.
+  std::atomic<uint64_t> stalls{0};
+  std::atomic<uint64_t> stall_ticks{0};
+  std::atomic<ThreadBuffer*> next{nullptr};  // registry link (written once, before publishing)
 };
 
 struct WriterConfig {
@@ -46,6 +88,21 @@ struct WriterConfig {
   // program pays whenever the writer shares its CPUs; zstd makes files about half as big.
   trace::Compression compression = trace::Compression::Lz4;
   int zstd_level = 1;
+  // The writer runs under SCHED_IDLE: it takes CPU time only when a CPU has nothing else to run,
+  // so that it never preempts the program's threads (under the normal policy a writer woken for
+  // a full chunk preempts a program thread, and the program thread loses that time slice).
+  bool idle_priority = true;
+  // Tests only: the writer sleeps this long before each chunk it writes (forces stalls).
+  unsigned test_delay_us = 0;
+};
+
+// What the recorder lost or waited for, for the trace's RecorderStats record.
+struct WriterStats {
+  uint64_t stalls = 0;
+  uint64_t stall_ticks = 0;
+  uint64_t switches_lost = 0;  // context-switch records the kernel dropped (ring overflow)
+  uint64_t chunks = 0;         // chunks of the arena ever used (peak buffer memory)
+  uint64_t write_errors = 0;   // writes to the file that failed (e.g. a full disk)
 };
 
 // Sets the output file and limits; must come before anything is written.
@@ -57,17 +114,22 @@ bool writer_start();
 
 // Registers a new thread's buffer (with its first chunk). Never returns null unless out of
 // memory, in which case the thread records nothing.
-ThreadBuffer* buffer_register(uint32_t thread, bool watch_preemptions);
+ThreadBuffer* buffer_register(uint32_t thread, bool watch_switches);
 
 // Called by the owner when `current` lacks room: hands the chunk to the writer and returns a
-// fresh one (waiting for the writer if the pool is exhausted).
-Chunk* buffer_rotate(ThreadBuffer* buffer);
+// fresh one. When every chunk is in use it waits for the writer, and adds the TSC ticks it
+// waited to *stall_ticks (if given) so that the caller can record them.
+Chunk* buffer_rotate(ThreadBuffer* buffer, uint64_t* stall_ticks = nullptr);
 
 // Writes every published event of every thread, stops the writer thread, and appends `tail`
 // (already framed records) to the file. Idempotent; safe to call from an atexit handler.
 void writer_finish(const void* tail, size_t tail_size);
 
-// Appends framed records to the file from any thread (serialized with the writer).
+// Appends framed records to the file from any thread. While the writer runs the records are
+// queued for it (no lock a program thread could wait on); otherwise they are written at once.
 void writer_append(const void* data, size_t size);
+
+// The stall and loss counts so far (exact once writer_finish has drained everything).
+WriterStats writer_stats();
 
 }  // namespace tasklens::recorder

@@ -91,7 +91,8 @@ __attribute__((noinline)) uint8_t* put_counter_deltas(ThreadState* t, uint8_t* p
 }
 
 __attribute__((noinline)) bool make_room(ThreadState* t) {
-  Chunk* c = buffer_rotate(t->buffer);
+  uint64_t stall = 0;
+  Chunk* c = buffer_rotate(t->buffer, &stall);
   if (!c) {
     t->dead = t->no_memory = true;
     ++t->lost;
@@ -100,6 +101,19 @@ __attribute__((noinline)) bool make_room(ThreadState* t) {
   t->chunk = c;
   t->pos = c->data + c->committed.load(std::memory_order_relaxed);
   t->limit = c->data + kChunkBytes;
+  if (stall) {
+    // The time this thread waited for the writer: the model takes it out of the strand it
+    // falls in (it ends now, at this event's time).
+    uint8_t* p = t->pos;
+    *p++ = static_cast<uint8_t>(EventKind::RecorderStall);
+    uint64_t now = read_tsc();
+    if (now < t->last_time) now = t->last_time;
+    p = trace::put_varint(p, now - t->last_time);
+    t->last_time = now;
+    if (g_config.counter_count != 0) p = put_counter_deltas(t, p);
+    p = trace::put_varint(p, stall);
+    end_event(t, p);
+  }
   return true;
 }
 
@@ -245,6 +259,8 @@ bool start_trace() {
   wc.flush_period_ms = g_config.flush_ms;
   wc.max_chunks = g_config.max_chunks;
   wc.compression = g_config.compression;
+  wc.idle_priority = g_config.writer_idle;
+  wc.test_delay_us = g_config.writer_test_delay_us;
   writer_configure(wc);
   writer_append(head.data(), head.size());  // before the writer thread exists: no race
   g_state.store(kRecording, std::memory_order_release);
@@ -320,6 +336,15 @@ __attribute__((constructor)) void recorder_constructor() {
     if (std::strcmp(c, "zstd") == 0) g_config.compression = trace::Compression::Zstd;
     if (std::strcmp(c, "none") == 0) g_config.compression = trace::Compression::None;
   }
+  // TASKLENS_WRITER_POLICY=normal runs the writer under the normal policy (for comparison).
+  if (const char* w = getenv("TASKLENS_WRITER_POLICY")) g_config.writer_idle = std::strcmp(w, "normal") != 0;
+  // Tests only: slows the writer down so that the program's threads must wait for buffers.
+  if (const char* d = getenv("TASKLENS_TEST_WRITER_DELAY_US")) {
+    long v = std::strtol(d, nullptr, 10);
+    if (v > 0 && v < 1000000) g_config.writer_test_delay_us = static_cast<unsigned>(v);
+  }
+  unsetenv("TASKLENS_WRITER_POLICY");
+  unsetenv("TASKLENS_TEST_WRITER_DELAY_US");
   unsetenv("TASKLENS_BUFFER_MB");
   unsetenv("TASKLENS_PREEMPTIONS");
   unsetenv("TASKLENS_COMPRESSION");

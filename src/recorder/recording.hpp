@@ -86,6 +86,8 @@ struct Config {
   size_t max_chunks = 1024;
   bool watch_preemptions = true;
   trace::Compression compression = trace::Compression::Lz4;  // of event blocks
+  bool writer_idle = true;            // the writer thread under SCHED_IDLE (WriterConfig)
+  unsigned writer_test_delay_us = 0;  // tests only (WriterConfig::test_delay_us)
 };
 extern Config g_config;
 

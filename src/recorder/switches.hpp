@@ -1,5 +1,5 @@
-// Preemption tracking: the TSC measures wall time, so a strand whose thread is preempted by
-// another process would grow by the time it spent off the CPU. The kernel reports every context
+// Context-switch tracking: the TSC measures wall time, so a strand whose thread is preempted by
+// another thread, or blocks, would grow by the time it spent off the CPU. The kernel reports every context
 // switch of a thread into a perf ring buffer (a "dummy" software event with context_switch set:
 // no counter, no syscall on our hot path); the writer thread drains the rings and writes the
 // preempted intervals into the trace, and the model subtracts them from the strands.
@@ -18,8 +18,11 @@ SwitchRing* switch_ring_open();
 // Releases the ring (the recorder keeps its rings until the process ends).
 void switch_ring_close(SwitchRing* ring);
 
-// Moves the complete preempted intervals seen so far into a Preemptions record appended to
-// `out` (nothing if there are none). Called by the writer thread only.
-void switch_ring_drain(SwitchRing* ring, uint32_t thread, std::vector<uint8_t>& out);
+// Moves the complete intervals seen so far into a Preemptions record (switched out while
+// runnable) and a Blocked record (switched out while not runnable: sleeping, waiting for I/O,
+// a futex) appended to `out` (nothing for a kind without intervals), and adds to `lost` the
+// switch records the kernel dropped because the ring was full. Called by the writer thread only.
+void switch_ring_drain(SwitchRing* ring, uint32_t thread, std::vector<uint8_t>& out,
+                       uint64_t& lost);
 
 }  // namespace tasklens::recorder

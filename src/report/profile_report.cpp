@@ -340,6 +340,10 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
     j["strands"] = m.strands.size();
     j["loops_have_chunks"] = m.loops_have_chunks;
     j["preemption_removed"] = m.preempted;
+    j["blocked_removed"] = m.blocked;
+    j["recorder_stalls"] = m.recorder_stalls;
+    j["recorder_stalls_removed"] = m.recorder_stalled;
+    j["switches_lost"] = m.switches_lost;
     j["warnings"] = m.warnings;
     if (info.has_exit) j["exit"] = {{"code", info.exit_code}, {"signal", info.exit_signal}};
     j["program"] = {{"work", p.work},
@@ -383,8 +387,18 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
   }
   for (const std::string& w : m.warnings) out += fmt::format("warning: {}\n", w);
   if (m.preempted > p.work / 100)
-    out += fmt::format("note: {} of preemption by other processes was removed from the work\n",
+    out += fmt::format("note: {} of preemption by other threads was removed from the work\n",
                        format_work(m, m.preempted));
+  if (m.blocked > p.work / 100)
+    out += fmt::format(
+        "note: {} that threads spent blocked inside tasks (sleeping, I/O, waiting on a lock "
+        "or condition the runtime does not see) was removed from the work\n",
+        format_work(m, m.blocked));
+  if (m.recorder_stalled > p.work / 1000)
+    out += fmt::format(
+        "note: {} that threads waited for tasklens's buffers ({} waits) was removed from the "
+        "work; a larger TASKLENS_BUFFER_MB makes such waits rarer\n",
+        format_work(m, m.recorder_stalled), m.recorder_stalls);
   out += "\n";
   out += site_rows_table(m, p, labels, rows);
   out +=

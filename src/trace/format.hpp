@@ -26,7 +26,9 @@ inline constexpr char kMagic[8] = {'T', 'L', 'E', 'N', 'S', 'T', 'R', 'C'};
 // blocks (Compression::Lz4); its streams otherwise read like version 3's.
 inline constexpr uint16_t kVersionMajor = 4;  // readers refuse later majors
 // Minor 1: the UserThread* events (threads the program starts itself); readers of 4.0 skip them.
-inline constexpr uint16_t kVersionMinor = 1;  // additions that old readers can skip
+// Minor 2: the RecorderStall event, the Blocked and RecorderStats records (skipped by older
+// readers, which then count the recorder's stalls and the program's blocking as work).
+inline constexpr uint16_t kVersionMinor = 2;  // additions that old readers can skip
 
 // Metrics one trace can hold (the first is the primary one, every analysis's work).
 inline constexpr int kMaxMetrics = 8;
@@ -105,6 +107,18 @@ struct Finish {
 static_assert(sizeof(Finish) == 40);
 
 // Payload of RecordType::LaunchStatus: appended by `tasklens record` after the program ended.
+// Payload of RecordType::RecorderStats: written by the recorder at the end, before Finish.
+struct RecorderStats {
+  uint64_t stalls;         // times a program thread waited for the writer (RecorderStall events)
+  uint64_t stall_ticks;    // TSC ticks of those waits, in all
+  uint64_t switches_lost;  // context-switch records the kernel dropped (a ring overflowed)
+  uint64_t chunks;         // event buffers used at most
+  uint64_t chunk_bytes;    // the size of one
+  uint64_t write_errors;   // writes to the trace file that failed (e.g. a full disk)
+  uint64_t reserved[2];
+};
+static_assert(sizeof(RecorderStats) == 64);
+
 struct LaunchStatus {
   int32_t exit_code;  // valid when signal == 0
   int32_t signal;     // terminating signal, 0 if the program exited
@@ -134,6 +148,10 @@ enum class RecordType : uint32_t {
   // set): call sites the program reported itself (the oneTBB wrappers of include/tasklens/tbb.h
   // capture them at compile time), used in place of return addresses.
   SiteNames = 11,
+  // payload like Preemptions: the intervals the thread was switched out while NOT runnable
+  // (blocked: sleeping, waiting for I/O, a futex or a lock) (version 4.2).
+  Blocked = 12,
+  RecorderStats = 13,  // payload: RecorderStats (version 4.2)
 };
 
 // Code addresses with this bit set are not in any module: SiteNames records give their source
@@ -250,8 +268,11 @@ enum class EventKind : uint8_t {
   UserThreadEnd = 37,        // id thread         (its start routine returned)
   UserThreadJoinBegin = 38,  // id thread         (the joiner's strand stops here...)
   UserThreadJoinEnd = 39,    // id thread         (...and resumes once the thread ended)
+  // The thread waited inside the recorder for an event buffer (the writer was behind) for
+  // `ticks` TSC ticks, ending at this event's time: not the program's work (version 4.2).
+  RecorderStall = 40,  // ticks
 };
-inline constexpr int kEventKindCount = 40;
+inline constexpr int kEventKindCount = 41;
 // OMPT's ompt_task_status_t values carried by TaskSchedule.
 inline constexpr uint64_t kTaskStatusComplete = 1, kTaskStatusCancel = 3, kTaskStatusSwitch = 7;
 
@@ -336,6 +357,7 @@ inline constexpr EventShape kEventShapes[kEventKindCount] = {
     {1, 0, 0x1, 0},          // UserThreadEnd
     {1, 0, 0x1, 0},          // UserThreadJoinBegin
     {1, 0, 0x1, 0},          // UserThreadJoinEnd
+    {1, 0, 0, 0},            // RecorderStall
 };
 
 static_assert(kEventShapes[kEventKindCount - 1].fixed != 0, "every event kind needs its shape");

@@ -92,6 +92,8 @@ const char* to_string(EventKind kind) {
       return "user-thread-join-begin";
     case EventKind::UserThreadJoinEnd:
       return "user-thread-join-end";
+    case EventKind::RecorderStall:
+      return "recorder-stall";
   }
   return "unknown";
 }
@@ -489,7 +491,8 @@ void TraceFile::parse() {
     auto need = [&](size_t bytes) {
       if (n < bytes) fail("corrupted record at byte " + std::to_string(pos) + " (too short)");
     };
-    switch (static_cast<RecordType>(rh.type)) {
+    const auto type = static_cast<RecordType>(rh.type);
+    switch (type) {
       case RecordType::EventSchema: {
         need(4);
         uint32_t count;
@@ -566,20 +569,27 @@ void TraceFile::parse() {
         std::memcpy(&finish_, p, sizeof finish_);
         has_finish_ = true;
         break;
-      case RecordType::Preemptions: {
+      case RecordType::Preemptions:
+      case RecordType::Blocked: {
         need(8);
         uint32_t hdr[2];
         std::memcpy(hdr, p, 8);
         if (hdr[0] > 100000) fail("corrupted preemption record (thread index)");
         need(8 + size_t(hdr[1]) * 16);
-        if (preemptions_.size() <= hdr[0]) preemptions_.resize(hdr[0] + 1);
+        auto& all = type == RecordType::Blocked ? blocked_ : preemptions_;
+        if (all.size() <= hdr[0]) all.resize(hdr[0] + 1);
         for (uint32_t i = 0; i < hdr[1]; ++i) {
           uint64_t iv[2];
           std::memcpy(iv, p + 8 + size_t(i) * 16, 16);
-          if (iv[1] > iv[0]) preemptions_[hdr[0]].emplace_back(iv[0], iv[1]);
+          if (iv[1] > iv[0]) all[hdr[0]].emplace_back(iv[0], iv[1]);
         }
         break;
       }
+      case RecordType::RecorderStats:
+        need(sizeof(RecorderStats));
+        std::memcpy(&recorder_stats_, p, sizeof recorder_stats_);
+        has_recorder_stats_ = true;
+        break;
       case RecordType::RegionNames:
         parse_region_names(p, n, pos);
         break;
@@ -610,16 +620,18 @@ void TraceFile::parse() {
         "the file is truncated: it has neither the recorder's end record nor the exit status "
         "`tasklens record` appends (was it cut, or copied while recording?)");
   // Sorted and merged: an interval reported twice must not be taken out of the work twice.
-  for (auto& pr : preemptions_) {
-    std::sort(pr.begin(), pr.end());
-    size_t w = 0;
-    for (size_t r = 0; r < pr.size(); ++r) {
-      if (w > 0 && pr[r].first <= pr[w - 1].second)
-        pr[w - 1].second = std::max(pr[w - 1].second, pr[r].second);
-      else
-        pr[w++] = pr[r];
+  for (auto* intervals : {&preemptions_, &blocked_}) {
+    for (auto& pr : *intervals) {
+      std::sort(pr.begin(), pr.end());
+      size_t w = 0;
+      for (size_t r = 0; r < pr.size(); ++r) {
+        if (w > 0 && pr[r].first <= pr[w - 1].second)
+          pr[w - 1].second = std::max(pr[w - 1].second, pr[r].second);
+        else
+          pr[w++] = pr[r];
+      }
+      pr.resize(w);
     }
-    pr.resize(w);
   }
   for (auto& bl : blocks_)
     std::sort(bl.begin(), bl.end(), [](const Block& a, const Block& b) {

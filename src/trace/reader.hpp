@@ -135,6 +135,13 @@ class TraceFile {
   const std::vector<std::vector<std::pair<uint64_t, uint64_t>>>& preemptions() const {
     return preemptions_;
   }
+  // Likewise, the intervals it was switched out while not runnable (blocked), version 4.2 on.
+  const std::vector<std::vector<std::pair<uint64_t, uint64_t>>>& blocked() const {
+    return blocked_;
+  }
+  // The recorder's own account of its stalls and losses (version 4.2 on; zeros before).
+  bool has_recorder_stats() const { return has_recorder_stats_; }
+  const RecorderStats& recorder_stats() const { return recorder_stats_; }
   // Names of user regions (RegionBegin/RegionEnd events), indexed by name id, gathered from
   // every RegionNames record of the file; an id no record names has an empty name.
   const std::vector<std::string>& region_names() const { return region_names_; }
@@ -191,6 +198,9 @@ class TraceFile {
   std::vector<ThreadInfo> threads_;
   std::vector<std::vector<Block>> blocks_;  // per thread
   std::vector<std::vector<std::pair<uint64_t, uint64_t>>> preemptions_;
+  std::vector<std::vector<std::pair<uint64_t, uint64_t>>> blocked_;
+  RecorderStats recorder_stats_{};
+  bool has_recorder_stats_ = false;
   std::vector<std::string> region_names_;
   std::vector<bool> region_named_;  // ids some record named (a name may be empty)
   std::unordered_map<uint64_t, SiteName> site_names_;
