@@ -73,7 +73,12 @@ json_any() {
 out_tasks() { sed -n 's/.* tasks=\([0-9]*\).*/\1/p' "$1"; }
 
 json_str() { local s=${1//\\/\\\\}; s=${s//\"/\\\"}; printf '"%s"' "$s"; }
-json_num() { [[ $1 =~ ^-?[0-9.eE+-]+$ ]] && printf '%s' "$1" || json_str "$1"; }
+# json_num V: V as a JSON number; null for "-" (absent); a string when not a number.
+json_num() {
+  if [[ $1 == - || -z $1 ]]; then printf null
+  elif [[ $1 =~ ^-?[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?$ ]]; then printf '%s' "$1"
+  else json_str "$1"; fi
+}
 join_json() { local IFS=,; echo "$*"; }
 us_list() { printf '%s\n' "$@" | awk '{ printf "%s%.6f", (NR > 1 ? ", " : "["), $1 / 1e6 } END { print "]" }'; }
 

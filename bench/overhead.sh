@@ -22,8 +22,9 @@
 #
 # Knobs (environment): TASKLENS_OVERHEAD_ROUNDS (5), TASKLENS_OVERHEAD_THREADS ("2 1"),
 # TASKLENS_OVERHEAD_SHAPES ("fib nqueens health uts"), and the arguments of each shape:
-# TASKLENS_OVERHEAD_FIB_ARGS ("30"), _NQUEENS_ARGS ("11"), _HEALTH_ARGS ("6 1500"),
-# _UTS_ARGS ("10"). Small sizes and 1 round check the script in seconds:
+# TASKLENS_OVERHEAD_FIB_ARGS ("29": 1.66M tasks), _NQUEENS_ARGS ("11": 1.81M), _HEALTH_ARGS
+# ("6 1000": 1.36M), _UTS_ARGS ("10": 1.76M).
+# Small sizes and 1 round check the script in seconds:
 #   TASKLENS_OVERHEAD_ROUNDS=1 TASKLENS_OVERHEAD_FIB_ARGS=20 TASKLENS_OVERHEAD_NQUEENS_ARGS=8 \
 #   TASKLENS_OVERHEAD_HEALTH_ARGS="4 100" TASKLENS_OVERHEAD_UTS_ARGS=6 bash bench/overhead.sh build
 set -euo pipefail
@@ -48,9 +49,9 @@ ROUNDS=${TASKLENS_OVERHEAD_ROUNDS:-5}
 THREADS=${TASKLENS_OVERHEAD_THREADS:-"2 1"}
 SHAPES=${TASKLENS_OVERHEAD_SHAPES:-"fib nqueens health uts"}
 declare -A ARGS=(
-  [fib]=${TASKLENS_OVERHEAD_FIB_ARGS:-30}
+  [fib]=${TASKLENS_OVERHEAD_FIB_ARGS:-29}
   [nqueens]=${TASKLENS_OVERHEAD_NQUEENS_ARGS:-11}
-  [health]=${TASKLENS_OVERHEAD_HEALTH_ARGS:-"6 1500"}
+  [health]=${TASKLENS_OVERHEAD_HEALTH_ARGS:-"6 1000"}
   [uts]=${TASKLENS_OVERHEAD_UTS_ARGS:-10}
 )
 VARIANTS=(plain omp16 limit record)
