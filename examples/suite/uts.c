@@ -13,7 +13,8 @@
  * Every node but the root is a task, created by its parent, which then waits and sums its
  * children's counts (written into an array of its own: no shared counter). tasks = nodes - 1:
  * 6991 for size 6 (tests), 1757193 for size 10 (the benches), shape 0; shape 1: 21136 for
- * size 1000, 2113464 for size 80000. The count is checked against a sequential traversal (cheap: a hash per node).
+ * size 1000, 2113464 for size 80000. The count is checked against a sequential traversal
+ * (cheap: a hash per node).
  */
 #include <math.h>
 
