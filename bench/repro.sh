@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# bench/repro.sh [BUILD_DIR=./build]: how reproducible a recording's figures are (issue 19;
+# docs/benchmarks.md, "Reproducibility").
+#
+# Records each program of the suite (examples/suite, clang-14 -O3, tied, no cut-off) N times on
+# 2 threads: fib(29) (1.66M tasks), n-queens n = 11 (1.81M tasks) and the health simulation
+# (levels 6, 1000 steps: 1.36M tasks), and prints for each one, over the N recordings:
+#   - min / median / max of program.parallelism (the robust figure: preemption, recorder stalls
+#     and blocking removed) and of program.parallelism_raw (nothing removed; "-" when the
+#     report has no such key), with min / median; target: min >= 0.85 x median (robust);
+#   - recorder_stalls (a count) and recorder_stalls_removed (time), min / median / max, when the
+#     report has them ("-" otherwise);
+#   - the work ratio: program.work_seconds of a 1-thread recording (median of a few) / the
+#     parallel region's time of a plain 1-thread run under the same runtime (median of a few;
+#     the region time the program prints, so that process start-up and exit are in neither);
+#     target <= 1.10: recording must not inflate the work it measures.
+# PASS / MISS beside each target; a MISS does not fail the script, a failing command does.
+# Writes BUILD_DIR/bench/repro.json.
+#
+# Knobs (environment): TASKLENS_REPRO_RECORDINGS (8), TASKLENS_REPRO_THREADS (2),
+# TASKLENS_REPRO_WORK_RUNS (3: 1-thread recordings and plain runs for the work ratio),
+# TASKLENS_REPRO_PROGRAMS ("fib nqueens health"), TASKLENS_REPRO_FIB_ARGS ("29"),
+# TASKLENS_REPRO_NQUEENS_ARGS ("11"), TASKLENS_REPRO_HEALTH_ARGS ("6 1000"). A quick check:
+#   TASKLENS_REPRO_RECORDINGS=2 TASKLENS_REPRO_WORK_RUNS=1 TASKLENS_REPRO_FIB_ARGS=20 \
+#   TASKLENS_REPRO_NQUEENS_ARGS=8 TASKLENS_REPRO_HEALTH_ARGS="4 100" bash bench/repro.sh build
+set -euo pipefail
+export LC_ALL=C
+
+SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$SRC/bench/lib.sh"
+BUILD_ARG=${1:-./build}
+if [[ ! -d $BUILD_ARG ]]; then
+  echo "repro: build directory '$BUILD_ARG' not found; configure and build first:" >&2
+  echo "  cmake -S . -B build -G Ninja && cmake --build build" >&2
+  exit 2
+fi
+BUILD=$(cd "$BUILD_ARG" && pwd)
+OUT=$BUILD/bench
+TL=$BUILD/tasklens
+EXAMPLES=$BUILD/examples
+
+N=${TASKLENS_REPRO_RECORDINGS:-8}
+T=${TASKLENS_REPRO_THREADS:-2}
+WORK_RUNS=${TASKLENS_REPRO_WORK_RUNS:-3}
+PROGRAMS=${TASKLENS_REPRO_PROGRAMS:-"fib nqueens health"}
+declare -A ARGS=(
+  [fib]=${TASKLENS_REPRO_FIB_ARGS:-29}
+  [nqueens]=${TASKLENS_REPRO_NQUEENS_ARGS:-11}
+  [health]=${TASKLENS_REPRO_HEALTH_ARGS:-"6 1000"}
+  [uts]=${TASKLENS_REPRO_UTS_ARGS:-10}
+)
+TARGET_MIN_OVER_MEDIAN=0.85
+TARGET_WORK_RATIO=1.10
+
+need=()
+[[ -x $TL ]] || need+=(tasklens tasklens_recorder)
+for p in $PROGRAMS; do
+  [[ -n ${ARGS[$p]+x} ]] || { echo "repro: unknown program '$p'" >&2; exit 2; }
+  [[ -x $EXAMPLES/suite_${p}_clang ]] || need+=(tasklens_suite)
+done
+if ((${#need[@]})); then
+  echo "repro: building ${need[*]} in $BUILD" >&2
+  cmake --build "$BUILD" --target $(printf '%s\n' "${need[@]}" | sort -u) >&2
+fi
+
+# The runtime `record` preloads, preloaded for the plain runs too (bench/run.sh does the same).
+RT=$(cache_get TASKLENS_OMP_RUNTIME)
+[[ -n $RT && -f $RT ]] || RT=$SRC/third_party/libomp16/libomp.so.5
+if [[ ! -f $RT ]]; then
+  echo "repro: LLVM 16's libomp not found ($RT): run scripts/fetch-libomp16.sh" >&2
+  exit 2
+fi
+RT=$(cd "$(dirname "$RT")" && pwd)/$(basename "$RT")
+
+unset LD_PRELOAD OMP_TOOL OMP_TOOL_LIBRARIES OMP_TOOL_VERBOSE_INIT OMP_NUM_THREADS
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/tasklens-repro.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+
+# stats V...: "min median max" of the numbers among the arguments, or "- - -" if there is none.
+stats() {
+  local nums=() x
+  for x in "$@"; do [[ $x =~ ^-?[0-9.]+([eE][-+]?[0-9]+)?$ ]] && nums+=("$x"); done
+  if ((${#nums[@]} == 0)); then echo "- - -"; return; fi
+  echo "$(minimum "${nums[@]}") $(median "${nums[@]}") $(maximum "${nums[@]}")"
+}
+fmt3() { [[ $1 == - ]] && printf -- - || calc "printf \"%.${2:-2}f\", $1"; }
+
+GIT=$(git -C "$SRC" describe --always --dirty 2>/dev/null || echo unknown)
+LOAD0=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo 0)
+stamp
+START_US=$_T
+echo "tasklens reproducibility: $GIT, build $BUILD"
+echo "  $(nproc) CPUs, load average $LOAD0 at start; $N recordings of each program on $T threads;"
+echo "  work ratio from $WORK_RUNS 1-thread recordings and plain runs; runtime $RT"
+echo
+printf '%-8s %8s | %-20s %6s %-5s | %-20s %6s | %-18s %-24s | %7s %7s %6s %-5s\n' program tasks \
+  'parallelism min/med/max' min/med ok 'raw min/med/max' min/med 'stalls min/med/max' \
+  'stalls_removed min/med/max' 'work s' 'plain s' ratio ok
+
+ROWS_JSON=()
+for p in $PROGRAMS; do
+  bin=$EXAMPLES/suite_${p}_clang
+  read -r -a args <<<"${ARGS[$p]}"
+  trace=$WORK/$p.tlens
+  par=() raw=() stalls=() stalls_rm=()
+  for ((i = 0; i < N; i++)); do
+    rm -f "$trace" "$trace.old"
+    timed "$WORK/rec.out" env OMP_NUM_THREADS="$T" "$TL" record --runtime "$RT" -o "$trace" \
+      -- "$bin" "${args[@]}"
+    timed "$WORK/report.json" "$TL" report --format json "$trace"
+    par+=("$(json_program "$WORK/report.json" parallelism)")
+    r=$(json_program "$WORK/report.json" parallelism_raw)
+    raw+=("${r:--}")
+    stalls+=("$(json_any "$WORK/report.json" recorder_stalls)")
+    stalls_rm+=("$(json_any "$WORK/report.json" recorder_stalls_removed)")
+  done
+  tasks=$(out_tasks "$WORK/rec.out")
+  # The work ratio: 1-thread recordings against plain 1-thread runs, alternated.
+  work=() plain=()
+  for ((i = 0; i < WORK_RUNS; i++)); do
+    timed "$WORK/plain.out" env OMP_NUM_THREADS=1 LD_PRELOAD="$RT" "$bin" "${args[@]}"
+    plain+=("$(sed -n 's/.* region=\([0-9.]*\) s.*/\1/p' "$WORK/plain.out")")
+    rm -f "$trace" "$trace.old"
+    timed "$WORK/rec1.out" env OMP_NUM_THREADS=1 "$TL" record --runtime "$RT" -o "$trace" \
+      -- "$bin" "${args[@]}"
+    timed "$WORK/report.json" "$TL" report --format json "$trace"
+    work+=("$(json_program "$WORK/report.json" work_seconds)")
+  done
+
+  read -r p_min p_med p_max <<<"$(stats "${par[@]}")"
+  read -r r_min r_med r_max <<<"$(stats "${raw[@]}")"
+  read -r s_min s_med s_max <<<"$(stats "${stalls[@]}")"
+  read -r sr_min sr_med sr_max <<<"$(stats "${stalls_rm[@]}")"
+  p_rel=$(calc "printf \"%.3f\", $p_min / $p_med")
+  p_ok=$(passmiss "$p_rel" ">=" "$TARGET_MIN_OVER_MEDIAN")
+  r_rel=-
+  [[ $r_min != - ]] && r_rel=$(calc "printf \"%.3f\", $r_min / $r_med")
+  w_med=$(median "${work[@]}")
+  pl_med=$(median "${plain[@]}")
+  ratio=$(calc "printf \"%.3f\", $w_med / $pl_med")
+  w_ok=$(passmiss "$ratio" "<=" "$TARGET_WORK_RATIO")
+  printf '%-8s %8s | %-20s %6s %-5s | %-20s %6s | %-18s %-24s | %7.3f %7.3f %6s %-5s\n' "$p" \
+    "$tasks" "$(fmt3 "$p_min")/$(fmt3 "$p_med")/$(fmt3 "$p_max")" "$p_rel" "$p_ok" \
+    "$(fmt3 "$r_min")/$(fmt3 "$r_med")/$(fmt3 "$r_max")" "$r_rel" \
+    "$(fmt3 "$s_min" 0)/$(fmt3 "$s_med" 0)/$(fmt3 "$s_max" 0)" \
+    "$(fmt3 "$sr_min" 0)/$(fmt3 "$sr_med" 0)/$(fmt3 "$sr_max" 0)" "$w_med" "$pl_med" "$ratio" "$w_ok"
+
+  list() { local IFS=,; local a=() x; for x in "$@"; do a+=("$(json_num "$x")"); done; echo "[${a[*]}]"; }
+  ROWS_JSON+=("$(printf '{"program": "%s", "args": %s, "threads": %s, "tasks": %s, "parallelism": %s, "parallelism_raw": %s, "recorder_stalls": %s, "recorder_stalls_removed": %s, "parallelism_min_over_median": %s, "verdict_parallelism": "%s", "parallelism_raw_min_over_median": %s, "work_seconds_1t": %s, "plain_region_seconds_1t": %s, "work_ratio": %s, "verdict_work_ratio": "%s"}' \
+    "$p" "$(json_str "${ARGS[$p]}")" "$T" "$tasks" "$(list "${par[@]}")" "$(list "${raw[@]}")" \
+    "$(list "${stalls[@]}")" "$(list "${stalls_rm[@]}")" "$p_rel" "$p_ok" "$(json_num "$r_rel")" \
+    "$(list "${work[@]}")" "$(list "${plain[@]}")" "$ratio" "$w_ok")")
+done
+echo
+echo "targets: parallelism min >= ${TARGET_MIN_OVER_MEDIAN} x median (robust figure);" \
+  "work ratio (1-thread recorded work / plain 1-thread region time) <= ${TARGET_WORK_RATIO}"
+
+stamp
+TOTAL_S=$(calc "printf \"%.1f\", ($_T - $START_US) / 1e6")
+LOAD1=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo 0)
+RESULTS=$OUT/repro.json
+mkdir -p "$OUT"
+{
+  printf '{\n  "tasklens_version": %s,\n  "build_dir": %s,\n  "runtime": %s,\n' "$(json_str "$GIT")" \
+    "$(json_str "$BUILD")" "$(json_str "$RT")"
+  printf '  "machine": {"cpus": %s, "loadavg_start": %s, "loadavg_end": %s},\n' "$(nproc)" "$LOAD0" "$LOAD1"
+  printf '  "config": {"recordings": %s, "threads": %s, "work_runs": %s},\n' "$N" "$T" "$WORK_RUNS"
+  printf '  "targets": {"parallelism_min_over_median": %s, "work_ratio": %s},\n' \
+    "$TARGET_MIN_OVER_MEDIAN" "$TARGET_WORK_RATIO"
+  printf '  "programs": [\n    %s\n  ],\n' "$(join_json "${ROWS_JSON[@]}" | sed 's/},{"program"/},\n    {"program"/g')"
+  printf '  "total_seconds": %s\n}\n' "$TOTAL_S"
+} >"$RESULTS.tmp"
+mv "$RESULTS.tmp" "$RESULTS"
+echo "total ${TOTAL_S} s, load average $LOAD1 at the end; results in $RESULTS"
