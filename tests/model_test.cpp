@@ -435,6 +435,40 @@ TEST(Model, PreemptionIsTakenOutOfTheTscOnly) {
   }
 }
 
+// A thread that blocks inside a task (sleep, I/O, a futex the runtime does not see) does no
+// work: the blocked time is taken out of the strand (blocked_removed), unless the caller keeps
+// wall-time semantics; preemption and a wait inside the recorder are taken out either way, each
+// counted under its own cause.
+TEST(Model, BlockedTimeAndRecorderStallsAreTakenOutOfTheStrand) {
+  for (bool blocked_as_work : {false, true}) {
+    TraceBuilder tb(2);
+    tb.blocked(1, 40, 90);   // 50 blocked inside C
+    tb.preempt(1, 100, 110);  // 10 preempted inside C
+    Region r{tb};
+    r.begin();
+    uint64_t C = id(0, 5);
+    tb.ev(0, 20, EventKind::TaskCreate, {r.A, C, kExplicit, 0x2000});
+    tb.ev(1, 21, EventKind::TaskSchedule, {r.B, kSwitch, C});
+    // C waited 30 ticks for a buffer, ending at 150; a preemption inside that wait is the wait's.
+    tb.preempt(1, 125, 135);
+    tb.ev(1, 150, EventKind::RecorderStall, {30});
+    tb.ev(1, 221, EventKind::TaskSchedule, {C, kComplete, r.B});  // C: 200 in all
+    r.end(520, 530);
+    model::BuildOptions options;
+    options.blocked_as_work = blocked_as_work;
+    model::Model m = tb.build(options);
+    expect_invariants(m);
+    uint64_t work = 0;
+    for (const auto& s : m.strands) work += s.work;
+    const uint64_t c_work = 200 - 30 - 10 - (blocked_as_work ? 0 : 50);
+    EXPECT_EQ(work, 10u + 500 + c_work + 1) << "blocked as work: " << blocked_as_work;
+    EXPECT_EQ(m.recorder_stalled, 30u);
+    EXPECT_EQ(m.preempted, 10u);
+    EXPECT_EQ(m.blocked, blocked_as_work ? 0u : 50u);
+    EXPECT_EQ(m.blocked_removed, !blocked_as_work);
+  }
+}
+
 // Many tasks on two threads: far more events than the event pipe holds at once, so that its
 // decoder waits for the builder, and populates the builder's vectors meanwhile when they are
 // in huge pages. The model is the same whichever way its memory was populated.

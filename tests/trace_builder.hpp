@@ -46,6 +46,8 @@ class TraceBuilder {
   }
   // Thread t was preempted from `out` to `in` (ns = ticks here).
   void preempt(uint32_t t, uint64_t out, uint64_t in) { preemptions_.push_back({t, out, in}); }
+  // Thread t was blocked (switched out, not runnable) from `out` to `in`.
+  void blocked(uint32_t t, uint64_t out, uint64_t in) { blocked_.push_back({t, out, in}); }
 
   void ev(uint32_t t, uint64_t time, trace::EventKind kind, std::initializer_list<uint64_t> fields,
           std::initializer_list<uint64_t> groups = {}) {
@@ -107,11 +109,13 @@ class TraceBuilder {
       trace::append_record(out, trace::RecordType::EventBlock, &bh, sizeof bh,
                            streams_[t].bytes.data(), streams_[t].bytes.size());
     }
-    for (const Preemption& p : preemptions_) {
-      uint32_t head[2] = {p.thread, 1};
-      uint64_t interval[2] = {p.out, p.in};
-      trace::append_record(out, trace::RecordType::Preemptions, head, sizeof head, interval,
-                           sizeof interval);
+    for (auto [list, type] : {std::pair{&preemptions_, trace::RecordType::Preemptions},
+                              std::pair{&blocked_, trace::RecordType::Blocked}}) {
+      for (const Preemption& p : *list) {
+        uint32_t head[2] = {p.thread, 1};
+        uint64_t interval[2] = {p.out, p.in};
+        trace::append_record(out, type, head, sizeof head, interval, sizeof interval);
+      }
     }
     trace::ClockSync a{0, 0}, b{1000000000, 1000000000};
     trace::append_record(out, trace::RecordType::ClockSync, &a, sizeof a);
@@ -140,6 +144,7 @@ class TraceBuilder {
   std::vector<trace::Metric> metrics_{trace::Metric::Tsc};
   CounterFn counters_;
   std::vector<Preemption> preemptions_;
+  std::vector<Preemption> blocked_;
   uint32_t runtime_flags_;
   std::string runtime_version_;
 };
