@@ -51,12 +51,18 @@ void write_and_exit(const std::string& out) {
   std::_Exit(ok ? 0 : 1);
 }
 
+ModelSettings& model_settings() {
+  static ModelSettings settings;
+  return settings;
+}
+
 Loaded load(const std::string& path) {
   Loaded l;
   Timings& timings = Timings::global();
   l.trace = std::make_unique<trace::TraceFile>(trace::TraceFile::open(path));
   timings.lap("open");
-  l.model = model::build_model(*l.trace, {.huge_pages = big_blocks_in_huge_pages()});
+  l.model = model::build_model(*l.trace, {.huge_pages = big_blocks_in_huge_pages(),
+                                          .blocked_as_work = model_settings().blocked_as_work});
   timings.lap("model");
   l.labels = report::label_sites(l.model, l.trace->modules());
   report::merge_sites_by_location(l.model, l.labels);

@@ -55,6 +55,12 @@ struct Loaded {
 };
 Loaded load(const std::string& path);
 
+// How every reader command builds its models (flags common to them all, set by main()).
+struct ModelSettings {
+  bool blocked_as_work = false;  // --blocked-as-work (model::BuildOptions::blocked_as_work)
+};
+ModelSettings& model_settings();
+
 // With TASKLENS_TIMINGS set: ends the timed phase under `last_phase` and prints every phase's
 // time to stderr (cli/timings.hpp). Commands that end without write_and_exit call it.
 void print_timings(const char* last_phase);

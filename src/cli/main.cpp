@@ -251,6 +251,13 @@ int run(int argc, char** argv) {
                    "The metric that sorts and decides the threshold (default: the first both "
                    "recordings have)");
 
+  // Every command that reads traces builds their models the same way.
+  for (CLI::App* sub : {report, whatif, advise, tasks, sched, predict, exp, view, diff})
+    sub->add_flag("--blocked-as-work", model_settings().blocked_as_work,
+                  "Count the time a thread spent blocked inside a task (sleeping, waiting for "
+                  "I/O or a lock the runtime does not see) as work, as wall time would; by "
+                  "default it is taken out, since a blocked thread does no work");
+
   // CLI11 reads an unsigned option with strtoull, which takes "-3" as 2^64 - 3.
   for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
     for (CLI::Option* o : sub->get_options([](const CLI::Option*) { return true; }))

@@ -1,0 +1,69 @@
+// The recorder never counts its own time, or time a thread spent blocked, as the program's
+// work: recordings of real programs where the recorder is made to stall (a tiny buffer pool and
+// a slowed writer) and where tasks sleep, checked against the examples' analytic work.
+#include <gtest/gtest.h>
+
+#include "e2e_util.hpp"
+
+namespace tasklens::e2e {
+namespace {
+
+class Recorder : public E2E {};
+
+// fib(22) with 5 units per call makes ~57,000 tasks, about 2 MB of events: with 1 MB of buffers
+// (4 chunks) and a writer that sleeps 200 ms per chunk, the program's threads must wait for
+// buffers again and again. Those waits are recorded and taken out: the work stays the analytic
+// one while the run takes far longer.
+TEST_F(Recorder, StallsForBuffersAreTakenOutOfTheWork) {
+  const std::string trace = path("stall.tlens");
+  EnvOverrides env = default_env();
+  env["TASKLENS_BUFFER_MB"] = "1";
+  env["TASKLENS_TEST_WRITER_DELAY_US"] = "200000";
+  RunResult rec = record(example("fib", "clang"), {"22", "5"}, trace, env);
+  ASSERT_TRUE(rec.exited(0)) << rec.describe();
+  json j = report_json(trace);
+  ASSERT_FALSE(j.is_null());
+  const double hz = tsc_ticks_per_second();
+  const double stalls = num(j, "recorder_stalls");
+  const double removed_s = num(j, "recorder_stalls_removed") / hz;
+  EXPECT_GE(stalls, 2) << "the tiny pool never made a thread wait: " << rec.describe();
+  EXPECT_GT(removed_s, 0.03) << "no stall time was taken out";
+  // C(22) = 2 F(23) - 1 = 57313 calls of 5 units.
+  const double want = 57313.0 * 5;
+  const double work = num(j["program"], "work") / kUnitTicks;
+  EXPECT_GE(work, 0.99 * want);
+  EXPECT_LE(work, 1.25 * want + disturbance_units(rec))
+      << "stalls of " << removed_s << " s were removed, but the work still exceeds the analytic";
+  // Without the removal the work would hold the stalls: far more than the tolerance above.
+  EXPECT_GT(removed_s * hz / kUnitTicks, 0.25 * want);
+}
+
+// Tasks that sleep: the sleep is blocked time, not work (taken out and reported apart), unless
+// --blocked-as-work asks for wall-time semantics.
+TEST_F(Recorder, BlockedTimeIsNotWorkUnlessAsked) {
+  const std::string trace = path("sleep.tlens");
+  RunResult rec = record(example("sleep_in_task", "clang"), {"4", "20000", "50"}, trace);
+  ASSERT_TRUE(rec.exited(0)) << rec.describe();
+  json j = report_json(trace);
+  ASSERT_FALSE(j.is_null());
+  const double hz = tsc_ticks_per_second();
+  const double blocked_s = num(j, "blocked_removed") / hz;
+  EXPECT_GE(blocked_s, 0.19) << "4 sleeps of 50 ms inside the tasks";
+  EXPECT_LE(blocked_s, 0.3);
+  EXPECT_EQ(analytic_mismatch(j, Analytic{80000, 20000, 0.10, 0.10}, disturbance_units(rec)), "");
+
+  RunResult wall = tasklens_command("report", {trace, "--format", "json", "--blocked-as-work"});
+  ASSERT_TRUE(wall.exited(0)) << wall.describe();
+  json w = json::parse(wall.out);
+  EXPECT_EQ(num(w, "blocked_removed"), 0);
+  const double work_s = num(w["program"], "work") / hz;
+  const double want_s = (80000.0 * kUnitTicks) / hz + 0.2;
+  EXPECT_GE(work_s, 0.97 * want_s) << "the sleeps count as work with --blocked-as-work";
+
+  RunResult table = tasklens_command("report", {trace});
+  ASSERT_TRUE(table.exited(0)) << table.describe();
+  EXPECT_NE(table.out.find("blocked inside tasks"), std::string::npos) << table.out;
+}
+
+}  // namespace
+}  // namespace tasklens::e2e
