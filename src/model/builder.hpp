@@ -34,6 +34,8 @@ struct BuildOptions {
   // futex) inside a strand counts as its work, as wall time would; by default it is taken out,
   // like preemption, because a blocked thread does no work.
   bool blocked_as_work = false;
+  // Keep the recorder's own per-event cost (trace::ProbeCost) in the work (tests).
+  bool keep_probe_cost = false;
 };
 
 // Throws trace::TraceError for undecodable input and ModelError when the trace holds no

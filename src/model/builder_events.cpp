@@ -376,12 +376,22 @@ void Builder::handle(const Event& e, uint32_t thread) {
     // Off-CPU time inside a stall is the stall's.
     off += preempted_between(thread, from, e.time - stalled, &blocked);
   }
-  if (tsc_metric_ == 0) delta = off < delta ? delta - off : 0;
+  // The recorder's own cost per event (calibrated at start-up) is in every measured interval.
+  uint64_t removed = 0, probe = 0;
+  if (tsc_metric_ == 0) {
+    removed = std::min(off, delta);
+    delta -= removed;
+    probe = std::min(delta, probe_ticks_);
+    delta -= probe;
+  }
   last_metric_[thread] = e.metric;
   uint64_t extra_delta[trace::kMaxMetrics];
   for (uint32_t m = 0; m < extra_count_; ++m) {
     uint64_t v = e.values[m + 1], d = v - last_extra[m];
-    if (int(m) + 1 == tsc_metric_) d = off < d ? d - off : 0;
+    if (int(m) + 1 == tsc_metric_) {
+      d = off < d ? d - off : 0;
+      d -= std::min(d, probe_ticks_);
+    }
     extra_delta[m] = d;
     last_extra[m] = v;
   }
@@ -394,10 +404,10 @@ void Builder::handle(const Event& e, uint32_t thread) {
       s.work += delta;
       s.end = e.time;
       if (extra_count_) add_extra_work(ts.open, extra_delta);
-      if (off && tsc_metric_ == 0) {
+      probe_total_ += probe;
+      if (removed) {
         // What was taken out of this strand, by cause (the removal was clipped at its size).
         // Other metrics (counters) stop while the thread is off the CPU: nothing to take out.
-        uint64_t removed = (e.metric - last_before_) - delta;
         uint64_t s_part = std::min(stalled, removed);
         uint64_t b_part = std::min(blocked, removed - s_part);
         stalled_total_ += s_part;
@@ -677,6 +687,9 @@ Model Builder::run() {
   for (size_t i = 0; i < metrics.size(); ++i)
     if (metrics[i] == trace::Metric::Tsc) tsc_metric_ = static_cast<int>(i);
   load_preemptions();
+  if (tsc_metric_ >= 0 && trace_.has_probe_cost() &&
+      uint32_t(tsc_metric_) < trace_.probe_cost().metric_count && !options_.keep_probe_cost)
+    probe_ticks_ = (trace_.probe_cost().milli_per_event[tsc_metric_] + 500) / 1000;
   for (const auto& m : trace_.modules()) {
     std::string base = m.path.substr(m.path.find_last_of('/') + 1);
     if (base.rfind("libomp", 0) == 0 || base.rfind("libgomp", 0) == 0 ||

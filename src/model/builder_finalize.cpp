@@ -299,6 +299,8 @@ Model Builder::finalize() {
   m.recorder_stalled = stalled_total_;
   m.recorder_stalls = trace_.recorder_stats().stalls;
   m.switches_lost = trace_.recorder_stats().switches_lost;
+  m.probe_per_event = probe_ticks_;
+  m.probe_removed = probe_total_;
   m.thread_count = trace_.stream_count();
   if (!m.loops_have_chunks)
     m.warnings.push_back(

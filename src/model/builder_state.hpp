@@ -427,6 +427,8 @@ class Builder {
   uint64_t preempted_total_ = 0;
   uint64_t blocked_total_ = 0;
   uint64_t stalled_total_ = 0;
+  uint64_t probe_ticks_ = 0;  // the recorder's cost per event (trace::ProbeCost), TSC ticks
+  uint64_t probe_total_ = 0;
   uint64_t last_before_ = 0;
   uint32_t root_task_ = kNone;
   uint64_t root_start_ = 0;

@@ -344,6 +344,8 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
     j["recorder_stalls"] = m.recorder_stalls;
     j["recorder_stalls_removed"] = m.recorder_stalled;
     j["switches_lost"] = m.switches_lost;
+    j["probe_cost_per_event"] = m.probe_per_event;
+    j["probe_removed"] = m.probe_removed;
     j["warnings"] = m.warnings;
     if (info.has_exit) j["exit"] = {{"code", info.exit_code}, {"signal", info.exit_signal}};
     j["program"] = {{"work", p.work},
@@ -394,6 +396,11 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
         "note: {} that threads spent blocked inside tasks (sleeping, I/O, waiting on a lock "
         "or condition the runtime does not see) was removed from the work\n",
         format_work(m, m.blocked));
+  if (m.probe_removed > p.work / 100)
+    out += fmt::format(
+        "note: {} of recording cost ({} per event, measured at start) was taken out of the "
+        "work\n",
+        format_work(m, m.probe_removed), format_work(m, m.probe_per_event));
   if (m.recorder_stalled > p.work / 1000)
     out += fmt::format(
         "note: {} that threads waited for tasklens's buffers ({} waits) was removed from the "

@@ -119,6 +119,17 @@ struct RecorderStats {
 };
 static_assert(sizeof(RecorderStats) == 64);
 
+// Payload of RecordType::ProbeCost: what recording one event costs the thread that records it,
+// measured by the recorder at start-up, per metric in the file's order (1000ths of the metric's
+// unit per event; 0: not measured). Every strand's measured work holds about one such cost per
+// event; the model takes it out (version 4.2).
+struct ProbeCost {
+  uint32_t metric_count;
+  uint32_t reserved;
+  uint64_t milli_per_event[kMaxMetrics];
+};
+static_assert(sizeof(ProbeCost) == 72);
+
 struct LaunchStatus {
   int32_t exit_code;  // valid when signal == 0
   int32_t signal;     // terminating signal, 0 if the program exited
@@ -152,6 +163,7 @@ enum class RecordType : uint32_t {
   // (blocked: sleeping, waiting for I/O, a futex or a lock) (version 4.2).
   Blocked = 12,
   RecorderStats = 13,  // payload: RecorderStats (version 4.2)
+  ProbeCost = 14,      // payload: ProbeCost (version 4.2)
 };
 
 // Code addresses with this bit set are not in any module: SiteNames records give their source

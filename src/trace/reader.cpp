@@ -585,6 +585,11 @@ void TraceFile::parse() {
         }
         break;
       }
+      case RecordType::ProbeCost:
+        need(sizeof(ProbeCost));
+        std::memcpy(&probe_cost_, p, sizeof probe_cost_);
+        has_probe_cost_ = true;
+        break;
       case RecordType::RecorderStats:
         need(sizeof(RecorderStats));
         std::memcpy(&recorder_stats_, p, sizeof recorder_stats_);

@@ -142,6 +142,9 @@ class TraceFile {
   // The recorder's own account of its stalls and losses (version 4.2 on; zeros before).
   bool has_recorder_stats() const { return has_recorder_stats_; }
   const RecorderStats& recorder_stats() const { return recorder_stats_; }
+  // The recorder's cost per event, calibrated at start-up (version 4.2 on; zeros before).
+  bool has_probe_cost() const { return has_probe_cost_; }
+  const ProbeCost& probe_cost() const { return probe_cost_; }
   // Names of user regions (RegionBegin/RegionEnd events), indexed by name id, gathered from
   // every RegionNames record of the file; an id no record names has an empty name.
   const std::vector<std::string>& region_names() const { return region_names_; }
@@ -201,6 +204,8 @@ class TraceFile {
   std::vector<std::vector<std::pair<uint64_t, uint64_t>>> blocked_;
   RecorderStats recorder_stats_{};
   bool has_recorder_stats_ = false;
+  ProbeCost probe_cost_{};
+  bool has_probe_cost_ = false;
   std::vector<std::string> region_names_;
   std::vector<bool> region_named_;  // ids some record named (a name may be empty)
   std::unordered_map<uint64_t, SiteName> site_names_;
