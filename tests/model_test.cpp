@@ -469,6 +469,44 @@ TEST(Model, BlockedTimeAndRecorderStallsAreTakenOutOfTheStrand) {
   }
 }
 
+// The recorder's calibrated cost per event is in every interval between two events: one such
+// cost comes out of each interval a strand gets (never below zero), and is reported.
+TEST(Model, TheRecordersCostPerEventIsTakenOutOfEveryInterval) {
+  auto build = [](bool keep) {
+    TraceBuilder tb(2);
+    tb.probe_cost(3);
+    Region r{tb};
+    r.begin();
+    uint64_t C = id(0, 5);
+    tb.ev(0, 20, EventKind::TaskCreate, {r.A, C, kExplicit, 0x2000});
+    tb.ev(1, 21, EventKind::TaskSchedule, {r.B, kSwitch, C});
+    tb.ev(1, 22, EventKind::MutexWaitBegin, {1});  // an interval of 1 tick: it becomes 0
+    tb.ev(1, 23, EventKind::MutexWaitEnd, {1});
+    tb.ev(1, 221, EventKind::TaskSchedule, {C, kComplete, r.B});
+    r.end(520, 530);
+    model::BuildOptions options;
+    options.keep_probe_cost = keep;
+    model::Model m = tb.build(options);
+    expect_invariants(m);
+    return m;
+  };
+  auto total = [](const model::Model& m) {
+    uint64_t work = 0;
+    for (const auto& s : m.strands) work += s.work;
+    return work;
+  };
+  model::Model kept = build(true), taken = build(false);
+  EXPECT_EQ(kept.probe_per_event, 0u);
+  EXPECT_EQ(kept.probe_removed, 0u);
+  EXPECT_EQ(taken.probe_per_event, 3u);
+  // The intervals strands get: A's 10 and 500, B's 1 before its barrier, C's 1 before the mutex
+  // wait and 198 after it: 3 ticks out of each, all of the short ones.
+  EXPECT_EQ(total(kept) - total(taken), 3u + 3 + 1 + 1 + 3);
+  // The report's figure also counts the initial task's 10 ticks before the first parallel
+  // region, whose work is cleared afterwards as the runtime's start-up.
+  EXPECT_EQ(taken.probe_removed, 3u + 3 + 3 + 1 + 1 + 3);
+}
+
 // Many tasks on two threads: far more events than the event pipe holds at once, so that its
 // decoder waits for the builder, and populates the builder's vectors meanwhile when they are
 // in huge pages. The model is the same whichever way its memory was populated.

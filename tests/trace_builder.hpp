@@ -48,6 +48,8 @@ class TraceBuilder {
   void preempt(uint32_t t, uint64_t out, uint64_t in) { preemptions_.push_back({t, out, in}); }
   // Thread t was blocked (switched out, not runnable) from `out` to `in`.
   void blocked(uint32_t t, uint64_t out, uint64_t in) { blocked_.push_back({t, out, in}); }
+  // The recorder measured `ticks` per event for the TSC (a ProbeCost record).
+  void probe_cost(uint64_t ticks) { probe_ticks_ = ticks; }
 
   void ev(uint32_t t, uint64_t time, trace::EventKind kind, std::initializer_list<uint64_t> fields,
           std::initializer_list<uint64_t> groups = {}) {
@@ -117,6 +119,13 @@ class TraceBuilder {
         trace::append_record(out, type, head, sizeof head, interval, sizeof interval);
       }
     }
+    if (probe_ticks_) {
+      trace::ProbeCost pc{};
+      pc.metric_count = static_cast<uint32_t>(metrics_.size());
+      for (size_t m = 0; m < metrics_.size(); ++m)
+        if (metrics_[m] == trace::Metric::Tsc) pc.milli_per_event[m] = probe_ticks_ * 1000;
+      trace::append_record(out, trace::RecordType::ProbeCost, &pc, sizeof pc);
+    }
     trace::ClockSync a{0, 0}, b{1000000000, 1000000000};
     trace::append_record(out, trace::RecordType::ClockSync, &a, sizeof a);
     trace::append_record(out, trace::RecordType::ClockSync, &b, sizeof b);
@@ -145,6 +154,7 @@ class TraceBuilder {
   CounterFn counters_;
   std::vector<Preemption> preemptions_;
   std::vector<Preemption> blocked_;
+  uint64_t probe_ticks_ = 0;
   uint32_t runtime_flags_;
   std::string runtime_version_;
 };
