@@ -45,6 +45,7 @@ Json json_head(const model::Model& m, const RunInfo& info) {
   j["metric"] = m.metric;
   j["complete"] = m.complete;
   j["warnings"] = m.warnings;
+  if (!info.span_mode.empty()) j["span_mode"] = info.span_mode;
   return j;
 }
 
