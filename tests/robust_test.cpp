@@ -24,6 +24,7 @@ namespace {
 using analysis::Clipping;
 using analysis::longest_path;
 using fixtures::ModelBuilder;
+using model::kNone;
 using model::Model;
 using model::NodeKind;
 using model::SiteKind;
@@ -131,6 +132,21 @@ TEST(RobustSpanTest, AnOutlierOnTheCriticalPathIsClippedToTheUndisturbedSpan) {
   const std::vector<uint64_t> measured = analysis::measured_work(m, c);
   EXPECT_EQ(measured[tasks[victim]], 5'000'000u);
   EXPECT_EQ(longest_path(m, nullptr, measured.data()), disturbed);
+  EXPECT_EQ(analysis::measured_span(m, c), disturbed);
+}
+
+TEST(RobustSpanTest, WorksBeyond32BitsAreJudgedAlike) {
+  std::vector<uint32_t> tasks;
+  Model m = rounds_model(50, 8, usual_works(400), &tasks);
+  disturb(m, tasks[100], 5'000'000);
+  // A 5-second serial strand elsewhere (fragment 2, 101 strands: not judged) makes the works
+  // too wide for 32 bits.
+  m.strands[0].work = 5'000'000'000;
+  const Clipping c = analysis::find_outliers(m);
+  ASSERT_EQ(c.strands.size(), 1u);
+  EXPECT_EQ(c.strands[0].strand, tasks[100]);
+  EXPECT_EQ(c.strands[0].work_clipped, median_of(usual_works(400)));
+  EXPECT_EQ(c.strands[0].fragment_quantile, 1100u);
 }
 
 TEST(RobustSpanTest, RawModeKeepsTheMeasuredSpan) {
@@ -335,6 +351,38 @@ TEST(RobustSpanRandomTest, InjectedOutliersAreExactlyTheClippedStrands) {
         analysis::measured_figures(m, c, work - c.clipped_work, robust);
     EXPECT_EQ(measured.span, raw);
     EXPECT_EQ(measured.work, work);
+  }
+}
+
+bool same_clipping(const Clipping& a, const Clipping& b) {
+  if (a.tested != b.tested || a.floor != b.floor || a.clipped_work != b.clipped_work ||
+      a.strands.size() != b.strands.size())
+    return false;
+  for (size_t i = 0; i < a.strands.size(); ++i) {
+    const analysis::ClippedStrand &x = a.strands[i], &y = b.strands[i];
+    if (x.strand != y.strand || x.work_raw != y.work_raw || x.work_clipped != y.work_clipped ||
+        x.fragment_quantile != y.fragment_quantile || x.fragment_samples != y.fragment_samples ||
+        x.simultaneous != y.simultaneous || x.thread != y.thread || x.begin != y.begin ||
+        x.end != y.end)
+      return false;
+  }
+  return true;
+}
+
+// Large models are read on two threads: the same clipping as one thread's.
+TEST(RobustSpanRandomTest, TwoThreadsFindTheSameOutliers) {
+  std::mt19937_64 rng(22);
+  for (int i = 0; i < 100; ++i) {
+    SCOPED_TRACE("model " + std::to_string(i));
+    Model m = random_timed_model(rng);
+    const uint32_t n = static_cast<uint32_t>(m.strands.size());
+    for (int k = 0; k < 3; ++k)
+      disturb(m, std::uniform_int_distribution<uint32_t>(0, n - 1)(rng), 30'000 + k);
+    if (i % 2) m.strands[0].work = 5'000'000'000;  // works beyond 32 bits
+    const Clipping one = analysis::find_outliers(m, {}, kNone);
+    const Clipping two = analysis::find_outliers(m, {}, 0);
+    EXPECT_FALSE(one.strands.empty());
+    EXPECT_TRUE(same_clipping(one, two));
   }
 }
 

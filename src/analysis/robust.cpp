@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <future>
 
 #include "analysis/algebra.hpp"
 #include "analysis/profile.hpp"
@@ -72,9 +74,92 @@ void mark_overlaps(std::vector<Suspect>& sus) {
   }
 }
 
+// Runs part(0) and part(1) at once, the second on another thread, when `two`; else part(0)
+// alone. (The passes over millions of strands are memory-bound: two cores read twice as fast.)
+template <class F>
+void in_parts(bool two, F&& part) {
+  if (!two) {
+    part(0);
+    return;
+  }
+  auto other = std::async(std::launch::async, [&part] { part(1); });
+  part(0);
+  other.get();
+}
+
+// Pass 1 over one part of the strands: strands per fragment, and those above the floor.
+struct Census {
+  std::vector<uint32_t> count;  // per fragment
+  std::vector<uint32_t> above;  // strand ids, increasing
+  uint64_t max_work = 0;        // of the strands above the floor
+};
+
+// The fragments measured (a strand above the floor, enough samples): their strands' work
+// gathered by fragment, and each one's q (the rule's quantile of the others, nearest rank) and
+// median. A suspect lies above q, hence above position r of the sorted fragment, so the others'
+// r-th smallest is the whole fragment's: one selection serves every strand of the fragment.
+struct Measured {
+  std::vector<uint32_t> slot;      // per fragment: its index here, or kNone
+  std::vector<uint32_t> fragment;  // per index
+  std::vector<uint64_t> offset;    // per index, into the gathered works; one more at the end
+  std::vector<uint64_t> quantile, median;
+};
+
+template <class T>
+void measure(const Model& m, const std::vector<Census>& parts, double q, Measured& x) {
+  const size_t measured = x.fragment.size();
+  std::vector<T> works(x.offset.back());
+  const model::Strand* st = m.strands.data();
+  const size_t n = m.strands.size(), fragments = x.slot.size();
+  const size_t count = parts.size();
+  in_parts(count == 2, [&](size_t p) {
+    // Each part fills its own stretch of each fragment's range: after the earlier parts'.
+    std::vector<uint64_t> fill(measured);
+    for (size_t i = 0; i < measured; ++i) {
+      fill[i] = x.offset[i];
+      for (size_t e = 0; e < p; ++e) fill[i] += parts[e].count[x.fragment[i]];
+    }
+    for (size_t s = n * p / count, end = n * (p + 1) / count; s < end; ++s) {
+      const uint32_t f = st[s].fragment;
+      if (f < fragments && x.slot[f] != kNone)
+        works[fill[x.slot[f]]++] = static_cast<T>(st[s].work);
+    }
+  });
+  // The selections, the largest fragments shared between the parts.
+  std::vector<uint32_t> order(measured);
+  for (uint32_t i = 0; i < measured; ++i) order[i] = i;
+  auto size_of = [&](uint32_t i) { return x.offset[i + 1] - x.offset[i]; };
+  std::sort(order.begin(), order.end(),
+            [&](uint32_t a, uint32_t b) { return size_of(a) > size_of(b); });
+  std::vector<uint8_t> part_of(measured, 0);
+  uint64_t load[2] = {0, 0};
+  for (uint32_t i : order) {
+    const uint8_t p = count == 2 && load[1] < load[0] ? 1 : 0;
+    part_of[i] = p;
+    load[p] += size_of(i);
+  }
+  x.quantile.assign(measured, 0);
+  x.median.assign(measured, 0);
+  in_parts(count == 2, [&](size_t p) {
+    for (uint32_t i = 0; i < measured; ++i) {
+      if (part_of[i] != p) continue;
+      T* b = works.data() + x.offset[i];
+      const size_t size = size_of(i);
+      const size_t others = size - 1;
+      size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(others)));
+      rank = std::clamp<size_t>(rank, 1, others) - 1;
+      std::nth_element(b, b + rank, b + size);
+      x.quantile[i] = b[rank];
+      const size_t mid = size / 2;  // (the upper median: a strand's work, never an average)
+      if (mid < rank) std::nth_element(b, b + mid, b + rank);
+      x.median[i] = b[mid];
+    }
+  });
+}
+
 }  // namespace
 
-Clipping find_outliers(const Model& m, const OutlierRule& rule) {
+Clipping find_outliers(const Model& m, const OutlierRule& rule, uint32_t two_threads_from) {
   Clipping c;
   c.floor = floor_of(m, rule.floor_seconds);
   if (c.floor == 0) return c;
@@ -85,52 +170,53 @@ Clipping find_outliers(const Model& m, const OutlierRule& rule) {
 
   // Pass 1: strands per fragment, and the strands above the floor. (On most traces the latter
   // are few or none, and this pass is all the rule costs.)
-  std::vector<uint32_t> count(fragments, 0);
-  std::vector<uint32_t> above;
   const model::Strand* st = m.strands.data();
-  for (size_t s = 0; s < n; ++s) {
-    const uint32_t f = st[s].fragment;
-    if (f >= fragments) continue;
-    ++count[f];
-    if (st[s].work > c.floor) above.push_back(static_cast<uint32_t>(s));
+  std::vector<Census> parts(n >= two_threads_from && n >= 2 ? 2 : 1);
+  in_parts(parts.size() == 2, [&](size_t p) {
+    Census& part = parts[p];
+    part.count.assign(fragments, 0);
+    for (size_t s = n * p / parts.size(), end = n * (p + 1) / parts.size(); s < end; ++s) {
+      const uint32_t f = st[s].fragment;
+      if (f >= fragments) continue;
+      ++part.count[f];
+      if (st[s].work > c.floor) {
+        part.above.push_back(static_cast<uint32_t>(s));
+        part.max_work = std::max(part.max_work, st[s].work);
+      }
+    }
+  });
+  std::vector<uint32_t> count = parts[0].count;
+  std::vector<uint32_t> above = parts[0].above;
+  uint64_t max_work = parts[0].max_work;
+  for (size_t p = 1; p < parts.size(); ++p) {
+    for (size_t f = 0; f < fragments; ++f) count[f] += parts[p].count[f];
+    above.insert(above.end(), parts[p].above.begin(), parts[p].above.end());
+    max_work = std::max(max_work, parts[p].max_work);
   }
   // (Two at least: a strand is compared with the others.)
   const uint32_t min_samples = std::max<uint32_t>(rule.min_samples, 2);
   // Fragments to measure: known, with enough samples, holding a strand above the floor.
-  std::vector<uint32_t> slot(fragments, kNone);  // index into `offset`, per fragment
-  std::vector<uint64_t> offset{0};
+  Measured x;
+  x.slot.assign(fragments, kNone);
+  x.offset = {0};
   for (uint32_t s : above) {
     const uint32_t f = st[s].fragment;
-    if (f == 0 || st[s].thread == kNone || count[f] < min_samples || slot[f] != kNone) continue;
-    slot[f] = static_cast<uint32_t>(offset.size() - 1);
-    offset.push_back(offset.back() + count[f]);
+    if (f == 0 || st[s].thread == kNone || count[f] < min_samples || x.slot[f] != kNone) continue;
+    x.slot[f] = static_cast<uint32_t>(x.fragment.size());
+    x.fragment.push_back(f);
+    x.offset.push_back(x.offset.back() + count[f]);
   }
-  if (offset.size() == 1) return c;
+  if (x.fragment.empty()) return c;
 
-  // Pass 2: the work of every strand of those fragments, grouped by fragment.
-  std::vector<uint64_t> works(offset.back());
-  std::vector<uint64_t> fill(offset.begin(), offset.end() - 1);
-  for (size_t s = 0; s < n; ++s) {
-    const uint32_t f = st[s].fragment;
-    if (f < fragments && slot[f] != kNone) works[fill[slot[f]]++] = st[s].work;
-  }
-  // Per measured fragment: q (p99 of the others, nearest rank) and the median. A suspect lies
-  // above q, hence above position r of the sorted fragment, so the others' r-th smallest is the
-  // whole fragment's: one selection serves every strand of the fragment.
-  const size_t measured = offset.size() - 1;
-  std::vector<uint64_t> quantile(measured), median(measured);
-  for (size_t i = 0; i < measured; ++i) {
-    uint64_t* b = works.data() + offset[i];
-    const size_t size = offset[i + 1] - offset[i];
-    const size_t others = size - 1;
-    size_t rank = static_cast<size_t>(std::ceil(rule.quantile * static_cast<double>(others)));
-    rank = std::clamp<size_t>(rank, 1, others) - 1;
-    std::nth_element(b, b + rank, b + size);
-    quantile[i] = b[rank];
-    const size_t mid = size / 2;  // (the upper median: a strand's work, never an average)
-    if (mid < rank) std::nth_element(b, b + mid, b + rank);
-    median[i] = b[mid];
-  }
+  // Pass 2: the work of every strand of those fragments, their p99 and median. (In 32 bits
+  // when every work fits, as it nearly always does: half the memory to fill and select in.)
+  if (max_work <= UINT32_MAX)
+    measure<uint32_t>(m, parts, rule.quantile, x);
+  else
+    measure<uint64_t>(m, parts, rule.quantile, x);
+  const std::vector<uint32_t>& slot = x.slot;
+  const std::vector<uint64_t>& quantile = x.quantile;
+  const std::vector<uint64_t>& median = x.median;
 
   std::vector<Suspect> suspects;
   for (uint32_t s : above) {
@@ -182,8 +268,8 @@ void apply_clipping(Model& m, const Clipping& c) {
   }
 }
 
-Clipping clip_outliers(Model& m, const OutlierRule& rule) {
-  Clipping c = find_outliers(m, rule);
+Clipping clip_outliers(Model& m, const OutlierRule& rule, uint32_t two_threads_from) {
+  Clipping c = find_outliers(m, rule, two_threads_from);
   apply_clipping(m, c);
   return c;
 }
@@ -196,12 +282,33 @@ std::vector<uint64_t> measured_work(const Model& m, const Clipping& c) {
   return w;
 }
 
+uint64_t measured_span(const Model& m, const Clipping& c) {
+  // longest_path's loop, with the clipped strands' measured work put back as it goes (they are
+  // sorted by id): no per-strand weight array to fill.
+  const uint32_t n = static_cast<uint32_t>(m.strands.size());
+  std::vector<uint64_t> dist(n);
+  uint64_t* d = dist.data();
+  const uint32_t* begin = m.pred_begin.data();
+  const uint32_t* preds = m.preds.data();
+  auto next = c.strands.begin();
+  uint64_t best = 0;
+  for (uint32_t s = 0; s < n; ++s) {
+    uint64_t longest = 0;
+    for (uint32_t i = begin[s], e = begin[s + 1]; i < e; ++i)
+      longest = std::max(longest, d[preds[i]]);
+    uint64_t w = m.strands[s].work;
+    if (next != c.strands.end() && next->strand == s) w = (next++)->work_raw;
+    d[s] = longest + w;
+    best = std::max(best, d[s]);
+  }
+  return best;
+}
+
 SpanFigures measured_figures(const Model& m, const Clipping& c, uint64_t work, uint64_t span) {
   SpanFigures f{work, span, parallelism_of(work, span)};
   if (c.strands.empty()) return f;
   f.work = work + c.clipped_work;
-  const std::vector<uint64_t> w = measured_work(m, c);
-  f.span = longest_path(m, nullptr, w.data());
+  f.span = measured_span(m, c);
   f.parallelism = parallelism_of(f.work, f.span);
   return f;
 }

@@ -33,7 +33,8 @@
 // Cost: one pass over the strands (their work and fragment) when no strand is above the floor;
 // otherwise a second pass gathering the work of the fragments that have such a strand, and a
 // selection (nth_element) per such fragment: O(strands) in all, plus O(k log k) for the k
-// strands above 5 x their fragment's p99 (the time-overlap sweep).
+// strands above 5 x their fragment's p99 (the time-overlap sweep). Large models are read on two
+// threads. (fib(29), 4.2 M strands: about 30 ms on one core of a busy 2-core VM.)
 #pragma once
 
 #include <cstdint>
@@ -71,19 +72,28 @@ struct Clipping {
   uint64_t clipped_work = 0;           // sum of work_raw - work_clipped
 };
 
-// Applies the rule above to the model as it is (no change to it).
-Clipping find_outliers(const model::Model& model, const OutlierRule& rule = {});
+// Applies the rule above to the model as it is (no change to it). Models of `two_threads_from`
+// strands or more are read on two threads (the result is the same, which the tests check by
+// passing 0).
+inline constexpr uint32_t kTwoThreadsFrom = uint32_t{1} << 20;
+Clipping find_outliers(const model::Model& model, const OutlierRule& rule = {},
+                       uint32_t two_threads_from = kTwoThreadsFrom);
 
 // Sets each clipped strand's work to work_clipped, and scales its user regions' work
 // (Model::region_work) by the same ratio so that they still fit inside the strand.
 void apply_clipping(model::Model& model, const Clipping& clipping);
 
 // find_outliers then apply_clipping: the model every span-computing command reads by default.
-Clipping clip_outliers(model::Model& model, const OutlierRule& rule = {});
+Clipping clip_outliers(model::Model& model, const OutlierRule& rule = {},
+                       uint32_t two_threads_from = kTwoThreadsFrom);
 
 // Every strand's measured work: Strand::work, with the clipped strands' work_raw put back. As
 // span weights (longest_path) they give the span as measured.
 std::vector<uint64_t> measured_work(const model::Model& model, const Clipping& clipping);
+
+// The longest path with every strand at its measured work (longest_path's span under
+// measured_work, without the array).
+uint64_t measured_span(const model::Model& model, const Clipping& clipping);
 
 // The program's figures as measured, from a clipped model and its clipping (the robust work plus
 // the clipped work; the longest path under the measured work). When nothing was clipped they are

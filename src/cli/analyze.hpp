@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -70,9 +71,11 @@ Loaded load(const std::string& path, SpanMode mode = SpanMode::Raw);
 SpanMode span_mode(bool raw_span);
 // The run's facts for the renderers, with span_mode ("robust" or "raw") set.
 report::RunInfo run_info_of(const Loaded& loaded);
-// The robust profile's account of what it clipped (names the clipped strands' fragments), for
-// render_profile.
-report::SpanAccount span_account(const Loaded& loaded, const analysis::Profile& profile);
+// The robust profile's account of what it clipped (the figures as measured; the clipped
+// strands' fragments named), for render_profile. `measured_span`: the span as measured if the
+// caller started computing it (analysis::measured_span), else computed here.
+report::SpanAccount span_account(const Loaded& loaded, const analysis::Profile& profile,
+                                 std::future<uint64_t>* measured_span = nullptr);
 
 // With TASKLENS_TIMINGS set: ends the timed phase under `last_phase` and prints every phase's
 // time to stderr (cli/timings.hpp). Commands that end without write_and_exit call it.
