@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <set>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "analysis/algebra.hpp"
 #include "analysis/profile.hpp"
 #include "model_fixtures.hpp"
+#include "report/profile_report.hpp"
 
 namespace tasklens {
 namespace {
@@ -274,6 +276,65 @@ TEST(RobustSpanTest, ClippedStrandsRegionWorkShrinksWithThem) {
   EXPECT_EQ(m.region_work[1].work, 4'000'000 * c.strands[0].work_clipped / 5'000'000);
   EXPECT_LE(m.region_work[1].work, m.strands[tasks[100]].work);
   EXPECT_EQ(m.region_work[2].work, 700u);
+}
+
+// What report shows: both spans and the clipped strands (JSON), the two figures and a warning
+// when the parallelisms differ by more than 10% (table); without a clipping, the raw figures are
+// the robust ones and the list is empty.
+TEST(RobustSpanReportTest, ReportShowsBothSpansAndTheClippedStrands) {
+  std::vector<uint32_t> tasks;
+  Model m = rounds_model(50, 8, usual_works(400), &tasks);
+  disturb(m, tasks[100], 5'000'000);
+  const Clipping c = analysis::clip_outliers(m);
+  ASSERT_EQ(c.strands.size(), 1u);
+  const analysis::Profile p = analysis::compute_profile(m);
+  report::SpanAccount account;
+  account.clipping = &c;
+  account.measured = analysis::measured_figures(m, c, p.work, p.span);
+  account.fragments = {"fib.c:31-33"};
+  const std::vector<report::SiteLabel> labels(m.sites.size());
+  report::RunInfo info;
+  info.span_mode = "robust";
+  const auto j = nlohmann::json::parse(
+      report::render_profile(m, p, labels, info, report::Format::Json, 10, &account));
+  EXPECT_EQ(j["span_mode"], "robust");
+  EXPECT_EQ(j["program"]["span"], p.span);
+  EXPECT_EQ(j["program"]["span_raw"], account.measured.span);
+  EXPECT_EQ(j["program"]["work_raw"], p.work + c.clipped_work);
+  EXPECT_DOUBLE_EQ(j["program"]["parallelism_raw"].get<double>(), account.measured.parallelism);
+  EXPECT_EQ(j["clipped_count"], 1);
+  EXPECT_EQ(j["clipped_work"], c.clipped_work);
+  ASSERT_EQ(j["clipped_strands"].size(), 1u);
+  const auto& x = j["clipped_strands"][0];
+  EXPECT_EQ(x["strand"], tasks[100]);
+  EXPECT_EQ(x["thread"], 4);
+  EXPECT_EQ(x["fragment"], "fib.c:31-33");
+  EXPECT_EQ(x["work_raw"], 5'000'000);
+  EXPECT_EQ(x["work_clipped"], c.strands[0].work_clipped);
+  EXPECT_EQ(x["begin"], m.strands[tasks[100]].start);
+  EXPECT_EQ(x["end"], m.strands[tasks[100]].start + 5'000'000);
+
+  const std::string table =
+      report::render_profile(m, p, labels, info, report::Format::Table, 10, &account);
+  EXPECT_NE(table.find("span " + report::format_work(m, p.span) + " (robust; " +
+                       report::format_work(m, account.measured.span) +
+                       " as measured: 1 strand clipped, see --raw-span)"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("warning: the parallelism as measured"), std::string::npos) << table;
+
+  // Nothing clipped: the same keys, the raw figures equal to the robust ones, no span line.
+  const Clipping none;
+  report::SpanAccount empty;
+  empty.clipping = &none;
+  const auto k = nlohmann::json::parse(
+      report::render_profile(m, p, labels, info, report::Format::Json, 10, &empty));
+  EXPECT_EQ(k["program"]["span_raw"], p.span);
+  EXPECT_EQ(k["clipped_count"], 0);
+  EXPECT_TRUE(k["clipped_strands"].empty());
+  EXPECT_EQ(report::render_profile(m, p, labels, info, report::Format::Table, 10, &empty)
+                .find("as measured"),
+            std::string::npos);
 }
 
 // ---- Random models.
