@@ -229,21 +229,21 @@ Clipping find_outliers(const Model& m, const OutlierRule& rule, uint32_t two_thr
   }
   if (suspects.empty()) return c;
   mark_overlaps(suspects);
-  for (const Suspect& x : suspects) {
+  for (const Suspect& sus : suspects) {
     // Without timestamps a strand overlaps nothing we can see.
-    const bool timed = model::is_timed(st[x.strand]);
-    if (!x.strong && !(timed && x.overlap)) continue;
-    const uint32_t i = slot[st[x.strand].fragment];
+    const bool timed = model::is_timed(st[sus.strand]);
+    if (!sus.strong && !(timed && sus.overlap)) continue;
+    const uint32_t i = slot[st[sus.strand].fragment];
     ClippedStrand cs;
-    cs.strand = x.strand;
-    cs.thread = x.thread;
-    cs.begin = x.start;
-    cs.end = x.end;
-    cs.work_raw = st[x.strand].work;
+    cs.strand = sus.strand;
+    cs.thread = sus.thread;
+    cs.begin = sus.start;
+    cs.end = sus.end;
+    cs.work_raw = st[sus.strand].work;
     cs.work_clipped = std::min(median[i], cs.work_raw);
     cs.fragment_quantile = quantile[i];
-    cs.fragment_samples = count[st[x.strand].fragment];
-    cs.simultaneous = timed && x.overlap;
+    cs.fragment_samples = count[st[sus.strand].fragment];
+    cs.simultaneous = timed && sus.overlap;
     c.clipped_work += cs.work_raw - cs.work_clipped;
     c.strands.push_back(cs);
   }
