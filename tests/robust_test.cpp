@@ -19,6 +19,7 @@
 #include "analysis/profile.hpp"
 #include "model_fixtures.hpp"
 #include "report/profile_report.hpp"
+#include "report/whatif_report.hpp"
 
 namespace tasklens {
 namespace {
@@ -335,6 +336,22 @@ TEST(RobustSpanReportTest, ReportShowsBothSpansAndTheClippedStrands) {
   EXPECT_EQ(report::render_profile(m, p, labels, info, report::Format::Table, 10, &empty)
                 .find("as measured"),
             std::string::npos);
+}
+
+// The report names clipped strands' fragments without labelling every fragment: the same names.
+TEST(RobustSpanReportTest, SomeFragmentsAreLabelledAsAllOfThem) {
+  Model m = rounds_model(3, 2, usual_works(6), nullptr);
+  m.fragments = {{0, 0}, {0x100, 0x200}, {0, 0x300}, {0x400, 0}, {0x500, 0x500}};
+  const std::vector<report::SiteLabel> sites(m.sites.size());
+  const report::FragmentLabels all = report::label_fragments(m, {}, sites);
+  const std::vector<uint32_t> some{4, 0, 2, 3, 1, 2};
+  const std::vector<std::string> labels = report::label_some_fragments(m, {}, some);
+  ASSERT_EQ(labels.size(), some.size());
+  for (size_t i = 0; i < some.size(); ++i)
+    EXPECT_EQ(labels[i], all.label[all.group_of[some[i]]]) << "fragment " << some[i];
+  EXPECT_EQ(labels[1], "<unknown>");
+  EXPECT_EQ(labels[2], "start-0x300");
+  EXPECT_EQ(labels[3], "0x400-end");
 }
 
 // ---- Random models.

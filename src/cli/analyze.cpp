@@ -228,12 +228,10 @@ report::SpanAccount span_account(const Loaded& l, const analysis::Profile& p,
   a.measured.span =
       measured_span ? measured_span->get() : analysis::measured_span(l.model, l.clipping);
   a.measured.parallelism = analysis::parallelism_of(a.measured.work, a.measured.span);
-  // (Symbolizing every fragment only when there is something to name.)
-  const report::FragmentLabels fl = report::label_fragments(l.model, l.trace->modules(), l.labels);
-  for (const analysis::ClippedStrand& c : l.clipping.strands) {
-    const uint32_t f = l.model.strands[c.strand].fragment;
-    a.fragments.push_back(f < fl.group_of.size() ? fl.label[fl.group_of[f]] : "<unknown>");
-  }
+  std::vector<uint32_t> fragments;
+  for (const analysis::ClippedStrand& c : l.clipping.strands)
+    fragments.push_back(l.model.strands[c.strand].fragment);
+  a.fragments = report::label_some_fragments(l.model, l.trace->modules(), fragments);
   return a;
 }
 
