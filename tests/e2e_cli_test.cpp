@@ -164,6 +164,48 @@ TEST_F(Cli, TableCsvAndTopAgreeWithJson) {
   EXPECT_EQ(json::parse(top.out)["sites"].size(), 1u);
 }
 
+// The robust span (docs/robust-span.md) on a real recording: the JSON gives both figures and
+// what was clipped, --raw-span gives the measured ones (the same measured span both ways), and
+// every other span-computing command says which model it used.
+TEST_F(Cli, RobustAndRawSpansAgreeOnTheMeasuredFigures) {
+  const std::string trace = path("fib.tlens");
+  ASSERT_TRUE(record(example("fib", "clang"), {"14", "2000"}, trace).exited(0));
+  json robust = report_json(trace);
+  ASSERT_FALSE(robust.is_null());
+  json raw = tasklens_command_json("report", {trace, "--raw-span"});
+  ASSERT_FALSE(raw.is_null());
+  EXPECT_EQ(robust["span_mode"], "robust");
+  EXPECT_EQ(raw["span_mode"], "raw");
+  const json& p = robust["program"];
+  EXPECT_EQ(p["span_raw"], raw["program"]["span"]);
+  EXPECT_EQ(p["work_raw"], raw["program"]["work"]);
+  EXPECT_LE(p["span"].get<uint64_t>(), p["span_raw"].get<uint64_t>());
+  EXPECT_EQ(p["work"].get<uint64_t>() + robust["clipped_work"].get<uint64_t>(),
+            p["work_raw"].get<uint64_t>());
+  const size_t clipped = robust["clipped_count"].get<size_t>();
+  EXPECT_EQ(robust["clipped_strands"].size(), std::min<size_t>(clipped, 20));
+  for (const json& c : robust["clipped_strands"]) {
+    EXPECT_GT(c["work_raw"].get<uint64_t>(), c["work_clipped"].get<uint64_t>());
+    EXPECT_FALSE(c["fragment"].get<std::string>().empty());
+  }
+  if (clipped == 0) {
+    EXPECT_EQ(p["span"], p["span_raw"]);
+    EXPECT_EQ(p["parallelism"], p["parallelism_raw"]);
+  }
+  EXPECT_EQ(raw["clipped_count"], 0);
+  EXPECT_EQ(raw["program"]["span_raw"], raw["program"]["span"]);
+  EXPECT_EQ(tasklens_command_json("advise", {trace})["span_mode"], "robust");
+  EXPECT_EQ(tasklens_command_json("advise", {trace, "--raw-span"})["span_mode"], "raw");
+  std::string site;
+  for (const json& row : robust["sites"])
+    if (site.empty() && row["kind"] != "program") site = row["site"];
+  ASSERT_FALSE(site.empty()) << robust.dump();
+  json wi = tasklens_command_json("whatif", {trace, "--site", site});
+  EXPECT_EQ(wi["span_mode"], "robust");
+  EXPECT_EQ(wi["program"]["span"], p["span"]);
+  EXPECT_EQ(tasklens_command_json("predict", {trace, "--raw-span"})["span_mode"], "raw");
+}
+
 // TASKLENS_TIMINGS=1: one more line on stderr with each phase's time; the report is the same.
 TEST_F(Cli, TimingsGoToStderrOnRequest) {
   const std::string trace = path("t.tlens");

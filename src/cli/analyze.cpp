@@ -6,11 +6,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <future>
 #include <limits>
 #include <memory>
 #include <set>
 #include <thread>
 
+#include "analysis/algebra.hpp"
 #include "analysis/profile.hpp"
 #include "analysis/whatif.hpp"
 #include "cli/errors.hpp"
@@ -56,7 +58,15 @@ ModelSettings& model_settings() {
   return settings;
 }
 
-Loaded load(const std::string& path) {
+SpanMode span_mode(bool raw_span) { return raw_span ? SpanMode::Raw : SpanMode::Robust; }
+
+report::RunInfo run_info_of(const Loaded& l) {
+  report::RunInfo info = report::run_info(*l.trace);
+  info.span_mode = l.robust ? "robust" : "raw";
+  return info;
+}
+
+Loaded load(const std::string& path, SpanMode mode) {
   Loaded l;
   Timings& timings = Timings::global();
   l.trace = std::make_unique<trace::TraceFile>(trace::TraceFile::open(path));
@@ -96,6 +106,20 @@ Loaded load(const std::string& path) {
         "oneTBB or std::thread the compiler did not inline) count for the construct around them",
         n, n == 1 ? "" : "s"));
   timings.lap("symbols");
+  if (mode == SpanMode::Robust) {
+    l.clipping = analysis::clip_outliers(l.model);
+    l.robust = l.clipping.tested;
+    if (size_t n = l.clipping.strands.size())
+      l.model.warnings.push_back(fmt::format(
+          "{} strand{} held far more work than the rest of {} code fragment (over 20 times "
+          "the fragment's 99th percentile, or 5 times while another thread's strand was "
+          "stretched too: a paused machine, page faults, interrupts): counted at the "
+          "fragment's median, {} of work in all, so that one disturbance does not decide the "
+          "critical path (--raw-span counts {} as measured)",
+          n, n == 1 ? "" : "s", n == 1 ? "its" : "their",
+          report::format_work(l.model, l.clipping.clipped_work), n == 1 ? "it" : "them"));
+    timings.lap("robust");
+  }
   return l;
 }
 
@@ -200,16 +224,39 @@ double parse_factor(const std::string& text, const std::string& what) {
   return k;
 }
 
+report::SpanAccount span_account(const Loaded& l, const analysis::Profile& p,
+                                 std::future<uint64_t>* measured_span) {
+  report::SpanAccount a;
+  a.clipping = &l.clipping;
+  a.measured = {p.work, p.span, p.parallelism};
+  if (l.clipping.strands.empty()) return a;
+  a.measured.work = p.work + l.clipping.clipped_work;
+  a.measured.span =
+      measured_span ? measured_span->get() : analysis::measured_span(l.model, l.clipping);
+  a.measured.parallelism = analysis::parallelism_of(a.measured.work, a.measured.span);
+  std::vector<uint32_t> fragments;
+  for (const analysis::ClippedStrand& c : l.clipping.strands)
+    fragments.push_back(l.model.strands[c.strand].fragment);
+  a.fragments = report::label_some_fragments(l.model, l.trace->modules(), fragments);
+  return a;
+}
+
 void run_report(const ReportOptions& opt) {
   report::Format format = parse_format(opt.format);
-  Loaded l = load(opt.trace);
+  Loaded l = load(opt.trace, span_mode(opt.raw_span));
+  // The span as measured is one more longest path: beside the profile, on the other core.
+  std::future<uint64_t> measured;
+  if (!l.clipping.strands.empty())
+    measured = std::async(std::launch::async,
+                          [&l] { return analysis::measured_span(l.model, l.clipping); });
   analysis::Profile p = analysis::compute_profile(l.model);
+  const report::SpanAccount account = span_account(l, p, measured.valid() ? &measured : nullptr);
   Timings::global().lap("profile");
   size_t top = opt.top                           ? opt.top
                : format == report::Format::Table ? 20
                                                  : std::numeric_limits<size_t>::max();
   write_and_exit(
-      report::render_profile(l.model, p, l.labels, report::run_info(*l.trace), format, top));
+      report::render_profile(l.model, p, l.labels, run_info_of(l), format, top, &account));
 }
 
 std::vector<double> parse_factors(const std::string& list) {
@@ -316,7 +363,7 @@ void run_whatif(const WhatIfOptions& opt) {
     throw UsageError(
         "whatif: name at least one unit with --region, --site or --fragment; "
         "`tasklens whatif --list` shows them");
-  Loaded l = load(opt.trace);
+  Loaded l = load(opt.trace, span_mode(opt.raw_span));
   const model::Model& m = l.model;
   report::FragmentLabels fl = report::label_fragments(m, l.trace->modules(), l.labels);
   if (opt.list) write_and_exit(list_units(l, fl, opt.top));
@@ -327,7 +374,7 @@ void run_whatif(const WhatIfOptions& opt) {
   size_t top = opt.top                           ? opt.top
                : format == report::Format::Table ? 20
                                                  : std::numeric_limits<size_t>::max();
-  write_and_exit(report::render_whatif(m, r, l.labels, report::run_info(*l.trace), format, top));
+  write_and_exit(report::render_whatif(m, r, l.labels, run_info_of(l), format, top));
 }
 
 report::AdviceReport advice_options(const AdviseOptions& opt) {
@@ -352,11 +399,11 @@ report::AdviceReport advice_options(const AdviseOptions& opt) {
 void run_advise(const AdviseOptions& opt) {
   report::Format format = parse_format(opt.format);
   report::AdviceReport r = advice_options(opt);
-  Loaded l = load(opt.trace);
+  Loaded l = load(opt.trace, span_mode(opt.raw_span));
   report::FragmentLabels fl = report::label_fragments(l.model, l.trace->modules(), l.labels);
   r.advice =
       analysis::advise(l.model, fl.group_of, static_cast<uint32_t>(fl.label.size()), r.options);
-  write_and_exit(report::render_advice(l.model, r, fl, report::run_info(*l.trace), format));
+  write_and_exit(report::render_advice(l.model, r, fl, run_info_of(l), format));
 }
 
 }  // namespace tasklens::cli

@@ -3,10 +3,12 @@
 #pragma once
 
 #include <cstddef>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "analysis/robust.hpp"
 #include "analysis/whatif.hpp"
 #include "model/model.hpp"
 #include "report/profile_report.hpp"
@@ -18,7 +20,8 @@ namespace tasklens::cli {
 struct ReportOptions {
   std::string trace = "tasklens.data";
   std::string format = "table";
-  size_t top = 0;  // 0: 20 rows for the table, all for csv/json
+  size_t top = 0;         // 0: 20 rows for the table, all for csv/json
+  bool raw_span = false;  // --raw-span: every strand as measured (no clipping of disturbances)
 };
 
 struct WhatIfOptions {
@@ -29,6 +32,7 @@ struct WhatIfOptions {
   std::string format = "table";
   size_t top = 0;
   bool list = false;
+  bool raw_span = false;
 };
 
 struct AdviseOptions {
@@ -39,6 +43,7 @@ struct AdviseOptions {
   double k = 10;      // stop below k x the tasking overhead
   std::string mode = "parallelize";
   std::string format = "table";
+  bool raw_span = false;
 };
 
 // Each writes its output to stdout and ends the process (see write_and_exit in analyze.cpp).
@@ -46,14 +51,31 @@ struct AdviseOptions {
 [[noreturn]] void run_whatif(const WhatIfOptions& options);
 [[noreturn]] void run_advise(const AdviseOptions& options);
 
+// How the commands that compute a span load the model. Robust: strands far longer than the
+// rest of their code fragment (a paused machine, page faults, interrupts) are clipped to the
+// fragment's median (analysis/robust.hpp), so that one disturbed strand cannot decide the
+// critical path. Raw (--raw-span, and the commands that show the run as measured: tasks, sched,
+// export): every strand as measured.
+enum class SpanMode { Robust, Raw };
+
 // A trace, its model with symbolized (and merged) sites, and the warnings of what the
 // recording could not see. Throws the trace's and the model's typed errors.
 struct Loaded {
   std::unique_ptr<trace::TraceFile> trace;
   model::Model model;
   std::vector<report::SiteLabel> labels;
+  analysis::Clipping clipping;  // what the robust mode clipped (nothing in Raw mode)
+  bool robust = false;          // the outlier rule was applied (Robust mode, a metric it judges)
 };
-Loaded load(const std::string& path);
+Loaded load(const std::string& path, SpanMode mode = SpanMode::Raw);
+SpanMode span_mode(bool raw_span);
+// The run's facts for the renderers, with span_mode ("robust" or "raw") set.
+report::RunInfo run_info_of(const Loaded& loaded);
+// The robust profile's account of what it clipped (the figures as measured; the clipped
+// strands' fragments named), for render_profile. `measured_span`: the span as measured if the
+// caller started computing it (analysis::measured_span), else computed here.
+report::SpanAccount span_account(const Loaded& loaded, const analysis::Profile& profile,
+                                 std::future<uint64_t>* measured_span = nullptr);
 
 // How every reader command builds its models (flags common to them all, set by main()).
 struct ModelSettings {

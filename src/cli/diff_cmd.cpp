@@ -25,9 +25,9 @@ struct Recording {
   report::FragmentLabels fragments;
 };
 
-std::unique_ptr<Recording> load_recording(const std::string& path) {
+std::unique_ptr<Recording> load_recording(const std::string& path, SpanMode mode) {
   auto r = std::make_unique<Recording>();
-  r->loaded = load(path);
+  r->loaded = load(path, mode);
   r->fragments =
       report::label_fragments(r->loaded.model, r->loaded.trace->modules(), r->loaded.labels);
   return r;
@@ -47,7 +47,7 @@ report::DiffRun diff_run(const Loaded& l, const report::FragmentLabels& fragment
   r.model = &l.model;
   r.labels = &l.labels;
   r.fragments = &fragments;
-  r.info = report::run_info(*l.trace);
+  r.info = run_info_of(l);
   r.tsc_hz = l.trace->tsc_hz();
   return r;
 }
@@ -90,11 +90,12 @@ void run_diff(const DiffOptions& opt) {
   // The two recordings load at once (reading, building and symbolizing each is independent):
   // the comparison then takes about as long as a report of the larger one. Base's error, if
   // both fail, is the one shown.
-  auto base_loading = std::async(std::launch::async, load_recording, opt.traces[0]);
+  const SpanMode mode = span_mode(opt.raw_span);
+  auto base_loading = std::async(std::launch::async, load_recording, opt.traces[0], mode);
   std::unique_ptr<Recording> other;
   std::exception_ptr other_error;
   try {
-    other = load_recording(opt.traces[1]);
+    other = load_recording(opt.traces[1], mode);
   } catch (...) {
     other_error = std::current_exception();
   }

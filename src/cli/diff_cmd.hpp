@@ -20,6 +20,7 @@ struct DiffOptions {
   size_t top = 0;          // rows per list; 0: 15 for the table, all for csv/json
   double min_share = 1.0;  // percent of the program's work under which a unit is noise
   std::string metric;      // the metric that sorts; empty: the first common one
+  bool raw_span = false;   // --raw-span: every strand as measured (analyze.hpp's SpanMode)
 };
 
 // `tasklens diff`'s output for two loaded recordings (run_diff prints it; `tasklens view

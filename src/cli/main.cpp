@@ -23,6 +23,12 @@
 namespace tasklens::cli {
 namespace {
 
+// The commands that compute a span take the robust model by default (cli/analyze.hpp).
+constexpr const char* kRawSpanHelp =
+    "Count every strand's work as measured. By default a strand far longer than the rest of its "
+    "code fragment (a paused machine, page faults, interrupts) is counted at the fragment's "
+    "median, so that one disturbance cannot decide the span (docs/robust-span.md)";
+
 int run(int argc, char** argv) {
   CLI::App app{
       "tasklens: a parallelism profiler for OpenMP and oneTBB programs.\n"
@@ -88,6 +94,7 @@ int run(int argc, char** argv) {
   report->add_option("trace", rep.trace, "Trace file")->capture_default_str();
   report->add_option("--format", rep.format, "table, csv or json")->capture_default_str();
   report->add_option("--top", rep.top, "Show only the first N sites (table default: 20)");
+  report->add_flag("--raw-span", rep.raw_span, kRawSpanHelp);
 
   WhatIfOptions wi;
   CLI::App* whatif = app.add_subcommand(
@@ -118,6 +125,7 @@ int run(int argc, char** argv) {
   whatif->add_option("--format", wi.format, "table, csv or json")->capture_default_str();
   whatif->add_option("--top", wi.top, "Rows of the profile after the what-if (table: 20)");
   whatif->add_flag("--list", wi.list, "List the regions, sites and fragments of the trace");
+  whatif->add_flag("--raw-span", wi.raw_span, kRawSpanHelp);
 
   AdviseOptions ad;
   CLI::App* advise = app.add_subcommand(
@@ -141,6 +149,7 @@ int run(int argc, char** argv) {
   advise->add_option("--mode", ad.mode, "parallelize or speedup (see whatif)")
       ->capture_default_str();
   advise->add_option("--format", ad.format, "table, csv or json")->capture_default_str();
+  advise->add_flag("--raw-span", ad.raw_span, kRawSpanHelp);
 
   TasksOptions tk;
   CLI::App* tasks = app.add_subcommand(
@@ -185,6 +194,7 @@ int run(int argc, char** argv) {
   predict->add_option("--threads", pr.threads, "Thread counts to predict, comma-separated")
       ->capture_default_str();
   predict->add_option("--format", pr.format, "table, csv or json")->capture_default_str();
+  predict->add_flag("--raw-span", pr.raw_span, kRawSpanHelp);
   ExportOptions ex;
   CLI::App* exp = app.add_subcommand(
       "export",
@@ -230,6 +240,7 @@ int run(int argc, char** argv) {
   view->add_option("--slices", vw.slices,
                    "Most timeline slices; beyond, strands merge into time buckets per worker")
       ->capture_default_str();
+  view->add_flag("--raw-span", vw.raw_span, kRawSpanHelp);
   DiffOptions df;
   CLI::App* diff = app.add_subcommand(
       "diff",
@@ -250,6 +261,7 @@ int run(int argc, char** argv) {
   diff->add_option("--metric", df.metric,
                    "The metric that sorts and decides the threshold (default: the first both "
                    "recordings have)");
+  diff->add_flag("--raw-span", df.raw_span, kRawSpanHelp);
 
   // Every command that reads traces builds their models the same way.
   for (CLI::App* sub : {report, whatif, advise, tasks, sched, predict, exp, view, diff})

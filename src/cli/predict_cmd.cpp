@@ -29,9 +29,9 @@ struct Run {
   analysis::ExtrapolationInput input;
 };
 
-std::unique_ptr<Run> load_run(const std::string& path) {
+std::unique_ptr<Run> load_run(const std::string& path, SpanMode mode) {
   auto r = std::make_unique<Run>();
-  r->loaded = load(path);
+  r->loaded = load(path, mode);
   const model::Model& m = r->loaded.model;
   // The workers and the elapsed time as `sched` counts them, without its sweep.
   const analysis::Timeline tl = analysis::timeline_of(m);
@@ -42,7 +42,7 @@ std::unique_ptr<Run> load_run(const std::string& path) {
     throw UsageError(path +
                      ": the trace was recorded without timestamps (no strand has a start and end "
                      "time): predictions need them; record it again with `tasklens record`");
-  r->recording.info = report::run_info(*r->loaded.trace);
+  r->recording.info = run_info_of(r->loaded);
   r->recording.threads = r->workers;
   r->recording.elapsed = r->elapsed;
   r->recording.tasks = r->loaded.model.task_count;
@@ -136,7 +136,7 @@ void run_predict(const PredictOptions& opt) {
   std::vector<std::string> paths = opt.traces;
   if (paths.empty()) paths.push_back("tasklens.data");
   std::vector<std::unique_ptr<Run>> runs;
-  for (const std::string& p : paths) runs.push_back(load_run(p));
+  for (const std::string& p : paths) runs.push_back(load_run(p, span_mode(opt.raw_span)));
   if (runs.size() >= 2)
     for (auto& r : runs) add_task_types(*r);
 

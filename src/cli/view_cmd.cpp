@@ -83,16 +83,17 @@ struct Recording {
 // Every section of one run (see report/html_view.hpp for the names).
 report::ViewRun view_run(const std::string& path, Recording& rec, const ViewOptions& opt,
                          const std::vector<double>& factors, analysis::WhatIfMode mode) {
-  rec.loaded = load(path);
+  rec.loaded = load(path, span_mode(opt.raw_span));
   const Loaded& l = rec.loaded;
   const model::Model& m = l.model;
-  const report::RunInfo info = report::run_info(*l.trace);
+  const report::RunInfo info = run_info_of(l);
   const double hz = l.trace->tsc_hz();
   report::ViewRun run;
   run.label = path;
   const analysis::Profile profile = analysis::compute_profile(m);
-  run.sections.push_back(
-      {"profile", report::render_profile(m, profile, l.labels, info, report::Format::Json, kAll)});
+  const report::SpanAccount account = span_account(l, profile);
+  run.sections.push_back({"profile", report::render_profile(m, profile, l.labels, info,
+                                                            report::Format::Json, kAll, &account)});
 
   rec.fragments = report::label_fragments(m, l.trace->modules(), l.labels);
   const report::FragmentLabels& fl = rec.fragments;

@@ -83,6 +83,12 @@ void switch_ring_close(SwitchRing* ring) {
   delete ring;
 }
 
+bool switch_ring_half_full(const SwitchRing* ring) {
+  if (!ring) return false;
+  const uint64_t head = __atomic_load_n(&ring->page->data_head, __ATOMIC_ACQUIRE);
+  return head - ring->page->data_tail > ring->data_size / 2;
+}
+
 void switch_ring_drain(SwitchRing* ring, uint32_t thread, std::vector<uint8_t>& out,
                        uint64_t& lost) {
   if (!ring) return;

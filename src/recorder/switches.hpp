@@ -18,6 +18,10 @@ SwitchRing* switch_ring_open();
 // Releases the ring (the recorder keeps its rings until the process ends).
 void switch_ring_close(SwitchRing* ring);
 
+// True when the ring is more than half full: the writer drains it before its next flush, so
+// that a thread switching tens of thousands of times a second loses no record.
+bool switch_ring_half_full(const SwitchRing* ring);
+
 // Moves the complete intervals seen so far into a Preemptions record (switched out while
 // runnable) and a Blocked record (switched out while not runnable: sleeping, waiting for I/O,
 // a futex) appended to `out` (nothing for a kind without intervals), and adds to `lost` the

@@ -238,6 +238,7 @@ std::string render_diff(const DiffRun& base, const DiffRun& other, const Diff& d
     j["metrics"] = d.metrics;
     j["sort_metric"] = d.metrics[k];
     j["min_share_percent"] = 100.0 * d.min_share;
+    if (!base.info.span_mode.empty()) j["span_mode"] = base.info.span_mode;
     j["notes"] = notes;
     j["program"] = metrics_json(d, d.program);
     j["sites"] = units_json(base, other, d, d.sites, top);

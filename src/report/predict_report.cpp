@@ -47,6 +47,7 @@ std::string render_predict(const PredictView& v, Format format) {
                       {"elapsed_seconds", num_or_null(seconds(v, double(r.elapsed)))}});
     j["recordings"] = recs;
     j["simulated_from"] = from.info.trace_path;
+    if (!from.info.span_mode.empty()) j["span_mode"] = from.info.span_mode;
     j["work"] = v.work_ticks;
     j["span"] = v.span_ticks;
     j["parallelism"] = v.span_ticks ? double(v.work_ticks) / double(v.span_ticks) : 0.0;

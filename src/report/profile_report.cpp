@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -320,10 +321,67 @@ std::string format_work(const model::Model& m, uint64_t v) {
   return fmt::format("{}", v);
 }
 
+namespace {
+
+// The clipped strands the JSON lists: the largest clips first (what moved the span most).
+constexpr size_t kClippedListed = 20;
+
+nlohmann::ordered_json clipped_json(const SpanAccount* a) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  if (!a || !a->clipping) return list;
+  const std::vector<analysis::ClippedStrand>& cs = a->clipping->strands;
+  std::vector<size_t> order(cs.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto excess = [&](size_t i) { return cs[i].work_raw - cs[i].work_clipped; };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t x, size_t y) { return excess(x) > excess(y); });
+  order.resize(std::min(order.size(), kClippedListed));
+  for (size_t i : order) {
+    list.push_back({{"strand", cs[i].strand},
+                    {"thread", cs[i].thread},
+                    {"fragment", i < a->fragments.size() ? a->fragments[i] : std::string()},
+                    {"work_raw", cs[i].work_raw},
+                    {"work_clipped", cs[i].work_clipped},
+                    {"fragment_p99", cs[i].fragment_quantile},
+                    {"fragment_strands", cs[i].fragment_samples},
+                    {"simultaneous", cs[i].simultaneous},
+                    {"begin", cs[i].begin},
+                    {"end", cs[i].end}});
+  }
+  return list;
+}
+
+// The robust span beside the measured one, and a warning when they tell different stories.
+std::string span_lines(const model::Model& m, const analysis::Profile& p, const SpanAccount* a) {
+  if (!a || !a->clipping || a->clipping->strands.empty()) return "";
+  const analysis::SpanFigures& raw = a->measured;
+  const size_t n = a->clipping->strands.size();
+  std::string out = fmt::format(
+      "span {} (robust; {} as measured: {} strand{} clipped, see --raw-span), parallelism {:.2f} "
+      "({:.2f} as measured)\n",
+      format_work(m, p.span), format_work(m, raw.span), n, n == 1 ? "" : "s", p.parallelism,
+      raw.parallelism);
+  const double larger = std::max(p.parallelism, raw.parallelism);
+  if (larger > 0 && std::abs(p.parallelism - raw.parallelism) > 0.1 * larger)
+    out += fmt::format(
+        "warning: the parallelism as measured ({:.2f}) differs from the robust one ({:.2f}) by "
+        "{:.0f}%: {} of work in {} strand{} far longer than the rest of their code fragment (a "
+        "paused machine, page faults, interrupts) would decide the critical path; the report "
+        "counts them at their fragment's median (--format json lists them)\n",
+        raw.parallelism, p.parallelism, 100.0 * std::abs(p.parallelism - raw.parallelism) / larger,
+        format_work(m, a->clipping->clipped_work), n, n == 1 ? "" : "s");
+  return out;
+}
+
+}  // namespace
+
 std::string render_profile(const model::Model& m, const analysis::Profile& p,
                            const std::vector<SiteLabel>& labels, const RunInfo& info, Format format,
-                           size_t top) {
+                           size_t top, const SpanAccount* account) {
   size_t rows = std::min(top, p.sites.size());
+  const bool clipped = account && account->clipping && !account->clipping->strands.empty();
+  const analysis::SpanFigures raw =
+      clipped ? account->measured : analysis::SpanFigures{p.work, p.span, p.parallelism};
   if (format == Format::Json) {
     nlohmann::ordered_json j;  // keys in the documented order
     j["tasklens_version"] = TASKLENS_VERSION;
@@ -347,13 +405,20 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
     j["probe_cost_per_event"] = m.probe_per_event;
     j["probe_removed"] = m.probe_removed;
     j["warnings"] = m.warnings;
+    if (!info.span_mode.empty()) j["span_mode"] = info.span_mode;
     if (info.has_exit) j["exit"] = {{"code", info.exit_code}, {"signal", info.exit_signal}};
     j["program"] = {{"work", p.work},
                     {"span", p.span},
                     {"parallelism", p.parallelism},
                     {"work_seconds", seconds(m, p.work)},
-                    {"span_seconds", seconds(m, p.span)}};
+                    {"span_seconds", seconds(m, p.span)},
+                    {"work_raw", raw.work},
+                    {"span_raw", raw.span},
+                    {"parallelism_raw", raw.parallelism}};
     j["sites"] = site_rows_json(m, p, labels, rows);
+    j["clipped_count"] = clipped ? account->clipping->strands.size() : 0;
+    j["clipped_work"] = clipped ? account->clipping->clipped_work : 0;
+    j["clipped_strands"] = clipped_json(clipped ? account : nullptr);
     return json_text(j, 2) + "\n";
   }
   if (format == Format::Csv) {
@@ -406,6 +471,7 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
         "note: {} that threads waited for tasklens's buffers ({} waits) was removed from the "
         "work; a larger TASKLENS_BUFFER_MB makes such waits rarer\n",
         format_work(m, m.recorder_stalled), m.recorder_stalls);
+  out += span_lines(m, p, clipped ? account : nullptr);
   out += "\n";
   out += site_rows_table(m, p, labels, rows);
   out +=

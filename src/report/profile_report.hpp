@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "analysis/profile.hpp"
+#include "analysis/robust.hpp"
 #include "model/model.hpp"
 #include "symbols/symbolizer.hpp"
 #include "trace/reader.hpp"
@@ -43,6 +44,10 @@ struct RunInfo {
   bool has_exit = false;
   int exit_code = 0;
   int exit_signal = 0;
+  // For commands that compute a span: "robust" when disturbed strands were clipped to their
+  // fragment's median before the analysis (analysis/robust.hpp), "raw" when every strand counts
+  // as measured (--raw-span, or a metric the rule cannot judge). Empty: the JSON leaves it out.
+  std::string span_mode;
 };
 
 RunInfo run_info(const trace::TraceFile& trace);
@@ -50,9 +55,18 @@ RunInfo run_info(const trace::TraceFile& trace);
 // Formats a value of the model's metric: a duration for time-like metrics, a count otherwise.
 std::string format_work(const model::Model& model, uint64_t value);
 
+// What the robust span left out (analysis/robust.hpp), for the report to show beside it.
+struct SpanAccount {
+  const analysis::Clipping* clipping = nullptr;  // the strands clipped in `model`
+  analysis::SpanFigures measured;                // the program's figures as measured
+  std::vector<std::string> fragments;            // per clipped strand: its fragment's label
+};
+
+// `account`: the clipping behind a robust profile; nullptr when nothing was clipped (the
+// measured figures are then the profile's).
 std::string render_profile(const model::Model& model, const analysis::Profile& profile,
                            const std::vector<SiteLabel>& labels, const RunInfo& info, Format format,
-                           size_t top);
+                           size_t top, const SpanAccount* account = nullptr);
 
 // The site rows of a profile (the first `rows`), shared with the what-if report.
 nlohmann::ordered_json site_rows_json(const model::Model& model, const analysis::Profile& profile,

@@ -45,6 +45,7 @@ Json json_head(const model::Model& m, const RunInfo& info) {
   j["metric"] = m.metric;
   j["complete"] = m.complete;
   j["warnings"] = m.warnings;
+  if (!info.span_mode.empty()) j["span_mode"] = info.span_mode;
   return j;
 }
 
@@ -63,6 +64,51 @@ std::string factor_name(double k) {
   return fmt::format("{:g}", k);
 }
 
+namespace {
+
+// "file:line" of a code address; "module+0x..." without line information; "" for address 0.
+std::string where(uint64_t address, const symbols::Location& l,
+                  const std::vector<trace::ModuleInfo>& modules) {
+  if (address == 0) return "";
+  if (!l.file.empty() && l.line) return fmt::format("{}:{}", basename_of(l.file), l.line);
+  for (const auto& mod : modules)  // no line information: module+offset, as sites do
+    if (address >= mod.begin && address < mod.end)
+      return fmt::format("{}+0x{:x}", basename_of(mod.path), address - mod.base);
+  return fmt::format("0x{:x}", address);
+}
+
+// A fragment's label from its two ends (addresses and their locations).
+std::string fragment_label(const model::Fragment& f, const symbols::Location& b,
+                           const symbols::Location& e,
+                           const std::vector<trace::ModuleInfo>& modules) {
+  const std::string begin = where(f.begin, b, modules), end = where(f.end, e, modules);
+  if (begin.empty() && end.empty()) return "<unknown>";
+  if (begin.empty()) return "start-" + end;  // from the start of the program's initial task
+  if (end.empty()) return begin + "-end";    // the strand ran to the end of its task
+  if (b.file == e.file && b.line && e.line) return fmt::format("{}-{}", begin, e.line);
+  return begin + "-" + end;
+}
+
+}  // namespace
+
+std::vector<std::string> label_some_fragments(const model::Model& m,
+                                              const std::vector<trace::ModuleInfo>& modules,
+                                              const std::vector<uint32_t>& fragments) {
+  std::vector<uint64_t> addresses;
+  for (uint32_t f : fragments) {
+    const model::Fragment fr = f < m.fragments.size() ? m.fragments[f] : model::Fragment{};
+    addresses.push_back(fr.begin);
+    addresses.push_back(fr.end);
+  }
+  const std::vector<symbols::Location> locs =
+      resolve_return_addresses(addresses, modules, m.synthetic_sites);
+  std::vector<std::string> labels;
+  for (size_t i = 0; i < fragments.size(); ++i)
+    labels.push_back(fragment_label({addresses[2 * i], addresses[2 * i + 1]}, locs[2 * i],
+                                    locs[2 * i + 1], modules));
+  return labels;
+}
+
 FragmentLabels label_fragments(const model::Model& m, const std::vector<trace::ModuleInfo>& modules,
                                const std::vector<SiteLabel>& site_labels) {
   std::vector<uint64_t> addresses;
@@ -72,15 +118,6 @@ FragmentLabels label_fragments(const model::Model& m, const std::vector<trace::M
   }
   std::vector<symbols::Location> locs =
       resolve_return_addresses(addresses, modules, m.synthetic_sites);
-  auto where = [&](size_t i) -> std::string {
-    const symbols::Location& l = locs[i];
-    if (addresses[i] == 0) return "";
-    if (!l.file.empty() && l.line) return fmt::format("{}:{}", basename_of(l.file), l.line);
-    for (const auto& mod : modules)  // no line information: module+offset, as sites do
-      if (addresses[i] >= mod.begin && addresses[i] < mod.end)
-        return fmt::format("{}+0x{:x}", basename_of(mod.path), addresses[i] - mod.base);
-    return fmt::format("0x{:x}", addresses[i]);
-  };
   // Each fragment's site (from one of its strands): its function is the user's name for the
   // code around an outlined construct body.
   std::vector<uint32_t> site_of(m.fragments.size(), model::kNone);
@@ -92,19 +129,7 @@ FragmentLabels label_fragments(const model::Model& m, const std::vector<trace::M
   for (size_t f = 0; f < m.fragments.size(); ++f) {
     const symbols::Location& b = locs[2 * f];
     const symbols::Location& e = locs[2 * f + 1];
-    std::string begin = where(2 * f), end = where(2 * f + 1);
-    std::string label;
-    if (begin.empty() && end.empty()) {
-      label = "<unknown>";
-    } else if (begin.empty()) {
-      label = "start-" + end;  // from the start of the program's initial task
-    } else if (end.empty()) {
-      label = begin + "-end";  // the strand ran to the end of its task
-    } else if (b.file == e.file && b.line && e.line) {
-      label = fmt::format("{}-{}", begin, e.line);
-    } else {
-      label = begin + "-" + end;
-    }
+    const std::string label = fragment_label(m.fragments[f], b, e, modules);
     // The code ran in the function of its end (a task's first strand starts at the creation
     // site, in the parent); without an end, in the function of its start.
     std::string fn = user_function(m.fragments[f].end ? e.function : b.function);

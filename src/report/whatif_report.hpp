@@ -24,6 +24,12 @@ FragmentLabels label_fragments(const model::Model& model,
                                const std::vector<trace::ModuleInfo>& modules,
                                const std::vector<SiteLabel>& site_labels);
 
+// The labels label_fragments gives the named fragments (indices into Model::fragments), without
+// the pass over every strand that finds each fragment's function.
+std::vector<std::string> label_some_fragments(const model::Model& model,
+                                              const std::vector<trace::ModuleInfo>& modules,
+                                              const std::vector<uint32_t>& fragments);
+
 struct WhatIfReport {
   analysis::WhatIfMode mode = analysis::WhatIfMode::Parallelize;
   std::vector<double> factors;
