@@ -16,7 +16,8 @@
 # (lz4 | zstd | none), EVENT_PATH_BUFFER_MB, EVENT_PATH_IDLE (1: writers under SCHED_IDLE),
 # EVENT_PATH_SAMPLE (a .tlens whose longest event stream is replayed; default: when
 # BUILD_DIR/examples/fib_clang exists, a trace of it recorded here, else synthesized events of
-# the same kinds and fields).
+# the same kinds and fields), EVENT_PATH_CODECS=1 (then also BUILD_DIR/bench/event_codecs on the
+# sample: raw MB/s per core and compressed bytes per task of LZ4 accelerations and zstd levels).
 set -euo pipefail
 build=${1:-build}
 bin=$build/bench/event_path
@@ -53,3 +54,7 @@ awk -v core="$min_core" 'BEGIN {
   printf "slowest writer core: %.0f MB/s of raw events -> one writer core keeps up with %.1f busy threads\n", core, core / per_thread
   printf "128-core node, writers on 16 cores: saturation at %.0f busy threads (target >= 128): %s\n", sat, (sat >= 128 ? "PASS" : "MISS")
 }'
+
+if [[ ${EVENT_PATH_CODECS:-0} == 1 && -n ${EVENT_PATH_SAMPLE:-} && -x $build/bench/event_codecs ]]; then
+  "$build/bench/event_codecs" "$EVENT_PATH_SAMPLE"
+fi
