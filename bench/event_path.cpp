@@ -7,7 +7,8 @@
 //                    2-core machine they and the writers share the CPUs)
 //   writer_cpu_s     CPU time of the writer threads (plus the final drain on the main thread)
 //   per_core_mb_s    raw bytes per writer CPU second: what one writer core sustains
-//   stalls, stall_ms what the producers waited for a chunk (WriterStats)
+//   stalls, stall_ms how often the producers waited for a chunk, and how long (summed over
+//                    the threads; WriterStats)
 //
 // Usage: event_path THREADS. Environment: EVENT_PATH_SECONDS (3), EVENT_PATH_WRITERS (0: the
 // recorder's default for this machine), EVENT_PATH_OUT (/dev/shm/tasklens_event_path.tlens),
