@@ -1,8 +1,12 @@
-// The recorder's per-thread buffers and writer thread: several producers write events while the
-// writer drains full chunks and flushes partial ones; every event must reach the file exactly
+// The recorder's per-thread buffers and writer threads: several producers write events while the
+// writers drain full chunks and flush partial ones; every event must reach the file exactly
 // once and in order. Runs under TSan in scripts/test.sh.
+//
+// The buffer pool is one per process (as in a recorded program), so each case records in a
+// child process forked from the single-threaded test process, and the parent checks the file.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -14,19 +18,43 @@
 #include "trace/format.hpp"
 #include "trace/reader.hpp"
 
+#if defined(__SANITIZE_THREAD__)
+// A race seen in a recording child must fail the test: the child ends with _exit, which skips
+// the exit code TSan sets at a normal exit, so the first report aborts the child instead.
+extern "C" const char* __tsan_default_options() { return "halt_on_error=1"; }
+#endif
+
 namespace tasklens {
 namespace {
 
 using recorder::Chunk;
 
-TEST(RecorderBuffer, ConcurrentProducersLoseNothingAndKeepOrder) {
-  char path[] = "/tmp/tasklens_buffer_testXXXXXX";
-  int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
+struct Scenario {
+  int threads = 4;
+  unsigned writers = 1;
+  size_t max_chunks = 6;
+  unsigned writer_delay_us = 0;  // slows the writers down: producers must wait
+  uint64_t events = 200000;      // per thread, ~4 bytes each: several chunks per thread
+};
+
+// What the child reports: whether its own checks held, and the writers' statistics.
+struct ChildResult {
+  int ok = 0;
+  recorder::WriterStats stats;
+};
+
+// In the child: records `s` into fd and returns its result.
+ChildResult record(const Scenario& s, int fd) {
+  ChildResult r;
   recorder::WriterConfig config;
   config.fd = fd;
   config.flush_period_ms = 1;  // many partial flushes racing with the producers
-  config.max_chunks = 6;       // a tiny pool: producers must wait for the writer
+  config.max_chunks = s.max_chunks;
+  config.writers = s.writers;
+  config.test_delay_us = s.writer_delay_us;
+  // The buffer logic is under test, not the policy: under SCHED_IDLE the writers of a test on a
+  // loaded machine (a parallel build, ctest -j) get almost no CPU.
+  config.idle_priority = false;
   recorder::writer_configure(config);
   std::vector<uint8_t> head;
   trace::FileHeader h = trace::make_file_header(1, 0, 0, trace::Metric::Tsc);
@@ -34,21 +62,26 @@ TEST(RecorderBuffer, ConcurrentProducersLoseNothingAndKeepOrder) {
   std::vector<uint8_t> schema = trace::make_schema_payload();
   trace::append_record(head, trace::RecordType::EventSchema, schema.data(), schema.size());
   recorder::writer_append(head.data(), head.size());
-  ASSERT_TRUE(recorder::writer_start());
+  if (!recorder::writer_start()) return r;
 
-  constexpr int kThreads = 4;
-  constexpr uint64_t kEvents = 200000;  // ~ 4 bytes each: several chunks per thread
+  std::atomic<int> failures{0};
   std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([t] {
+  for (int t = 0; t < s.threads; ++t) {
+    threads.emplace_back([t, &s, &failures] {
       recorder::ThreadBuffer* b = recorder::buffer_register(static_cast<uint32_t>(t), true);
-      ASSERT_NE(b, nullptr);
+      if (!b) {
+        failures.fetch_add(1);
+        return;
+      }
       Chunk* c = b->current.load();
       uint8_t* pos = c->data;
-      for (uint64_t i = 0; i < kEvents; ++i) {
+      for (uint64_t i = 0; i < s.events; ++i) {
         if (static_cast<size_t>(c->data + recorder::kChunkBytes - pos) < trace::kMaxEventBytes) {
           c = recorder::buffer_rotate(b);
-          ASSERT_NE(c, nullptr);
+          if (!c) {
+            failures.fetch_add(1);
+            return;
+          }
           pos = c->data;
         }
         *pos++ = static_cast<uint8_t>(trace::EventKind::ThreadBegin);
@@ -59,27 +92,123 @@ TEST(RecorderBuffer, ConcurrentProducersLoseNothingAndKeepOrder) {
     });
   }
   for (auto& th : threads) th.join();
+  // Taken before the finish: the writers are still running, so their count shows.
+  r.stats = recorder::writer_stats();
   std::vector<uint8_t> tail;
   trace::Finish finish{};
   trace::append_record(tail, trace::RecordType::Finish, &finish, sizeof finish);
   recorder::writer_finish(tail.data(), tail.size());
+  recorder::WriterStats after = recorder::writer_stats();
+  r.stats.stalls = after.stalls;
+  r.stats.stall_ticks = after.stall_ticks;
+  r.stats.writer_cpu_ns = after.writer_cpu_ns;
+  r.ok = failures.load() == 0;
+  return r;
+}
+
+// Records `s` in a child process and checks that the file holds every thread's events exactly
+// once and in order. Returns the child's statistics.
+recorder::WriterStats record_and_check(const Scenario& s) {
+  char path[] = "/tmp/tasklens_buffer_testXXXXXX";
+  int fd = mkstemp(path);
+  EXPECT_GE(fd, 0);
+  int pipe_fds[2];
+  EXPECT_EQ(pipe(pipe_fds), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(pipe_fds[0]);
+    ChildResult r = record(s, fd);
+    ssize_t n = write(pipe_fds[1], &r, sizeof r);
+    _exit(n == sizeof r ? 0 : 1);
+  }
+  close(pipe_fds[1]);
   close(fd);
+  ChildResult r;
+  ssize_t got = read(pipe_fds[0], &r, sizeof r);
+  close(pipe_fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  EXPECT_EQ(got, static_cast<ssize_t>(sizeof r));
+  EXPECT_TRUE(r.ok) << "a producer got no chunk";
 
   trace::TraceFile file = trace::TraceFile::open(path);
-  ASSERT_EQ(file.stream_count(), static_cast<uint32_t>(kThreads));
-  for (uint32_t t = 0; t < kThreads; ++t) {
-    std::vector<uint8_t> s = file.stream(t);
-    trace::EventDecoder d = file.decoder(s);
+  EXPECT_EQ(file.stream_count(), static_cast<uint32_t>(s.threads));
+  for (uint32_t t = 0; t < file.stream_count(); ++t) {
+    std::vector<uint8_t> stream = file.stream(t);
+    trace::EventDecoder d = file.decoder(stream);
     trace::Event e;
     uint64_t expected = 0;
     while (d.next(e)) {
-      ASSERT_EQ(e.f[0], expected) << "thread " << t;
+      if (e.f[0] != expected) {
+        ADD_FAILURE() << "thread " << t << ": event " << e.f[0] << " where " << expected
+                      << " was expected";
+        break;
+      }
       ++expected;
     }
-    EXPECT_EQ(expected, kEvents) << "thread " << t;
+    EXPECT_EQ(expected, s.events) << "thread " << t;
     EXPECT_FALSE(d.truncated());
   }
   unlink(path);
+  return r.stats;
+}
+
+TEST(RecorderBuffer, ConcurrentProducersLoseNothingAndKeepOrder) {
+  Scenario s;  // one writer, a tiny pool: producers must wait for it
+  recorder::WriterStats stats = record_and_check(s);
+  EXPECT_EQ(stats.writers, 1u);
+}
+
+// Many threads over several writers, each writing its own threads' chunks; a pool of barely
+// more chunks than threads, and slow writers, so that every producer waits again and again and
+// the writers recycle chunks between threads (their own stashes, other threads' spares).
+TEST(RecorderBuffer, SeveralWritersManyThreadsTinyPool) {
+  Scenario s;
+  s.threads = 16;
+  s.writers = 4;
+  s.max_chunks = 20;
+  s.writer_delay_us = 300;
+  s.events = 150000;  // ~ 2.5 chunks per thread: 40 chunks through a pool of 20
+  recorder::WriterStats stats = record_and_check(s);
+  EXPECT_EQ(stats.writers, 4u);
+  EXPECT_GT(stats.stalls, 0u) << "the pool is smaller than what the threads fill";
+  EXPECT_GT(stats.stall_ticks, 0u);
+  EXPECT_LE(stats.chunks, s.max_chunks);
+  EXPECT_GT(stats.writer_cpu_ns, 0u);
+}
+
+// More writers than threads: some writers serve nobody; every thread still gets its chunks.
+TEST(RecorderBuffer, MoreWritersThanThreads) {
+  Scenario s;
+  s.threads = 3;
+  s.writers = 8;
+  s.max_chunks = 5;
+  s.events = 150000;
+  recorder::WriterStats stats = record_and_check(s);
+  EXPECT_EQ(stats.writers, 8u);
+}
+
+// A large pool: nothing waits, so no stall may be reported.
+TEST(RecorderBuffer, NoStallsWithRoomToSpare) {
+  Scenario s;
+  s.threads = 8;
+  s.writers = 2;
+  s.max_chunks = 64;  // more than the threads ever fill
+  s.events = 100000;
+  recorder::WriterStats stats = record_and_check(s);
+  EXPECT_EQ(stats.stalls, 0u);
+  EXPECT_EQ(stats.writers, 2u);
+}
+
+TEST(RecorderBuffer, WriterCountFollowsCpus) {
+  EXPECT_EQ(recorder::writers_for(0, 1), 1u);
+  EXPECT_EQ(recorder::writers_for(0, 2), 1u);
+  EXPECT_EQ(recorder::writers_for(0, 8), 1u);
+  EXPECT_EQ(recorder::writers_for(0, 9), 2u);
+  EXPECT_EQ(recorder::writers_for(0, 128), 16u);
+  EXPECT_EQ(recorder::writers_for(3, 128), 3u);  // configured: as asked
+  EXPECT_EQ(recorder::writers_for(100000, 2), recorder::kMaxWriters);
 }
 
 }  // namespace

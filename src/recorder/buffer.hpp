@@ -1,10 +1,16 @@
-// Per-thread event buffers and the writer thread that drains them into the trace file.
+// Per-thread event buffers and the writer threads that drain them into the trace file.
 //
 // Each recording thread appends encoded events to its current Chunk with plain stores and
 // publishes the end of the last complete event with a release store (a plain mov on x86). The
-// writer thread owns everything else: it compresses full chunks, and every flush period it also
-// writes the published-but-unwritten part of every thread's current chunk, so a program killed
-// with SIGKILL leaves a trace that is valid up to the last flush.
+// writer threads own everything else: they compress full chunks, and every flush period they
+// also write the published-but-unwritten part of every thread's current chunk, so a program
+// killed with SIGKILL leaves a trace that is valid up to the last flush.
+//
+// There are several writers on a large machine (WriterConfig::writers): one LZ4 stream
+// compresses ~0.5-0.7 GB/s per core and one busy fine-grained thread makes ~50 MB/s of events,
+// so a single writer would saturate at 10-14 busy threads. Each thread's buffer belongs to one
+// writer (assigned when it registers), which writes that thread's chunks in order; writers
+// compress without any lock and take the file's lock only for the write() of a finished block.
 //
 // Nothing on a program thread's path waits for a lock the writer can hold: a full chunk goes to
 // the writer through the thread's own single-producer ring, and comes back through another one;
@@ -32,10 +38,10 @@ struct Chunk {
   alignas(64) uint8_t data[kChunkBytes];
 };
 
-// A ring of chunks with one producer. Its owner consumes it; for the spare ring the writer may
+// A ring of chunks with one producer. Its owner consumes it; from a spare ring any writer may
 // also take chunks back (for a thread that waits), so taking is a compare-and-swap.
 struct ChunkRing {
-  static constexpr uint32_t kSize = 256;  // a power of two: 64 MiB of chunks per direction
+  static constexpr uint32_t kSize = 256;      // a power of two: 64 MiB of chunks per direction
   alignas(64) std::atomic<uint32_t> head{0};  // next slot the producer fills
   alignas(64) std::atomic<uint32_t> tail{0};  // next slot the consumer takes
   std::atomic<Chunk*> slots[kSize] = {};
@@ -72,6 +78,7 @@ struct ThreadBuffer {
   std::atomic<bool> waiting{false};
   SwitchRing* switches = nullptr;  // the thread's context switches (drained by the writer)
   uint32_t thread = 0;
+  uint32_t slot = 0;  // registration order: the buffer's writer is slot % (number of writers)
   uint32_t next_seq = 0;
   // What the owner lost waiting for the writer: how often, and TSC ticks.
   std::atomic<uint64_t> stalls{0};
@@ -88,6 +95,10 @@ struct WriterConfig {
   // program pays whenever the writer shares its CPUs; zstd makes files about half as big.
   trace::Compression compression = trace::Compression::Lz4;
   int zstd_level = 1;
+  // Writer threads (`TASKLENS_WRITERS`); 0: one per 8 online CPUs (at least one), so that on a
+  // 128-CPU node 16 writers absorb the events of 128 busy threads. Each runs under the policy
+  // below, so a writer only ever takes a CPU the program leaves idle.
+  unsigned writers = 0;
   // The writer runs under SCHED_IDLE: it takes CPU time only when a CPU has nothing else to run,
   // so that it never preempts the program's threads (under the normal policy a writer woken for
   // a full chunk preempts a program thread, and the program thread loses that time slice).
@@ -103,12 +114,20 @@ struct WriterStats {
   uint64_t switches_lost = 0;  // context-switch records the kernel dropped (ring overflow)
   uint64_t chunks = 0;         // chunks of the arena ever used (peak buffer memory)
   uint64_t write_errors = 0;   // writes to the file that failed (e.g. a full disk)
+  unsigned writers = 0;        // writer threads running (0: the threads write themselves)
+  uint64_t writer_cpu_ns = 0;  // CPU time of the writer threads so far (benchmarks)
 };
+
+// Enough for a 1024-CPU node at one writer per 8 CPUs; an unused writer costs ~100 bytes.
+inline constexpr unsigned kMaxWriters = 128;
+
+// The writer count a configuration asks for on a machine with `cpus` online CPUs.
+unsigned writers_for(unsigned configured, unsigned cpus);
 
 // Sets the output file and limits; must come before anything is written.
 void writer_configure(const WriterConfig& config);
 
-// Starts the writer thread. Returns false if it cannot be started; events are then written by
+// Starts the writer threads. Returns false if none can be started; events are then written by
 // the producing threads themselves when their chunk is full (slower, still correct).
 bool writer_start();
 
@@ -121,7 +140,7 @@ ThreadBuffer* buffer_register(uint32_t thread, bool watch_switches);
 // waited to *stall_ticks (if given) so that the caller can record them.
 Chunk* buffer_rotate(ThreadBuffer* buffer, uint64_t* stall_ticks = nullptr);
 
-// Writes every published event of every thread, stops the writer thread, and appends `tail`
+// Writes every published event of every thread, stops the writer threads, and appends `tail`
 // (already framed records) to the file. Idempotent; safe to call from an atexit handler.
 void writer_finish(const void* tail, size_t tail_size);
 

@@ -305,6 +305,7 @@ bool start_trace() {
   wc.max_chunks = g_config.max_chunks;
   wc.compression = g_config.compression;
   wc.idle_priority = g_config.writer_idle;
+  wc.writers = g_config.writers;
   wc.test_delay_us = g_config.writer_test_delay_us;
   writer_configure(wc);
   writer_append(head.data(), head.size());  // before the writer thread exists: no race
@@ -377,6 +378,11 @@ __attribute__((constructor)) void recorder_constructor() {
     if (v >= 1 && v < 65536)
       g_config.max_chunks = static_cast<size_t>(v) * 1024 * 1024 / kChunkBytes;
   }
+  // TASKLENS_WRITERS: how many writer threads compress the events (default: one per 8 CPUs).
+  if (const char* w = getenv("TASKLENS_WRITERS")) {
+    long v = std::strtol(w, nullptr, 10);
+    if (v >= 1 && v <= 1024) g_config.writers = static_cast<unsigned>(v);
+  }
   unsetenv("TASKLENS_OUTPUT");
   unsetenv("TASKLENS_METRIC");
   unsetenv("TASKLENS_FLUSH_MS");
@@ -396,6 +402,7 @@ __attribute__((constructor)) void recorder_constructor() {
   unsetenv("TASKLENS_WRITER_POLICY");
   unsetenv("TASKLENS_TEST_WRITER_DELAY_US");
   unsetenv("TASKLENS_BUFFER_MB");
+  unsetenv("TASKLENS_WRITERS");
   unsetenv("TASKLENS_PREEMPTIONS");
   unsetenv("TASKLENS_COMPRESSION");
   restore_env("LD_PRELOAD", "TASKLENS_SAVED_LD_PRELOAD");

@@ -1,0 +1,398 @@
+// The writer threads: each compresses the full chunks of its own threads (buffer slot % number
+// of writers) without any lock, writes them under file_mutex, recycles them, and every flush
+// period writes the published part of its threads' current chunks and their context switches.
+// Writer 0 also writes the side records and the clock pairs and faults the arena in ahead.
+#include <lz4.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+#include "recorder/buffer.hpp"
+#include "recorder/metric.hpp"
+#include "recorder/pool.hpp"
+#include "recorder/switches.hpp"
+#include "trace/format.hpp"
+#include "trace/reader.hpp"
+
+namespace tasklens::recorder {
+namespace {
+
+void write_all(const void* data, size_t size) {
+  int fd = pool().config.fd;
+  const char* p = static_cast<const char*>(data);
+  while (size > 0) {
+    ssize_t n = ::write(fd, p, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      // Disk full or closed: drop the data, never disturb the host program; counted.
+      pool().write_errors.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+}
+
+size_t compress_bound(size_t raw) {
+  return std::max<size_t>(ZSTD_compressBound(raw),
+                          static_cast<size_t>(LZ4_compressBound(static_cast<int>(raw))));
+}
+
+// Compresses `raw` bytes at `src` into `out` (room for compress_bound(raw)) with the configured
+// codec; returns the compressed size, or 0 when the block is better stored as it is.
+size_t compress_block(Writer& w, const uint8_t* src, size_t raw, uint8_t* out, size_t bound) {
+  const WriterConfig& config = pool().config;
+  size_t packed = 0;
+  if (config.compression == trace::Compression::Lz4) {
+    packed = static_cast<size_t>(
+        LZ4_compress_default(reinterpret_cast<const char*>(src), reinterpret_cast<char*>(out),
+                             static_cast<int>(raw), static_cast<int>(bound)));
+  } else if (config.compression == trace::Compression::Zstd) {
+    if (!w.cctx) w.cctx = ZSTD_createCCtx();
+    if (w.cctx) packed = ZSTD_compressCCtx(w.cctx, out, bound, src, raw, config.zstd_level);
+    if (ZSTD_isError(packed)) packed = 0;
+  }
+  return packed < raw ? packed : 0;
+}
+
+}  // namespace
+
+void write_locked(const void* data, size_t size) {
+  std::lock_guard<std::mutex> lock(file_mutex());
+  write_all(data, size);
+}
+
+void clock_sync_record() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  trace::ClockSync cs{read_tsc(), static_cast<uint64_t>(ts.tv_sec) * 1000000000ull +
+                                      static_cast<uint64_t>(ts.tv_nsec)};
+  uint8_t rec[sizeof(trace::RecordHeader) + sizeof cs];
+  trace::RecordHeader rh{static_cast<uint32_t>(trace::RecordType::ClockSync), sizeof rec};
+  std::memcpy(rec, &rh, sizeof rh);
+  std::memcpy(rec + sizeof rh, &cs, sizeof cs);
+  write_locked(rec, sizeof rec);
+}
+
+void write_block(Writer& w, Chunk* c, uint32_t upto) {
+  if (upto <= c->written) return;
+  const uint8_t* src = c->data + c->written;
+  size_t raw = upto - c->written;
+  // Sized once for a whole chunk: no allocation per block.
+  constexpr size_t kHead = sizeof(trace::RecordHeader) + sizeof(trace::EventBlockHeader);
+  if (!w.scratch)
+    w.scratch = static_cast<uint8_t*>(std::malloc(kHead + compress_bound(kChunkBytes)));
+  if (!w.scratch) return;
+  uint8_t* out = w.scratch + kHead;
+  size_t packed = compress_block(w, src, raw, out, compress_bound(raw));
+  trace::EventBlockHeader bh{};
+  bh.thread = c->thread;
+  bh.chunk_seq = c->seq;
+  bh.offset = c->written;
+  bh.raw_size = static_cast<uint32_t>(raw);
+  if (packed == 0) {
+    bh.compression = static_cast<uint8_t>(trace::Compression::None);
+    std::memcpy(out, src, raw);
+    packed = raw;
+  } else {
+    bh.compression = static_cast<uint8_t>(pool().config.compression);
+  }
+  trace::RecordHeader rh{static_cast<uint32_t>(trace::RecordType::EventBlock),
+                         static_cast<uint32_t>(kHead + packed)};
+  std::memcpy(w.scratch, &rh, sizeof rh);
+  std::memcpy(w.scratch + sizeof rh, &bh, sizeof bh);
+  write_locked(w.scratch, rh.size);
+  c->written = upto;
+}
+
+namespace {
+
+// ------------------------------------------------------------------------------ side records
+
+void write_side_records(Pool& p) {
+  SideRecord* list = p.side.exchange(nullptr, std::memory_order_acquire);
+  SideRecord* ordered = nullptr;  // the stack is newest first: reverse it
+  while (list) {
+    SideRecord* next = list->next;
+    list->next = ordered;
+    ordered = list;
+    list = next;
+  }
+  if (!ordered) return;
+  std::lock_guard<std::mutex> lock(file_mutex());
+  while (ordered) {
+    SideRecord* next = ordered->next;
+    write_all(ordered->data, ordered->size);
+    std::free(ordered);
+    ordered = next;
+  }
+}
+
+// ------------------------------------------------------------------------------ recycling
+
+// A written chunk goes back to its thread when that thread has few spares, else to the stash
+// of the thread's writer, which serves its threads waiting for one.
+constexpr uint32_t kSpareKeep = 4;
+
+// The writer whose stash and spare rings a buffer's chunks go back through: its own writer, or
+// the solo context when no writer ever ran.
+Writer& home(Pool& p, const ThreadBuffer* b) {
+  return p.writer_count.load(std::memory_order_relaxed) ? writer_of(p, b) : p.solo;
+}
+
+void give_back(Pool& p, ThreadBuffer* b, Chunk* c) {
+  Writer& w = home(p, b);
+  c->written = 0;
+  c->committed.store(0, std::memory_order_relaxed);
+  if (w.waiters.load(std::memory_order_acquire) == 0 && b->spare.size() < kSpareKeep &&
+      b->spare.push(c))
+    return;
+  w.stash.push_back(c);
+}
+
+// Serves writer `me`'s threads that wait for a chunk: from its stash, else from any other
+// thread's spares (a thread that stopped making events would otherwise keep them; taking from
+// a spare ring is safe for any number of takers), and wakes them. Only writer `me` pushes to
+// its threads' spare rings, as each ring has one producer.
+void serve_waiters(Pool& p, unsigned me) {
+  Writer& w = p.writers[me];
+  if (w.waiters.load(std::memory_order_acquire) == 0) {
+    // Nobody of ours waits: what the stash holds goes back to our threads' spare rings, where
+    // the other writers find it for their waiting threads (a stash only its writer sees).
+    for (ThreadBuffer* b = p.buffers.load(std::memory_order_acquire); b && !w.stash.empty();
+         b = b->next.load(std::memory_order_relaxed))
+      while (owned_by(p, b, me) && !w.stash.empty() && b->spare.size() < kSpareKeep &&
+             b->spare.push(w.stash.back()))
+        w.stash.pop_back();
+    return;
+  }
+  for (ThreadBuffer* b = p.buffers.load(std::memory_order_acquire); b;
+       b = b->next.load(std::memory_order_relaxed)) {
+    if (!owned_by(p, b, me) || !b->waiting.load(std::memory_order_acquire)) continue;
+    if (w.stash.empty()) {
+      for (ThreadBuffer* o = p.buffers.load(std::memory_order_acquire); o && w.stash.empty();
+           o = o->next.load(std::memory_order_relaxed))
+        if (o != b && !o->waiting.load(std::memory_order_relaxed))
+          if (Chunk* c = o->spare.pop()) w.stash.push_back(c);
+    }
+    while (!w.stash.empty() && b->spare.size() < kSpareKeep && b->spare.push(w.stash.back()))
+      w.stash.pop_back();
+    b->spare_word.fetch_add(1, std::memory_order_release);
+    futex_wake_one(&b->spare_word);
+  }
+}
+
+// ------------------------------------------------------------------------------ passes
+
+// Writes b's full chunks in order with `ctx`'s compression context, and recycles them.
+void write_full_chunks(Pool& p, Writer& ctx, ThreadBuffer* b) {
+  while (Chunk* c = b->full.pop()) {
+    if (p.config.test_delay_us) usleep(p.config.test_delay_us);
+    write_block(ctx, c, c->committed.load(std::memory_order_acquire));
+    give_back(p, b, c);
+  }
+}
+
+// Writes the published tail of b's current chunk, and moves its context switches to
+// ctx.switches. A chunk handed to a writer is only recycled by that same writer, after it was
+// written, so the chunk we look at here stays valid while we use it.
+void flush_thread(Writer& ctx, ThreadBuffer* b, uint64_t& lost) {
+  Chunk* c = b->current.load(std::memory_order_acquire);
+  if (c) write_block(ctx, c, c->committed.load(std::memory_order_acquire));
+  switch_ring_drain(b->switches, b->thread, ctx.switches, lost);
+}
+
+void write_switches(Pool& p, Writer& ctx, uint64_t lost) {
+  if (lost) p.switches_lost.fetch_add(lost, std::memory_order_relaxed);
+  if (!ctx.switches.empty()) write_locked(ctx.switches.data(), ctx.switches.size());
+  ctx.switches.clear();
+}
+
+// One pass of writer `me`: its threads' full chunks first (then recycled), then, on a flush,
+// the published tail of their current chunks and their context switches.
+void writer_pass(Pool& p, unsigned me, bool flush) {
+  Writer& w = p.writers[me];
+  if (me == 0) write_side_records(p);
+  for (ThreadBuffer* b = p.buffers.load(std::memory_order_acquire); b;
+       b = b->next.load(std::memory_order_relaxed))
+    if (owned_by(p, b, me)) write_full_chunks(p, w, b);
+  serve_waiters(p, me);
+  if (!flush) return;
+  uint64_t lost = 0;
+  for (ThreadBuffer* b = p.buffers.load(std::memory_order_acquire); b;
+       b = b->next.load(std::memory_order_relaxed))
+    if (owned_by(p, b, me)) flush_thread(w, b, lost);
+  write_switches(p, w, lost);
+  if (me == 0) write_side_records(p);
+}
+
+// Compressing the events is the recorder's largest cost after the events themselves (about 50 ns
+// of CPU per fine-grained task). A program kept to some CPUs (taskset, OMP_PLACES aside: this is
+// the process's mask when the recorder starts) leaves the others idle: the writers run there, so
+// that recording takes none of the program's CPU time for it. With no CPU outside the mask, or if
+// the kernel refuses (a cpuset), they stay where they were.
+void move_off_program_cpus() {
+  cpu_set_t program, others;
+  if (sched_getaffinity(0, sizeof program, &program) != 0) return;
+  CPU_ZERO(&others);
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  for (long c = 0; c < cpus && c < CPU_SETSIZE; ++c)
+    if (!CPU_ISSET(c, &program)) CPU_SET(c, &others);
+  if (CPU_COUNT(&others) > 0) pthread_setaffinity_np(pthread_self(), sizeof others, &others);
+}
+
+int64_t ms_between(const timespec& a, const timespec& b) {
+  return (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000;
+}
+
+void note_cpu(Writer& w) {
+  timespec ts;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
+    w.cpu_ns.store(
+        static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec),
+        std::memory_order_relaxed);
+}
+
+void* writer_main(void* arg) {
+  const auto me = static_cast<unsigned>(reinterpret_cast<uintptr_t>(arg));
+  pthread_setname_np(pthread_self(), "tasklens-writer");  // 15 characters: the kernel's limit
+  move_off_program_cpus();
+  Pool& p = pool();
+  Writer& w = p.writers[me];
+  if (p.config.idle_priority) {
+    sched_param none{};
+    pthread_setschedparam(pthread_self(), SCHED_IDLE, &none);  // if refused: the normal policy
+  }
+  // Until every writer exists the writer count, and so which threads are whose, is not known.
+  while (p.writers_go.load(std::memory_order_acquire) == 0) futex_wait(&p.writers_go, 0, 1000000);
+  timespec last_sync, last_flush;
+  clock_gettime(CLOCK_MONOTONIC, &last_sync);
+  last_flush = last_sync;
+  int syncs = 0;
+  // Polls often while chunks fill (a fine-grained thread fills one in a few ms), rarely while
+  // the program makes no events; a thread whose backlog grows wakes it at once.
+  long poll_ns = 1000000;
+  while (!p.stop.load(std::memory_order_acquire)) {
+    const uint32_t seen = w.word.load(std::memory_order_acquire);
+    bool work = me == 0 && p.side.load(std::memory_order_relaxed) != nullptr;
+    for (ThreadBuffer* b = p.buffers.load(std::memory_order_acquire); b && !work;
+         b = b->next.load(std::memory_order_relaxed))
+      work =
+          owned_by(p, b, me) && (b->full.size() > 0 || b->waiting.load(std::memory_order_relaxed));
+    if (!work) {
+      futex_wait(&w.word, seen, poll_ns);
+      poll_ns = std::min<long>(poll_ns * 2, 20000000);
+    } else {
+      poll_ns = 1000000;
+    }
+    if (p.stop.load(std::memory_order_acquire)) break;
+    timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    const bool flush = ms_between(last_flush, now) >= p.config.flush_period_ms;
+    writer_pass(p, me, flush);
+    if (flush) last_flush = now;
+    if (me == 0) {
+      populate_ahead(p);
+      // Clock pairs keep the TSC rate known if the program gets killed: one soon after the
+      // start (short runs), then one a second.
+      if (ms_between(last_sync, now) >= (syncs < 2 ? 50 : 1000)) {
+        clock_sync_record();
+        last_sync = now;
+        ++syncs;
+      }
+    }
+    note_cpu(w);
+  }
+  note_cpu(w);
+  return nullptr;
+}
+
+}  // namespace
+
+bool writer_start() {
+  Pool& p = pool();
+  clock_sync_record();
+  populate_ahead(p);
+  const unsigned want = writers_for(
+      p.config.writers, static_cast<unsigned>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN))));
+  // Which writer serves a thread depends on the count: fixed before any writer looks at a
+  // buffer (they wait for writers_go).
+  p.writer_count.store(want, std::memory_order_relaxed);
+  p.writer_running.store(true, std::memory_order_release);
+  { std::lock_guard<std::mutex> barrier(solo_mutex()); }  // see buffer_rotate
+  // The writers must not receive the program's signals: block them all while creating them.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  unsigned started = 0;
+  while (started < want &&
+         pthread_create(&p.writers[started].thread, nullptr, writer_main,
+                        reinterpret_cast<void*>(static_cast<uintptr_t>(started))) == 0)
+    ++started;
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  // Fewer writers than asked for (thread limits): those that started serve every thread. With
+  // none, the threads write their chunks themselves again (writer_finish writes any chunk
+  // they handed over meanwhile).
+  if (started > 0) p.writer_count.store(started, std::memory_order_relaxed);
+  if (started == 0) p.writer_running.store(false, std::memory_order_release);
+  p.writers_go.store(1, std::memory_order_release);
+  futex_wake_all(&p.writers_go);
+  return started > 0;
+}
+
+void writer_finish(const void* tail, size_t tail_size) {
+  Pool& p = pool();
+  if (p.stop.exchange(true)) return;
+  const unsigned writers =
+      p.writer_running.load(std::memory_order_acquire) ? p.writer_count.load() : 0;
+  for (unsigned i = 0; i < writers; ++i) wake_writer(p.writers[i]);
+  for (unsigned i = 0; i < writers; ++i) pthread_join(p.writers[i].thread, nullptr);
+  {
+    // Every writer has stopped: this thread drains all buffers (with the solo context, which
+    // threads without a writer may be using too).
+    std::lock_guard<std::mutex> lock(solo_mutex());
+    write_side_records(p);
+    for (ThreadBuffer* b = p.buffers.load(std::memory_order_acquire); b;
+         b = b->next.load(std::memory_order_relaxed))
+      write_full_chunks(p, p.solo, b);
+    for (unsigned i = 0; i < writers; ++i) serve_waiters(p, i);
+    uint64_t lost = 0;
+    for (ThreadBuffer* b = p.buffers.load(std::memory_order_acquire); b;
+         b = b->next.load(std::memory_order_relaxed))
+      flush_thread(p.solo, b, lost);
+    write_switches(p, p.solo, lost);
+    write_side_records(p);
+  }
+  clock_sync_record();
+  p.finished.store(true, std::memory_order_release);
+  // Threads waiting for a chunk (none should be: the drain gave every chunk back) give up.
+  for (ThreadBuffer* b = p.buffers.load(std::memory_order_acquire); b;
+       b = b->next.load(std::memory_order_relaxed)) {
+    b->spare_word.fetch_add(1, std::memory_order_release);
+    futex_wake_one(&b->spare_word);
+  }
+  WriterStats s = writer_stats();
+  trace::RecorderStats rs{};
+  rs.stalls = s.stalls;
+  rs.stall_ticks = s.stall_ticks;
+  rs.switches_lost = s.switches_lost;
+  rs.chunks = s.chunks;
+  rs.chunk_bytes = kChunkBytes;
+  rs.write_errors = s.write_errors;
+  std::vector<uint8_t> stats;
+  trace::append_record(stats, trace::RecordType::RecorderStats, &rs, sizeof rs);
+  std::lock_guard<std::mutex> lock(file_mutex());
+  write_all(stats.data(), stats.size());
+  write_all(tail, tail_size);
+}
+
+}  // namespace tasklens::recorder
