@@ -191,7 +191,7 @@ int main(int argc, char** argv) {
   config.writers = static_cast<unsigned>(std::max(0L, env_long("EVENT_PATH_WRITERS", 0)));
   config.max_chunks = static_cast<size_t>(env_long("EVENT_PATH_BUFFER_MB", 256)) * 1024 * 1024 /
                       recorder::kChunkBytes;
-  config.idle_priority = env_long("EVENT_PATH_IDLE", 1) != 0;
+  config.policy = env_long("EVENT_PATH_IDLE", 1) != 0 ? recorder::WriterPolicy::Idle : recorder::WriterPolicy::Normal;
   if (const char* c = getenv("EVENT_PATH_COMPRESSION")) {
     if (std::strcmp(c, "zstd") == 0) config.compression = trace::Compression::Zstd;
     if (std::strcmp(c, "none") == 0) config.compression = trace::Compression::None;

@@ -54,7 +54,7 @@ ChildResult record(const Scenario& s, int fd) {
   config.test_delay_us = s.writer_delay_us;
   // The buffer logic is under test, not the policy: under SCHED_IDLE the writers of a test on a
   // loaded machine (a parallel build, ctest -j) get almost no CPU.
-  config.idle_priority = false;
+  config.policy = recorder::WriterPolicy::Normal;
   recorder::writer_configure(config);
   std::vector<uint8_t> head;
   trace::FileHeader h = trace::make_file_header(1, 0, 0, trace::Metric::Tsc);

@@ -298,6 +298,7 @@ Model Builder::finalize() {
   m.blocked_removed = !options_.blocked_as_work;
   m.recorder_stalled = stalled_total_;
   m.recorder_stalls = trace_.recorder_stats().stalls;
+  m.recorder_stall_ticks = trace_.recorder_stats().stall_ticks;
   m.switches_lost = trace_.recorder_stats().switches_lost;
   m.probe_per_event = probe_ticks_;
   m.probe_removed = probe_total_;

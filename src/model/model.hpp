@@ -150,6 +150,7 @@ struct Model {
   bool blocked_removed = true;    // false: blocked time was kept as work (BuildOptions)
   uint64_t recorder_stalls = 0;   // times a thread waited inside the recorder (whole run)
   uint64_t recorder_stalled = 0;  // TSC ticks of those waits removed from work
+  uint64_t recorder_stall_ticks = 0;  // TSC ticks of all those waits, in strands or not
   uint64_t switches_lost = 0;     // context switches the recorder could not see (not removed)
   uint64_t probe_per_event = 0;   // TSC ticks of the recorder's cost per event (calibrated)
   uint64_t probe_removed = 0;     // TSC ticks of that cost taken out of the strands, in all

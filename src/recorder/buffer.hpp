@@ -86,6 +86,13 @@ struct ThreadBuffer {
   std::atomic<ThreadBuffer*> next{nullptr};  // registry link (written once, before publishing)
 };
 
+// Idle: SCHED_IDLE, CPU time only when a CPU has nothing else to run, so the writers never
+// preempt the program's threads; on a machine the program keeps fully busy they fall behind and
+// the program's threads wait for buffers (measured, taken out). Batch: SCHED_BATCH, a fair share
+// of the CPUs but no preemption when woken (a normal writer woken for a full chunk preempts a
+// program thread at once). Normal: the default policy.
+enum class WriterPolicy : uint8_t { Idle, Batch, Normal };
+
 struct WriterConfig {
   int fd = -1;
   unsigned flush_period_ms = 100;
@@ -99,10 +106,8 @@ struct WriterConfig {
   // 128-CPU node 16 writers absorb the events of 128 busy threads. Each runs under the policy
   // below, so a writer only ever takes a CPU the program leaves idle.
   unsigned writers = 0;
-  // The writer runs under SCHED_IDLE: it takes CPU time only when a CPU has nothing else to run,
-  // so that it never preempts the program's threads (under the normal policy a writer woken for
-  // a full chunk preempts a program thread, and the program thread loses that time slice).
-  bool idle_priority = true;
+  // How the writers are scheduled (WriterPolicy).
+  WriterPolicy policy = WriterPolicy::Idle;
   // Tests only: the writer sleeps this long before each chunk it writes (forces stalls).
   unsigned test_delay_us = 0;
 };

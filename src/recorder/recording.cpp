@@ -304,7 +304,7 @@ bool start_trace() {
   wc.flush_period_ms = g_config.flush_ms;
   wc.max_chunks = g_config.max_chunks;
   wc.compression = g_config.compression;
-  wc.idle_priority = g_config.writer_idle;
+  wc.policy = g_config.writer_policy;
   wc.writers = g_config.writers;
   wc.test_delay_us = g_config.writer_test_delay_us;
   writer_configure(wc);
@@ -392,8 +392,11 @@ __attribute__((constructor)) void recorder_constructor() {
     if (std::strcmp(c, "zstd") == 0) g_config.compression = trace::Compression::Zstd;
     if (std::strcmp(c, "none") == 0) g_config.compression = trace::Compression::None;
   }
-  // TASKLENS_WRITER_POLICY=normal runs the writer under the normal policy (for comparison).
-  if (const char* w = getenv("TASKLENS_WRITER_POLICY")) g_config.writer_idle = std::strcmp(w, "normal") != 0;
+  // TASKLENS_WRITER_POLICY=idle|batch|normal: how the writers are scheduled (WriterPolicy).
+  if (const char* w = getenv("TASKLENS_WRITER_POLICY")) {
+    if (std::strcmp(w, "batch") == 0) g_config.writer_policy = WriterPolicy::Batch;
+    if (std::strcmp(w, "normal") == 0) g_config.writer_policy = WriterPolicy::Normal;
+  }
   // Tests only: slows the writer down so that the program's threads must wait for buffers.
   if (const char* d = getenv("TASKLENS_TEST_WRITER_DELAY_US")) {
     long v = std::strtol(d, nullptr, 10);

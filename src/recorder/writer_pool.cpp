@@ -132,7 +132,9 @@ void write_side_records(Pool& p) {
   while (ordered) {
     SideRecord* next = ordered->next;
     write_all(ordered->data, ordered->size);
-    std::free(ordered);
+    // Not freed: a record comes from a program thread's malloc arena, and free() here would
+    // take that arena's lock, which the program's thread may want at the same moment. They are
+    // few (one per thread, region name and call site).
     ordered = next;
   }
 }
@@ -222,9 +224,23 @@ void write_switches(Pool& p, Writer& ctx, uint64_t lost) {
 void writer_pass(Pool& p, unsigned me, bool flush) {
   Writer& w = p.writers[me];
   if (me == 0) write_side_records(p);
+  // A thread switching tens of thousands of times a second fills its switch ring within one
+  // flush period: drained between chunks, before the kernel must drop records.
+  auto drain_full_rings = [&] {
+    uint64_t lost = 0;
+    for (ThreadBuffer* b = p.buffers.load(std::memory_order_acquire); b;
+         b = b->next.load(std::memory_order_relaxed))
+      if (owned_by(p, b, me) && switch_ring_half_full(b->switches))
+        switch_ring_drain(b->switches, b->thread, w.switches, lost);
+    write_switches(p, w, lost);
+  };
+  drain_full_rings();
   for (ThreadBuffer* b = p.buffers.load(std::memory_order_acquire); b;
        b = b->next.load(std::memory_order_relaxed))
-    if (owned_by(p, b, me)) write_full_chunks(p, w, b);
+    if (owned_by(p, b, me)) {
+      write_full_chunks(p, w, b);
+      drain_full_rings();
+    }
   serve_waiters(p, me);
   if (!flush) return;
   uint64_t lost = 0;
@@ -268,9 +284,11 @@ void* writer_main(void* arg) {
   move_off_program_cpus();
   Pool& p = pool();
   Writer& w = p.writers[me];
-  if (p.config.idle_priority) {
+  if (p.config.policy != WriterPolicy::Normal) {
     sched_param none{};
-    pthread_setschedparam(pthread_self(), SCHED_IDLE, &none);  // if refused: the normal policy
+    // If refused: the normal policy.
+    pthread_setschedparam(pthread_self(),
+                          p.config.policy == WriterPolicy::Idle ? SCHED_IDLE : SCHED_BATCH, &none);
   }
   // Until every writer exists the writer count, and so which threads are whose, is not known.
   while (p.writers_go.load(std::memory_order_acquire) == 0) futex_wait(&p.writers_go, 0, 1000000);

@@ -400,6 +400,7 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
     j["preemption_removed"] = m.preempted;
     j["blocked_removed"] = m.blocked;
     j["recorder_stalls"] = m.recorder_stalls;
+    j["recorder_stalls_time"] = m.recorder_stall_ticks;
     j["recorder_stalls_removed"] = m.recorder_stalled;
     j["switches_lost"] = m.switches_lost;
     j["probe_cost_per_event"] = m.probe_per_event;
