@@ -25,7 +25,7 @@
 // recorded again, after a pause: the disturbances of a shared VM come in bursts) and the second
 // pair is judged; both are printed. Task counts and results are never retried: they are exact.
 //
-// Runtime: about 30-40 s on the 2-core VM (some 220 recordings of 0.02-0.2 s each).
+// Runtime: 15-20 s on the 2-core VM under load (some 220 recordings of 0.02-0.2 s each).
 #include <regex>
 
 #include "e2e_util.hpp"
