@@ -1,0 +1,432 @@
+// The invariance suite (issue 19 item 6): the same program must give the same logical answer
+// however it was built and run. Records the programs of examples/suite (docs/examples.md, "The
+// program suite") built with clang and gcc, tied and untied, with and without cut-offs, on 1, 2
+// and 4 threads (4 oversubscribes the 2-core test machines: on purpose), and checks:
+//
+//   Counts       the report's `tasks` is exactly the `tasks=` the program printed, and the
+//                program's answer (`result=`, `tasks=` and its arguments) is the same for clang
+//                and gcc, tied and untied, 1, 2 and 4 threads (test size);
+//   Work         program.work of one binary is the same, within a measured tolerance, on 1, 2
+//                and 4 threads, and tied against untied (a somewhat larger size: see below);
+//   Parallelism  program.parallelism agrees within 15% across repeated recordings and across
+//                clang/gcc and tied/untied where the measurement is stable; elsewhere a weaker
+//                check that still fails on a gross error (see kStableTolerance);
+//   Cutoff       a cut-off variant prints and reports the same count, computes the same result
+//                as the uncut program, and its parallelism fits its DAG: with the cut-off at
+//                depth 0 a manual or if(0) cut-off is serial (~1), a final one is at most the
+//                root's fan-out; at the default depth it never exceeds the uncut variant's by
+//                more than noise.
+//
+// Tolerances come from measurements on the 2-core VM these tests run on, while other builds ran
+// on it (load average about 5): `tasklens record` then `report --format json` of each program,
+// 3 to 5 recordings per thread count. They are stated beside each check.
+//
+// A comparison of timings that falls outside its tolerance is done once more (both sides
+// recorded again, after a pause: the disturbances of a shared VM come in bursts) and the second
+// pair is judged; both are printed. Task counts and results are never retried: they are exact.
+//
+// Runtime: 15-20 s on the 2-core VM under load (some 220 recordings of 0.02-0.2 s each).
+#include <regex>
+
+#include "e2e_util.hpp"
+
+namespace tasklens::e2e {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// The programs
+
+struct Program {
+  std::string label;              // the test's name
+  std::string name;               // build/examples/suite_<name>[_variant]_<compiler>
+  std::vector<std::string> args;  // test size (empty: the program's defaults)
+  bool untied = false;            // an _untied build exists
+  std::vector<std::string> cutoffs;  // cut-off builds: "cutoff_manual", "cutoff_if", ...
+  // Arguments that set the cut-off depth to 0 (the ones before it at their defaults), for the
+  // cut-off checks; empty when the program has no cut-off.
+  std::vector<std::string> cutoff0_args;
+  // Deferred tasks the root call creates (its fan-out): a final cut-off at depth 0 runs at most
+  // that many task bodies side by side. 0: not checked (data-dependent fan-out).
+  int root_fanout = 0;
+  // A somewhat larger size for the work and parallelism checks (runs under 0.2 s recorded): at
+  // test size the work of most programs is 0.1-3 ms and one disturbance of the VM (an
+  // interrupt, a page fault) moves it by 10-50%.
+  std::vector<std::string> medium_args;
+  // The tasks are small blocks of a grid whose neighbours other tasks write (depend programs):
+  // on 2 threads the blocks move between the cores' caches at every step, and the tasks'
+  // real time grows 3-8x against 1 thread (the plain program's region takes 30x as long on 2
+  // threads as on 1: jacobi 8 8 200, 2 ms -> 65 ms). The 1-thread comparison of the work then
+  // has no meaningful lower bound.
+  bool cache_bound = false;
+  // The parallelism at medium size agrees within kStableTolerance over recordings and variants.
+  // Otherwise (a high parallelism that a single disturbance on the critical path moves: fib,
+  // nqueens, knapsack, health) the test checks only a floor and a spread (see Parallelism).
+  bool stable_parallelism = false;
+  // Lower bound of the parallelism at test size on 2 threads for the unstable ones (the
+  // measured minimum over 15 recordings, halved).
+  double parallelism_floor = 1;
+};
+
+const std::vector<Program>& programs() {
+  static const std::vector<Program> list = {
+      {"fib", "fib", {}, true, {"cutoff_manual", "cutoff_if", "cutoff_final"}, {"20", "0"}, 2,
+       {"23"}, false, false, 5.5},
+      {"nqueens", "nqueens", {}, true, {"cutoff_manual", "cutoff_if", "cutoff_final"},
+       {"8", "0"}, 8, {"9"}, false, false, 6},
+      {"health", "health", {}, true, {"cutoff_manual", "cutoff_if", "cutoff_final"},
+       {"4", "100", "0"}, 0, {"5", "100"}, false, false, 1.5},
+      {"uts", "uts", {}, true, {"cutoff_manual", "cutoff_if", "cutoff_final"}, {"6", "0", "0"}, 0,
+       {"8"}, false, true},
+      {"mergesort", "mergesort", {}, false, {"cutoff_manual"}, {"20000", "0"}, 0, {"100000"},
+       false, true},
+      {"fft", "fft", {}, false, {"cutoff_manual"}, {"12", "0"}, 0, {"14"}, false, true},
+      {"strassen", "strassen", {}, false, {"cutoff_manual"}, {"128", "16", "0"}, 0, {"256"}, false,
+       true},
+      {"knapsack", "knapsack", {}, false, {"cutoff_manual"}, {"24", "0"}, 0, {"24"}, false, false,
+       6},
+      {"sparselu", "sparselu", {}, true, {}, {}, 0, {"24", "16"}, false, true},
+      {"sparselu_for", "sparselu", {"16", "8", "1"}, true, {}, {}, 0, {"24", "16", "1"}, false,
+       true},
+      {"alignment", "alignment", {}, true, {}, {}, 0, {"120", "40"}, false, true},
+      {"alignment_for", "alignment", {"60", "20", "1"}, true, {}, {}, 0, {"120", "40", "1"}, false,
+       true},
+      {"jacobi", "jacobi", {}, true, {}, {}, 0, {"16", "8", "40"}, true, true},
+      {"cholesky", "cholesky", {}, true, {}, {}, 0, {"16", "16"}, true, true},
+  };
+  return list;
+}
+
+// gtest prints the parameter of a failing test: its name, not its bytes.
+void PrintTo(const Program& p, std::ostream* os) { *os << p.label; }
+
+std::string program_name(const ::testing::TestParamInfo<Program>& info) { return info.param.label; }
+
+std::vector<Program> with_cutoffs() {
+  std::vector<Program> v;
+  for (const Program& p : programs())
+    if (!p.cutoffs.empty()) v.push_back(p);
+  return v;
+}
+
+// The suite's binary of `name`, variant "" (tied, no cut-off), "untied", "cutoff_manual"...
+std::string suite_exe(const std::string& name, const std::string& variant,
+                      const std::string& compiler) {
+  return example("suite_" + name + (variant.empty() ? "" : "_" + variant), compiler);
+}
+
+// The one line a suite program prints (examples/suite/suite.h):
+//   <name> <args> result=<value> tasks=<N> variant=<tied|untied>/<cutoff> threads=<T> region=...
+struct ResultLine {
+  bool ok = false;
+  std::string what;  // "<name> <args>"
+  std::string result;
+  uint64_t tasks = 0;
+  std::string variant;
+  int threads = 0;
+  // Everything the program's answer is: the same for every build and thread count.
+  std::string answer() const { return what + " result=" + result + " tasks=" + std::to_string(tasks); }
+};
+
+ResultLine parse_line(const std::string& out) {
+  static const std::regex re(
+      R"(^(.*) result=(\S+) tasks=(\d+) variant=(\S+) threads=(\d+) region=\S+ s$)");
+  ResultLine r;
+  const auto lines = lines_of(out);
+  std::smatch m;
+  if (lines.size() != 1 || !std::regex_match(lines[0], m, re)) return r;
+  r.ok = true;
+  r.what = m[1];
+  r.result = m[2];
+  r.tasks = std::stoull(m[3]);
+  r.variant = m[4];
+  r.threads = std::stoi(m[5]);
+  return r;
+}
+
+std::string fmt(double v, int precision = 3) {
+  std::ostringstream s;
+  s.precision(precision);
+  s << v;
+  return s.str();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fixture
+
+class Invariance : public E2E, public ::testing::WithParamInterface<Program> {
+ protected:
+  struct Rec {
+    std::string what;  // for messages: "suite_fib_untied_clang 20, 2 threads"
+    ResultLine line;
+    double tasks = NAN;  // the report's
+    double work = NAN;   // ticks
+    double parallelism = NAN;
+  };
+
+  // Records `variant` of the program (compiler, args, threads) and checks what must hold of
+  // every recording: the program succeeded and printed its line, the trace is complete, and the
+  // report counts exactly the tasks the program printed.
+  Rec rec(const std::string& variant, const std::string& compiler,
+          const std::vector<std::string>& args, int threads) {
+    const Program& p = GetParam();
+    const std::string exe = suite_exe(p.name, variant, compiler);
+    Rec r;
+    r.what = std::filesystem::path(exe).filename().string() + " " +
+             shell_quote_join(args) + ", " + std::to_string(threads) + " threads";
+    Profiled run = profile(exe, args, default_env(threads));
+    r.line = parse_line(run.rec.out);
+    EXPECT_TRUE(r.line.ok) << r.what << ": no result line: " << run.rec.describe();
+    if (!run.report.is_object()) return r;
+    EXPECT_TRUE(run.report.value("complete", false)) << r.what << ": trace incomplete";
+    r.tasks = num(run.report, "tasks");
+    r.work = num(run.report["program"], "work");
+    r.parallelism = num(run.report["program"], "parallelism");
+    if (r.line.ok) {
+      EXPECT_EQ(r.tasks, static_cast<double>(r.line.tasks))
+          << r.what << ": the report's tasks are not the tasks the program created";
+      EXPECT_EQ(r.line.threads, threads) << r.what;
+    }
+    EXPECT_GT(r.work, 0) << r.what;
+    EXPECT_GE(r.parallelism, 0.98) << r.what;  // span <= work
+    return r;
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Counts: exact, and the same for every build and thread count (test size).
+
+class Counts : public Invariance {};
+
+TEST_P(Counts, TasksAndResultAreTheSameForEveryBuildAndThreadCount) {
+  const Program& p = GetParam();
+  std::vector<Rec> runs;
+  runs.push_back(rec("", "clang", p.args, 2));
+  runs.push_back(rec("", "gcc", p.args, 2));
+  if (p.untied) runs.push_back(rec("untied", "clang", p.args, 2));
+  runs.push_back(rec("", "clang", p.args, 1));
+  runs.push_back(rec("", "clang", p.args, 4));
+  const Rec& ref = runs[0];
+  ASSERT_TRUE(ref.line.ok);
+  EXPECT_GT(ref.line.tasks, 0u);
+  for (const Rec& r : runs) {
+    if (!r.line.ok) continue;
+    EXPECT_EQ(r.line.answer(), ref.line.answer()) << r.what << " against " << ref.what;
+    EXPECT_EQ(r.tasks, ref.tasks) << r.what << " against " << ref.what;
+    const bool untied = r.what.find("_untied_") != std::string::npos;
+    EXPECT_EQ(r.line.variant, untied ? "untied/none" : "tied/none") << r.what;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Suite, Counts, ::testing::ValuesIn(programs()), program_name);
+
+// ---------------------------------------------------------------------------------------------
+// Work: one binary's work on 1, 2 and 4 threads, tied and untied (medium size).
+//
+// Work is the tasks' own time (the recorder takes out preemption, blocking, its stalls and its
+// cost per event), so it should not depend on the threads; but what a task costs does, for
+// reasons that are real and not tasklens's: measured at medium size (3 recordings per thread
+// count, clang, tied; ratios to the 2-thread work):
+//   - 1 thread: 0.62-0.75 for the programs made of tiny tasks (fib, nqueens, health: a task's
+//     runtime overhead is lower when no other thread touches the deques and the task
+//     descriptors), 0.87-1.0 for uts, mergesort, fft, strassen, sparselu, cholesky 0.55-0.8, and
+//     1.2-1.35 for alignment (its 2-thread run is the faster one); jacobi 0.22-0.33 (cache_bound,
+//     above);
+//   - 4 threads on 2 cores: 0.8-1.35, jacobi up to 1.75; preemption is taken out, but each
+//     preemption still leaves a cold cache and the kernel's switch path inside the task (health
+//     at levels 4, 400 steps, whose tasks take 0.2 us, shows 2x in some runs: not used here);
+//   - untied against tied: 0.8-1.25 mostly, but untied tasks cost the runtime more: nqueens
+//     1.53-1.6, jacobi 1.55-1.85 in some runs of the test, fib at bench size 1.25-1.5;
+// The bounds below hold those with a margin, and still catch the gross errors: a task's work
+// counted twice or idle/waiting time counted as work (>= 2x on the 2-thread run against the
+// 1-thread one), work lost (a factor below 0.5). Jacobi's 1-thread work is 0.09-0.33 of its
+// 2-thread work: its lower bound is 0.05.
+struct Bounds {
+  double lo, hi;
+};
+constexpr Bounds kOneThread{0.5, 1.6};          // work(1 thread) / work(2 threads)
+constexpr Bounds kOneThreadCacheBound{0.05, 1.6};  // the same, cache_bound programs
+constexpr Bounds kFourThreads{0.6, 1.9};       // work(4 threads) / work(2 threads)
+constexpr Bounds kFourThreadsCacheBound{0.6, 2.2};
+constexpr Bounds kUntied{0.6, 1.9};             // work(untied) / work(tied), 2 threads
+
+class Work : public Invariance {
+ protected:
+  // work(a) / work(b) within `b`ounds; retried once (both recorded again) when not.
+  void expect_ratio(const std::function<Rec()>& a, const std::function<Rec()>& b, Bounds bounds,
+                    const std::string& what) {
+    std::string first;
+    for (int attempt = 1; attempt <= 2; attempt++) {
+      const Rec ra = a(), rb = b();
+      const double ratio = ra.work / rb.work;
+      if (ratio >= bounds.lo && ratio <= bounds.hi) return;
+      std::ostringstream m;
+      m << what << ": work " << fmt(ra.work / tsc_ticks_per_second() * 1e3) << " ms (" << ra.what
+        << ") / " << fmt(rb.work / tsc_ticks_per_second() * 1e3) << " ms (" << rb.what
+        << ") = " << fmt(ratio) << ", not within [" << bounds.lo << ", " << bounds.hi << "]";
+      if (attempt == 1) {
+        first = m.str();
+        std::cerr << "[ e2e      ] " << first << "; recording both again\n";
+        usleep(500000);
+      } else {
+        ADD_FAILURE() << m.str() << " (first attempt: " << first << ")";
+      }
+    }
+  }
+};
+
+TEST_P(Work, OneThreadAgainstTwo) {
+  const Program& p = GetParam();
+  expect_ratio([&] { return rec("", "clang", p.medium_args, 1); },
+               [&] { return rec("", "clang", p.medium_args, 2); },
+               p.cache_bound ? kOneThreadCacheBound : kOneThread, "1 against 2 threads");
+}
+
+TEST_P(Work, FourThreadsOnTwoCoresAgainstTwo) {
+  const Program& p = GetParam();
+  expect_ratio([&] { return rec("", "clang", p.medium_args, 4); },
+               [&] { return rec("", "clang", p.medium_args, 2); },
+               p.cache_bound ? kFourThreadsCacheBound : kFourThreads, "4 against 2 threads");
+}
+
+TEST_P(Work, UntiedAgainstTied) {
+  const Program& p = GetParam();
+  if (!p.untied) GTEST_SKIP() << p.name << " has no untied build";
+  expect_ratio([&] { return rec("untied", "clang", p.medium_args, 2); },
+               [&] { return rec("", "clang", p.medium_args, 2); }, kUntied, "untied against tied");
+}
+
+INSTANTIATE_TEST_SUITE_P(Suite, Work, ::testing::ValuesIn(programs()), program_name);
+
+// ---------------------------------------------------------------------------------------------
+// Parallelism: the same DAG gives the same parallelism (2 threads).
+//
+// Stable programs (medium size): 3 clang tied recordings, then gcc tied and clang untied; each
+// within kStableTolerance of the median of the 3 (gcc: kCompilerTolerance). Measured spread at medium size, 3 recordings
+// per variant on the loaded VM: uts 5.8-7.1, mergesort 9.7-10.1, fft 1.7, strassen 4.1-4.9,
+// sparselu 1.8-1.9, alignment 5.2-5.9, jacobi 1.1, cholesky 1.4: within +-12% of the median.
+// A recording outside the band is recorded once more and the new one judged.
+//
+// The others (fib, nqueens, knapsack, health) have a parallelism of 5-70 at sizes that record in
+// under 0.5 s: their span is a few hundred microseconds, and one disturbance of the VM on the
+// critical path (an interrupt, a page fault, a short preemption not removed) moves it by 20-50%:
+// fib at n=23 gave 27-67 over 9 recordings, at n=20 11-17. A +-15% check would be flaky there.
+// Instead, at test size: every recording is above parallelism_floor (half the measured minimum;
+// a span counted as the whole work gives 1), and max / min over the 5 recordings stays under
+// kUnstableSpread (measured up to 2.0 for knapsack).
+constexpr double kStableTolerance = 0.15;
+// gcc against clang: the same DAG, but not the same code in the tasks and in the serial parts
+// (the merge of mergesort, the serial set-up and check on the critical path), so the weights
+// differ: measured mergesort gcc 11.5-14.2 against clang 8.7-10.6 (a ratio up to 1.45 to the
+// clang median; 8 recordings each), the others within 10%. Still catches a span or a work off
+// by a factor of 2.
+constexpr double kCompilerTolerance = 0.5;
+constexpr double kUnstableSpread = 3.0;
+
+class Parallelism : public Invariance {};
+
+TEST_P(Parallelism, SameDagSameParallelism) {
+  const Program& p = GetParam();
+  const auto& args = p.stable_parallelism ? p.medium_args : p.args;
+  std::vector<std::function<Rec()>> variants;
+  for (int i = 0; i < 3; i++) variants.push_back([&] { return rec("", "clang", args, 2); });
+  variants.push_back([&] { return rec("", "gcc", args, 2); });
+  if (p.untied) variants.push_back([&] { return rec("untied", "clang", args, 2); });
+
+  std::vector<Rec> runs;
+  for (auto& v : variants) runs.push_back(v());
+  std::vector<double> ref = {runs[0].parallelism, runs[1].parallelism, runs[2].parallelism};
+  std::sort(ref.begin(), ref.end());
+  const double median = ref[1];
+  ASSERT_FALSE(std::isnan(median));
+
+  if (p.stable_parallelism) {
+    auto tolerance = [&](size_t i) { return i == 3 ? kCompilerTolerance : kStableTolerance; };
+    auto within = [&](const Rec& r, size_t i) {
+      return std::abs(r.parallelism / median - 1) <= tolerance(i);
+    };
+    for (size_t i = 0; i < runs.size(); i++) {
+      if (within(runs[i], i)) continue;
+      std::cerr << "[ e2e      ] " << runs[i].what << ": parallelism " << runs[i].parallelism
+                << " is more than " << tolerance(i) * 100 << "% from the median " << median
+                << "; recording it again\n";
+      usleep(500000);
+      const Rec again = variants[i]();
+      EXPECT_TRUE(within(again, i)) << again.what << ": parallelism " << fmt(again.parallelism)
+                                    << " (first " << fmt(runs[i].parallelism) << ") is not within "
+                                    << tolerance(i) * 100 << "% of the median " << fmt(median)
+                                 << " of the clang tied recordings " << fmt(ref[0]) << ", "
+                                 << fmt(ref[1]) << ", " << fmt(ref[2]);
+    }
+  } else {
+    double lo = INFINITY, hi = 0;
+    for (const Rec& r : runs) {
+      EXPECT_GE(r.parallelism, p.parallelism_floor) << r.what;
+      lo = std::min(lo, r.parallelism);
+      hi = std::max(hi, r.parallelism);
+    }
+    EXPECT_LE(hi / lo, kUnstableSpread) << p.label << ": parallelism from " << lo << " to " << hi
+                                        << " over the clang, gcc, tied and untied recordings";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Suite, Parallelism, ::testing::ValuesIn(programs()), program_name);
+
+// ---------------------------------------------------------------------------------------------
+// Cut-offs (test size, 2 threads, clang).
+
+class Cutoff : public Invariance {};
+
+TEST_P(Cutoff, CountsResultsAndParallelismFitTheDag) {
+  const Program& p = GetParam();
+  // The uncut program, recorded twice: the reference answer and parallelism.
+  const Rec uncut = rec("", "clang", p.args, 2);
+  const Rec uncut2 = rec("", "clang", p.args, 2);
+  ASSERT_TRUE(uncut.line.ok);
+  const double uncut_par = std::max(uncut.parallelism, uncut2.parallelism);
+  for (const std::string& v : p.cutoffs) {
+    SCOPED_TRACE(v);
+    // The default depth: the same result; fewer tasks (manual) or the same tasks (if, final:
+    // undeferred and included tasks are still tasks); coarser tasks, so no more parallelism
+    // than the uncut program beyond noise (1.5: the uncut figure of fib, nqueens, knapsack
+    // varies by that much, see Parallelism).
+    const Rec cut = rec(v, "clang", p.args, 2);
+    if (cut.line.ok) {
+      EXPECT_EQ(cut.line.result, uncut.line.result) << cut.what;
+      if (v == "cutoff_manual") {
+        // Fewer or (strassen at test size: the cut-off depth is the leaves') the same.
+        EXPECT_LE(cut.line.tasks, uncut.line.tasks) << cut.what;
+      } else {
+        EXPECT_EQ(cut.line.tasks, uncut.line.tasks) << cut.what;
+      }
+    }
+    EXPECT_LE(cut.parallelism, 1.5 * uncut_par)
+        << cut.what << ": the cut-off variant has more parallelism than the uncut one ("
+        << uncut.parallelism << ", " << uncut2.parallelism << ")";
+
+    // Depth 0 (the other arguments at their defaults, like the uncut run's): the root call's
+    // children are already cut.
+    const Rec cut0 = rec(v, "clang", p.cutoff0_args, 2);
+    if (cut0.line.ok) {
+      EXPECT_EQ(cut0.line.result, uncut.line.result) << cut0.what;
+      if (v == "cutoff_manual") {
+        EXPECT_EQ(cut0.line.tasks, 0u) << cut0.what;
+      } else {
+        EXPECT_EQ(cut0.line.tasks, uncut.line.tasks) << cut0.what;
+      }
+    }
+    if (v == "cutoff_manual" || v == "cutoff_if") {
+      // No task (manual) or only undeferred ones (if(0)): a serial chain. Measured 1.00-1.05.
+      EXPECT_LE(cut0.parallelism, 1.15) << cut0.what << ": a serial program";
+    } else if (p.root_fanout > 0) {
+      // final: the root's children are deferred (final) tasks, everything below them included:
+      // at most root_fanout bodies side by side. Measured fib 1.92 (<= 2), nqueens 5.4 (<= 8).
+      EXPECT_LE(cut0.parallelism, p.root_fanout * 1.15)
+          << cut0.what << ": the root's " << p.root_fanout << " final tasks at most";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Suite, Cutoff, ::testing::ValuesIn(with_cutoffs()), program_name);
+
+}  // namespace
+}  // namespace tasklens::e2e
