@@ -12,7 +12,7 @@
 // outlier when all of these hold:
 //  1. F is known (not fragment 0) and has at least `min_samples` strands (200): a fragment with
 //     few samples has no "typical" size to compare with;
-//  2. s ran on a worker and its work is above an absolute floor, `floor_seconds` (50 us) in the
+//  2. s ran on a worker and its work is above an absolute floor, `floor_seconds` (10 us) in the
 //     metric's units: nothing shorter moves a real program's span;
 //  3. its work is more than `factor` (20) times q, the fragment's `quantile` (p99, nearest rank)
 //     computed over F's other strands. p99 rather than p99.9: with 200 samples p99.9 is the
@@ -50,7 +50,7 @@ struct OutlierRule {
   double quantile = 0.99;
   double factor = 20;
   double simultaneous_factor = 5;
-  double floor_seconds = 50e-6;
+  double floor_seconds = 10e-6;
 };
 
 struct ClippedStrand {

@@ -86,11 +86,13 @@ struct ThreadBuffer {
   std::atomic<ThreadBuffer*> next{nullptr};  // registry link (written once, before publishing)
 };
 
-// Idle: SCHED_IDLE, CPU time only when a CPU has nothing else to run, so the writers never
-// preempt the program's threads; on a machine the program keeps fully busy they fall behind and
-// the program's threads wait for buffers (measured, taken out). Batch: SCHED_BATCH, a fair share
-// of the CPUs but no preemption when woken (a normal writer woken for a full chunk preempts a
-// program thread at once). Normal: the default policy.
+// Batch (the default): SCHED_BATCH, a fair share of the CPUs but no preemption when woken (a
+// normal writer woken for a full chunk preempts a program thread at once), so it keeps up with a
+// program that fills every CPU and drains the context-switch rings in time. Idle: SCHED_IDLE,
+// CPU time only when a CPU has nothing else to run; on a machine the program (or anything else)
+// keeps busy the writers fall behind: the program's threads wait for buffers (measured, taken
+// out) and switch rings overflow (their lost records counted: the time they held stays work).
+// Normal: the default policy of the system.
 enum class WriterPolicy : uint8_t { Idle, Batch, Normal };
 
 struct WriterConfig {
@@ -107,7 +109,7 @@ struct WriterConfig {
   // below, so a writer only ever takes a CPU the program leaves idle.
   unsigned writers = 0;
   // How the writers are scheduled (WriterPolicy).
-  WriterPolicy policy = WriterPolicy::Idle;
+  WriterPolicy policy = WriterPolicy::Batch;
   // Tests only: the writer sleeps this long before each chunk it writes (forces stalls).
   unsigned test_delay_us = 0;
 };

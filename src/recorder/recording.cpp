@@ -394,7 +394,7 @@ __attribute__((constructor)) void recorder_constructor() {
   }
   // TASKLENS_WRITER_POLICY=idle|batch|normal: how the writers are scheduled (WriterPolicy).
   if (const char* w = getenv("TASKLENS_WRITER_POLICY")) {
-    if (std::strcmp(w, "batch") == 0) g_config.writer_policy = WriterPolicy::Batch;
+    if (std::strcmp(w, "idle") == 0) g_config.writer_policy = WriterPolicy::Idle;
     if (std::strcmp(w, "normal") == 0) g_config.writer_policy = WriterPolicy::Normal;
   }
   // Tests only: slows the writer down so that the program's threads must wait for buffers.

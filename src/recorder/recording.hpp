@@ -86,7 +86,7 @@ struct Config {
   size_t max_chunks = 1024;
   bool watch_preemptions = true;
   trace::Compression compression = trace::Compression::Lz4;  // of event blocks
-  WriterPolicy writer_policy = WriterPolicy::Idle;  // TASKLENS_WRITER_POLICY (WriterConfig)
+  WriterPolicy writer_policy = WriterPolicy::Batch;  // TASKLENS_WRITER_POLICY (WriterConfig)
   unsigned writers = 0;               // writer threads; 0: automatic (WriterConfig::writers)
   unsigned writer_test_delay_us = 0;  // tests only (WriterConfig::test_delay_us)
 };
