@@ -12,8 +12,8 @@
 //
 // Usage: event_path THREADS. Environment: EVENT_PATH_SECONDS (3), EVENT_PATH_WRITERS (0: the
 // recorder's default for this machine), EVENT_PATH_OUT (/dev/shm/tasklens_event_path.tlens),
-// EVENT_PATH_BUFFER_MB (256), EVENT_PATH_COMPRESSION (lz4, zstd, none), EVENT_PATH_IDLE (1:
-// writers under SCHED_IDLE as in the recorder), EVENT_PATH_SAMPLE (a .tlens: its longest
+// EVENT_PATH_BUFFER_MB (256), EVENT_PATH_COMPRESSION (lz4, zstd, none), EVENT_PATH_POLICY (batch,
+// idle or normal; batch as in the recorder), EVENT_PATH_SAMPLE (a .tlens: its longest
 // event stream is replayed instead of the synthesized events).
 #include <fcntl.h>
 #include <time.h>
@@ -191,7 +191,11 @@ int main(int argc, char** argv) {
   config.writers = static_cast<unsigned>(std::max(0L, env_long("EVENT_PATH_WRITERS", 0)));
   config.max_chunks = static_cast<size_t>(env_long("EVENT_PATH_BUFFER_MB", 256)) * 1024 * 1024 /
                       recorder::kChunkBytes;
-  config.policy = env_long("EVENT_PATH_IDLE", 1) != 0 ? recorder::WriterPolicy::Idle : recorder::WriterPolicy::Normal;
+  // The recorder's own default (SCHED_BATCH) unless EVENT_PATH_POLICY says idle or normal.
+  const char* policy = std::getenv("EVENT_PATH_POLICY");
+  config.policy = policy && std::string(policy) == "idle"     ? recorder::WriterPolicy::Idle
+                  : policy && std::string(policy) == "normal" ? recorder::WriterPolicy::Normal
+                                                              : recorder::WriterPolicy::Batch;
   if (const char* c = getenv("EVENT_PATH_COMPRESSION")) {
     if (std::strcmp(c, "zstd") == 0) config.compression = trace::Compression::Zstd;
     if (std::strcmp(c, "none") == 0) config.compression = trace::Compression::None;

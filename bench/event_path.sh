@@ -13,7 +13,7 @@
 #
 # Knobs (environment): EVENT_PATH_THREADS (the list of N), EVENT_PATH_SECONDS,
 # EVENT_PATH_WRITERS (0: the recorder's default for this machine), EVENT_PATH_COMPRESSION
-# (lz4 | zstd | none), EVENT_PATH_BUFFER_MB, EVENT_PATH_IDLE (1: writers under SCHED_IDLE),
+# (lz4 | zstd | none), EVENT_PATH_BUFFER_MB, EVENT_PATH_POLICY (batch, idle or normal: how the writers are scheduled),
 # EVENT_PATH_SAMPLE (a .tlens whose longest event stream is replayed; default: when
 # BUILD_DIR/examples/fib_clang exists, a trace of it recorded here, else synthesized events of
 # the same kinds and fields), EVENT_PATH_CODECS=1 (then also BUILD_DIR/bench/event_codecs on the

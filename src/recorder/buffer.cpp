@@ -90,8 +90,10 @@ void arena_populate(Arena& a, size_t i) {
   madvise(a.base + i * a.stride, a.stride, MADV_POPULATE_WRITE);
 }
 
-// A fresh chunk, or null when all max_chunks are in use.
-Chunk* arena_take(Pool& p) {
+// A fresh chunk, or null when all max_chunks are in use. When the writers have not faulted it in
+// yet, the caller does, and *faulted_from gets the TSC when it started (the time is then the
+// recorder's, not the program's: a stall).
+Chunk* arena_take(Pool& p, uint64_t* faulted_from) {
   Arena& a = p.arena;
   if (a.capacity == 0) {
     // No reserved range (mmap refused): the heap, within the same bound.
@@ -105,7 +107,10 @@ Chunk* arena_take(Pool& p) {
   do {
     if (i >= a.capacity) return nullptr;
   } while (!a.taken.compare_exchange_weak(i, i + 1, std::memory_order_relaxed));
-  if (i >= a.populated.load(std::memory_order_acquire)) arena_populate(a, i);
+  if (i >= a.populated.load(std::memory_order_acquire)) {
+    *faulted_from = read_tsc();
+    arena_populate(a, i);
+  }
   return new (a.base + i * a.stride) Chunk();
 }
 
@@ -137,10 +142,12 @@ namespace {
 
 // A chunk for `b`: a spare, a fresh one, else (waiting for its writer) a written one. Waits at
 // most `give_up_ns` (0: until one comes). Sets *waited_from to the TSC when it started waiting.
-Chunk* take_chunk(Pool& p, ThreadBuffer* b, uint64_t* waited_from, uint64_t give_up_ns) {
+Chunk* take_chunk(Pool& p, ThreadBuffer* b, uint64_t* waited_from, uint64_t give_up_ns,
+                  bool* waited) {
   Chunk* c = b->spare.pop();
-  if (!c) c = arena_take(p);
+  if (!c) c = arena_take(p, waited_from);
   if (c || !p.writer_running.load(std::memory_order_acquire)) return c;
+  *waited = true;
   // Only this buffer's writer pushes to its spare ring, so it is the one to wait for.
   Writer& w = writer_of(p, b);
   *waited_from = read_tsc();
@@ -170,10 +177,12 @@ Chunk* take_chunk(Pool& p, ThreadBuffer* b, uint64_t* waited_from, uint64_t give
   return c;
 }
 
-void count_stall(ThreadBuffer* b, uint64_t waited_from, uint64_t* stall_ticks) {
+// Counts the recorder's time from `waited_from` (0: none) as a stall's: a wait for the writer
+// when `waited`, else faulting a fresh chunk in (time, but no wait).
+void count_stall(ThreadBuffer* b, uint64_t waited_from, uint64_t* stall_ticks, bool waited) {
   if (!waited_from) return;
   const uint64_t ticks = read_tsc() - waited_from;
-  b->stalls.fetch_add(1, std::memory_order_relaxed);
+  if (waited) b->stalls.fetch_add(1, std::memory_order_relaxed);
   b->stall_ticks.fetch_add(ticks, std::memory_order_relaxed);
   if (stall_ticks) *stall_ticks += ticks;
 }
@@ -198,9 +207,10 @@ ThreadBuffer* buffer_register(uint32_t thread, bool watch_switches) {
   // thread records nothing, its events are counted as lost) rather than hang the program. The
   // buffer stays registered, without a chunk (the registry only grows).
   uint64_t waited_from = 0;
-  Chunk* c = take_chunk(p, b, &waited_from, 2000000000);
+  bool waited = false;
+  Chunk* c = take_chunk(p, b, &waited_from, 2000000000, &waited);
   if (!c) return nullptr;
-  count_stall(b, waited_from, nullptr);
+  count_stall(b, waited_from, nullptr, waited);
   c->thread = thread;
   c->seq = b->next_seq++;
   b->current.store(c, std::memory_order_release);
@@ -239,10 +249,11 @@ Chunk* buffer_rotate(ThreadBuffer* b, uint64_t* stall_ticks) {
   // A backlog of a few chunks: the writer polls too slowly for this thread.
   if (b->full.size() >= 4) wake_writer(w);
   uint64_t waited_chunk = 0;
+  bool waited = waited_from != 0;
   // Our own chunk comes back once written, so this wait ends (or the trace finishes).
-  Chunk* c = take_chunk(p, b, &waited_chunk, 0);
+  Chunk* c = take_chunk(p, b, &waited_chunk, 0, &waited);
   if (!waited_from) waited_from = waited_chunk;
-  count_stall(b, waited_from, stall_ticks);
+  count_stall(b, waited_from, stall_ticks, waited);
   if (!c) return nullptr;
   c->thread = b->thread;
   c->seq = b->next_seq++;

@@ -469,8 +469,8 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
         format_work(m, m.probe_removed), format_work(m, m.probe_per_event));
   if (m.recorder_stalled > p.work / 1000)
     out += fmt::format(
-        "note: {} that threads waited for tasklens's buffers ({} waits) was removed from the "
-        "work; a larger TASKLENS_BUFFER_MB makes such waits rarer\n",
+        "note: {} that threads waited inside tasklens for an event buffer ({} waits) was "
+        "removed from the work\n",
         format_work(m, m.recorder_stalled), m.recorder_stalls);
   out += span_lines(m, p, clipped ? account : nullptr);
   out += "\n";

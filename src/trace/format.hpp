@@ -110,7 +110,7 @@ static_assert(sizeof(Finish) == 40);
 // Payload of RecordType::RecorderStats: written by the recorder at the end, before Finish.
 struct RecorderStats {
   uint64_t stalls;         // times a program thread waited for the writer (RecorderStall events)
-  uint64_t stall_ticks;    // TSC ticks of those waits, in all
+  uint64_t stall_ticks;    // TSC ticks of those waits and of faulting fresh buffers in, in all
   uint64_t switches_lost;  // context-switch records the kernel dropped (a ring overflowed)
   uint64_t chunks;         // event buffers used at most
   uint64_t chunk_bytes;    // the size of one
@@ -280,8 +280,9 @@ enum class EventKind : uint8_t {
   UserThreadEnd = 37,        // id thread         (its start routine returned)
   UserThreadJoinBegin = 38,  // id thread         (the joiner's strand stops here...)
   UserThreadJoinEnd = 39,    // id thread         (...and resumes once the thread ended)
-  // The thread waited inside the recorder for an event buffer (the writer was behind) for
-  // `ticks` TSC ticks, ending at this event's time: not the program's work (version 4.2).
+  // The thread spent `ticks` TSC ticks inside the recorder getting an event buffer (waiting for
+  // the writer, or faulting a fresh one in), ending at this event's time: not the program's
+  // work (version 4.2).
   RecorderStall = 40,  // ticks
 };
 inline constexpr int kEventKindCount = 41;
