@@ -30,16 +30,7 @@ export LC_ALL=C
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=bench/lib.sh
 source "$SRC/bench/lib.sh"
-BUILD_ARG=${1:-./build}
-if [[ ! -d $BUILD_ARG ]]; then
-  echo "invariance: build directory '$BUILD_ARG' not found; configure and build first:" >&2
-  echo "  cmake -S . -B build -G Ninja && cmake --build build" >&2
-  exit 2
-fi
-BUILD=$(cd "$BUILD_ARG" && pwd)
-OUT=$BUILD/bench
-TL=$BUILD/tasklens
-EXAMPLES=$BUILD/examples
+bench_build_dir invariance "${1:-./build}"
 
 THREADS=${TASKLENS_INVARIANCE_THREADS:-"1 2 4"}
 COMPILERS=${TASKLENS_INVARIANCE_COMPILERS:-"clang gcc"}
@@ -68,14 +59,9 @@ for p in $PROGRAMS; do
   [[ -n ${DEFAULT_ARGS[$p]+x} ]] || { echo "invariance: unknown program '$p'" >&2; exit 2; }
   for cc in $COMPILERS; do [[ -x $EXAMPLES/suite_${p}_$cc ]] || need+=(tasklens_suite); done
 done
-if ((${#need[@]})); then
-  echo "invariance: building ${need[*]} in $BUILD" >&2
-  cmake --build "$BUILD" --target $(printf '%s\n' "${need[@]}" | sort -u) >&2
-fi
+bench_build invariance "${need[@]}"
 
-unset LD_PRELOAD OMP_TOOL OMP_TOOL_LIBRARIES OMP_TOOL_VERBOSE_INIT OMP_NUM_THREADS
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/tasklens-invariance.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+bench_scratch invariance
 TRACE=$WORK/run.tlens
 
 GIT=$(git -C "$SRC" describe --always --dirty 2>/dev/null || echo unknown)

@@ -1,6 +1,5 @@
-# bench/lib.sh: helpers shared by bench/overhead.sh and bench/repro.sh (sourced; bash + awk).
-# The same conventions as bench/run.sh (which keeps its own copies): times in microseconds, a
-# failing command stops the benchmark with its stderr.
+# bench/lib.sh: helpers shared by the bench scripts (sourced; bash + awk): times in
+# microseconds, a failing command stops the benchmark with its stderr.
 #
 # The caller sets WORK (a scratch directory) before using timed.
 
@@ -84,3 +83,47 @@ us_list() { printf '%s\n' "$@" | awk '{ printf "%s%.6f", (NR > 1 ? ", " : "["), 
 
 # cache_get VAR: a variable of BUILD's CMakeCache.txt.
 cache_get() { sed -n "s/^$1:[A-Z]*=//p" "$BUILD/CMakeCache.txt" 2>/dev/null | head -n 1; }
+
+# bench_build_dir NAME [BUILD_DIR]: sets BUILD, OUT, TL and EXAMPLES from the build directory
+# (default ./build), or stops with a message naming the script.
+bench_build_dir() {
+  local name=$1 arg=${2:-./build}
+  if [[ ! -d $arg ]]; then
+    echo "$name: build directory '$arg' not found; configure and build first:" >&2
+    echo "  cmake -S . -B build -G Ninja && cmake --build build" >&2
+    exit 2
+  fi
+  BUILD=$(cd "$arg" && pwd)
+  OUT=$BUILD/bench
+  TL=$BUILD/tasklens
+  EXAMPLES=$BUILD/examples
+}
+
+# bench_build NAME TARGET...: builds the targets (deduplicated) in BUILD, if any are given.
+bench_build() {
+  local name=$1
+  shift
+  (($#)) || return 0
+  echo "$name: building $* in $BUILD" >&2
+  cmake --build "$BUILD" --target $(printf '%s\n' "$@" | sort -u) >&2
+}
+
+# bench_runtime NAME: sets RT to LLVM 16's runtime, the one this build's `record` preloads (the
+# plain runs preload it too), as an absolute path; stops if it is missing.
+bench_runtime() {
+  RT=$(cache_get TASKLENS_OMP_RUNTIME)
+  [[ -n $RT && -f $RT ]] || RT=$SRC/third_party/libomp16/libomp.so.5
+  if [[ ! -f $RT ]]; then
+    echo "$1: LLVM 16's libomp not found ($RT): run scripts/fetch-libomp16.sh" >&2
+    exit 2
+  fi
+  RT=$(cd "$(dirname "$RT")" && pwd)/$(basename "$RT")
+}
+
+# bench_scratch NAME: clears the OpenMP settings that would change the runs and sets WORK to a
+# scratch directory removed at exit.
+bench_scratch() {
+  unset LD_PRELOAD OMP_TOOL OMP_TOOL_LIBRARIES OMP_TOOL_VERBOSE_INIT OMP_NUM_THREADS
+  WORK=$(mktemp -d "${TMPDIR:-/tmp}/tasklens-$1.XXXXXX")
+  trap 'rm -rf "$WORK"' EXIT
+}

@@ -33,17 +33,8 @@ export LC_ALL=C
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=bench/lib.sh
 source "$SRC/bench/lib.sh"
-BUILD_ARG=${1:-./build}
-if [[ ! -d $BUILD_ARG ]]; then
-  echo "overhead: build directory '$BUILD_ARG' not found; configure and build first:" >&2
-  echo "  cmake -S . -B build -G Ninja && cmake --build build" >&2
-  exit 2
-fi
-BUILD=$(cd "$BUILD_ARG" && pwd)
-OUT=$BUILD/bench
-TL=$BUILD/tasklens
+bench_build_dir overhead "${1:-./build}"
 TOOL=$OUT/libempty_ompt_tool.so
-EXAMPLES=$BUILD/examples
 
 ROUNDS=${TASKLENS_OVERHEAD_ROUNDS:-5}
 THREADS=${TASKLENS_OVERHEAD_THREADS:-"2 1"}
@@ -67,23 +58,12 @@ for s in $SHAPES; do
   [[ -n ${ARGS[$s]+x} ]] || { echo "overhead: unknown shape '$s'" >&2; exit 2; }
   [[ -x $EXAMPLES/suite_${s}_clang ]] || need+=(tasklens_suite)
 done
-if ((${#need[@]})); then
-  echo "overhead: building ${need[*]} in $BUILD" >&2
-  cmake --build "$BUILD" --target $(printf '%s\n' "${need[@]}" | sort -u) >&2
-fi
+bench_build overhead "${need[@]}"
 
 # LLVM 16's runtime: the one this build's `record` preloads (bench/run.sh does the same).
-RT=$(cache_get TASKLENS_OMP_RUNTIME)
-[[ -n $RT && -f $RT ]] || RT=$SRC/third_party/libomp16/libomp.so.5
-if [[ ! -f $RT ]]; then
-  echo "overhead: LLVM 16's libomp not found ($RT): run scripts/fetch-libomp16.sh" >&2
-  exit 2
-fi
-RT=$(cd "$(dirname "$RT")" && pwd)/$(basename "$RT")
+bench_runtime overhead
 
-unset LD_PRELOAD OMP_TOOL OMP_TOOL_LIBRARIES OMP_TOOL_VERBOSE_INIT OMP_NUM_THREADS
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/tasklens-overhead.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+bench_scratch overhead
 TRACES=$OUT/traces
 mkdir -p "$TRACES"
 

@@ -29,16 +29,7 @@ export LC_ALL=C
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=bench/lib.sh
 source "$SRC/bench/lib.sh"
-BUILD_ARG=${1:-./build}
-if [[ ! -d $BUILD_ARG ]]; then
-  echo "repro: build directory '$BUILD_ARG' not found; configure and build first:" >&2
-  echo "  cmake -S . -B build -G Ninja && cmake --build build" >&2
-  exit 2
-fi
-BUILD=$(cd "$BUILD_ARG" && pwd)
-OUT=$BUILD/bench
-TL=$BUILD/tasklens
-EXAMPLES=$BUILD/examples
+bench_build_dir repro "${1:-./build}"
 
 N=${TASKLENS_REPRO_RECORDINGS:-8}
 T=${TASKLENS_REPRO_THREADS:-2}
@@ -59,23 +50,12 @@ for p in $PROGRAMS; do
   [[ -n ${ARGS[$p]+x} ]] || { echo "repro: unknown program '$p'" >&2; exit 2; }
   [[ -x $EXAMPLES/suite_${p}_clang ]] || need+=(tasklens_suite)
 done
-if ((${#need[@]})); then
-  echo "repro: building ${need[*]} in $BUILD" >&2
-  cmake --build "$BUILD" --target $(printf '%s\n' "${need[@]}" | sort -u) >&2
-fi
+bench_build repro "${need[@]}"
 
 # The runtime `record` preloads, preloaded for the plain runs too (bench/run.sh does the same).
-RT=$(cache_get TASKLENS_OMP_RUNTIME)
-[[ -n $RT && -f $RT ]] || RT=$SRC/third_party/libomp16/libomp.so.5
-if [[ ! -f $RT ]]; then
-  echo "repro: LLVM 16's libomp not found ($RT): run scripts/fetch-libomp16.sh" >&2
-  exit 2
-fi
-RT=$(cd "$(dirname "$RT")" && pwd)/$(basename "$RT")
+bench_runtime repro
 
-unset LD_PRELOAD OMP_TOOL OMP_TOOL_LIBRARIES OMP_TOOL_VERBOSE_INIT OMP_NUM_THREADS
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/tasklens-repro.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+bench_scratch repro
 
 # stats V...: "min median max" of the numbers among the arguments, or "- - -" if there is none.
 stats() {

@@ -24,6 +24,8 @@ set -euo pipefail
 export LC_ALL=C
 
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$SRC/bench/lib.sh"
 BUILD_ARG=${1:-./build}
 if [[ ! -d $BUILD_ARG ]]; then
   echo "bench: build directory '$BUILD_ARG' not found; configure and build first:" >&2
@@ -59,7 +61,6 @@ fi
 # The OpenMP runtime: the one `tasklens record` preloads by default (TASKLENS_OMP_RUNTIME of this
 # build, else the system's libomp). It is passed to record explicitly and LD_PRELOADed for the
 # plain runs, so that both use the very same file.
-cache_get() { sed -n "s/^$1:[A-Z]*=//p" "$BUILD/CMakeCache.txt" 2>/dev/null | head -n 1; }
 RT=$(cache_get TASKLENS_OMP_RUNTIME)
 [[ -n $RT && ! -f $RT ]] && RT=$(cache_get TASKLENS_SYSTEM_LIBOMP)
 [[ -n $RT && ! -f $RT ]] && RT=""
@@ -86,38 +87,7 @@ HAVE_TIME=0
 # ---------------------------------------------------------------------------------------------
 # Helpers
 
-# Sets _T to the wall clock in microseconds (no fork with bash >= 5).
-stamp() {
-  if [[ -n ${EPOCHREALTIME:-} ]]; then
-    _T=${EPOCHREALTIME/./}
-  else
-    _T=$(($(date +%s%N) / 1000))
-  fi
-}
-
-# timed STDOUT_FILE cmd...: runs cmd, sets ELAPSED_US; stops the benchmark if cmd fails.
-timed() {
-  local out=$1 t0
-  shift
-  stamp
-  t0=$_T
-  if ! "$@" >"$out" 2>"$WORK/stderr"; then
-    echo "bench: command failed: $*" >&2
-    cat "$WORK/stderr" >&2
-    exit 1
-  fi
-  stamp
-  ELAPSED_US=$((_T - t0))
-}
-
-# median of the arguments (any numbers).
-median() {
-  printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 }
-    END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.6f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
-}
-
-# calc EXPR: awk arithmetic on numbers (printf format inside EXPR).
-calc() { awk "BEGIN { $1 }"; }
+# stamp, timed, median, calc, cache_get: bench/lib.sh.
 
 # A top-level number field ("  \"name\": value") of a `tasklens report --format json` output.
 json_top() { awk -v k="\"$2\":" '$1 == k && /^  "/ { v = $2; sub(/,$/, "", v); print v; exit }' "$1"; }
