@@ -26,15 +26,7 @@ export LC_ALL=C
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=bench/lib.sh
 source "$SRC/bench/lib.sh"
-BUILD_ARG=${1:-./build}
-if [[ ! -d $BUILD_ARG ]]; then
-  echo "bench: build directory '$BUILD_ARG' not found; configure and build first:" >&2
-  echo "  cmake -S . -B build -G Ninja && cmake --build build" >&2
-  exit 2
-fi
-BUILD=$(cd "$BUILD_ARG" && pwd)
-OUT=$BUILD/bench
-TL=$BUILD/tasklens
+bench_build_dir bench "${1:-./build}"
 FIB=$OUT/fib_bench
 COARSE=$OUT/coarse_bench
 
