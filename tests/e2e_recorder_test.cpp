@@ -51,6 +51,15 @@ TEST_F(Recorder, BlockedTimeIsNotWorkUnlessAsked) {
   EXPECT_GE(blocked_s, 0.19) << "4 sleeps of 50 ms inside the tasks";
   EXPECT_LE(blocked_s, 0.3);
   EXPECT_EQ(analytic_mismatch(j, Analytic{80000, 20000, 0.10, 0.10}, disturbance_units(rec)), "");
+  // Per site: the task site's strands hold the sleeps.
+  const json task = expect_site(j, "sleep_in_task.c", "site: sleep-task", "task");
+  EXPECT_NEAR(num(task, "blocked") / hz, blocked_s, 0.01);
+  // One task's sleep is on the critical path (the span ends with the last task): named by its
+  // code fragment, about 50 ms.
+  ASSERT_TRUE(j["blocked_critical"].is_array() && !j["blocked_critical"].empty()) << j.dump();
+  const json& first = j["blocked_critical"][0];
+  EXPECT_NE(first["fragment"].get<std::string>().find("sleep_in_task.c:"), std::string::npos);
+  EXPECT_NEAR(num(first, "blocked_seconds"), 0.05, 0.015);
 
   RunResult wall = tasklens_command("report", {trace, "--format", "json", "--blocked-as-work"});
   ASSERT_TRUE(wall.exited(0)) << wall.describe();
@@ -63,6 +72,10 @@ TEST_F(Recorder, BlockedTimeIsNotWorkUnlessAsked) {
   RunResult table = tasklens_command("report", {trace});
   ASSERT_TRUE(table.exited(0)) << table.describe();
   EXPECT_NE(table.out.find("blocked inside tasks"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("on the critical path: it bounds the wall time"), std::string::npos)
+      << table.out;
+  EXPECT_NE(table.out.find("blocked      count"), std::string::npos) << "the blocked column\n"
+                                                                     << table.out;
 }
 
 }  // namespace

@@ -466,6 +466,15 @@ TEST(Model, BlockedTimeAndRecorderStallsAreTakenOutOfTheStrand) {
     EXPECT_EQ(m.preempted, 10u);
     EXPECT_EQ(m.blocked, blocked_as_work ? 0u : 50u);
     EXPECT_EQ(m.blocked_removed, !blocked_as_work);
+    // The strand that blocked (C's, from 21 to 221) keeps its blocked time apart.
+    if (blocked_as_work) {
+      EXPECT_TRUE(m.blocked_work.empty());
+    } else {
+      ASSERT_EQ(m.blocked_work.size(), 1u);
+      const model::Strand& s = m.strands[m.blocked_work[0].strand];
+      EXPECT_EQ(s.start, 21u);
+      EXPECT_EQ(m.blocked_work[0].ticks, 50u);
+    }
   }
 }
 

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <future>
 #include <limits>
+#include <map>
 #include <memory>
 #include <set>
 #include <thread>
@@ -229,6 +230,26 @@ report::SpanAccount span_account(const Loaded& l, const analysis::Profile& p,
   report::SpanAccount a;
   a.clipping = &l.clipping;
   a.measured = {p.work, p.span, p.parallelism};
+  // Blocked time of the critical path's strands, per fragment (few strands block).
+  if (!l.model.blocked_work.empty()) {
+    std::map<uint32_t, uint64_t> by_fragment;
+    for (uint32_t s : p.critical_path) {
+      auto it = std::lower_bound(
+          l.model.blocked_work.begin(), l.model.blocked_work.end(), s,
+          [](const model::StrandBlocked& b, uint32_t strand) { return b.strand < strand; });
+      if (it != l.model.blocked_work.end() && it->strand == s)
+        by_fragment[l.model.strands[s].fragment] += it->ticks;
+    }
+    std::vector<std::pair<uint64_t, uint32_t>> order;
+    for (auto [fragment, ticks] : by_fragment) order.emplace_back(ticks, fragment);
+    std::sort(order.rbegin(), order.rend());
+    std::vector<uint32_t> fragments;
+    for (auto [ticks, fragment] : order) fragments.push_back(fragment);
+    const std::vector<std::string> names =
+        report::label_some_fragments(l.model, l.trace->modules(), fragments);
+    for (size_t i = 0; i < order.size(); ++i)
+      a.blocked_critical.push_back({i < names.size() ? names[i] : std::string(), order[i].first});
+  }
   if (l.clipping.strands.empty()) return a;
   a.measured.work = p.work + l.clipping.clipped_work;
   a.measured.span =

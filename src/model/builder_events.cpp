@@ -412,6 +412,12 @@ void Builder::handle(const Event& e, uint32_t thread) {
         uint64_t b_part = std::min(blocked, removed - s_part);
         stalled_total_ += s_part;
         blocked_total_ += b_part;
+        if (b_part) {
+          if (!blocked_work_.empty() && blocked_work_.back().strand == ts.open)
+            blocked_work_.back().ticks += b_part;
+          else
+            blocked_work_.push_back(StrandBlocked{ts.open, b_part});
+        }
         preempted_total_ += removed - s_part - b_part;
       }
       if (!open_regions_.empty()) {

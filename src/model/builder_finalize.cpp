@@ -270,6 +270,20 @@ Model Builder::finalize() {
     return a.strand != b.strand ? a.strand < b.strand : a.region < b.region;
   });
   m.region_work = std::move(region_work_);
+  for (StrandBlocked& b : blocked_work_) b.strand = strand_id[b.strand];
+  std::erase_if(blocked_work_, [](const StrandBlocked& b) { return b.strand == kNone; });
+  std::sort(blocked_work_.begin(), blocked_work_.end(),
+            [](const StrandBlocked& a, const StrandBlocked& b) { return a.strand < b.strand; });
+  // A strand seen twice (its thread blocked, ran another strand, came back) is one entry.
+  size_t w = 0;
+  for (size_t r = 0; r < blocked_work_.size(); ++r) {
+    if (w > 0 && blocked_work_[w - 1].strand == blocked_work_[r].strand)
+      blocked_work_[w - 1].ticks += blocked_work_[r].ticks;
+    else
+      blocked_work_[w++] = blocked_work_[r];
+  }
+  blocked_work_.resize(w);
+  m.blocked_work = std::move(blocked_work_);
   m.region_names = trace_.region_names();
   for (const auto& [address, name] : trace_.site_names())
     m.synthetic_sites[address] = SourceName{name.file, name.line, name.function};

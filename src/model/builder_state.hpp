@@ -426,6 +426,7 @@ class Builder {
   std::vector<size_t> preempt_cursor_;
   uint64_t preempted_total_ = 0;
   uint64_t blocked_total_ = 0;
+  std::vector<StrandBlocked> blocked_work_;  // by provisional strand, in the order seen
   uint64_t stalled_total_ = 0;
   uint64_t probe_ticks_ = 0;  // the recorder's cost per event (trace::ProbeCost), TSC ticks
   uint64_t probe_total_ = 0;

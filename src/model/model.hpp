@@ -104,6 +104,12 @@ struct Fragment {
 
 // Work of one strand spent inside one user region (TASKLENS_REGION_BEGIN/END; nested regions
 // count for the outermost). Model::region_work is sorted by strand.
+// Time a strand's thread spent blocked inside it (taken out of its work; BuildOptions).
+struct StrandBlocked {
+  uint32_t strand = 0;
+  uint64_t ticks = 0;  // TSC ticks
+};
+
 struct RegionWork {
   uint32_t strand = 0;
   uint32_t region = 0;  // index into Model::region_names
@@ -129,6 +135,9 @@ struct Model {
   std::vector<Fragment> fragments;  // fragments[0] is {0, 0}: unknown
   std::vector<std::string> region_names;
   std::vector<RegionWork> region_work;
+  // The strands that lost blocked time (sleep, I/O, a futex), sorted by strand: few in most
+  // programs, so kept apart rather than in every Strand.
+  std::vector<StrandBlocked> blocked_work;
   std::unordered_map<uint64_t, SourceName> synthetic_sites;
 
   // Facts about the recording that reports must show.

@@ -76,9 +76,18 @@ void name_outlined_functions(const model::Model& m, std::vector<SiteLabel>& labe
 
 }  // namespace
 
+std::vector<uint64_t> blocked_by_site(const model::Model& m) {
+  std::vector<uint64_t> by_site(m.sites.size(), 0);
+  for (const model::StrandBlocked& b : m.blocked_work)
+    if (b.strand < m.strands.size() && m.strands[b.strand].site < by_site.size())
+      by_site[m.strands[b.strand].site] += b.ticks;
+  return by_site;
+}
+
 nlohmann::ordered_json site_rows_json(const model::Model& m, const analysis::Profile& p,
                                       const std::vector<SiteLabel>& labels, size_t rows) {
   nlohmann::ordered_json sites = nlohmann::ordered_json::array();
+  const std::vector<uint64_t> blocked = blocked_by_site(m);
   for (size_t i = 0; i < std::min(rows, p.sites.size()); ++i) {
     const analysis::SiteRow& r = p.sites[i];
     const SiteLabel& l = labels[r.site];
@@ -94,7 +103,8 @@ nlohmann::ordered_json site_rows_json(const model::Model& m, const analysis::Pro
                      {"work_seconds", seconds(m, r.work)},
                      {"span_seconds", seconds(m, r.span)},
                      {"critical_work", r.critical_work},
-                     {"critical_path_percent", r.critical_path_percent}});
+                     {"critical_path_percent", r.critical_path_percent},
+                     {"blocked", blocked[r.site]}});
   }
   return sites;
 }
@@ -102,23 +112,34 @@ nlohmann::ordered_json site_rows_json(const model::Model& m, const analysis::Pro
 std::string site_rows_table(const model::Model& m, const analysis::Profile& p,
                             const std::vector<SiteLabel>& labels, size_t rows) {
   rows = std::min(rows, p.sites.size());
+  // The blocked column only when threads blocked for more than 1% of the work.
+  const bool show_blocked = m.blocked > 0 && m.blocked >= p.work / 100;
+  const std::vector<uint64_t> blocked = show_blocked ? blocked_by_site(m) : std::vector<uint64_t>();
+  auto blocked_cell = [&](uint64_t v) {
+    return show_blocked ? fmt::format(" {:>12}", v ? format_work(m, v) : "-") : std::string();
+  };
   std::string out;
-  out += fmt::format("{:>8} {:>12} {:>12} {:>12} {:>10}  {:<15} {:<24} {}\n", "crit.%",
-                     "parallelism", "work", "span", "count", "kind", "site", "function");
-  out += fmt::format("{:>8} {:>12.2f} {:>12} {:>12} {:>10}  {:<15} {:<24} {}\n", "100.0%",
-                     p.parallelism, format_work(m, p.work), format_work(m, p.span), 1, "program",
-                     "<whole program>", "");
+  out += fmt::format("{:>8} {:>12} {:>12} {:>12}{} {:>10}  {:<15} {:<24} {}\n", "crit.%",
+                     "parallelism", "work", "span",
+                     show_blocked ? fmt::format(" {:>12}", "blocked") : "", "count", "kind",
+                     "site", "function");
+  out += fmt::format("{:>8} {:>12.2f} {:>12} {:>12}{} {:>10}  {:<15} {:<24} {}\n", "100.0%",
+                     p.parallelism, format_work(m, p.work), format_work(m, p.span),
+                     blocked_cell(m.blocked), 1, "program", "<whole program>", "");
   for (size_t i = 0; i < rows; ++i) {
     const analysis::SiteRow& r = p.sites[i];
     const SiteLabel& l = labels[r.site];
-    out += fmt::format("{:>7.1f}% {:>12.2f} {:>12} {:>12} {:>10}  {:<15} {:<24} {}\n",
+    out += fmt::format("{:>7.1f}% {:>12.2f} {:>12} {:>12}{} {:>10}  {:<15} {:<24} {}\n",
                        r.critical_path_percent, r.parallelism, format_work(m, r.work),
-                       format_work(m, r.span), r.count, model::to_string(m.sites[r.site].kind),
-                       l.site, l.function);
+                       format_work(m, r.span), show_blocked ? blocked_cell(blocked[r.site]) : "",
+                       r.count, model::to_string(m.sites[r.site].kind), l.site, l.function);
   }
   if (rows < p.sites.size())
     out += fmt::format("({} more sites; use --top {} to see all)\n", p.sites.size() - rows,
                        p.sites.size());
+  if (show_blocked)
+    out += "blocked = time the site's own strands spent blocked (sleep, I/O, waits the runtime "
+           "does not see): not work.\n";
   return out;
 }
 
@@ -420,6 +441,13 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
     j["clipped_count"] = clipped ? account->clipping->strands.size() : 0;
     j["clipped_work"] = clipped ? account->clipping->clipped_work : 0;
     j["clipped_strands"] = clipped_json(clipped ? account : nullptr);
+    nlohmann::ordered_json blocked_critical = nlohmann::ordered_json::array();
+    if (account)
+      for (const SpanAccount::Blocked& b : account->blocked_critical)
+        blocked_critical.push_back({{"fragment", b.fragment},
+                                    {"blocked", b.ticks},
+                                    {"blocked_seconds", seconds(m, b.ticks)}});
+    j["blocked_critical"] = blocked_critical;
     return json_text(j, 2) + "\n";
   }
   if (format == Format::Csv) {
@@ -473,6 +501,21 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
         "removed from the work\n",
         format_work(m, m.recorder_stalled), m.recorder_stalls);
   out += span_lines(m, p, clipped ? account : nullptr);
+  // Blocked time in the critical path's strands: not in the span, but the program waited it
+  // out on its longest chain, so the wall time holds it whatever the thread count.
+  if (account) {
+    uint64_t on_path = 0;
+    for (const SpanAccount::Blocked& b : account->blocked_critical) on_path += b.ticks;
+    size_t shown = 0;
+    for (const SpanAccount::Blocked& b : account->blocked_critical) {
+      if (shown == 3 || b.ticks * 20 < p.span + on_path) break;  // under 5%: not worth a line
+      out += fmt::format(
+          "note: {} blocked (sleeping, I/O, waiting) in {} on the critical path: it bounds the "
+          "wall time, not the parallelism (not counted as work; --blocked-as-work counts it)\n",
+          format_work(m, b.ticks), b.fragment);
+      ++shown;
+    }
+  }
   out += "\n";
   out += site_rows_table(m, p, labels, rows);
   out +=

@@ -60,7 +60,17 @@ struct SpanAccount {
   const analysis::Clipping* clipping = nullptr;  // the strands clipped in `model`
   analysis::SpanFigures measured;                // the program's figures as measured
   std::vector<std::string> fragments;            // per clipped strand: its fragment's label
+  // Time blocked (taken out of the work) in the critical path's strands, per code fragment,
+  // largest first: what bounds the wall time without showing in the span.
+  struct Blocked {
+    std::string fragment;  // its label (file:first-last, as whatif names fragments)
+    uint64_t ticks = 0;
+  };
+  std::vector<Blocked> blocked_critical;
 };
+
+// The blocked time (Model::blocked_work) of each site's own strands (Strand::site).
+std::vector<uint64_t> blocked_by_site(const model::Model& model);
 
 // `account`: the clipping behind a robust profile; nullptr when nothing was clipped (the
 // measured figures are then the profile's).
