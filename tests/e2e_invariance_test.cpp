@@ -316,10 +316,11 @@ INSTANTIATE_TEST_SUITE_P(Suite, Work, ::testing::ValuesIn(programs()), program_n
 constexpr double kStableTolerance = 0.15;
 // gcc against clang: the same DAG, but not the same code in the tasks and in the serial parts
 // (the merge of mergesort, the serial set-up and check on the critical path), so the weights
-// differ: measured mergesort gcc 11.5-14.2 against clang 8.7-10.6 (a ratio up to 1.45 to the
-// clang median; 8 recordings each), the others within 10%. Still catches a span or a work off
-// by a factor of 2.
-constexpr double kCompilerTolerance = 0.5;
+// differ: measured mergesort gcc 11.5-15.4 against clang 8.7-10.6 (a ratio up to 1.51 to the
+// clang median, in 8 recordings each and a CI run), the others within 10%. A ratio within
+// [1/2, 2] still catches a span or a work off by more than a factor of 2 (a lost dependence
+// or a task counted twice moves it far more).
+constexpr double kCompilerTolerance = 1.0;
 constexpr double kUnstableSpread = 3.0;
 
 class Parallelism : public Invariance {};
@@ -342,7 +343,10 @@ TEST_P(Parallelism, SameDagSameParallelism) {
   if (p.stable_parallelism) {
     auto tolerance = [&](size_t i) { return i == 3 ? kCompilerTolerance : kStableTolerance; };
     auto within = [&](const Rec& r, size_t i) {
-      return std::abs(r.parallelism / median - 1) <= tolerance(i);
+      const double ratio = r.parallelism / median;
+      // gcc: a factor both ways ([1/2, 2] for a tolerance of 1); clang: +-tolerance.
+      if (i == 3) return ratio <= 1 + tolerance(i) && ratio >= 1 / (1 + tolerance(i));
+      return std::abs(ratio - 1) <= tolerance(i);
     };
     for (size_t i = 0; i < runs.size(); i++) {
       if (within(runs[i], i)) continue;
