@@ -10,8 +10,10 @@
 #   - writer_preempt (writer_ms): time the program's threads spent switched out while runnable
 #     otherwise with one of tasklens's threads (tasklens-writer) running next on their CPU,
 #     until they ran again;
-#   - recorder_blocked: time they spent switched out while NOT runnable inside the recorder
-#     (a frame of libtasklens_recorder on the switch's call chain): waits for the writer;
+#   - recorder_blocked (blocked_ms): time they spent switched out while NOT runnable inside the
+#     recorder (a frame of libtasklens_recorder on the switch's call chain): waits for the
+#     writer; its one-time set-up (before main, a thread's first event: loading the unwinder,
+#     opening the switch ring) is startup_ms, no strand's time;
 #   - lock_waits: switches out inside the recorder in a mutex wait (__lll_lock_wait or
 #     pthread_mutex_lock on the call chain): a program thread waiting on a lock (target: 0);
 # and beside them what the report says: the recorder's own measure of its waits
@@ -37,7 +39,7 @@ command -v perf >/dev/null || { echo "switches: perf not found (apt-get install 
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
-printf '%-4s %10s %10s %10s %10s | %10s %10s %10s | %6s %6s %s\n' run yield_ms writer_ms blocked_ms lockwaits \
+printf '%-4s %10s %10s %10s %10s %10s | %10s %10s %10s | %6s %6s %s\n' run yield_ms startup_ms writer_ms blocked_ms lockwaits \
   stalls_ms removed_ms preempt_ms stalls lost verdict
 fails=0
 for ((i = 1; i <= RUNS; i++)); do
@@ -69,7 +71,7 @@ for line in open(switches, errors='replace'):
     elif cur is not None and line.strip():
         cur[3].append(line.strip())
 out_at, out_why = {}, {}
-writer = blocked = yielded = 0.0
+writer = blocked = yielded = startup = 0.0
 lockwaits = 0
 for time, f, cpu, frames in events:
     prev, nxt = int(f.get('prev_pid', -1)), int(f.get('next_pid', -1))
@@ -82,7 +84,12 @@ for time, f, cpu, frames in events:
             out_at[prev] = time
             out_why[prev] = 'yield' if any('sched_yield' in fr for fr in frames) else 'writer'
         elif not runnable and in_rec:
-            out_at[prev], out_why[prev] = time, 'recorder'
+            # The recorder's one-time set-up (before main, or a thread's first event) is no
+            # strand's time: counted apart.
+            startup = any(s in fr for fr in frames for s in
+                          ('threads_prepare', 'start_trace', 'thread_init', 'buffer_register',
+                           'calibrate_probe', 'tbb_prepare'))
+            out_at[prev], out_why[prev] = time, 'startup' if startup else 'recorder'
             if any('__lll_lock_wait' in fr or 'pthread_mutex_lock' in fr for fr in frames):
                 lockwaits += 1
         else:
@@ -92,6 +99,7 @@ for time, f, cpu, frames in events:
         why = out_why.pop(nxt)
         if why == 'writer': writer += dt
         elif why == 'yield': yielded += dt
+        elif why == 'startup': startup += dt
         else: blocked += dt
 r = json.load(open(report))
 hz = r['ticks_per_second'] or 1
@@ -104,7 +112,7 @@ preempt_ms = r.get('preemption_removed', 0) / hz * 1e3
 blocked_ok = blocked * 1e3 < 0.5 or abs(blocked * 1e3 - stalls_ms) <= 0.05 * blocked * 1e3
 writer_ok = writer * 1e3 < 0.5 or preempt_ms >= 0.95 * writer * 1e3
 ok = lockwaits == 0 and blocked_ok and writer_ok
-print(f"{yielded*1e3:10.3f} {writer*1e3:10.3f} {blocked*1e3:10.3f} {lockwaits:10d} | {stalls_ms:10.3f} {removed_ms:10.3f} {preempt_ms:10.3f} | "
+print(f"{yielded*1e3:10.3f} {startup*1e3:10.3f} {writer*1e3:10.3f} {blocked*1e3:10.3f} {lockwaits:10d} | {stalls_ms:10.3f} {removed_ms:10.3f} {preempt_ms:10.3f} | "
       f"{r.get('recorder_stalls', 0):6d} {r.get('switches_lost', 0):6d} {'PASS' if ok else 'MISS'}")
 EOF
   )
