@@ -272,6 +272,11 @@ TEST_F(Cli, CommandLineMistakesAreOneLineWithStatusTwo) {
       // An unsigned option took "-3" as 2^64 - 3 (and showed every row).
       {{"report", "--top", "-3", trace}, "must be 0 or more"},
       {{"tasks", "--bins", "-1", trace}, "must be 0 or more"},
+      // A floating option took "nan" (a NaN target silently meant the default) and "inf".
+      {{"advise", "--target", "nan", trace}, "must be a finite number, not nan"},
+      {{"advise", "--k", "inf", trace}, "must be a finite number, not inf"},
+      {{"advise", "--factor", "-inf", trace}, "must be a finite number"},
+      {{"diff", "--min-share", "NaN", trace, trace}, "must be a finite number"},
   };
   for (const Case& c : cases) {
     std::vector<std::string> argv = {TASKLENS_BIN};

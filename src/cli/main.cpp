@@ -4,6 +4,7 @@
 #include <malloc.h>
 
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 
@@ -270,15 +271,25 @@ int run(int argc, char** argv) {
                   "I/O or a lock the runtime does not see) as work, as wall time would; by "
                   "default it is taken out, since a blocked thread does no work");
 
-  // CLI11 reads an unsigned option with strtoull, which takes "-3" as 2^64 - 3.
+  // CLI11 reads an unsigned option with strtoull, which takes "-3" as 2^64 - 3; and a floating
+  // one with strtod, which takes "nan" and "inf" (a NaN target once silently meant the default).
   for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
-    for (CLI::Option* o : sub->get_options([](const CLI::Option*) { return true; }))
+    for (CLI::Option* o : sub->get_options([](const CLI::Option*) { return true; })) {
       if (o->get_type_name().rfind("UINT", 0) == 0)
         o->check(CLI::Validator(
             [](std::string& v) {
               return !v.empty() && v[0] == '-' ? "must be 0 or more, not " + v : std::string();
             },
             "", "count"));
+      if (o->get_type_name() == "FLOAT")
+        o->check(CLI::Validator(
+            [](std::string& v) {
+              char* end = nullptr;
+              const double x = std::strtod(v.c_str(), &end);
+              return std::isfinite(x) ? std::string() : "must be a finite number, not " + v;
+            },
+            "", "number"));
+    }
   if (argc > 1 && argv[1][0] != '-') {
     bool known = false;
     std::string names;
