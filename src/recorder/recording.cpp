@@ -102,18 +102,13 @@ __attribute__((noinline)) bool make_room(ThreadState* t) {
   t->chunk = c;
   t->pos = c->data + c->committed.load(std::memory_order_relaxed);
   t->limit = c->data + kChunkBytes;
+  // The time this thread spent getting the chunk: the model takes it out of the strand it falls
+  // in (it ends now, at this event's time). The fresh chunk has room: no recursion.
   if (stall) {
-    // The time this thread waited for the writer: the model takes it out of the strand it
-    // falls in (it ends now, at this event's time).
-    uint8_t* p = t->pos;
-    *p++ = static_cast<uint8_t>(EventKind::RecorderStall);
-    uint64_t now = read_tsc();
-    if (now < t->last_time) now = t->last_time;
-    p = trace::put_varint(p, now - t->last_time);
-    t->last_time = now;
-    if (g_config.counter_count != 0) p = put_counter_deltas(t, p);
-    p = trace::put_varint(p, stall);
-    end_event(t, p);
+    if (uint8_t* p = begin_event(t, EventKind::RecorderStall)) {
+      p = trace::put_varint(p, stall);
+      end_event(t, p);
+    }
   }
   return true;
 }

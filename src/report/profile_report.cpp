@@ -497,8 +497,8 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
         format_work(m, m.probe_removed), format_work(m, m.probe_per_event));
   if (m.recorder_stalled > p.work / 1000)
     out += fmt::format(
-        "note: {} that threads waited inside tasklens for an event buffer ({} waits) was "
-        "removed from the work\n",
+        "note: {} that threads spent inside tasklens getting event buffers ({} waits for its "
+        "writer) was removed from the work\n",
         format_work(m, m.recorder_stalled), m.recorder_stalls);
   out += span_lines(m, p, clipped ? account : nullptr);
   // Blocked time in the critical path's strands: not in the span, but the program waited it
