@@ -37,10 +37,10 @@ namespace {
 // The programs
 
 struct Program {
-  std::string label;              // the test's name
-  std::string name;               // build/examples/suite_<name>[_variant]_<compiler>
-  std::vector<std::string> args;  // test size (empty: the program's defaults)
-  bool untied = false;            // an _untied build exists
+  std::string label;                 // the test's name
+  std::string name;                  // build/examples/suite_<name>[_variant]_<compiler>
+  std::vector<std::string> args;     // test size (empty: the program's defaults)
+  bool untied = false;               // an _untied build exists
   std::vector<std::string> cutoffs;  // cut-off builds: "cutoff_manual", "cutoff_if", ...
   // Arguments that set the cut-off depth to 0 (the ones before it at their defaults), for the
   // cut-off checks; empty when the program has no cut-off.
@@ -69,26 +69,102 @@ struct Program {
 
 const std::vector<Program>& programs() {
   static const std::vector<Program> list = {
-      {"fib", "fib", {}, true, {"cutoff_manual", "cutoff_if", "cutoff_final"}, {"20", "0"}, 2,
-       {"23"}, false, false, 5.5},
-      {"nqueens", "nqueens", {}, true, {"cutoff_manual", "cutoff_if", "cutoff_final"},
-       {"8", "0"}, 8, {"9"}, false, false, 6},
-      {"health", "health", {}, true, {"cutoff_manual", "cutoff_if", "cutoff_final"},
-       {"4", "100", "0"}, 0, {"5", "100"}, false, false, 1.5},
-      {"uts", "uts", {}, true, {"cutoff_manual", "cutoff_if", "cutoff_final"}, {"6", "0", "0"}, 0,
-       {"8"}, false, true},
-      {"mergesort", "mergesort", {}, false, {"cutoff_manual"}, {"20000", "0"}, 0, {"100000"},
-       false, true},
-      {"fft", "fft", {}, false, {"cutoff_manual"}, {"12", "0"}, 0, {"14"}, false, true},
-      {"strassen", "strassen", {}, false, {"cutoff_manual"}, {"128", "16", "0"}, 0, {"256"}, false,
+      {"fib",
+       "fib",
+       {},
+       true,
+       {"cutoff_manual", "cutoff_if", "cutoff_final"},
+       {"20", "0"},
+       2,
+       {"23"},
+       false,
+       false,
+       5.5},
+      {"nqueens",
+       "nqueens",
+       {},
+       true,
+       {"cutoff_manual", "cutoff_if", "cutoff_final"},
+       {"8", "0"},
+       8,
+       {"9"},
+       false,
+       false,
+       6},
+      {"health",
+       "health",
+       {},
+       true,
+       {"cutoff_manual", "cutoff_if", "cutoff_final"},
+       {"4", "100", "0"},
+       0,
+       {"5", "100"},
+       false,
+       false,
+       1.5},
+      {"uts",
+       "uts",
+       {},
+       true,
+       {"cutoff_manual", "cutoff_if", "cutoff_final"},
+       {"6", "0", "0"},
+       0,
+       {"8"},
+       false,
        true},
-      {"knapsack", "knapsack", {}, false, {"cutoff_manual"}, {"24", "0"}, 0, {"24"}, false, false,
+      {"mergesort",
+       "mergesort",
+       {},
+       false,
+       {"cutoff_manual"},
+       {"20000", "0"},
+       0,
+       {"100000"},
+       false,
+       true},
+      {"fft", "fft", {}, false, {"cutoff_manual"}, {"12", "0"}, 0, {"14"}, false, true},
+      {"strassen",
+       "strassen",
+       {},
+       false,
+       {"cutoff_manual"},
+       {"128", "16", "0"},
+       0,
+       {"256"},
+       false,
+       true},
+      {"knapsack",
+       "knapsack",
+       {},
+       false,
+       {"cutoff_manual"},
+       {"24", "0"},
+       0,
+       {"24"},
+       false,
+       false,
        6},
       {"sparselu", "sparselu", {}, true, {}, {}, 0, {"24", "16"}, false, true},
-      {"sparselu_for", "sparselu", {"16", "8", "1"}, true, {}, {}, 0, {"24", "16", "1"}, false,
+      {"sparselu_for",
+       "sparselu",
+       {"16", "8", "1"},
+       true,
+       {},
+       {},
+       0,
+       {"24", "16", "1"},
+       false,
        true},
       {"alignment", "alignment", {}, true, {}, {}, 0, {"120", "40"}, false, true},
-      {"alignment_for", "alignment", {"60", "20", "1"}, true, {}, {}, 0, {"120", "40", "1"}, false,
+      {"alignment_for",
+       "alignment",
+       {"60", "20", "1"},
+       true,
+       {},
+       {},
+       0,
+       {"120", "40", "1"},
+       false,
        true},
       {"jacobi", "jacobi", {}, true, {}, {}, 0, {"16", "8", "40"}, true, true},
       {"cholesky", "cholesky", {}, true, {}, {}, 0, {"16", "16"}, true, true},
@@ -124,7 +200,9 @@ struct ResultLine {
   std::string variant;
   int threads = 0;
   // Everything the program's answer is: the same for every build and thread count.
-  std::string answer() const { return what + " result=" + result + " tasks=" + std::to_string(tasks); }
+  std::string answer() const {
+    return what + " result=" + result + " tasks=" + std::to_string(tasks);
+  }
 };
 
 ResultLine parse_line(const std::string& out) {
@@ -171,8 +249,8 @@ class Invariance : public E2E, public ::testing::WithParamInterface<Program> {
     const Program& p = GetParam();
     const std::string exe = suite_exe(p.name, variant, compiler);
     Rec r;
-    r.what = std::filesystem::path(exe).filename().string() + " " +
-             shell_quote_join(args) + ", " + std::to_string(threads) + " threads";
+    r.what = std::filesystem::path(exe).filename().string() + " " + shell_quote_join(args) + ", " +
+             std::to_string(threads) + " threads";
     Profiled run = profile(exe, args, default_env(threads));
     r.line = parse_line(run.rec.out);
     EXPECT_TRUE(r.line.ok) << r.what << ": no result line: " << run.rec.describe();
@@ -243,11 +321,11 @@ INSTANTIATE_TEST_SUITE_P(Suite, Counts, ::testing::ValuesIn(programs()), program
 struct Bounds {
   double lo, hi;
 };
-constexpr Bounds kOneThread{0.5, 1.6};          // work(1 thread) / work(2 threads)
+constexpr Bounds kOneThread{0.5, 1.6};             // work(1 thread) / work(2 threads)
 constexpr Bounds kOneThreadCacheBound{0.05, 1.6};  // the same, cache_bound programs
-constexpr Bounds kFourThreads{0.6, 1.9};       // work(4 threads) / work(2 threads)
+constexpr Bounds kFourThreads{0.6, 1.9};           // work(4 threads) / work(2 threads)
 constexpr Bounds kFourThreadsCacheBound{0.6, 2.2};
-constexpr Bounds kUntied{0.6, 1.9};             // work(untied) / work(tied), 2 threads
+constexpr Bounds kUntied{0.6, 1.9};  // work(untied) / work(tied), 2 threads
 
 class Work : public Invariance {
  protected:
@@ -301,10 +379,10 @@ INSTANTIATE_TEST_SUITE_P(Suite, Work, ::testing::ValuesIn(programs()), program_n
 // Parallelism: the same DAG gives the same parallelism (2 threads).
 //
 // Stable programs (medium size): 3 clang tied recordings, then gcc tied and clang untied; each
-// within kStableTolerance of the median of the 3 (gcc: kCompilerTolerance). Measured spread at medium size, 3 recordings
-// per variant on the loaded VM: uts 5.8-7.1, mergesort 9.7-10.1, fft 1.7, strassen 4.1-4.9,
-// sparselu 1.8-1.9, alignment 5.2-5.9, jacobi 1.1, cholesky 1.4: within +-12% of the median.
-// A recording outside the band is recorded once more and the new one judged.
+// within kStableTolerance of the median of the 3 (gcc: kCompilerTolerance). Measured spread at
+// medium size, 3 recordings per variant on the loaded VM: uts 5.8-7.1, mergesort 9.7-10.1, fft 1.7,
+// strassen 4.1-4.9, sparselu 1.8-1.9, alignment 5.2-5.9, jacobi 1.1, cholesky 1.4: within +-12% of
+// the median. A recording outside the band is recorded once more and the new one judged.
 //
 // The others (fib, nqueens, knapsack, health) have a parallelism of 5-70 at sizes that record in
 // under 0.5 s: their span is a few hundred microseconds, and one disturbance of the VM on the
@@ -355,11 +433,11 @@ TEST_P(Parallelism, SameDagSameParallelism) {
                 << "; recording it again\n";
       usleep(500000);
       const Rec again = variants[i]();
-      EXPECT_TRUE(within(again, i)) << again.what << ": parallelism " << fmt(again.parallelism)
-                                    << " (first " << fmt(runs[i].parallelism) << ") is not within "
-                                    << tolerance(i) * 100 << "% of the median " << fmt(median)
-                                 << " of the clang tied recordings " << fmt(ref[0]) << ", "
-                                 << fmt(ref[1]) << ", " << fmt(ref[2]);
+      EXPECT_TRUE(within(again, i))
+          << again.what << ": parallelism " << fmt(again.parallelism) << " (first "
+          << fmt(runs[i].parallelism) << ") is not within " << tolerance(i) * 100
+          << "% of the median " << fmt(median) << " of the clang tied recordings " << fmt(ref[0])
+          << ", " << fmt(ref[1]) << ", " << fmt(ref[2]);
     }
   } else {
     double lo = INFINITY, hi = 0;

@@ -442,7 +442,7 @@ TEST(Model, PreemptionIsTakenOutOfTheTscOnly) {
 TEST(Model, BlockedTimeAndRecorderStallsAreTakenOutOfTheStrand) {
   for (bool blocked_as_work : {false, true}) {
     TraceBuilder tb(2);
-    tb.blocked(1, 40, 90);   // 50 blocked inside C
+    tb.blocked(1, 40, 90);    // 50 blocked inside C
     tb.preempt(1, 100, 110);  // 10 preempted inside C
     Region r{tb};
     r.begin();

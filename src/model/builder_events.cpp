@@ -657,7 +657,8 @@ void Builder::load_preemptions() {
     // A corrupted time must not overflow the conversion.
     return t <= 0 ? uint64_t(0) : t >= 1.8e19 ? ~uint64_t(0) : static_cast<uint64_t>(t);
   };
-  size_t threads = std::max(trace_.preemptions().size(), with_blocked ? trace_.blocked().size() : 0);
+  size_t threads =
+      std::max(trace_.preemptions().size(), with_blocked ? trace_.blocked().size() : 0);
   preempt_.resize(threads);
   preempt_cursor_.assign(threads, 0);
   for (size_t t = 0; t < threads; ++t) {

@@ -21,7 +21,7 @@ namespace {
 // ring loses records, and with them intervals that then count as work. The kernel limits the
 // locked memory of perf rings (perf_event_mlock_kb, per user): smaller rings are tried next.
 constexpr size_t kDataPages[] = {64, 16, 4};
-}
+}  // namespace
 
 struct SwitchRing {
   int fd = -1;

@@ -121,8 +121,8 @@ std::string site_rows_table(const model::Model& m, const analysis::Profile& p,
   std::string out;
   out += fmt::format("{:>8} {:>12} {:>12} {:>12}{} {:>10}  {:<15} {:<24} {}\n", "crit.%",
                      "parallelism", "work", "span",
-                     show_blocked ? fmt::format(" {:>12}", "blocked") : "", "count", "kind",
-                     "site", "function");
+                     show_blocked ? fmt::format(" {:>12}", "blocked") : "", "count", "kind", "site",
+                     "function");
   out += fmt::format("{:>8} {:>12.2f} {:>12} {:>12}{} {:>10}  {:<15} {:<24} {}\n", "100.0%",
                      p.parallelism, format_work(m, p.work), format_work(m, p.span),
                      blocked_cell(m.blocked), 1, "program", "<whole program>", "");
@@ -138,8 +138,9 @@ std::string site_rows_table(const model::Model& m, const analysis::Profile& p,
     out += fmt::format("({} more sites; use --top {} to see all)\n", p.sites.size() - rows,
                        p.sites.size());
   if (show_blocked)
-    out += "blocked = time the site's own strands spent blocked (sleep, I/O, waits the runtime "
-           "does not see): not work.\n";
+    out +=
+        "blocked = time the site's own strands spent blocked (sleep, I/O, waits the runtime "
+        "does not see): not work.\n";
   return out;
 }
 
