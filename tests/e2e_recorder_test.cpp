@@ -40,6 +40,26 @@ TEST_F(Recorder, StallsForBuffersAreTakenOutOfTheWork) {
   EXPECT_GT(removed_s * hz / kUnitTicks, 0.25 * want);
 }
 
+// The recorder times a sample of its own events during the run (the start-up calibration's
+// tight loop sees warm caches only): the report takes that cost out and says where it came from.
+TEST_F(Recorder, ItsCostPerEventIsMeasuredDuringTheRunAndTakenOut) {
+  const std::string trace = path("probe.tlens");
+  RunResult rec = record(example("fib", "clang"), {"20", "1"}, trace, default_env(1));
+  ASSERT_TRUE(rec.exited(0)) << rec.describe();
+  json j = report_json(trace);
+  ASSERT_FALSE(j.is_null());
+  EXPECT_EQ(j.value("probe_cost_source", ""), "run");
+  const double per_event = num(j, "probe_cost_per_event");
+  const double hz = tsc_ticks_per_second();
+  // Recording an event costs a few ns to a few hundred ns on any machine.
+  EXPECT_GT(per_event / hz, 1e-9);
+  EXPECT_LT(per_event / hz, 1e-6);
+  // C(20) = 21891 calls, each with a few events: most of their cost comes out of the work.
+  const double removed = num(j, "probe_removed");
+  EXPECT_GT(removed, per_event * 21891);
+  EXPECT_LT(removed, per_event * 21891 * 8);
+}
+
 // Tasks that sleep: the sleep is blocked time, not work (taken out and reported apart), unless
 // --blocked-as-work asks for wall-time semantics.
 TEST_F(Recorder, BlockedTimeIsNotWorkUnlessAsked) {

@@ -478,8 +478,10 @@ TEST(Model, BlockedTimeAndRecorderStallsAreTakenOutOfTheStrand) {
   }
 }
 
-// The recorder's calibrated cost per event is in every interval between two events: one such
-// cost comes out of each interval a strand gets (never below zero), and is reported.
+// The recorder's cost per event is in the intervals between events: one such cost per event
+// comes out of the thread's intervals (never below zero), and is reported. An interval too short
+// to hold it (or empty: an event that took its predecessor's timestamp) passes the rest on to
+// the thread's next interval.
 TEST(Model, TheRecordersCostPerEventIsTakenOutOfEveryInterval) {
   auto build = [](bool keep) {
     TraceBuilder tb(2);
@@ -508,12 +510,15 @@ TEST(Model, TheRecordersCostPerEventIsTakenOutOfEveryInterval) {
   EXPECT_EQ(kept.probe_per_event, 0u);
   EXPECT_EQ(kept.probe_removed, 0u);
   EXPECT_EQ(taken.probe_per_event, 3u);
-  // The intervals strands get: A's 10 and 500, B's 1 before its barrier, C's 1 before the mutex
-  // wait and 198 after it: 3 ticks out of each, all of the short ones.
-  EXPECT_EQ(total(kept) - total(taken), 3u + 3 + 1 + 1 + 3);
+  // The intervals strands get: A's 10 (after two events at time 10: 6 ticks out) and 500 (3),
+  // B's 1 before its barrier (1: the other 2 go to B's wait, which is not work), C's 1 before
+  // the mutex wait (1, 2 carried) and 198 after it (the 2 carried, 3 for the wait's end event
+  // minus the 1 tick the wait's own interval held, and 3 of its own: 7).
+  EXPECT_EQ(total(kept) - total(taken), 6u + 3 + 1 + 1 + 7);
   // The report's figure also counts the initial task's 10 ticks before the first parallel
-  // region, whose work is cleared afterwards as the runtime's start-up.
-  EXPECT_EQ(taken.probe_removed, 3u + 3 + 3 + 1 + 1 + 3);
+  // region (its first event at time 0 has an empty interval: 6 ticks out), whose work is
+  // cleared afterwards as the runtime's start-up.
+  EXPECT_EQ(taken.probe_removed, 6u + 6 + 3 + 1 + 1 + 7);
 }
 
 // Many tasks on two threads: far more events than the event pipe holds at once, so that its

@@ -32,7 +32,7 @@ using model::Model;
 using model::NodeKind;
 using model::SiteKind;
 
-// 1 GHz: a tick is a nanosecond, the 10 us floor is 10'000 ticks.
+// 1 GHz: a tick is a nanosecond, the 2 us floor is 2'000 ticks.
 constexpr double kHz = 1e9;
 
 void set_rate(Model& m, double hz = kHz) {
@@ -113,7 +113,7 @@ TEST(RobustSpanTest, AnOutlierOnTheCriticalPathIsClippedToTheUndisturbedSpan) {
 
   const Clipping c = analysis::clip_outliers(m);
   EXPECT_TRUE(c.tested);
-  EXPECT_EQ(c.floor, 10'000u);
+  EXPECT_EQ(c.floor, 2'000u);
   ASSERT_EQ(c.strands.size(), 1u);
   EXPECT_EQ(c.strands[0].strand, tasks[victim]);
   EXPECT_EQ(c.strands[0].work_raw, 5'000'000u);
@@ -202,15 +202,15 @@ TEST(RobustSpanTest, AFragmentWhoseStrandsVaryWidelyKeepsItsLongStrands) {
 }
 
 TEST(RobustSpanTest, AStrandUnderTheFloorStays) {
-  // 8 us in a fragment of 0.2-0.3 us strands: over 20 times the p99, but under the 10 us floor.
+  // 1.8 us in a fragment of 50 ns strands: over 20 times the p99, but under the 2 us floor.
   std::vector<uint32_t> tasks;
-  Model m = rounds_model(50, 8, usual_works(400, 200), &tasks);
-  disturb(m, tasks[100], 8'000);
+  Model m = rounds_model(50, 8, usual_works(400, 50), &tasks);
+  disturb(m, tasks[100], 1'800);
   EXPECT_TRUE(analysis::clip_outliers(m).strands.empty());
   // At a slower clock the same ticks are longer than the floor.
-  Model slow = rounds_model(50, 8, usual_works(400, 200), &tasks);
+  Model slow = rounds_model(50, 8, usual_works(400, 50), &tasks);
   set_rate(slow, 1e8);
-  disturb(slow, tasks[100], 40'000);
+  disturb(slow, tasks[100], 1'800);
   EXPECT_EQ(analysis::clip_outliers(slow).strands.size(), 1u);
 }
 

@@ -12,8 +12,9 @@
 // outlier when all of these hold:
 //  1. F is known (not fragment 0) and has at least `min_samples` strands (200): a fragment with
 //     few samples has no "typical" size to compare with;
-//  2. s ran on a worker and its work is above an absolute floor, `floor_seconds` (10 us) in the
-//     metric's units: nothing shorter moves a real program's span;
+//  2. s ran on a worker and its work is above an absolute floor, `floor_seconds` (2 us) in the
+//     metric's units: a fine-grained search's span can be under 100 us, so a 2-10 us interrupt
+//     on one of its 50 ns strands moved its parallelism by 20-30% with a 10 us floor;
 //  3. its work is more than `factor` (20) times q, the fragment's `quantile` (p99, nearest rank)
 //     computed over F's other strands. p99 rather than p99.9: with 200 samples p99.9 is the
 //     largest other strand, so two disturbed strands of one fragment would hide each other; p99
@@ -50,7 +51,7 @@ struct OutlierRule {
   double quantile = 0.99;
   double factor = 20;
   double simultaneous_factor = 5;
-  double floor_seconds = 10e-6;
+  double floor_seconds = 2e-6;
 };
 
 struct ClippedStrand {

@@ -376,13 +376,18 @@ void Builder::handle(const Event& e, uint32_t thread) {
     // Off-CPU time inside a stall is the stall's.
     off += preempted_between(thread, from, e.time - stalled, &blocked);
   }
-  // The recorder's own cost per event (calibrated at start-up) is in every measured interval.
+  // The recorder's own cost per event is in the measured intervals: one event's worth per
+  // event. An event that took its predecessor's timestamp (one-thread teams) ends an empty
+  // interval: its cost is in the next one, so what an interval cannot hold is carried on.
+  uint64_t& debt = probe_debt_[thread];
+  debt = std::min(debt + probe_ticks_, kProbeDebtEvents * probe_ticks_);
   uint64_t removed = 0, probe = 0;
   if (tsc_metric_ == 0) {
     removed = std::min(off, delta);
     delta -= removed;
-    probe = std::min(delta, probe_ticks_);
+    probe = std::min(delta, debt);
     delta -= probe;
+    debt -= probe;
   }
   last_metric_[thread] = e.metric;
   uint64_t extra_delta[trace::kMaxMetrics];
@@ -390,7 +395,9 @@ void Builder::handle(const Event& e, uint32_t thread) {
     uint64_t v = e.values[m + 1], d = v - last_extra[m];
     if (int(m) + 1 == tsc_metric_) {
       d = off < d ? d - off : 0;
-      d -= std::min(d, probe_ticks_);
+      probe = std::min(d, debt);
+      d -= probe;
+      debt -= probe;
     }
     extra_delta[m] = d;
     last_extra[m] = v;
@@ -695,8 +702,10 @@ Model Builder::run() {
     if (metrics[i] == trace::Metric::Tsc) tsc_metric_ = static_cast<int>(i);
   load_preemptions();
   if (tsc_metric_ >= 0 && trace_.has_probe_cost() &&
-      uint32_t(tsc_metric_) < trace_.probe_cost().metric_count && !options_.keep_probe_cost)
+      uint32_t(tsc_metric_) < trace_.probe_cost().metric_count && !options_.keep_probe_cost) {
     probe_ticks_ = (trace_.probe_cost().milli_per_event[tsc_metric_] + 500) / 1000;
+    probe_in_run_ = trace_.probe_cost().source == uint32_t(trace::ProbeSource::Run);
+  }
   for (const auto& m : trace_.modules()) {
     std::string base = m.path.substr(m.path.find_last_of('/') + 1);
     if (base.rfind("libomp", 0) == 0 || base.rfind("libgomp", 0) == 0 ||
@@ -719,6 +728,7 @@ Model Builder::run() {
   thread_task_.assign(n, kNone);
   mutex_wait_.assign(n, 0);
   last_metric_.assign(n, 0);
+  probe_debt_.assign(n, 0);
   last_extra_.assign(size_t(n) * extra_count_, 0);
   // Sizes from the stream lengths (a few bytes per event): growing these vectors while
   // building costs more than the building itself on large traces.

@@ -316,6 +316,7 @@ Model Builder::finalize() {
   m.switches_lost = trace_.recorder_stats().switches_lost;
   m.probe_per_event = probe_ticks_;
   m.probe_removed = probe_total_;
+  m.probe_measured_in_run = probe_in_run_;
   m.thread_count = trace_.stream_count();
   if (!m.loops_have_chunks)
     m.warnings.push_back(

@@ -430,6 +430,11 @@ class Builder {
   uint64_t stalled_total_ = 0;
   uint64_t probe_ticks_ = 0;  // the recorder's cost per event (trace::ProbeCost), TSC ticks
   uint64_t probe_total_ = 0;
+  // Per thread: recorder cost of its events not yet taken out (see handle()), at most
+  // kProbeDebtEvents events' worth.
+  std::vector<uint64_t> probe_debt_;
+  static constexpr uint64_t kProbeDebtEvents = 4;
+  bool probe_in_run_ = false;  // probe_ticks_ was measured during the run (not at start-up)
   uint64_t last_before_ = 0;
   uint32_t root_task_ = kNone;
   uint64_t root_start_ = 0;

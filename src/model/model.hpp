@@ -151,18 +151,19 @@ struct Model {
   double ticks_per_second = 0;  // for the time equivalent of a time-like metric; 0 if not
   double tsc_per_second = 0;    // the TSC's rate (clock syncs), whatever the metrics; 0 if unknown
   bool metric_is_time = true;
-  bool complete = true;           // false when the trace was cut short
-  bool loops_have_chunks = true;  // false when the runtime had no dispatch callback
-  uint64_t task_count = 0;        // explicit tasks
-  uint64_t preempted = 0;         // TSC ticks of preemption by other threads removed from work
-  uint64_t blocked = 0;           // TSC ticks of blocking (sleep, I/O, futex) removed from work
-  bool blocked_removed = true;    // false: blocked time was kept as work (BuildOptions)
-  uint64_t recorder_stalls = 0;   // times a thread waited inside the recorder (whole run)
-  uint64_t recorder_stalled = 0;  // TSC ticks of those waits removed from work
+  bool complete = true;               // false when the trace was cut short
+  bool loops_have_chunks = true;      // false when the runtime had no dispatch callback
+  uint64_t task_count = 0;            // explicit tasks
+  uint64_t preempted = 0;             // TSC ticks of preemption by other threads removed from work
+  uint64_t blocked = 0;               // TSC ticks of blocking (sleep, I/O, futex) removed from work
+  bool blocked_removed = true;        // false: blocked time was kept as work (BuildOptions)
+  uint64_t recorder_stalls = 0;       // times a thread waited inside the recorder (whole run)
+  uint64_t recorder_stalled = 0;      // TSC ticks of those waits removed from work
   uint64_t recorder_stall_ticks = 0;  // TSC ticks of all those waits, in strands or not
-  uint64_t switches_lost = 0;     // context switches the recorder could not see (not removed)
-  uint64_t probe_per_event = 0;   // TSC ticks of the recorder's cost per event (calibrated)
-  uint64_t probe_removed = 0;     // TSC ticks of that cost taken out of the strands, in all
+  uint64_t switches_lost = 0;         // context switches the recorder could not see (not removed)
+  uint64_t probe_per_event = 0;       // TSC ticks of the recorder's cost per event (calibrated)
+  uint64_t probe_removed = 0;         // TSC ticks of that cost taken out of the strands, in all
+  bool probe_measured_in_run = false;  // probe_per_event was timed during the run (else start-up)
   uint32_t thread_count = 0;
   std::vector<std::string> warnings;  // for the report (one line each)
 

@@ -427,6 +427,7 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
     j["switches_lost"] = m.switches_lost;
     j["probe_cost_per_event"] = m.probe_per_event;
     j["probe_removed"] = m.probe_removed;
+    j["probe_cost_source"] = m.probe_measured_in_run ? "run" : "start-up";
     j["warnings"] = m.warnings;
     if (!info.span_mode.empty()) j["span_mode"] = info.span_mode;
     if (info.has_exit) j["exit"] = {{"code", info.exit_code}, {"signal", info.exit_signal}};
@@ -493,9 +494,9 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
         format_work(m, m.blocked));
   if (m.probe_removed > p.work / 100)
     out += fmt::format(
-        "note: {} of recording cost ({} per event, measured at start) was taken out of the "
-        "work\n",
-        format_work(m, m.probe_removed), format_work(m, m.probe_per_event));
+        "note: {} of recording cost ({} per event, measured {}) was taken out of the work\n",
+        format_work(m, m.probe_removed), format_work(m, m.probe_per_event),
+        m.probe_measured_in_run ? "during the run" : "at start-up");
   if (m.recorder_stalled > p.work / 1000)
     out += fmt::format(
         "note: {} that threads spent inside tasklens getting event buffers ({} waits for its "

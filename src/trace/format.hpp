@@ -120,12 +120,14 @@ struct RecorderStats {
 static_assert(sizeof(RecorderStats) == 64);
 
 // Payload of RecordType::ProbeCost: what recording one event costs the thread that records it,
-// measured by the recorder at start-up, per metric in the file's order (1000ths of the metric's
-// unit per event; 0: not measured). Every strand's measured work holds about one such cost per
-// event; the model takes it out (version 4.2).
+// per metric in the file's order (1000ths of the metric's unit per event; 0: not measured).
+// Every strand's measured work holds about one such cost per event; the model takes it out
+// (version 4.2). The recorder writes one at start-up (a calibration loop) and, when the program
+// ends normally, a second one measured during the run (ProbeSource::Run): readers keep the last.
+enum class ProbeSource : uint32_t { StartUp = 0, Run = 1 };
 struct ProbeCost {
   uint32_t metric_count;
-  uint32_t reserved;
+  uint32_t source;  // ProbeSource (0 in traces of before the in-run measurement)
   uint64_t milli_per_event[kMaxMetrics];
 };
 static_assert(sizeof(ProbeCost) == 72);
