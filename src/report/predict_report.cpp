@@ -39,12 +39,16 @@ std::string render_predict(const PredictView& v, Format format) {
     j["tsc_per_second"] = v.tsc_hz;
     Json recs = Json::array();
     for (const PredictRecording& r : v.recordings)
-      recs.push_back({{"trace", r.info.trace_path},
-                      {"executable", r.info.program},
-                      {"threads", r.threads},
-                      {"tasks", r.tasks},
-                      {"elapsed", r.elapsed},
-                      {"elapsed_seconds", num_or_null(seconds(v, double(r.elapsed)))}});
+      recs.push_back(
+          {{"trace", r.info.trace_path},
+           {"executable", r.info.program},
+           {"threads", r.threads},
+           {"tasks", r.tasks},
+           {"elapsed", r.elapsed},
+           {"elapsed_seconds", num_or_null(seconds(v, double(r.elapsed)))},
+           {"elapsed_removed", r.removed},
+           {"elapsed_program", r.elapsed - r.removed},
+           {"elapsed_program_seconds", num_or_null(seconds(v, double(r.elapsed - r.removed)))}});
     j["recordings"] = recs;
     j["simulated_from"] = from.info.trace_path;
     if (!from.info.span_mode.empty()) j["span_mode"] = from.info.span_mode;
@@ -101,10 +105,17 @@ std::string render_predict(const PredictView& v, Format format) {
   }
 
   std::string out;
-  for (const PredictRecording& r : v.recordings)
+  for (const PredictRecording& r : v.recordings) {
     out += fmt::format("recording: {} ({}, {} worker{}, {} tasks, elapsed {})\n", r.info.trace_path,
                        basename_of(r.info.program), r.threads, r.threads == 1 ? "" : "s", r.tasks,
                        time_str(v, double(r.elapsed)));
+    if (r.removed > r.elapsed / 100)
+      out += fmt::format(
+          "  of which {} per worker was tasklens's own recording cost or other processes' "
+          "preemption (taken out of the work): the program's own time was {}, what `measured` "
+          "shows\n",
+          time_str(v, double(r.removed)), time_str(v, double(r.elapsed - r.removed)));
+  }
   out += fmt::format(
       "simulated from {}: work {}, span {}, parallelism {:.2f}\n"
       "overheads measured per strand start: spawn {}, steal {}, sync {}, continue {}\n",

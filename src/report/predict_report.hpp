@@ -17,7 +17,10 @@ namespace tasklens::report {
 struct PredictRecording {
   RunInfo info;
   uint32_t threads = 0;  // workers that ran a strand
-  uint64_t elapsed = 0;  // TSC ticks (sched.hpp)
+  uint64_t elapsed = 0;  // TSC ticks (sched.hpp), as recorded
+  // TSC ticks per worker the model took out of the work (tasklens's own cost, preemption): the
+  // program's elapsed time is elapsed - removed, what `measured` compares with.
+  uint64_t removed = 0;
   uint64_t tasks = 0;
 };
 
