@@ -9,6 +9,7 @@ packages=(build-essential cmake ninja-build pkg-config clang-14 libomp-dev libtb
           libfmt-dev nlohmann-json3-dev libzstd-dev liblz4-dev libgtest-dev libbenchmark-dev binutils)
 # LLVM's addr2line: binutils' does not see the inlined frames of clang's DWARF 5 (src/symbols).
 packages+=(llvm-14)
+packages+=(libclang-rt-14-dev)  # libFuzzer and the sanitizers for clang (fuzz/, bench/fuzz.sh)
 packages+=(python3-jsonschema)  # e2e_export_test validates exports against a JSON Schema
 # tasklens view's tests open the page in headless Chromium through chromedriver.
 packages+=(chromium chromium-driver)

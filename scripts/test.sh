@@ -26,3 +26,7 @@ cmake --build build-tsan -j"$jobs" --target recorder_buffer_test recorder_region
   model_test analysis_test
 ctest --test-dir build-tsan --output-on-failure \
   -R 'RecorderBuffer|RecorderRegions|Model\.ALargeTrace|ProfileRandomTest'
+
+# The fuzzer (libFuzzer, clang-14, ASan+UBSan) over everything that reads a trace, briefly:
+# bench/fuzz.sh runs it for hours.
+bash bench/fuzz.sh 45 build

@@ -30,6 +30,7 @@
 #include "analysis/sched.hpp"
 #include "analysis/tasks.hpp"
 #include "analysis/whatif.hpp"
+#include "analyze_all.hpp"
 #include "model/builder.hpp"
 #include "report/export_dump.hpp"
 #include "report/export_perfetto.hpp"
@@ -374,36 +375,7 @@ std::vector<uint8_t> damage(std::vector<uint8_t> bytes, std::mt19937_64& rng, st
 }
 
 // Everything `tasklens` does after reading the model, on a model of a damaged trace.
-void analyze(const model::Model& m) {
-  analysis::Profile p = analysis::compute_profile(m);
-  EXPECT_LE(p.span, p.work);
-  analysis::compute_schedule(m);
-  analysis::compute_tasks(m, analysis::default_task_options(m, m.tsc_per_second));
-  const analysis::Simulator simulator(m, analysis::strand_durations(m));
-  simulator.run(2, analysis::measure_overheads(m));
-  if (m.sites.size() > 1) {
-    std::vector<analysis::Unit> units{analysis::unit_of_sites(m, {1}, "site")};
-    analysis::whatif_curves(m, units, {2, analysis::kInfiniteFactor},
-                            analysis::WhatIfMode::Parallelize);
-  }
-  std::vector<uint32_t> group_of(m.fragments.size());
-  for (uint32_t f = 0; f < group_of.size(); ++f) group_of[f] = f;
-  analysis::advise(m, group_of, static_cast<uint32_t>(group_of.size()), {});
-  // The exports (the timeline's JSON must stay JSON whatever the model holds).
-  const std::vector<report::SiteLabel> labels(m.sites.size());
-  report::ExportRun run;
-  run.model = &m;
-  run.labels = &labels;
-  run.tsc_hz = m.tsc_per_second;
-  run.thread_types.assign(m.thread_count, 2);
-  run.os_tids.assign(m.thread_count, 0);
-  report::ExportWriter perfetto, dag, csv;
-  report::write_perfetto(run, perfetto);
-  report::write_dag_json(run, dag);
-  report::write_strands_csv(run, csv);
-  EXPECT_TRUE(nlohmann::json::accept(perfetto.take()));
-  EXPECT_TRUE(nlohmann::json::accept(dag.take()));
-}
+void analyze(const model::Model& m) { EXPECT_EQ(fixtures::analyze_all(m), ""); }
 
 class TempFile {
  public:

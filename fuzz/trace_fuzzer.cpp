@@ -1,0 +1,60 @@
+// libFuzzer target over everything that reads a trace: the reader, the model builder, and every
+// analysis, report and export (tests/analyze_all.hpp). Built with clang-14 and ASan+UBSan by
+// fuzz/CMakeLists.txt; scripts/test.sh runs it briefly, bench/fuzz.sh for long runs.
+//
+// The contract (as tests/damaged_trace_test.cpp checks it with its own mutations): a trace the
+// reader or the builder cannot make sense of is refused with a trace::TraceError or a
+// model::ModelError whose message is one line; anything else gives a model that keeps the
+// invariants, and every analysis runs on it. Any other exception, a broken invariant, a crash, a
+// sanitizer report or a leak is a finding: the input is saved by libFuzzer (crash-<sha1>).
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <string>
+
+#include "analyze_all.hpp"
+#include "model/builder.hpp"
+#include "trace/reader.hpp"
+
+namespace {
+
+[[noreturn]] void finding(const std::string& what) {
+  std::fprintf(stderr, "tasklens fuzz finding: %s\n", what.c_str());
+  std::abort();
+}
+
+// The input goes through a memory file: the reader opens a path, as `tasklens` does.
+int input_fd() {
+  static const int fd = memfd_create("tasklens-fuzz", MFD_CLOEXEC);
+  if (fd < 0) finding("memfd_create failed");
+  return fd;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace tasklens;
+  const int fd = input_fd();
+  if (ftruncate(fd, 0) != 0 || pwrite(fd, data, size, 0) != static_cast<ssize_t>(size))
+    finding("cannot write the input to the memory file");
+  const std::string path = "/proc/self/fd/" + std::to_string(fd);
+  try {
+    trace::TraceFile trace = trace::TraceFile::open(path);
+    model::Model m = model::build_model(trace);
+    if (std::string f = fixtures::structure_failure(m); !f.empty()) finding("model: " + f);
+    if (std::string f = fixtures::analyze_all(m); !f.empty()) finding("analysis: " + f);
+  } catch (const trace::TraceError& e) {
+    if (std::string(e.what()).find('\n') != std::string::npos)
+      finding(std::string("a message of several lines: ") + e.what());
+  } catch (const model::ModelError& e) {
+    if (std::string(e.what()).find('\n') != std::string::npos)
+      finding(std::string("a message of several lines: ") + e.what());
+  } catch (const std::exception& e) {
+    finding(std::string("an unexpected exception: ") + e.what());
+  }
+  return 0;
+}
