@@ -6,9 +6,11 @@
 // several recordings, and the errors on bad input.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "e2e_util.hpp"
@@ -210,6 +212,18 @@ class Predict : public E2E {};
 
 // Three recordings (1, 2 and 4 threads on 2 cores): seed 002's extrapolation beside the
 // simulation, measured times on the rows of recorded thread counts, the table and the CSV.
+// Eight threads per CPU: the workers spend most of the run switched out, which the gaps between
+// their strands (the overheads) hold too. predict says so.
+TEST_F(Predict, WarnsWhenOversubscriptionInflatedTheOverheads) {
+  const std::string t = path("oversubscribed.tlens");
+  const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
+  RunResult r = record(example("suite_fib", "clang"), {"22"}, t, default_env(int(8 * cpus)));
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  RunResult p = run({TASKLENS_BIN, "predict", t});
+  ASSERT_TRUE(p.exited(0)) << p.describe();
+  EXPECT_NE(p.out.find("switched out for other threads"), std::string::npos) << p.out;
+}
+
 TEST_F(Predict, ExtrapolationFromSeveralRecordingsAndFormats) {
   std::vector<std::string> traces;
   for (int t : {1, 2, 4}) {

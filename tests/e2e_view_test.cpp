@@ -351,6 +351,27 @@ TEST_F(View, ProgramNamesShowAsTextAndNeverRun) {
   EXPECT_EQ(r["inspect"].value("scripts", 0), 8);
 }
 
+// The same names in the text outputs: a region name that would clear the terminal is shown
+// escaped, and a name holding '=' is selected whole, without a factor.
+TEST_F(View, ProgramNamesArePrintableInTablesAndSelectableWithEquals) {
+  const std::string exe = std::string(TASKLENS_FAKE_TBB_DIR) + "/xss_regions";
+  const std::string trace = recorded(exe, {}, "xss-text");
+  RunResult list = run({TASKLENS_BIN, "whatif", "--list", trace});
+  ASSERT_TRUE(list.exited(0)) << list.describe();
+  EXPECT_EQ(list.out.find('\x1b'), std::string::npos) << "a raw escape reached the terminal";
+  EXPECT_EQ(list.out.find('\a'), std::string::npos);
+  EXPECT_NE(list.out.find(R"(\x1b[2J\x07bad\xff)"), std::string::npos) << list.out;
+  RunResult img = run({TASKLENS_BIN, "whatif", "--region", "<img src=x onerror=alert(2)>", trace});
+  EXPECT_TRUE(img.exited(0)) << img.describe();
+  RunResult img4 = run({TASKLENS_BIN, "whatif", "--format", "csv", "--region",
+                        "<img src=x onerror=alert(2)>=4", trace});
+  EXPECT_TRUE(img4.exited(0)) << img4.describe();
+  RunResult term =
+      run({TASKLENS_BIN, "whatif", "--format", "csv", "--region", R"(\x1b[2J\x07bad\xff)", trace});
+  EXPECT_TRUE(term.exited(0)) << term.describe();
+  EXPECT_EQ(term.out.find('\x1b'), std::string::npos) << term.out;
+}
+
 // A program without tasks (a parallel region and barriers): the task view says why it is empty,
 // every other view is drawn.
 TEST_F(View, WithoutTasksTheTaskViewSaysWhy) {

@@ -20,6 +20,7 @@
 #include "cli/huge_blocks.hpp"
 #include "cli/timings.hpp"
 #include "model/builder.hpp"
+#include "report/printable.hpp"
 #include "report/profile_report.hpp"
 #include "report/whatif_report.hpp"
 #include "trace/reader.hpp"
@@ -106,6 +107,8 @@ Loaded load(const std::string& path, SpanMode mode) {
         "{} call site{} inside a library's headers (oneTBB's range splits, or calls into "
         "oneTBB or std::thread the compiler did not inline) count for the construct around them",
         n, n == 1 ? "" : "s"));
+  // Region names are the program's text: shown (and selected with --region) as printable.
+  for (std::string& name : l.model.region_names) name = report::printable(name);
   timings.lap("symbols");
   if (mode == SpanMode::Robust) {
     l.clipping = analysis::clip_outliers(l.model);
@@ -306,7 +309,12 @@ std::vector<analysis::Unit> resolve_units(const Loaded& l, const report::Fragmen
                        "factor if it has one (" + option + " " + name + "=4)");
   };
   for (const std::string& spec : opt.regions) {
-    auto [name, k] = split_unit(spec, "--region");
+    // A region's name may hold '=' itself ("phase=2"): a spec that names a region whole has no
+    // factor; otherwise the text after the last '=' is the factor.
+    auto [name, k] =
+        std::find(m.region_names.begin(), m.region_names.end(), spec) != m.region_names.end()
+            ? std::pair<std::string, double>{spec, 0.0}
+            : split_unit(spec, "--region");
     once("--region", name);
     auto it = std::find(m.region_names.begin(), m.region_names.end(), name);
     if (it == m.region_names.end())

@@ -192,6 +192,15 @@ void run_predict(const PredictOptions& opt) {
     view.notes.push_back(
         "steal cost not measured (the recording has one worker): taken to be the spawn cost; a "
         "recording with 2 workers or more measures it");
+  // Oversubscription (more threads than CPUs) shows as preemption: the gaps between a worker's
+  // strands then hold other workers' turns, and the overheads measured from them grow with it.
+  if (m.preempted > 0 && m.preempted * 10 > std::max<uint64_t>(1, view.work_ticks))
+    view.notes.push_back(fmt::format(
+        "the recording's workers were switched out for other threads for {:.0f}% of their work "
+        "(more threads than free CPUs?): the overheads measured between strands include those "
+        "waits, so predictions are pessimistic; record with at most as many threads as idle "
+        "CPUs",
+        100.0 * double(m.preempted) / double(std::max<uint64_t>(1, view.work_ticks))));
   if (runs[from]->workers == 1 && view.overheads.spawn.ticks < 1 && view.overheads.sync.ticks < 1)
     view.notes.push_back(
         "one worker runs each task the moment it is created and returns from a taskwait at once: "

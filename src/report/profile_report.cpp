@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/json_text.hpp"
+#include "report/printable.hpp"
 #include "symbols/symbolizer.hpp"
 
 namespace tasklens::report {
@@ -260,6 +261,11 @@ std::vector<SiteLabel> label_sites(const model::Model& model,
       l.site = s.address ? fmt::format("0x{:x}", s.address) : "<unknown>";
   }
   name_outlined_functions(model, labels);
+  for (SiteLabel& l : labels) {
+    l.site = printable(l.site);
+    l.file = printable(l.file);
+    l.function = printable(l.function);
+  }
   return labels;
 }
 
@@ -291,9 +297,9 @@ void merge_sites_by_location(model::Model& m, std::vector<SiteLabel>& labels) {
 RunInfo run_info(const trace::TraceFile& trace) {
   RunInfo r;
   r.trace_path = trace.path();
-  if (!trace.modules().empty()) r.program = trace.modules().front().path;
+  if (!trace.modules().empty()) r.program = printable(trace.modules().front().path);
   r.pid = trace.header().pid;
-  r.runtime = trace.runtime_version();
+  r.runtime = printable(trace.runtime_version());
   if (trace.has_launch_status()) {
     r.has_exit = true;
     r.exit_code = trace.launch_status().exit_code;
