@@ -2,6 +2,17 @@
 // work: recordings of real programs where the recorder is made to stall (a tiny buffer pool and
 // a slowed writer) and where tasks sleep, checked against the examples' analytic work.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <thread>
 
 #include "e2e_util.hpp"
 
@@ -98,6 +109,203 @@ TEST_F(Recorder, BlockedTimeIsNotWorkUnlessAsked) {
       << table.out;
   EXPECT_NE(table.out.find("blocked      count"), std::string::npos) << "the blocked column\n"
                                                                      << table.out;
+}
+
+// ------------------------------------------------------------------ losing data (issue 21)
+
+// A process started without waiting for it: `tasklens record` in the background.
+struct Background {
+  pid_t pid = -1;
+  std::string err_path;
+
+  Background(const std::vector<std::string>& argv, const std::string& err) : err_path(err) {
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    pid = fork();
+    if (pid == 0) {
+      setenv("OMP_NUM_THREADS", "2", 1);
+      FILE* f = freopen(err_path.c_str(), "w", stderr);
+      (void)f;
+      execv(args[0], args.data());
+      _exit(127);
+    }
+  }
+  // The wait status, or -1 after `timeout_s` (the process is then killed).
+  int wait(double timeout_s) {
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+    int status = 0;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (waitpid(pid, &status, WNOHANG) == pid) return status;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    return -1;
+  }
+  ~Background() {
+    if (pid > 0 && waitpid(pid, nullptr, WNOHANG) == 0) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+  }
+};
+
+// The child of `parent` running `exe_suffix` (after its exec), or -1 once `timeout_s` passed.
+pid_t child_running(pid_t parent, const std::string& exe_suffix, double timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (std::chrono::steady_clock::now() < deadline) {
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+      const std::string name = entry.path().filename().string();
+      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+      std::ifstream stat(entry.path() / "stat");
+      std::string line;
+      std::getline(stat, line);
+      const size_t close = line.rfind(')');
+      if (close == std::string::npos) continue;
+      char state;
+      int ppid = 0;
+      if (std::sscanf(line.c_str() + close + 1, " %c %d", &state, &ppid) != 2 || ppid != parent)
+        continue;
+      std::error_code ec;
+      const std::string exe = std::filesystem::read_symlink(entry.path() / "exe", ec).string();
+      if (!ec && exe.size() >= exe_suffix.size() &&
+          exe.compare(exe.size() - exe_suffix.size(), exe_suffix.size(), exe_suffix) == 0)
+        return static_cast<pid_t>(std::stol(name));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return -1;
+}
+
+// Gone, or a zombie nobody reaps (the container's init may not): dead either way.
+bool process_dead(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("State:", 0) == 0) return line.find('Z') != std::string::npos;
+  return true;
+}
+
+// A 2 MB file system fills up in the middle of a recording: the program's exit code is kept,
+// the trace holds what came before and says why the rest is missing (a full disk, when), and
+// neither `record` nor `report` says the program was killed.
+TEST_F(Recorder, FullDiskIsReportedAsSuchNotAsAKill) {
+  if (geteuid() != 0) GTEST_SKIP() << "mounting a 2 MB tmpfs needs root";
+  const std::string mnt = path("small");
+  std::filesystem::create_directory(mnt);
+  if (mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=2m") != 0)
+    GTEST_SKIP() << "cannot mount a tmpfs here: " << strerror(errno);
+  struct Unmount {
+    std::string dir;
+    ~Unmount() { umount2(dir.c_str(), MNT_DETACH); }
+  } unmount{mnt};
+  const std::string trace = mnt + "/fib.tlens";
+  // fib(27) makes ~630,000 tasks: several MB of events.
+  RunResult rec = record(example("fib", "clang"), {"27", "1"}, trace);
+  ASSERT_TRUE(rec.exited(0)) << rec.describe();
+  EXPECT_TRUE(contains_nocase(rec.err, "file system was full")) << rec.describe();
+  EXPECT_TRUE(contains_nocase(rec.err, "No space left on device")) << rec.describe();
+  EXPECT_TRUE(contains_nocase(rec.err, "another file system")) << rec.describe();
+  EXPECT_FALSE(contains_nocase(rec.err, "killed")) << rec.describe();
+  RunResult raw;
+  json j = report_json(trace, &raw);
+  ASSERT_FALSE(j.is_null());
+  EXPECT_FALSE(j["complete"].get<bool>());
+  EXPECT_GT(num(j, "tasks"), 1000) << "the trace before the full disk must stay readable";
+  ASSERT_EQ(j["data_loss"].size(), 1u) << j["data_loss"].dump();
+  const json& loss = j["data_loss"][0];
+  EXPECT_EQ(loss["cause"], "disk_full");
+  EXPECT_EQ(loss["errno"], ENOSPC);
+  EXPECT_GE(loss["from_seconds"].get<double>(), 0.0);
+  EXPECT_GT(loss["count"].get<double>(), 0);
+  EXPECT_FALSE(contains_nocase(j["warnings"].dump(), "killed")) << j["warnings"].dump();
+  EXPECT_FALSE(contains_nocase(raw.err, "killed")) << raw.describe();
+}
+
+// Two recordings into the same file at once: the second refuses at once, with one line, and
+// leaves the first's trace (and its .old backup) alone.
+TEST_F(Recorder, SecondRecordingOfTheSameFileRefuses) {
+  const std::string trace = path("same.tlens");
+  const std::string exe = example("sleep_in_task", "clang");
+  ASSERT_TRUE(record(exe, {"1", "1000", "1"}, trace).exited(0));  // becomes the .old
+  Background first({TASKLENS_BIN, "record", "-o", trace, "--", exe, "4", "20000", "1500"},
+                   path("first.err"));
+  ASSERT_GE(child_running(first.pid, "sleep_in_task_clang", 20), 0) << "the first never started";
+  struct stat old_before {};
+  ASSERT_EQ(stat((trace + ".old").c_str(), &old_before), 0);
+  RunResult second = record(exe, {"1", "1000", "1"}, trace);
+  EXPECT_FALSE(second.exited(0)) << second.describe();
+  EXPECT_LT(second.seconds, 5) << "the second must refuse at once, not wait";
+  EXPECT_TRUE(contains_nocase(second.err, "another `tasklens record`")) << second.describe();
+  EXPECT_EQ(lines_of(second.err).size(), 1u) << second.describe();
+  const int status = first.wait(120);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << status << ": " << read_file(first.err_path);
+  struct stat old_after {};
+  ASSERT_EQ(stat((trace + ".old").c_str(), &old_after), 0);
+  EXPECT_EQ(old_before.st_ino, old_after.st_ino);
+  EXPECT_EQ(old_before.st_size, old_after.st_size);
+  json j = report_json(trace);
+  ASSERT_FALSE(j.is_null());
+  EXPECT_TRUE(j["complete"].get<bool>());
+  EXPECT_EQ(num(j, "tasks"), 4) << "the first's trace must be its own, whole";
+  EXPECT_FALSE(std::filesystem::exists(trace + ".lock")) << "the lock file is removed at the end";
+}
+
+// A program that runs tasks and then execs: the tasks before the exec are in the trace, the
+// report says the program called exec and the new program was not recorded; an OpenMP program
+// exec'd does not write into the trace.
+TEST_F(Recorder, ExecKeepsWhatRanBeforeIt) {
+  const std::string trace = path("exec.tlens");
+  RunResult rec = record(example("sem_exec", "clang"), {"32", "2000"}, trace);
+  ASSERT_TRUE(rec.exited(0)) << rec.describe();
+  EXPECT_TRUE(contains_nocase(rec.err, "called exec")) << rec.describe();
+  EXPECT_FALSE(contains_nocase(rec.err, "killed")) << rec.describe();
+  json j = report_json(trace);
+  ASSERT_FALSE(j.is_null());
+  EXPECT_TRUE(j["complete"].get<bool>());
+  EXPECT_EQ(num(j, "tasks"), 32);
+  ASSERT_EQ(j["data_loss"].size(), 1u) << j["data_loss"].dump();
+  EXPECT_EQ(j["data_loss"][0]["cause"], "exec");
+  EXPECT_TRUE(contains_nocase(j["warnings"].dump(), "the new program was not recorded"));
+  EXPECT_FALSE(contains_nocase(j["warnings"].dump(), "killed"));
+
+  // The new program an OpenMP one (fib, ~20 tasks): still only the 32 tasks of before.
+  const std::string trace2 = path("exec_omp.tlens");
+  RunResult rec2 =
+      record(example("sem_exec", "clang"), {"32", "2000", example("fib", "clang")}, trace2);
+  ASSERT_TRUE(rec2.exited(0)) << rec2.describe();
+  json j2 = report_json(trace2);
+  ASSERT_FALSE(j2.is_null());
+  EXPECT_EQ(num(j2, "tasks"), 32) << "the exec'd program wrote into the trace";
+}
+
+// SIGTERM to `tasklens record` goes to the program: it dies of it (not orphaned), and
+// tasklens then ends the way the program did.
+TEST_F(Recorder, SigtermToRecordIsPassedToTheProgram) {
+  const std::string trace = path("term.tlens");
+  Background rec({TASKLENS_BIN, "record", "-o", trace, "--", example("sleep_in_task", "clang"), "4",
+                  "20000", "60000"},
+                 path("term.err"));
+  const pid_t program = child_running(rec.pid, "sleep_in_task_clang", 20);
+  ASSERT_GT(program, 0) << "the program never started";
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_EQ(kill(rec.pid, SIGTERM), 0);
+  const int status = rec.wait(30);
+  ASSERT_NE(status, -1) << "tasklens did not end after SIGTERM";
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << "status " << status;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!process_dead(program) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_TRUE(process_dead(program)) << "the program " << program << " outlived tasklens";
+  if (!process_dead(program)) kill(program, SIGKILL);
+  const std::string err = read_file(rec.err_path);
+  EXPECT_TRUE(contains_nocase(err, "killed by signal 15")) << err;
+  json j = report_json(trace);
+  ASSERT_FALSE(j.is_null());
+  EXPECT_EQ(j["exit"]["signal"], SIGTERM);
 }
 
 }  // namespace

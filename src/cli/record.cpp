@@ -6,6 +6,8 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -23,6 +25,7 @@
 #include "cli/errors.hpp"
 #include "recorder/metric.hpp"
 #include "recorder/switches.hpp"
+#include "trace/losses.hpp"
 #include "trace/reader.hpp"
 
 namespace tasklens::cli {
@@ -159,6 +162,88 @@ uint64_t count_created_tasks(const std::string& path) {
   return n;
 }
 
+// `<out>.lock`, held (flock) from before anything touches the output until the summary: a
+// second `record -o` of the same file refuses instead of renaming the first's trace away and
+// writing into it. The file is removed at the end; whoever opened it just before that finds, once
+// it has the lock, that the path no longer names it, and opens it again.
+class OutputLock {
+ public:
+  explicit OutputLock(const fs::path& out, const std::string& given)
+      : path_(out.string() + ".lock") {
+    for (;;) {
+      fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+      if (fd_ < 0)
+        throw UsageError(
+            fmt::format("-o {}: cannot create the lock file {} ({}); choose a "
+                        "writable path",
+                        given, path_, std::strerror(errno)));
+      if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+        const int err = errno;
+        char owner[32] = {};
+        ssize_t n = ::pread(fd_, owner, sizeof owner - 1, 0);
+        ::close(fd_);
+        fd_ = -1;
+        if (err == EWOULDBLOCK)
+          throw EnvironmentError(fmt::format(
+              "-o {}: another `tasklens record`{} is writing this trace; wait for it to end or "
+              "choose another -o",
+              given, n > 0 ? fmt::format(" (pid {})", std::string(owner, size_t(n))) : ""));
+        throw EnvironmentError(
+            fmt::format("-o {}: cannot lock {} ({})", given, path_, std::strerror(err)));
+      }
+      struct stat held {
+      }, named{};
+      if (::fstat(fd_, &held) == 0 && ::stat(path_.c_str(), &named) == 0 &&
+          held.st_ino == named.st_ino && held.st_dev == named.st_dev)
+        break;
+      ::close(fd_);  // removed by its previous holder meanwhile: lock the new one
+    }
+    const std::string pid = std::to_string(getpid());
+    if (::ftruncate(fd_, 0) == 0 && ::pwrite(fd_, pid.data(), pid.size(), 0) < 0) {
+    }
+  }
+  ~OutputLock() {
+    if (fd_ < 0) return;
+    ::unlink(path_.c_str());  // before the unlock: nobody can lock this path's file after it
+    ::close(fd_);
+  }
+  OutputLock(const OutputLock&) = delete;
+  OutputLock& operator=(const OutputLock&) = delete;
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+// A little space on the trace's file system, freed just before the exit status is appended:
+// on a disk the program filled, that append still fits. -1 if it cannot be made.
+int make_reserve(const fs::path& out) {
+  std::string path = out.string() + ".reserve-XXXXXX";
+  const int fd = mkostemp(path.data(), O_CLOEXEC);
+  if (fd < 0) return -1;
+  ::unlink(path.c_str());
+  if (posix_fallocate(fd, 0, 16 * 1024) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// The program while it runs, for the forwarding handler (0: none yet).
+volatile sig_atomic_t g_child = 0;
+
+// SIGTERM, SIGHUP (and SIGINT, SIGQUIT sent with kill) to `tasklens record` go to the program:
+// it ends the way it would without tasklens, and tasklens then reports that and dies the same
+// way. The terminal's SIGINT and SIGQUIT reach the whole foreground process group, the program
+// too: those (sent by the kernel, not by kill) are not sent a second time.
+void forward_signal(int sig, siginfo_t* info, void*) {
+  if ((sig == SIGINT || sig == SIGQUIT) && info && info->si_code == SI_KERNEL) return;
+  const pid_t child = g_child;
+  if (child > 0) ::kill(child, sig);
+}
+
+constexpr int kForwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT};
+
 }  // namespace
 
 int run_record(const RecordOptions& opt) {
@@ -201,6 +286,7 @@ int run_record(const RecordOptions& opt) {
         fmt::format("-o {}: there is no directory {}; create it or choose another "
                     "path",
                     opt.output, out_dir.string()));
+  OutputLock lock(out, opt.output);
   {  // Making a file there is the only sure test (access(2) says yes to root everywhere, even
      // in /proc). A file beside it, not it: an existing read-only trace is renamed, not opened.
     std::string probe = out.string() + ".probe-XXXXXX";
@@ -230,11 +316,37 @@ int run_record(const RecordOptions& opt) {
   const char* old_preload = getenv("LD_PRELOAD");
   if (old_preload && *old_preload) preload += std::string(":") + old_preload;
 
+  int reserve = make_reserve(out);
+
+  // The forwarding handlers are in place before the program exists; signals wait (blocked)
+  // until its pid is known.
+  sigset_t forwarded, old_mask;
+  sigemptyset(&forwarded);
+  for (int sig : kForwarded) sigaddset(&forwarded, sig);
+  sigprocmask(SIG_BLOCK, &forwarded, &old_mask);
+  struct sigaction forward {
+  }, old_actions[std::size(kForwarded)];
+  forward.sa_sigaction = forward_signal;
+  forward.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigfillset(&forward.sa_mask);
+  for (size_t i = 0; i < std::size(kForwarded); ++i)
+    sigaction(kForwarded[i], &forward, &old_actions[i]);
+  const pid_t launcher = getpid();
+
   timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   pid_t pid = fork();
   if (pid < 0) throw EnvironmentError(std::string("fork failed: ") + std::strerror(errno));
   if (pid == 0) {
+    // The program dies with tasklens even when tasklens cannot forward anything (SIGKILL): an
+    // orphan would go on writing a trace nobody finishes. If tasklens died before the prctl,
+    // the program is already an orphan: do not start it.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != launcher) _exit(128 + SIGKILL);
+    // The program starts with tasklens's own dispositions and mask (exec keeps both).
+    for (size_t i = 0; i < std::size(kForwarded); ++i)
+      sigaction(kForwarded[i], &old_actions[i], nullptr);
+    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
     setenv("TASKLENS_OUTPUT", out.c_str(), 1);
     setenv("TASKLENS_METRIC", metric_names.c_str(), 1);
     if (opt.flush_ms > 0) setenv("TASKLENS_FLUSH_MS", std::to_string(opt.flush_ms).c_str(), 1);
@@ -259,20 +371,18 @@ int run_record(const RecordOptions& opt) {
     if (has_tsc) arm = recorder::switch_ring_open();
     if (previous_old >= 0) ::close(previous_old);
   });
-  // Like time(1): the terminal's signals go to the program; we wait for it either way.
-  struct sigaction ignore {
-  }, old_int{}, old_quit{};
-  ignore.sa_handler = SIG_IGN;
-  sigaction(SIGINT, &ignore, &old_int);
-  sigaction(SIGQUIT, &ignore, &old_quit);
+  g_child = pid;
+  sigprocmask(SIG_SETMASK, &old_mask, nullptr);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);
   background.join();
   recorder::switch_ring_close(arm);
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGQUIT, &old_quit, nullptr);
+  g_child = 0;
+  for (size_t i = 0; i < std::size(kForwarded); ++i)
+    sigaction(kForwarded[i], &old_actions[i], nullptr);
+  if (reserve >= 0) ::close(reserve);  // its space is for the exit status appended below
 
   trace::LaunchStatus ls{};
   ls.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
@@ -301,21 +411,44 @@ int run_record(const RecordOptions& opt) {
           fmt::print(stderr, "tasklens: warning: could not repair the end of {}\n", out.string());
         scan.file_bytes = scan.whole_bytes;
       }
+      bool appended = false;
       if (fd >= 0) {
-        if (::write(fd, rec.data(), rec.size()) != static_cast<ssize_t>(rec.size())) {
-          fmt::print(stderr, "tasklens: warning: could not append the exit status to {}\n",
-                     out.string());
+        const ssize_t n = ::write(fd, rec.data(), rec.size());
+        appended = n == static_cast<ssize_t>(rec.size());
+        if (!appended) {
+          const int err = n < 0 ? errno : ENOSPC;
+          if (n > 0 && ftruncate(fd, static_cast<off_t>(scan.file_bytes)) != 0) {
+          }
+          fmt::print(stderr, "tasklens: warning: could not append the exit status to {} ({}){}\n",
+                     out.string(), std::strerror(err),
+                     err == ENOSPC || err == EDQUOT ? "; free space on that file system" : "");
         }
         ::close(fd);
       }
       try {
         int killed_by = ls.signal;  // a packed field: formatted by value
-        uint64_t tasks = scan.has_finish ? scan.tasks_created : count_created_tasks(out.string());
-        fmt::print(stderr, "tasklens: wrote {} ({}, {} tasks, {} threads{}){}\n", opt.output,
-                   human_bytes(scan.file_bytes + rec.size()), tasks, scan.streams,
-                   scan.has_finish ? "" : ", incomplete",
-                   killed_by ? fmt::format("; the program was killed by signal {}", killed_by)
-                             : std::string());
+        // After a failed write the Finish record counts tasks the trace does not hold.
+        const bool cut = scan.has_stats && scan.stats.write_errors > 0;
+        uint64_t tasks =
+            scan.has_finish && !cut ? scan.tasks_created : count_created_tasks(out.string());
+        std::string why;
+        if (killed_by)
+          why = fmt::format("; the program was killed by signal {}", killed_by);
+        else if (scan.has_finish && scan.finish_reason == uint32_t(trace::FinishReason::Exec))
+          why = "; the program called exec";
+        fmt::print(stderr, "tasklens: wrote {} ({}, {} tasks{}, {} threads{}){}\n", opt.output,
+                   human_bytes(scan.file_bytes + (appended ? rec.size() : 0)), tasks,
+                   cut && scan.has_finish ? fmt::format(" of {} run", scan.tasks_created) : "",
+                   scan.streams, scan.has_finish && !cut ? "" : ", incomplete", why);
+        // What was lost and why, one line each (a full disk is not a killed program).
+        for (const trace::Loss& loss :
+             trace::describe_losses(scan.has_stats ? &scan.stats : nullptr, scan.has_finish,
+                                    scan.events_lost, scan.finish_reason))
+          fmt::print(stderr, "tasklens: {}: {}\n", loss.cause == "exec" ? "note" : "warning",
+                     loss.message);
+        if (!scan.has_finish && !killed_by)
+          fmt::print(stderr, "tasklens: warning: the trace is incomplete ({})\n",
+                     trace::incomplete_cause(true, ls.exit_code, 0));
       } catch (const trace::TraceError& e) {
         fmt::print(stderr, "tasklens: the trace {} is unreadable: {}\n", opt.output, e.what());
       }

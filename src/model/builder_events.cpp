@@ -790,9 +790,11 @@ Model Builder::run() {
                      "rebuild the program against Debian's libtbb-dev");
   if (!saw_openmp_) {
     if (!trace_.complete())
-      throw ModelError(trace_.path() +
-                       ": the trace is incomplete (the program was killed) and holds no OpenMP "
-                       "or oneTBB activity: nothing to profile");
+      throw ModelError(trace_.path() + ": the trace is incomplete (" +
+                       trace::incomplete_cause(trace_.has_launch_status(),
+                                               trace_.launch_status().exit_code,
+                                               trace_.launch_status().signal) +
+                       ") and holds no OpenMP or oneTBB activity: nothing to profile");
     throw ModelError(trace_.path() +
                      ": the program never started an OpenMP parallel region or task, nor a "
                      "oneTBB task (is it built with -fopenmp, or linked with -ltbb?)");

@@ -322,27 +322,31 @@ Model Builder::finalize() {
     m.warnings.push_back(
         "the OpenMP runtime had no dispatch callback (LLVM < 16): each thread's "
         "share of a worksharing loop counts as one strand");
-  if (trace_.has_finish() && trace_.finish().events_lost > 0)
-    m.warnings.push_back(std::to_string(trace_.finish().events_lost) +
-                         " events were lost: the recorder ran out of memory for its buffers");
+  m.losses = trace::describe_losses(
+      trace_.has_recorder_stats() ? &trace_.recorder_stats() : nullptr, trace_.has_finish(),
+      trace_.has_finish() ? trace_.finish().events_lost : 0,
+      trace_.has_finish() ? trace_.finish().reason : 0);
+  for (const trace::Loss& loss : m.losses) {
+    m.warnings.push_back(loss.message);
+    // Events after a failed write are missing: the trace was cut short, though not killed.
+    if (loss.cause == "disk_full" || loss.cause == "write_error") m.complete = false;
+  }
   if (m.switches_lost > 0)
     m.warnings.push_back(
         std::to_string(m.switches_lost) +
         " context switches were not seen (the kernel's ring for them overflowed): time threads "
         "spent switched out then may count as work; raise the limit of locked perf memory "
         "(sysctl kernel.perf_event_mlock_kb) to see them all");
-  if (trace_.recorder_stats().write_errors > 0)
-    m.warnings.push_back(
-        std::to_string(trace_.recorder_stats().write_errors) +
-        " writes to the trace file failed (a full disk?): the events they held are lost");
   if (trace_.has_finish() && (trace_.finish().flags & trace::kFinishThreadsStillRunning))
     m.warnings.push_back(
         "the program exited inside a parallel region: work still running on "
         "other threads at exit is not recorded");
   if (!trace_.complete())
-    m.warnings.push_back(
-        "the trace is incomplete (the program was killed before the recorder "
-        "finished it): the profile covers what was recorded");
+    m.warnings.push_back("the trace is incomplete (" +
+                         trace::incomplete_cause(trace_.has_launch_status(),
+                                                 trace_.launch_status().exit_code,
+                                                 trace_.launch_status().signal) +
+                         "): the profile covers what was recorded");
   size_t partly_seen = 0;
   for (const auto& [instance, c] : loop_coverage_)
     if (c.dispatched > 0 && c.dispatched < c.trip) ++partly_seen;

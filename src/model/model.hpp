@@ -15,6 +15,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "trace/losses.hpp"
+
 namespace tasklens::model {
 
 inline constexpr uint32_t kNone = 0xffffffffu;
@@ -166,6 +168,9 @@ struct Model {
   bool probe_measured_in_run = false;  // probe_per_event was timed during the run (else start-up)
   uint32_t thread_count = 0;
   std::vector<std::string> warnings;  // for the report (one line each)
+  // What the recording lost and why (a full disk, the recorder out of memory, an exec): each
+  // also has its line in `warnings`.
+  std::vector<trace::Loss> losses;
 
   auto preds_of(uint32_t s) const {
     struct Range {

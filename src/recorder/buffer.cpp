@@ -280,6 +280,17 @@ void writer_append(const void* data, size_t size) {
   write_locked(data, size);
 }
 
+void writer_note_no_memory() {
+  Pool& p = pool();
+  if (p.no_memory.exchange(true)) return;
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  const uint64_t now =
+      static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+  p.first_no_memory_ms = static_cast<uint32_t>(
+      now > p.config.start_monotonic_ns ? (now - p.config.start_monotonic_ns) / 1000000 : 0);
+}
+
 WriterStats writer_stats() {
   Pool& p = pool();
   WriterStats s;
@@ -291,6 +302,8 @@ WriterStats writer_stats() {
   s.switches_lost = p.switches_lost.load(std::memory_order_relaxed);
   s.chunks = std::min(p.arena.taken.load(std::memory_order_relaxed), p.config.max_chunks);
   s.write_errors = p.write_errors.load(std::memory_order_relaxed);
+  s.first_write_errno = p.first_write_errno;
+  s.first_write_error_ms = p.first_write_error_ms;
   s.writers = p.writer_running.load(std::memory_order_acquire)
                   ? p.writer_count.load(std::memory_order_relaxed)
                   : 0;

@@ -112,6 +112,10 @@ struct WriterConfig {
   WriterPolicy policy = WriterPolicy::Batch;
   // Tests only: the writer sleeps this long before each chunk it writes (forces stalls).
   unsigned test_delay_us = 0;
+  // A file on the trace's file system holding a little space (or -1): when a write fails, it
+  // is emptied so that the trace's end records still fit on a full disk.
+  int reserve_fd = -1;
+  uint64_t start_monotonic_ns = 0;  // CLOCK_MONOTONIC at the start (when a write first failed)
 };
 
 // What the recorder lost or waited for, for the trace's RecorderStats record.
@@ -120,9 +124,11 @@ struct WriterStats {
   uint64_t stall_ticks = 0;
   uint64_t switches_lost = 0;  // context-switch records the kernel dropped (ring overflow)
   uint64_t chunks = 0;         // chunks of the arena ever used (peak buffer memory)
-  uint64_t write_errors = 0;   // writes to the file that failed (e.g. a full disk)
-  unsigned writers = 0;        // writer threads running (0: the threads write themselves)
-  uint64_t writer_cpu_ns = 0;  // CPU time of the writer threads so far (benchmarks)
+  uint64_t write_errors = 0;   // writes to the file that failed or were dropped after one
+  uint32_t first_write_errno = 0;
+  uint32_t first_write_error_ms = 0;  // ms into the recording
+  unsigned writers = 0;               // writer threads running (0: the threads write themselves)
+  uint64_t writer_cpu_ns = 0;         // CPU time of the writer threads so far (benchmarks)
 };
 
 // Enough for a 1024-CPU node at one writer per 8 CPUs; an unused writer costs ~100 bytes.
@@ -154,6 +160,9 @@ void writer_finish(const void* tail, size_t tail_size);
 // Appends framed records to the file from any thread. While the writer runs the records are
 // queued for it (no lock a program thread could wait on); otherwise they are written at once.
 void writer_append(const void* data, size_t size);
+
+// A thread could not get buffer memory and loses its events: notes when it first happened.
+void writer_note_no_memory();
 
 // The stall and loss counts so far (exact once writer_finish has drained everything).
 WriterStats writer_stats();

@@ -71,6 +71,13 @@ struct Pool {
   Writer solo;
   std::atomic<uint64_t> switches_lost{0};
   std::atomic<uint64_t> write_errors{0};
+  // Set by the first failed write (under file_mutex): later writes are dropped, since events
+  // after a missing block cannot be decoded; writer_finish still writes the end records.
+  std::atomic<bool> write_failed{false};
+  uint32_t first_write_errno = 0;
+  uint32_t first_write_error_ms = 0;
+  std::atomic<bool> no_memory{false};  // a thread lost events for want of buffer memory
+  uint32_t first_no_memory_ms = 0;     // when it first did
 };
 
 Pool& pool();

@@ -61,6 +61,7 @@ ThreadState* thread_init(int type) {
   t->buffer = buffer_register(t->index, g_config.has_tsc && g_config.watch_preemptions);
   if (!t->buffer) {
     t->dead = t->no_memory = true;
+    writer_note_no_memory();
   } else {
     t->chunk = t->buffer->current.load(std::memory_order_relaxed);
     t->pos = t->chunk->data;
@@ -97,6 +98,7 @@ __attribute__((noinline)) bool make_room(ThreadState* t) {
   Chunk* c = buffer_rotate(t->buffer, &stall);
   if (!c) {
     t->dead = t->no_memory = true;
+    writer_note_no_memory();
     ++t->lost;
     return false;
   }
@@ -317,9 +319,33 @@ trace::ProbeCost calibrate_probe() {
 
 }  // namespace
 
+namespace {
+
+// A file beside the trace holding kReserveBytes, unlinked at once: on a full disk, emptying it
+// makes room for the trace's end records (what was lost and when). -1 if it cannot be made.
+constexpr off_t kReserveBytes = 64 * 1024;
+int make_reserve() {
+  std::string path = std::string(g_config.output) + ".reserve-XXXXXX";
+  const int fd = mkostemp(path.data(), O_CLOEXEC);
+  if (fd < 0) return -1;
+  ::unlink(path.c_str());
+  if (posix_fallocate(fd, 0, kReserveBytes) == 0) return fd;
+  static const char zeros[4096] = {};  // file systems without fallocate
+  for (off_t done = 0; done < kReserveBytes; done += sizeof zeros)
+    if (::write(fd, zeros, sizeof zeros) != static_cast<ssize_t>(sizeof zeros)) {
+      ::close(fd);
+      return -1;
+    }
+  return fd;
+}
+
+}  // namespace
+
 bool start_trace() {
   g_fd = ::open(g_config.output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (g_fd < 0) return false;  // the launcher reports the missing trace
+  timespec start_mono;
+  clock_gettime(CLOCK_MONOTONIC, &start_mono);
   g_pid = getpid();
   g_start_tsc = read_tsc();
   timespec rt;
@@ -345,6 +371,9 @@ bool start_trace() {
   wc.policy = g_config.writer_policy;
   wc.writers = g_config.writers;
   wc.test_delay_us = g_config.writer_test_delay_us;
+  wc.reserve_fd = make_reserve();
+  wc.start_monotonic_ns = static_cast<uint64_t>(start_mono.tv_sec) * 1000000000ull +
+                          static_cast<uint64_t>(start_mono.tv_nsec);
   writer_configure(wc);
   writer_append(head.data(), head.size());  // before the writer thread exists: no race
   g_state.store(kRecording, std::memory_order_release);

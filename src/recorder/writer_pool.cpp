@@ -26,19 +26,45 @@
 namespace tasklens::recorder {
 namespace {
 
-void write_all(const void* data, size_t size) {
-  int fd = pool().config.fd;
+// Called under file_mutex (or before the writers run). `force`: the end records, written even
+// after a failure.
+void write_all(const void* data, size_t size, bool force = false) {
+  Pool& pool_ = pool();
+  if (pool_.write_failed.load(std::memory_order_relaxed) && !force) {
+    pool_.write_errors.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  int fd = pool_.config.fd;
   const char* p = static_cast<const char*>(data);
-  while (size > 0) {
-    ssize_t n = ::write(fd, p, size);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      // Disk full or closed: drop the data, never disturb the host program; counted.
-      pool().write_errors.fetch_add(1, std::memory_order_relaxed);
-      return;
+  size_t done = 0;
+  while (done < size) {
+    ssize_t n = ::write(fd, p + done, size - done);
+    if (n > 0) {
+      done += static_cast<size_t>(n);
+      continue;
     }
-    p += n;
-    size -= static_cast<size_t>(n);
+    if (n < 0 && errno == EINTR) continue;
+    // Disk full or another error: drop the data, never disturb the host program. A record
+    // written in part is cut off so that the file stays whole records (readable up to here).
+    const int err = n < 0 ? errno : ENOSPC;  // a write of 0 bytes: no room
+    if (done > 0) {
+      const off_t end = ::lseek(fd, 0, SEEK_CUR);
+      if (end >= static_cast<off_t>(done) && ::ftruncate(fd, end - static_cast<off_t>(done)) == 0)
+        ::lseek(fd, end - static_cast<off_t>(done), SEEK_SET);
+    }
+    pool_.write_errors.fetch_add(1, std::memory_order_relaxed);
+    if (!pool_.write_failed.load(std::memory_order_relaxed)) {
+      timespec ts;
+      clock_gettime(CLOCK_MONOTONIC, &ts);
+      const uint64_t now =
+          static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+      pool_.first_write_errno = static_cast<uint32_t>(err);
+      pool_.first_write_error_ms = static_cast<uint32_t>(
+          now > pool_.config.start_monotonic_ns ? (now - pool_.config.start_monotonic_ns) / 1000000
+                                                : 0);
+      pool_.write_failed.store(true, std::memory_order_relaxed);
+    }
+    return;
   }
 }
 
@@ -406,11 +432,31 @@ void writer_finish(const void* tail, size_t tail_size) {
   rs.chunks = s.chunks;
   rs.chunk_bytes = kChunkBytes;
   rs.write_errors = s.write_errors;
+  rs.first_write_errno = s.first_write_errno;
+  rs.first_write_error_ms = s.first_write_error_ms;
+  rs.first_no_memory_ms = p.first_no_memory_ms;
   std::vector<uint8_t> stats;
   trace::append_record(stats, trace::RecordType::RecorderStats, &rs, sizeof rs);
   std::lock_guard<std::mutex> lock(file_mutex());
-  write_all(stats.data(), stats.size());
-  write_all(tail, tail_size);
+  const bool failed = p.write_failed.load(std::memory_order_relaxed);
+  if (failed && p.config.reserve_fd >= 0) {
+    // The reserve's space makes room for the end records (on a disk that others keep full, it
+    // may be taken first: then the launcher's summary still says what happened).
+    if (::ftruncate(p.config.reserve_fd, 0) != 0) {
+    }
+  }
+  if (p.config.reserve_fd >= 0) ::close(p.config.reserve_fd);
+  p.config.reserve_fd = -1;
+  if (failed) {
+    // The clock pair the drain above dropped: the TSC rate up to the end.
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    trace::ClockSync cs{read_tsc(), static_cast<uint64_t>(ts.tv_sec) * 1000000000ull +
+                                        static_cast<uint64_t>(ts.tv_nsec)};
+    trace::append_record(stats, trace::RecordType::ClockSync, &cs, sizeof cs);
+  }
+  write_all(stats.data(), stats.size(), true);
+  write_all(tail, tail_size, true);
 }
 
 }  // namespace tasklens::recorder

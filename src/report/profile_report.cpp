@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -435,6 +436,18 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
     j["probe_removed"] = m.probe_removed;
     j["probe_cost_source"] = m.probe_measured_in_run ? "run" : "start-up";
     j["warnings"] = m.warnings;
+    // Each way the recording lost data, by cause (none: an empty list).
+    nlohmann::ordered_json losses = nlohmann::ordered_json::array();
+    for (const trace::Loss& l : m.losses) {
+      nlohmann::ordered_json e;
+      e["cause"] = l.cause;
+      if (l.error) e["errno"] = l.error, e["error"] = std::strerror(l.error);
+      if (l.from_seconds >= 0) e["from_seconds"] = l.from_seconds;
+      if (l.count) e["count"] = l.count;
+      e["message"] = l.message;
+      losses.push_back(e);
+    }
+    j["data_loss"] = losses;
     if (!info.span_mode.empty()) j["span_mode"] = info.span_mode;
     if (info.has_exit) j["exit"] = {{"code", info.exit_code}, {"signal", info.exit_signal}};
     j["program"] = {{"work", p.work},

@@ -115,7 +115,14 @@ struct RecorderStats {
   uint64_t chunks;         // event buffers used at most
   uint64_t chunk_bytes;    // the size of one
   uint64_t write_errors;   // writes to the trace file that failed (e.g. a full disk)
-  uint64_t reserved[2];
+  // Was reserved (zeros in older traces; valid when write_errors > 0, resp. events_lost > 0):
+  // the first failed write's errno and when it happened, in ms into the recording (events are
+  // not written after it: the trace holds what came before), and when a thread first lost
+  // events for want of buffer memory (Finish::events_lost).
+  uint32_t first_write_errno;
+  uint32_t first_write_error_ms;
+  uint32_t first_no_memory_ms;
+  uint32_t reserved;
 };
 static_assert(sizeof(RecorderStats) == 64);
 
@@ -209,7 +216,9 @@ inline constexpr bool is_software(Metric m) {
 // Metrics that measure time: the TSC (ticks, rate from the clock syncs) and task-clock (ns).
 inline constexpr bool is_time(Metric m) { return m == Metric::Tsc || m == Metric::TaskClock; }
 
-enum class FinishReason : uint32_t { Exit = 0, ToolFinalize = 2 };
+// Exec: the program called exec (execve and the like): what ran before it is in the trace, the
+// new program is not recorded.
+enum class FinishReason : uint32_t { Exit = 0, ToolFinalize = 2, Exec = 3 };
 
 enum RuntimeFlags : uint32_t {
   kRuntimeHasDispatch = 1u << 0,  // the runtime reports loop chunks (LLVM 16+)

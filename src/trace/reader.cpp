@@ -702,7 +702,8 @@ TraceFile::Scan TraceFile::scan(const std::string& path) {
   std::vector<bool> seen;
   while (r.file_bytes - pos >= sizeof(RecordHeader)) {
     // A record header and what follows it (an event block's header, or a Finish record).
-    uint8_t head[sizeof(RecordHeader) + std::max(sizeof(EventBlockHeader), sizeof(Finish))];
+    uint8_t head[sizeof(RecordHeader) +
+                 std::max({sizeof(EventBlockHeader), sizeof(Finish), sizeof(RecorderStats)})];
     const size_t want = static_cast<size_t>(std::min<uint64_t>(sizeof head, r.file_bytes - pos));
     if (!read_at(head, want, pos)) break;
     RecordHeader rh;
@@ -723,6 +724,12 @@ TraceFile::Scan TraceFile::scan(const std::string& path) {
       std::memcpy(&f, head + sizeof rh, sizeof f);
       r.has_finish = true;
       r.tasks_created = f.tasks_created;
+      r.events_lost = f.events_lost;
+      r.finish_reason = f.reason;
+    } else if (rh.type == static_cast<uint32_t>(RecordType::RecorderStats) &&
+               payload >= sizeof(RecorderStats)) {
+      std::memcpy(&r.stats, head + sizeof rh, sizeof r.stats);
+      r.has_stats = true;
     }
     pos += rh.size;
   }

@@ -113,7 +113,11 @@ class TraceFile {
     uint64_t file_bytes = 0, whole_bytes = 0;
     bool has_finish = false;
     uint64_t tasks_created = 0;  // from the Finish record
+    uint64_t events_lost = 0;    // likewise
+    uint32_t finish_reason = 0;  // likewise (FinishReason)
     uint32_t streams = 0;
+    bool has_stats = false;
+    RecorderStats stats{};  // the recorder's losses (write errors, when it first failed)
   };
   static Scan scan(const std::string& path);
 
