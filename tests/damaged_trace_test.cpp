@@ -9,6 +9,9 @@
 // The mutations are drawn from a fixed seed, so a failure names the case that reproduces it.
 #include <gtest/gtest.h>
 #include <lz4.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -471,6 +474,75 @@ TEST(DamagedTrace, TheUndamagedCorpusReadsCleanly) {
       EXPECT_EQ(trace.stream_count(), 2u) << c.name;
     }
   }
+}
+
+// Runs `open_it` in a child process under a 512 MiB address-space limit and a 10 s alarm:
+// "" when it threw a TraceError containing every one of `expect`, else what happened. (The
+// reader used to read a device to its end and a large file whole, and to wait on a FIFO.)
+std::string refused_in_a_child(const std::string& path, const std::vector<std::string>& expect) {
+  int fds[2];
+  if (pipe(fds) != 0) return "pipe failed";
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    rlimit as{512ull << 20, 512ull << 20};
+    setrlimit(RLIMIT_AS, &as);
+    alarm(10);
+    std::string what;
+    try {
+      trace::TraceFile::open(path);
+      what = "opened";
+    } catch (const trace::TraceError& e) {
+      what = e.what();
+      bool all = true;
+      for (const std::string& x : expect) all = all && what.find(x) != std::string::npos;
+      if (all && what.find('\n') == std::string::npos) what.clear();
+    } catch (const std::exception& e) {
+      what = std::string("not a TraceError: ") + e.what();
+    }
+    (void)!::write(fds[1], what.data(), what.size());
+    _exit(what.empty() ? 0 : 1);
+  }
+  close(fds[1]);
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (WIFSIGNALED(status))
+    return "killed by signal " + std::to_string(WTERMSIG(status)) + " (14: hung)";
+  return WEXITSTATUS(status) == 0 ? "" : out;
+}
+
+// The header is checked from the first bytes: a large file that is not a trace is refused
+// without being read (the child's 512 MiB would not hold the 1 GiB the reader allocated for it).
+TEST(DamagedTrace, ALargeFileThatIsNotATraceIsRefusedByItsHeaderAlone) {
+  TempFile file;
+  file.write(std::vector<uint8_t>(100, 0));
+  ASSERT_EQ(truncate(file.path().c_str(), 1ll << 30), 0);  // sparse: no disk used
+  EXPECT_EQ(refused_in_a_child(file.path(), {file.path(), "bad magic"}), "");
+
+  // Likewise a future major version: refused from its header.
+  std::vector<uint8_t> header(trace::kFileHeaderV2Size, 0);
+  std::memcpy(header.data(), trace::kMagic, sizeof trace::kMagic);
+  const uint16_t future = trace::kVersionMajor + 1;
+  std::memcpy(header.data() + sizeof trace::kMagic, &future, sizeof future);
+  file.write(header);
+  ASSERT_EQ(truncate(file.path().c_str(), 1ll << 30), 0);
+  EXPECT_EQ(refused_in_a_child(file.path(), {"version " + std::to_string(future)}), "");
+}
+
+// Devices and pipes have no end to read to: refused at once, with what to do.
+TEST(DamagedTrace, DevicesAndPipesAreRefusedAtOnce) {
+  EXPECT_EQ(refused_in_a_child("/dev/zero", {"/dev/zero", "character device", "copy it"}), "");
+  char dir[] = "/tmp/tasklens_fifo_XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string fifo = std::string(dir) + "/fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(refused_in_a_child(fifo, {fifo, "FIFO", "copy it"}), "");  // no writer: not waited
+  unlink(fifo.c_str());
+  rmdir(dir);
 }
 
 uint64_t env_or(const char* name, uint64_t fallback) {

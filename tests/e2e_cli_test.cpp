@@ -441,6 +441,101 @@ TEST_F(Cli, OutputThatCannotBeATraceIsRefusedBeforeTheRun) {
   EXPECT_FALSE(fs::exists(path("no")));
 }
 
+// A symlink given as the trace is followed (the trace goes to its target, which is what is kept
+// as .old) and stays a symlink; `-o -` cannot take a trace and is refused before the run.
+TEST_F(Cli, ASymlinkGivenAsTheTraceIsFollowedAndStays) {
+  namespace fs = std::filesystem;
+  const std::string target = path("real.tlens"), link = path("link.tlens");
+  write_file(target, "previous");
+  fs::create_symlink("real.tlens", link);
+  RunResult r = record(example("fib", "clang"), {"5", "10"}, link);
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  EXPECT_TRUE(fs::is_symlink(link)) << "the symlink was replaced";
+  EXPECT_EQ(read_file(target + ".old"), "previous");
+  EXPECT_FALSE(fs::exists(link + ".old")) << "the link itself was renamed";
+  json j = report_json(link);
+  EXPECT_TRUE(j.is_object());
+
+  RunResult dash = record(example("fib", "clang"), {"5", "10"}, "-");
+  EXPECT_TRUE(dash.exited(2)) << dash.describe();
+  EXPECT_EQ(lines_of(dash.err).size(), 1u) << dash.err;
+  EXPECT_NE(dash.err.find("standard output"), std::string::npos) << dash.err;
+  EXPECT_TRUE(dash.out.empty()) << "the program must not have run: " << dash.out;
+}
+
+// `tasklens <args>` under a 1 GiB address-space limit and a 20 s timeout: a reader that reads a
+// device to its end, waits on a FIFO or reads a large file whole cannot pass unnoticed (report
+// /dev/zero grew to 15 GB until the OOM killer ended it).
+RunResult limited(const std::vector<std::string>& args, const std::string& as = "1073741824") {
+  std::vector<std::string> argv = {"/usr/bin/prlimit", "--as=" + as, TASKLENS_BIN};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run(argv, default_env(), 20);
+}
+
+// Inputs that are not regular files are refused at once with one line saying what to do, by
+// every reader, and a file that is not a trace by its first bytes.
+TEST_F(Cli, DevicesPipesAndLargeNonTracesAreRefusedAtOnce) {
+  const std::string trace = path("run.tlens");
+  RunResult rec = record(example("fib", "clang"), {"5", "10"}, trace);
+  ASSERT_TRUE(rec.exited(0)) << rec.describe();
+  const std::vector<std::vector<std::string>> commands = {
+      {"report", "/dev/zero"},
+      {"diff", trace, "/dev/zero"},
+      {"diff", "/dev/zero", trace},
+      {"tasks", "/dev/zero"},
+      {"sched", "/dev/zero"},
+      {"predict", "/dev/zero"},
+      {"export", "/dev/zero", "-o", path("x.json")},
+      {"view", "/dev/zero", "-o", path("x.html")},
+  };
+  for (const auto& args : commands) {
+    RunResult r = limited(args);
+    EXPECT_TRUE(r.exited(4)) << r.describe();
+    EXPECT_EQ(lines_of(r.err).size(), 1u) << r.err;
+    EXPECT_NE(r.err.find("/dev/zero: is a character device"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("copy it to one first"), std::string::npos) << r.err;
+    EXPECT_LT(r.seconds, 10) << r.describe();
+  }
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::filesystem::path(trace).parent_path()))
+    EXPECT_EQ(entry.path().filename().string().find(".tmp-"), std::string::npos)
+        << "temporary left behind: " << entry.path();
+
+  // A FIFO without a writer: opening it waited forever; it is at its end at once.
+  const std::string fifo = path("fifo");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  RunResult from_fifo = limited({"report", fifo});
+  EXPECT_TRUE(from_fifo.exited(4)) << from_fifo.describe();
+  EXPECT_EQ(lines_of(from_fifo.err).size(), 1u) << from_fifo.err;
+  EXPECT_NE(from_fifo.err.find("is a FIFO"), std::string::npos) << from_fifo.err;
+  EXPECT_LT(from_fifo.seconds, 10) << from_fifo.describe();
+
+  // A pipe still reads (a trace through one: tests/trace_test.cpp), but only as far as a header
+  // that is not a trace's.
+  RunResult from_pipe = run({"/bin/bash", "-c",
+                             std::string("/usr/bin/prlimit --as=1073741824 ") + TASKLENS_BIN +
+                                 " report <(cat /dev/zero)"},
+                            default_env(), 20);
+  EXPECT_TRUE(from_pipe.exited(4)) << from_pipe.describe();
+  EXPECT_EQ(lines_of(from_pipe.err).size(), 1u) << from_pipe.err;
+  EXPECT_NE(from_pipe.err.find("bad magic"), std::string::npos) << from_pipe.err;
+
+  // 1 GiB of zeros (sparse), refused by its first bytes under a 512 MiB limit: it was read whole
+  // before "bad magic".
+  const std::string big = path("big.bin");
+  write_file(big, "");
+  ASSERT_EQ(truncate(big.c_str(), 1ll << 30), 0) << strerror(errno);
+  RunResult from_big = limited({"report", big}, "536870912");
+  EXPECT_TRUE(from_big.exited(4)) << from_big.describe();
+  EXPECT_EQ(lines_of(from_big.err).size(), 1u) << from_big.err;
+  EXPECT_NE(from_big.err.find("bad magic"), std::string::npos) << from_big.err;
+  EXPECT_LT(from_big.seconds, 10) << from_big.describe();
+
+  // The limits leave room for a real trace.
+  RunResult fine = limited({"report", trace}, "536870912");
+  EXPECT_TRUE(fine.exited(0)) << fine.describe();
+}
+
 TEST_F(Cli, ProgramThatCannotBeRunIsReported) {
   RunResult r = record(path("no-such-program"), {}, path("x.tlens"));
   EXPECT_TRUE(r.exited(127)) << r.describe();

@@ -5,7 +5,12 @@
 // flow into every task's first slice, every flow's two ends. The json and csv dumps hold the
 // same strands and add up to the work of `tasklens report --format json`. Errors on bad input.
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
 
+#include <cstring>
 #include <map>
 #include <set>
 #include <string>
@@ -274,6 +279,142 @@ TEST_F(ExportTest, BadInputIsOneLineAndLeavesNoFile) {
   RunResult ok = tl_export({trace, "-o", path("keep.json")});
   ASSERT_TRUE(ok.exited(0)) << ok.describe();
   EXPECT_EQ(read_file(path("keep.json")).rfind("{\"displayTimeUnit\":\"ns\"", 0), 0u);
+}
+
+// Outputs that are not regular files (issue 21). Every command's -o goes through one helper
+// (src/cli/output_file.hpp), exercised here through export and view: a device node is written
+// into, never replaced (as root, `export -o /dev/null` replaced the null device with a file),
+// and what can take no output (a block device, a socket) is refused with one line.
+TEST_F(ExportTest, ADeviceNodeGivenAsOutputStaysADeviceNode) {
+  if (geteuid() != 0) GTEST_SKIP() << "making device nodes (mknod) needs root";
+  const std::string trace = path("run.tlens");
+  RunResult rec = record(example("fib", "clang"), {"6", "10"}, trace);
+  ASSERT_TRUE(rec.exited(0)) << rec.describe();
+  const std::string null_node = path("null"), full_node = path("full"), block = path("loop");
+  ASSERT_EQ(mknod(null_node.c_str(), S_IFCHR | 0666, makedev(1, 3)), 0) << strerror(errno);
+  ASSERT_EQ(mknod(full_node.c_str(), S_IFCHR | 0666, makedev(1, 7)), 0) << strerror(errno);
+  ASSERT_EQ(mknod(block.c_str(), S_IFBLK | 0600, makedev(7, 0)), 0) << strerror(errno);
+  const int probe = open(null_node.c_str(), O_WRONLY);
+  if (probe < 0)
+    GTEST_SKIP() << dir_ << " does not allow device nodes (nodev): " << strerror(errno);
+  close(probe);
+  const auto is_node = [](const std::string& p, mode_t type, dev_t dev) {
+    struct stat st {};
+    return lstat(p.c_str(), &st) == 0 && (st.st_mode & S_IFMT) == type && st.st_rdev == dev;
+  };
+
+  RunResult to_null = tl_export({trace, "-o", null_node});
+  EXPECT_TRUE(to_null.exited(0)) << to_null.describe();
+  EXPECT_TRUE(is_node(null_node, S_IFCHR, makedev(1, 3))) << "the device node was replaced";
+  RunResult view = tasklens_command("view", {trace, "-o", null_node});
+  EXPECT_TRUE(view.exited(0)) << view.describe();
+  EXPECT_TRUE(is_node(null_node, S_IFCHR, makedev(1, 3))) << "view replaced the device node";
+
+  // A device that refuses the data: one line saying why, and the node stays.
+  RunResult to_full = tl_export({trace, "-o", full_node});
+  EXPECT_TRUE(to_full.exited(1)) << to_full.describe();
+  EXPECT_EQ(lines_of(to_full.err).size(), 1u) << to_full.err;
+  EXPECT_NE(to_full.err.find("No space left"), std::string::npos) << to_full.err;
+  EXPECT_TRUE(is_node(full_node, S_IFCHR, makedev(1, 7))) << "the device node was replaced";
+
+  RunResult to_block = tl_export({trace, "-o", block});
+  EXPECT_TRUE(to_block.exited(2)) << to_block.describe();
+  EXPECT_EQ(lines_of(to_block.err).size(), 1u) << to_block.err;
+  EXPECT_NE(to_block.err.find("block device"), std::string::npos) << to_block.err;
+  EXPECT_TRUE(is_node(block, S_IFBLK, makedev(7, 0))) << "the block device was replaced";
+  for (const auto& entry : std::filesystem::directory_iterator(dir_))
+    EXPECT_EQ(entry.path().filename().string().find(".tmp-"), std::string::npos)
+        << "temporary left behind: " << entry.path();
+}
+
+// A symlink is followed, not replaced: its target gets the content (keeping its permissions),
+// the link stays. A dangling one is refused.
+TEST_F(ExportTest, ASymlinkGivenAsOutputStaysASymlinkToTheNewContent) {
+  namespace fs = std::filesystem;
+  const std::string trace = path("run.tlens");
+  RunResult rec = record(example("fib", "clang"), {"6", "10"}, trace);
+  ASSERT_TRUE(rec.exited(0)) << rec.describe();
+  fs::create_directory(path("results"));
+  const std::string target = path("results/real.json"), link = path("latest.json");
+  write_file(target, "old");
+  ASSERT_EQ(chmod(target.c_str(), 0640), 0);
+  fs::create_symlink("results/real.json", link);
+
+  RunResult ex = tl_export({trace, "-o", link});
+  ASSERT_TRUE(ex.exited(0)) << ex.describe();
+  EXPECT_TRUE(fs::is_symlink(link)) << "the symlink was replaced by a file";
+  EXPECT_EQ(fs::read_symlink(link), "results/real.json");
+  EXPECT_EQ(read_file(target).rfind("{\"displayTimeUnit\":\"ns\"", 0), 0u);
+  struct stat st {};
+  ASSERT_EQ(stat(target.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0640u) << "the replaced file keeps its permissions";
+
+  const std::string html_link = path("view.html");
+  write_file(path("results/view.html"), "old");
+  fs::create_symlink("results/view.html", html_link);
+  RunResult view = tasklens_command("view", {trace, "-o", html_link});
+  ASSERT_TRUE(view.exited(0)) << view.describe();
+  EXPECT_TRUE(fs::is_symlink(html_link)) << "view replaced the symlink by a file";
+  EXPECT_GT(read_file(path("results/view.html")).size(), 1000u);
+
+  const std::string dangling = path("dangling.json");
+  fs::create_symlink("nowhere/x.json", dangling);
+  RunResult bad = tl_export({trace, "-o", dangling});
+  EXPECT_TRUE(bad.exited(2)) << bad.describe();
+  EXPECT_EQ(lines_of(bad.err).size(), 1u) << bad.err;
+  EXPECT_NE(bad.err.find("symbolic link"), std::string::npos) << bad.err;
+  EXPECT_TRUE(fs::is_symlink(dangling));
+  for (const std::string& d : {dir_, path("results")})
+    for (const auto& entry : fs::directory_iterator(d))
+      EXPECT_EQ(entry.path().filename().string().find(".tmp-"), std::string::npos)
+          << "temporary left behind: " << entry.path();
+}
+
+// `-o -` is standard output; a FIFO is written into (the reader gets the export); a socket is
+// refused.
+TEST_F(ExportTest, DashIsStandardOutputAFifoIsWrittenIntoASocketRefused) {
+  const std::string trace = path("run.tlens");
+  RunResult rec = record(example("fib", "clang"), {"6", "10"}, trace);
+  ASSERT_TRUE(rec.exited(0)) << rec.describe();
+  RunResult plain = tl_export({trace, "--format", "csv"});
+  ASSERT_TRUE(plain.exited(0)) << plain.describe();
+  RunResult dash = tl_export({trace, "--format", "csv", "-o", "-"});
+  ASSERT_TRUE(dash.exited(0)) << dash.describe();
+  EXPECT_EQ(dash.out, plain.out);
+  EXPECT_GT(dash.out.size(), 100u);
+  EXPECT_EQ(dash.err.find("wrote"), std::string::npos) << dash.err;
+  EXPECT_FALSE(std::filesystem::exists("-")) << "a file named - was written";
+
+  const std::string fifo = path("fifo");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  // The read end is opened first (without waiting for a writer), so the export's open does not
+  // wait; the export (a few KB) fits the pipe's buffer, read once it has ended.
+  const int read_end = open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(read_end, 0) << strerror(errno);
+  RunResult to_fifo = tl_export({trace, "--format", "csv", "-o", fifo});
+  std::string received;
+  char buf[65536];
+  for (ssize_t n; (n = read(read_end, buf, sizeof buf)) > 0;)
+    received.append(buf, static_cast<size_t>(n));
+  close(read_end);
+  EXPECT_TRUE(to_fifo.exited(0)) << to_fifo.describe();
+  EXPECT_EQ(received, plain.out);
+  EXPECT_TRUE(std::filesystem::is_fifo(fifo)) << "the FIFO was replaced";
+
+  const std::string sock = path("sock");
+  const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  ASSERT_LT(sock.size(), sizeof addr.sun_path);
+  std::memcpy(addr.sun_path, sock.c_str(), sock.size() + 1);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0) << strerror(errno);
+  RunResult to_sock = tl_export({trace, "-o", sock});
+  close(fd);
+  EXPECT_TRUE(to_sock.exited(2)) << to_sock.describe();
+  EXPECT_EQ(lines_of(to_sock.err).size(), 1u) << to_sock.err;
+  EXPECT_NE(to_sock.err.find("a socket"), std::string::npos) << to_sock.err;
+  EXPECT_TRUE(std::filesystem::is_socket(sock)) << "the socket was replaced";
 }
 
 }  // namespace

@@ -1,8 +1,6 @@
 #include "cli/export_cmd.hpp"
 
 #include <fmt/format.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -14,6 +12,7 @@
 
 #include "cli/analyze.hpp"
 #include "cli/errors.hpp"
+#include "cli/output_file.hpp"
 #include "report/export_dump.hpp"
 #include "report/export_flows.hpp"
 #include "report/export_perfetto.hpp"
@@ -30,59 +29,6 @@ ExportFormat parse_export_format(const std::string& f) {
   if (f == "csv") return ExportFormat::Csv;
   throw UsageError("--format " + f + ": unknown export format; use perfetto, json or csv");
 }
-
-// The output file is written under a temporary name in the same directory and renamed when
-// complete: a failed export (bad trace, full disk) leaves no half-written file behind, and an
-// unwritable directory is reported before the trace is read.
-class OutputFile {
- public:
-  explicit OutputFile(const std::string& path) : path_(path) {
-    struct stat st {};
-    if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-      throw UsageError(
-          fmt::format("-o {}: is a directory; give a file name, e.g. -o run.json", path));
-    tmp_ = path + ".tmp-XXXXXX";
-    int fd = mkstemp(tmp_.data());
-    if (fd < 0)
-      throw UsageError(fmt::format("-o {}: cannot write there ({}); choose a writable path", path,
-                                   std::strerror(errno)));
-    file_ = fdopen(fd, "w");
-    if (!file_) {
-      ::close(fd);
-      std::remove(tmp_.c_str());
-      throw UsageError(fmt::format("-o {}: cannot write there ({})", path, std::strerror(errno)));
-    }
-  }
-  ~OutputFile() {
-    if (file_) std::fclose(file_);
-    if (!committed_) std::remove(tmp_.c_str());
-  }
-  OutputFile(const OutputFile&) = delete;
-  OutputFile& operator=(const OutputFile&) = delete;
-  std::FILE* file() { return file_; }
-  // Closes and renames into place; false (and the temporary removed) on failure.
-  bool commit() {
-    bool ok = std::fclose(file_) == 0;
-    file_ = nullptr;
-    // mkstemp creates 0600; an export is an ordinary file (0666 minus the umask).
-    mode_t mask = umask(0);
-    umask(mask);
-    ok = ok && chmod(tmp_.c_str(), 0666 & ~mask) == 0;
-    ok = ok && std::rename(tmp_.c_str(), path_.c_str()) == 0;
-    committed_ = ok;
-    if (!ok) {  // now: callers exit at once, without running destructors
-      const int err = errno;
-      std::remove(tmp_.c_str());
-      errno = err;
-    }
-    return ok;
-  }
-
- private:
-  std::string path_, tmp_;
-  std::FILE* file_ = nullptr;
-  bool committed_ = false;
-};
 
 std::string human_bytes(uint64_t b) {
   if (b < 10240) return fmt::format("{} B", b);
@@ -113,9 +59,10 @@ std::vector<std::vector<std::pair<uint64_t, uint64_t>>> preemptions_in_tsc(
 
 void run_export(const ExportOptions& opt) {
   const ExportFormat format = parse_export_format(opt.format);
-  const bool to_stdout = opt.output.empty() || opt.output == "-";
-  std::unique_ptr<OutputFile> file;
-  if (!to_stdout) file = std::make_unique<OutputFile>(opt.output);
+  // Opened before the trace is read: a path that cannot be written is reported at once.
+  auto file = std::make_unique<OutputFile>(opt.output.empty() ? "-" : opt.output,
+                                           opt.format == "csv" ? "run.csv" : "run.json");
+  const bool to_stdout = file->to_stdout();
 
   Loaded l = load(opt.trace);
   const model::Model& m = l.model;
@@ -134,7 +81,7 @@ void run_export(const ExportOptions& opt) {
     run.os_tids[t.thread] = t.os_tid;
   }
 
-  report::ExportWriter out(to_stdout ? stdout : file->file());
+  report::ExportWriter out(file->file());
   std::string summary;
   if (format == ExportFormat::Perfetto) {
     uint64_t first = UINT64_MAX;
@@ -173,15 +120,15 @@ void run_export(const ExportOptions& opt) {
     file.reset();
     std::_Exit(1);
   }
-  if (file) {
-    if (!file->commit()) {
-      fmt::print(stderr, "tasklens: could not write {}: {}\n", opt.output, std::strerror(errno));
-      std::fflush(stderr);
-      std::_Exit(1);
-    }
+  if (!file->commit()) {
+    fmt::print(stderr, "tasklens: could not write {}: {}\n",
+               to_stdout ? std::string("standard output") : opt.output, std::strerror(errno));
+    std::fflush(stderr);
+    std::_Exit(1);
+  }
+  if (!to_stdout)
     fmt::print(stderr, "tasklens: wrote {} ({}, {})\n", opt.output, human_bytes(out.bytes()),
                summary);
-  }
   print_timings("export");
   std::fflush(stderr);
   // Like write_and_exit: no teardown of a model of millions of strands.

@@ -206,7 +206,7 @@ int run(int argc, char** argv) {
       "docs/export.md.");
   exp->add_option("trace", ex.trace, "Trace file")->capture_default_str();
   exp->add_option("--format", ex.format, "perfetto, json or csv")->capture_default_str();
-  exp->add_option("-o,--output", ex.output, "File to write (default: standard output)");
+  exp->add_option("-o,--output", ex.output, "File to write (default, or -: standard output)");
   ViewOptions vw;
   CLI::App* view = app.add_subcommand(
       "view",

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "cli/errors.hpp"
+#include "cli/output_file.hpp"
 #include "recorder/metric.hpp"
 #include "recorder/switches.hpp"
 #include "trace/losses.hpp"
@@ -262,22 +263,26 @@ int run_record(const RecordOptions& opt) {
   std::string recorder_lib = find_recorder();
   std::string runtime = find_runtime(opt.runtime);
 
-  fs::path out = fs::absolute(opt.output);
+  // Only a trace file is kept as .old: a directory or a device named by mistake (-o /tmp,
+  // -o /dev/null) would be renamed away. A symlink is followed, as export's -o is
+  // (output_file.hpp): the trace goes to its target, which is what is kept as .old, and the link
+  // stays.
+  const OutputTarget target = resolve_output(opt.output, "run.tlens");
+  if (target.kind == OutputTarget::Kind::Stdout)
+    throw UsageError(
+        "-o -: a trace cannot go to standard output (the recorder writes it from inside the "
+        "program, then completes it in place); give a file name, e.g. -o run.tlens");
+  if (target.kind == OutputTarget::Kind::Stream)
+    throw UsageError(
+        fmt::format("-o {}: exists and is not a regular file (a device or a FIFO: a trace is "
+                    "completed in place after the run); give a file name for the trace",
+                    opt.output));
+  fs::path out = fs::absolute(target.path);
   std::error_code ec;
   // Replacing the previous .old frees its pages, milliseconds for a large trace: it is unlinked
   // while held open here and closed while the program runs, which is when the kernel frees it.
   int previous_old = -1;
-  // Only a trace file is kept as .old: a directory or a device named by mistake (-o /tmp,
-  // -o /dev/null) would be renamed away.
-  const fs::file_status out_status = fs::status(out, ec);
-  if (fs::is_directory(out_status))
-    throw UsageError(fmt::format("-o {}: is a directory; give a file name, e.g. -o {}", opt.output,
-                                 (fs::path(opt.output) / "run.tlens").string()));
-  if (fs::exists(out_status) && !fs::is_regular_file(out_status))
-    throw UsageError(
-        fmt::format("-o {}: exists and is not a regular file; give a file name "
-                    "for the trace",
-                    opt.output));
+  const bool out_exists = target.kind == OutputTarget::Kind::Regular;
   // The recorder opens the trace inside the program: a directory it cannot write in is found
   // now, not after the run (which then said the program had never started OpenMP).
   const fs::path out_dir = out.parent_path();
@@ -298,7 +303,7 @@ int run_record(const RecordOptions& opt) {
     ::close(fd);
     ::unlink(probe.c_str());
   }
-  if (fs::exists(out_status)) {
+  if (out_exists) {
     const std::string old = out.string() + ".old";
     previous_old = ::open(old.c_str(), O_RDONLY | O_CLOEXEC);
     if (previous_old >= 0 && ::unlink(old.c_str()) != 0) {

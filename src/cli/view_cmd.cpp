@@ -17,6 +17,7 @@
 #include "cli/analyze.hpp"
 #include "cli/diff_cmd.hpp"
 #include "cli/errors.hpp"
+#include "cli/output_file.hpp"
 #include "report/html_view.hpp"
 #include "report/json_text.hpp"
 #include "report/profile_report.hpp"
@@ -200,6 +201,8 @@ void run_view(const ViewOptions& opt) {
   if (opt.slices < 1 || opt.slices > 1000000)
     throw UsageError(fmt::format("--slices {}: use a number from 1 to 1000000", opt.slices));
   if (opt.output.empty()) throw UsageError("-o: give a file name (or - for standard output)");
+  // Opened before the traces are read: a path that cannot be written is reported at once.
+  OutputFile out(opt.output, "tasklens.html");
 
   // The recordings stay allocated: the process ends right after writing (write_and_exit's
   // reason), so their models are never freed.
@@ -217,19 +220,14 @@ void run_view(const ViewOptions& opt) {
   std::string title = "tasklens: " + report::basename_of(opt.trace);
   if (!opt.compare.empty()) title += " vs " + report::basename_of(opt.compare);
   const std::string page = report::render_html(runs, title);
-  if (opt.output == "-") write_and_exit(page);
+  if (out.to_stdout()) write_and_exit(page);
 
-  std::FILE* f = std::fopen(opt.output.c_str(), "wb");
-  if (!f)
-    throw UsageError(fmt::format("cannot write {}: {}; choose another file with -o", opt.output,
-                                 std::strerror(errno)));
-  bool ok = std::fwrite(page.data(), 1, page.size(), f) == page.size();
-  ok = std::fclose(f) == 0 && ok;
+  // A short write is not committed: the temporary goes, an existing file stays as it was.
+  const bool ok =
+      std::fwrite(page.data(), 1, page.size(), out.file()) == page.size() && out.commit();
   if (!ok)
-    throw UsageError(
-        fmt::format("could not write all of {} (disk full?); choose another file "
-                    "with -o",
-                    opt.output));
+    throw UsageError(fmt::format("could not write all of {} ({}); choose another file with -o",
+                                 opt.output, errno ? std::strerror(errno) : "disk full?"));
   fmt::print(stderr, "tasklens: wrote {} ({} KB); open it in a browser\n", opt.output,
              (page.size() + 1023) / 1024);
   print_timings("view");

@@ -397,10 +397,36 @@ void EventDecoder::expand_tbb(Event& e) {
 
 void TraceFile::fail(const std::string& what) const { throw TraceError(path_ + ": " + what); }
 
+namespace {
+
+// What a path that is not a regular file is, for the message refusing it.
+const char* not_regular(mode_t mode) {
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISBLK(mode)) return "a block device";
+  return "not a regular file";
+}
+
+// Reads up to `size` bytes; fewer only at the end of the file.
+ssize_t read_full(int fd, uint8_t* out, size_t size) {
+  size_t have = 0;
+  while (have < size) {
+    const ssize_t got = ::read(fd, out + have, size - have);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return -1;
+    if (got == 0) break;
+    have += static_cast<size_t>(got);
+  }
+  return static_cast<ssize_t>(have);
+}
+
+}  // namespace
+
 TraceFile TraceFile::open(const std::string& path) {
   TraceFile t;
   t.path_ = path;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer (it waited forever).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     t.fail(std::string("cannot open trace (") + std::strerror(errno) +
            "); record one with `tasklens record -- ./program`");
@@ -410,13 +436,38 @@ TraceFile TraceFile::open(const std::string& path) {
     ~Closer() { ::close(fd); }
   } closer{fd};
   struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
+  if (::fstat(fd, &st) != 0)
+    t.fail(std::string("cannot stat trace (") + std::strerror(errno) + ")");
+  if (S_ISDIR(st.st_mode))
     t.fail("is a directory, not a trace; give a trace file (the default is tasklens.data)");
-  // The whole file at once (it is parsed as a whole anyway): through stream iterators a 10 MB
-  // trace took 30 ms. A regular file's size is known; anything else (a pipe) is read to its end.
-  if (S_ISREG(st.st_mode)) t.data_.resize(static_cast<size_t>(st.st_size));
-  size_t have = 0;
-  uint8_t more[1 << 16];  // past the known size (a file that grew, or not a regular file)
+  // A device has no end to read to (report /dev/zero grew to 15 GB until the OOM killer came),
+  // and a trace is parsed as a whole anyway. A pipe still reads (`report <(zstdcat
+  // run.tlens.zst)`, tests/trace_test.cpp): its header is checked from its first bytes, as a
+  // file's, so what is not a trace stops there.
+  const bool pipe = S_ISFIFO(st.st_mode);
+  if (!S_ISREG(st.st_mode) && !pipe)
+    t.fail(std::string("is ") + not_regular(st.st_mode) +
+           ", not a trace file; tasklens reads traces from regular files: copy it to one first "
+           "(cat " +
+           path + " > run.tlens)");
+  if (pipe)
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);  // a slow writer is waited for
+  // The header first, and nothing more when it is not a trace's: a 2 GB file given by mistake
+  // was read whole (11 s) before "bad magic".
+  uint8_t head[kFileHeaderV2Size];
+  const ssize_t head_size = read_full(fd, head, sizeof head);
+  if (head_size < 0) t.fail(std::string("cannot read trace (") + std::strerror(errno) + ")");
+  if (pipe && head_size == 0)  // a FIFO without a writer: at its end at once
+    t.fail(
+        "is a FIFO (a pipe) that nothing writes to: no trace to read; give the trace file itself, "
+        "or copy it to a regular file first");
+  t.check_identity(head, static_cast<size_t>(head_size));
+  // Then the whole file at once (it is parsed as a whole anyway): through stream iterators a
+  // 10 MB trace took 30 ms. A file that grew meanwhile is read to its end.
+  t.data_.resize(std::max<size_t>(static_cast<size_t>(st.st_size), sizeof head));
+  std::memcpy(t.data_.data(), head, sizeof head);
+  size_t have = sizeof head;
+  uint8_t more[1 << 16];  // past the known size
   for (;;) {
     const bool inside = have < t.data_.size();
     const ssize_t got = inside ? ::read(fd, t.data_.data() + have, t.data_.size() - have)
@@ -432,19 +483,23 @@ TraceFile TraceFile::open(const std::string& path) {
   return t;
 }
 
-void TraceFile::parse() {
-  if (data_.size() < kFileHeaderV2Size) {
-    if (data_.empty()) fail("the file is empty: not a tasklens trace");
-    fail("the file is too short to be a tasklens trace (" + std::to_string(data_.size()) +
-         " bytes)");
+void TraceFile::check_identity(const uint8_t* data, size_t size) const {
+  if (size < kFileHeaderV2Size) {
+    if (size == 0) fail("the file is empty: not a tasklens trace");
+    fail("the file is too short to be a tasklens trace (" + std::to_string(size) + " bytes)");
   }
-  std::memcpy(&header_, data_.data(), kFileHeaderV2Size);
-  if (std::memcmp(header_.magic, kMagic, sizeof kMagic) != 0)
-    fail("not a tasklens trace (bad magic)");
-  if (header_.version_major < 1 || header_.version_major > kVersionMajor)
-    fail("trace format version " + std::to_string(header_.version_major) +
+  FileHeader h{};
+  std::memcpy(&h, data, kFileHeaderV2Size);
+  if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0) fail("not a tasklens trace (bad magic)");
+  if (h.version_major < 1 || h.version_major > kVersionMajor)
+    fail("trace format version " + std::to_string(h.version_major) +
          " is not supported by this tasklens (reads version " + std::to_string(kVersionMajor) +
          ")");
+}
+
+void TraceFile::parse() {
+  check_identity(data_.data(), data_.size());
+  std::memcpy(&header_, data_.data(), kFileHeaderV2Size);
   const uint32_t known_size =
       header_.version_major >= 3 ? uint32_t{sizeof(FileHeader)} : kFileHeaderV2Size;
   if (header_.header_size < known_size || header_.header_size > data_.size())

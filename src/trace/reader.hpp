@@ -189,6 +189,9 @@ class TraceFile {
   friend class EventDecoder;
   // Decompresses block `index` of `thread` (Block::raw_size bytes) to `out`.
   void decompress(const Block& b, uint8_t* out) const;
+  // The magic and the major version, from the first `size` bytes of the file: what open()
+  // checks before reading the rest, and parse() again.
+  void check_identity(const uint8_t* data, size_t size) const;
   void parse();
   void parse_region_names(const uint8_t* p, size_t n, size_t pos);
   void parse_site_names(const uint8_t* p, size_t n, size_t pos);
