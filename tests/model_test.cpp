@@ -521,6 +521,23 @@ TEST(Model, TheRecordersCostPerEventIsTakenOutOfEveryInterval) {
   EXPECT_EQ(taken.probe_removed, 6u + 6 + 3 + 1 + 1 + 7);
 }
 
+// A trace of a later minor version reads (its unknown records are skipped), with a warning.
+TEST(Model, ATraceOfALaterMinorVersionReadsWithAWarning) {
+  for (uint16_t minor : {trace::kVersionMinor, uint16_t(trace::kVersionMinor + 1)}) {
+    TraceBuilder tb(2);
+    tb.version_minor(minor);
+    Region r{tb};
+    r.begin();
+    r.end(100, 110);
+    model::Model m = tb.build();
+    expect_structure(m);
+    const bool warned = std::any_of(m.warnings.begin(), m.warnings.end(), [](const auto& w) {
+      return w.find("written by a newer tasklens") != std::string::npos;
+    });
+    EXPECT_EQ(warned, minor > trace::kVersionMinor) << "minor version " << minor;
+  }
+}
+
 // Many tasks on two threads: far more events than the event pipe holds at once, so that its
 // decoder waits for the builder, and populates the builder's vectors meanwhile when they are
 // in huge pages. The model is the same whichever way its memory was populated.

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -50,6 +51,7 @@ class TraceBuilder {
   void blocked(uint32_t t, uint64_t out, uint64_t in) { blocked_.push_back({t, out, in}); }
   // The recorder measured `ticks` per event for the TSC (a ProbeCost record).
   void probe_cost(uint64_t ticks) { probe_ticks_ = ticks; }
+  void version_minor(uint16_t minor) { version_minor_ = minor; }
 
   void ev(uint32_t t, uint64_t time, trace::EventKind kind, std::initializer_list<uint64_t> fields,
           std::initializer_list<uint64_t> groups = {}) {
@@ -99,6 +101,7 @@ class TraceBuilder {
   // The trace file's bytes (uncompressed event blocks).
   std::vector<uint8_t> bytes() const {
     trace::FileHeader h = trace::make_file_header(1, 0, 0, metrics_);
+    if (version_minor_) h.version_minor = *version_minor_;
     std::vector<uint8_t> out(reinterpret_cast<uint8_t*>(&h), reinterpret_cast<uint8_t*>(&h + 1));
     std::vector<uint8_t> schema = trace::make_schema_payload();
     trace::append_record(out, trace::RecordType::EventSchema, schema.data(), schema.size());
@@ -155,6 +158,7 @@ class TraceBuilder {
   std::vector<Preemption> preemptions_;
   std::vector<Preemption> blocked_;
   uint64_t probe_ticks_ = 0;
+  std::optional<uint16_t> version_minor_;  // the header's minor version, if not this reader's
   uint32_t runtime_flags_;
   std::string runtime_version_;
 };

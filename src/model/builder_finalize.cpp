@@ -341,6 +341,15 @@ Model Builder::finalize() {
     m.warnings.push_back(
         "the program exited inside a parallel region: work still running on "
         "other threads at exit is not recorded");
+  if (trace_.header().version_major == trace::kVersionMajor &&
+      trace_.header().version_minor > trace::kVersionMinor)
+    m.warnings.push_back("the trace was written by a newer tasklens (format " +
+                         std::to_string(trace_.header().version_major) + "." +
+                         std::to_string(trace_.header().version_minor) + "; this one reads " +
+                         std::to_string(trace::kVersionMajor) + "." +
+                         std::to_string(trace::kVersionMinor) +
+                         "): what it recorded that this one does not know was skipped; update "
+                         "tasklens to see all of it");
   if (!trace_.complete())
     m.warnings.push_back("the trace is incomplete (" +
                          trace::incomplete_cause(trace_.has_launch_status(),
