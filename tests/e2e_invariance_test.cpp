@@ -489,7 +489,16 @@ TEST_P(Cutoff, CountsResultsAndParallelismFitTheDag) {
 
     // Depth 0 (the other arguments at their defaults, like the uncut run's): the root call's
     // children are already cut.
-    const Rec cut0 = rec(v, "clang", p.cutoff0_args, 2);
+    Rec cut0 = rec(v, "clang", p.cutoff0_args, 2);
+    if ((v == "cutoff_manual" || v == "cutoff_if") && cut0.parallelism > 1.15) {
+      // The worker's idle implicit task runs beside the serial chain: a burst of page faults or
+      // a host pause in it (knapsack: 1 recording in 8 gave 1.32, the others 1.00-1.01) makes
+      // parallel work. Judge a second recording, like the other timing checks.
+      std::cerr << "[ e2e      ] " << cut0.what << ": parallelism " << cut0.parallelism
+                << " for a serial program; recording it again\n";
+      usleep(500000);
+      cut0 = rec(v, "clang", p.cutoff0_args, 2);
+    }
     if (cut0.line.ok) {
       EXPECT_EQ(cut0.line.result, uncut.line.result) << cut0.what;
       if (v == "cutoff_manual") {
