@@ -220,6 +220,7 @@ ThreadBuffer* buffer_register(uint32_t thread, bool watch_switches) {
 Chunk* buffer_rotate(ThreadBuffer* b, uint64_t* stall_ticks) {
   Pool& p = pool();
   Chunk* old = b->current.load(std::memory_order_relaxed);
+  if (!old) return nullptr;  // an earlier rotation found no memory: the thread records nothing
   if (p.finished.load(std::memory_order_acquire)) {
     // After the end of the trace (exit in progress) events go nowhere: reuse the same chunk.
     old->committed.store(0, std::memory_order_relaxed);
@@ -241,6 +242,10 @@ Chunk* buffer_rotate(ThreadBuffer* b, uint64_t* stall_ticks) {
   }
   Writer& w = writer_of(p, b);
   uint64_t waited_from = 0;
+  // The chunk stops being current before the writer can have it: once written it may be handed
+  // to another thread, and a flush of this thread (current still pointing at it, while we wait
+  // for a chunk) would then write that thread's events from a second writer at once.
+  b->current.store(nullptr, std::memory_order_release);
   while (!b->full.push(old)) {  // a backlog of kSize chunks: the writer is far behind
     if (!waited_from) waited_from = read_tsc();
     wake_writer(w);
