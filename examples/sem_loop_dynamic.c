@@ -5,9 +5,9 @@
  * `parallel for schedule(dynamic, 1)` over n iterations of w units each, with the default team
  * (OMP_NUM_THREADS). Every chunk is one iteration and any thread may run any chunk, so the chunks
  * are logically independent: the parallelism is n whatever the number of threads (up to the
- * small serial strands before and after the loop), from 2 threads up. With ONE thread libomp runs
- * the region serialized and hands out the whole loop as a single chunk: then the program really
- * has no parallelism (W/S = 1).
+ * small serial strands before and after the loop). With ONE thread libomp runs the region
+ * serialized and reports no chunk at all: tasklens then takes the thread's share as the loop's n
+ * iterations seen together, and the parallelism is n too.
  *
  * Analytic profile (units):
  *   work           W = n w

@@ -173,9 +173,7 @@ TEST_P(Semantics, TaskloopGrainsize1ParallelismIsTheIterationCount) {
 }
 
 // schedule(dynamic, 1) over 32 equal iterations: every chunk is independent, W/S = 32 whatever
-// the number of threads. (Not with ONE thread: libomp runs a team of one as a serialized region
-// and hands out the whole loop as a single chunk, so the program really has no parallelism then;
-// more threads than the 2 cores would make the measurement noisy.)
+// the number of threads (tests/e2e_loops_test.cpp records every loop form with 1, 2 and 4).
 TEST_P(Semantics, DynamicLoopParallelismIs32WithTwoThreads) {
   auto p = profile_analytic(exe("sem_loop_dynamic"), {}, {640000, 20000});
   expect_report_invariants(p.report);

@@ -22,4 +22,12 @@ inline double percent_of(uint64_t part, uint64_t whole) {
 inline uint64_t series_span(uint64_t a, uint64_t b) { return a + b; }
 inline uint64_t parallel_span(uint64_t a, uint64_t b) { return std::max(a, b); }
 
+// A strand of `iterations` independent loop iterations seen only as a whole (a thread's static
+// share, a chunk): they could run side by side, so on a path it weighs one iteration's share of
+// its weight, spread evenly and rounded up (the longest of them when they are split as evenly as
+// whole ticks allow). 0 or 1 iterations: the weight itself.
+inline uint64_t iteration_span(uint64_t weight, uint64_t iterations) {
+  return iterations <= 1 ? weight : weight / iterations + (weight % iterations != 0);
+}
+
 }  // namespace tasklens::analysis

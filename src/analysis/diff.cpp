@@ -181,7 +181,7 @@ void fill_metrics(UnitDiff& u, Side& other, const std::vector<uint64_t>& base_su
     bool on_path = false;
     for (size_t i = 0; i < count; ++i)
       if (other.on_path[k][strands[i]]) {
-        d.critical += other.weights[k][strands[i]];
+        d.critical += path_weight(*other.m, strands[i], other.weights[k][strands[i]]);
         on_path = true;
       }
     const bool no_cost =

@@ -213,6 +213,8 @@ Simulator::Simulator(const model::Model& m, std::vector<uint64_t> durations) {
     strands_[u].model_id = u;
     if (preds_[u] == 0) roots_.push_back(u);
   }
+  for (const model::DivisibleStrand& d : m.divisible)
+    if (d.strand < n) strands_[d.strand].iterations = std::max<uint32_t>(d.iterations, 1);
   number_in_one_worker_order();
 }
 
@@ -360,13 +362,47 @@ SimulationResult Simulator::run_events(uint32_t P, const Overheads& o) const {
   using Ev = std::pair<uint64_t, uint32_t>;  // (finish time, worker)
   std::priority_queue<Ev, std::vector<Ev>, std::greater<Ev>> heap;
 
+  // Shares of split strands (SimStrand::iterations): ids kShare | index in deques and
+  // running[]; shares_left[s]: the shares of strand s not yet finished.
+  struct Share {
+    uint32_t strand;
+    uint64_t duration;
+  };
+  std::vector<Share> shares;
+  std::vector<uint32_t> shares_left;
+  constexpr uint32_t kShare = 0x80000000u;
   const auto start = [&](uint32_t w, uint32_t u, uint64_t at, uint64_t overhead) {
     idle[w / 64] &= ~(uint64_t{1} << (w % 64));
     running[w] = u;
     r.overhead += overhead;
-    const uint64_t duration = strand[u].duration;
+    uint64_t duration;
+    if (!(u & kShare)) ++r.strands_run;
+    if (u & kShare) {
+      duration = shares[u & ~kShare].duration;
+    } else if (strand[u].iterations > 1 && P > 1) {
+      // Split into k even shares of the iterations: this worker runs the first, the others
+      // wait on its deque (the last pushed, share 1, is popped first).
+      const uint64_t c = strand[u].iterations, k = std::min<uint64_t>(c, P);
+      const uint64_t d = strand[u].duration;
+      if (shares_left.empty()) shares_left.assign(strands_.size(), 0);
+      shares_left[u] = static_cast<uint32_t>(k);
+      const auto share_of = [&](uint64_t i) {  // iterations c/k, the first c%k one more
+        const uint64_t its = c / k + (i < c % k ? 1 : 0);
+        return static_cast<uint64_t>(static_cast<double>(d) * static_cast<double>(its) /
+                                     static_cast<double>(c));
+      };
+      for (uint64_t i = k; i-- > 1;) {
+        shares.push_back({u, share_of(i)});
+        deques[w].push_back(kShare | static_cast<uint32_t>(shares.size() - 1));
+        ++queued;
+      }
+      running[w] = kShare | static_cast<uint32_t>(shares.size());
+      shares.push_back({u, share_of(0)});
+      duration = shares.back().duration;
+    } else {
+      duration = strand[u].duration;
+    }
     r.busy += duration;
-    ++r.strands_run;
     heap.push({at + overhead + duration, w});
   };
 
@@ -386,7 +422,7 @@ SimulationResult Simulator::run_events(uint32_t P, const Overheads& o) const {
     if (!deques[w].empty()) {
       const uint32_t u = deques[w].pop_back();
       --queued;
-      start(w, u, t, own_cost(u));
+      start(w, u, t, (u & kShare) ? c_spawn : own_cost(u));
       return;
     }
     if (queued == 0) return;
@@ -416,9 +452,19 @@ SimulationResult Simulator::run_events(uint32_t P, const Overheads& o) const {
     const auto [t, w] = heap.top();
     heap.pop();
     now = t;
-    const uint32_t s = running[w];
+    uint32_t s = running[w];
     idle[w / 64] |= uint64_t{1} << (w % 64);
     running[w] = kNone;
+    if (s & kShare) {
+      s = shares[s & ~kShare].strand;
+      if (--shares_left[s] != 0) {  // other shares of the strand still run or wait
+        feed(w, t);
+        for (size_t k = 0; k < idle.size() && queued != 0; ++k)
+          for (uint64_t bits = idle[k]; bits != 0 && queued != 0; bits &= bits - 1)
+            feed(static_cast<uint32_t>(k * 64 + __builtin_ctzll(bits)), t);
+        continue;
+      }
+    }
     const uint32_t cont = complete(s, w);
     if (cont != kNone)
       start(w, cont, t, c_cont);

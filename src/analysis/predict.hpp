@@ -36,6 +36,12 @@
 //    workers finishing at the same time go to the lower index. The predicted time is the time
 //    the last strand finishes; the simulation at P = 1 replays the recorded order up to the
 //    deque discipline, so predicted(1) is close to a one-worker recording's elapsed time.
+//  * Loop iterations seen only together (Model::divisible: a thread's static share, a chunk, a
+//    taskloop task): a worker that starts such a strand of c iterations splits it into
+//    k = min(c, P) shares of its iterations as even as whole iterations allow (durations in
+//    proportion), runs the first and pushes the others on its deque, where idle workers steal
+//    them; the strand completes when its last share does. Shares pay the spawn cost when popped
+//    and the steal cost when stolen. At P = 1 nothing is split.
 //  * Bounds: with T1 = the sum of durations and Tinf = the longest path of durations,
 //    max(T1 / P, Tinf) is a lower bound of any schedule without overheads and T1 / P + Tinf the
 //    greedy upper bound.
@@ -118,6 +124,9 @@ class Simulator {
     uint32_t model_id = 0;    // the strand's id in the model (the order ties are broken in)
     uint8_t start_class = 0;
     bool timed = false;
+    // Loop iterations seen only together (Model::divisible): on P workers the strand runs as
+    // min(iterations, P) even shares, like a static schedule on P threads. 1 otherwise.
+    uint32_t iterations = 1;
   };
   // A successor u of strand s: u | kSuccTimed if u is timed | kSuccSameTask if s is timed and
   // in u's task (u is s's continuation if s's end readies it), so that completing s reads

@@ -83,6 +83,9 @@ uint64_t longest_path(const Model& m, std::vector<uint32_t>* path, const uint64_
   uint64_t* d = dist.data();
   uint64_t best = 0;
   uint32_t best_end = 0;
+  // Loop iterations seen only together weigh one iteration (model.hpp's DivisibleStrand).
+  const model::DivisibleStrand* divisible = m.divisible.data();
+  const model::DivisibleStrand* const divisible_end = divisible + m.divisible.size();
   for (uint32_t s = 0; s < n; ++s) {
     uint64_t longest = 0;
     uint32_t arg = kNone;
@@ -93,7 +96,10 @@ uint64_t longest_path(const Model& m, std::vector<uint32_t>* path, const uint64_
         arg = p;
       }
     }
-    const uint64_t here = longest + (span_weights ? span_weights[s] : m.strands[s].work);
+    uint64_t weight = span_weights ? span_weights[s] : m.strands[s].work;
+    if (divisible != divisible_end && divisible->strand == s)
+      weight = iteration_span(weight, (divisible++)->iterations);
+    const uint64_t here = longest + weight;
     d[s] = here;
     if (path) via[s] = arg;
     // ">=": the largest id reaching the maximum has no successor reaching it (a successor would
@@ -108,6 +114,15 @@ uint64_t longest_path(const Model& m, std::vector<uint32_t>* path, const uint64_
     std::reverse(path->begin(), path->end());
   }
   return best;
+}
+
+uint64_t path_weight(const Model& m, uint32_t s, uint64_t weight) {
+  if (m.divisible.empty()) return weight;
+  auto it = std::lower_bound(
+      m.divisible.begin(), m.divisible.end(), s,
+      [](const model::DivisibleStrand& d, uint32_t strand) { return d.strand < strand; });
+  return it != m.divisible.end() && it->strand == s ? iteration_span(weight, it->iterations)
+                                                    : weight;
 }
 
 Profile compute_profile(const Model& m, const Weights* weights, uint32_t shared_sites_from) {
@@ -198,17 +213,27 @@ Profile compute_profile(const Model& m, const Weights* weights, uint32_t shared_
   std::vector<uint8_t> present(num_sites, 0);
   std::vector<uint64_t> prefix(static_cast<size_t>(n) + 1, 0);
   std::vector<uint64_t> span_prefix;
-  if (weights) {
+  if (weights)
     for (uint32_t s = 0; s < n; ++s) prefix[s + 1] = prefix[s] + weights->work[s];
-    span_prefix.assign(static_cast<size_t>(n) + 1, 0);
-    for (uint32_t s = 0; s < n; ++s) span_prefix[s + 1] = span_prefix[s] + weights->span[s];
-  }
   for (uint32_t s = 0; s < n; ++s) {
     const model::Strand& strand = m.strands[s];
     if (!weights) prefix[s + 1] = prefix[s] + strand.work;
     if (strand.site < num_sites) present[strand.site] = 1;
   }
-  const uint64_t* spans = weights ? span_prefix.data() : prefix.data();
+  // Span weights differ from the work under a what-if, and for loop iterations seen only
+  // together (they weigh one iteration: model.hpp's DivisibleStrand).
+  const bool own_spans = weights || !m.divisible.empty();
+  if (own_spans) {
+    span_prefix.assign(static_cast<size_t>(n) + 1, 0);
+    auto divisible = m.divisible.begin();
+    for (uint32_t s = 0; s < n; ++s) {
+      uint64_t w = weights ? weights->span[s] : m.strands[s].work;
+      if (divisible != m.divisible.end() && divisible->strand == s)
+        w = iteration_span(w, (divisible++)->iterations);
+      span_prefix[s + 1] = span_prefix[s] + w;
+    }
+  }
+  const uint64_t* spans = own_spans ? span_prefix.data() : prefix.data();
   profile.work = prefix[n];
   records.get();  // (rethrows the other thread's failure)
 

@@ -10,7 +10,8 @@
 //    so recursion (every fib task has the same site) is not double counted: no site's work
 //    exceeds the program's.
 //  * An instance's span is the longest path through its own strands, using only the predecessor
-//    edges whose two ends both belong to the instance.
+//    edges whose two ends both belong to the instance. Strands of loop iterations seen only
+//    together (Model::divisible) weigh one iteration on paths, as in longest_path.
 //  * If no node carries site 0 (the Program site), the root node stands for its one instance.
 //  * Zero work: parallelism is 0 (never NaN), and every critical_path_percent is 0, so the
 //    percents sum to 100 only when the span is positive.
@@ -52,8 +53,16 @@ struct Profile {
 // at the end are included). Empty model: returns 0 and an empty path.
 // `span_weights` (one per strand), when given, replaces Strand::work as the weight of a strand
 // on paths: the what-if analyses change how long a strand takes on the critical path.
+// Either way a strand of loop iterations seen only together (Model::divisible) weighs one
+// iteration's share of its weight (iteration_span): a loop's span is its longest iteration, not
+// the longest share of the team it was recorded with.
 uint64_t longest_path(const model::Model& model, std::vector<uint32_t>* path = nullptr,
                       const uint64_t* span_weights = nullptr);
+
+// The weight strand s has on a path when its own weight is `weight`: one iteration's share for a
+// strand of loop iterations seen only together (Model::divisible), else `weight`. For the shares
+// of a critical path (the strands of a longest path, summed this way, give its span).
+uint64_t path_weight(const model::Model& model, uint32_t s, uint64_t weight);
 
 // Per-strand weights of a what-if: `work` counts in work sums, `span` along paths. Both have
 // one entry per strand. (Parallelizing a strand k ways keeps its work and divides its span.)

@@ -149,7 +149,7 @@ std::vector<WhatIfCurve> whatif_curves(const Model& m, const std::vector<Unit>& 
         if (s < covered.size()) covered[s] = std::min(m.strands[s].work, covered[s] + part);
     for (uint32_t s = 0; s < covered.size(); ++s) {
       c.unit_work += covered[s];
-      if (on_path[s]) c.unit_critical += covered[s];
+      if (on_path[s]) c.unit_critical += path_weight(m, s, covered[s]);
     }
     for (double k : factors) {
       WhatIfPoint p;

@@ -174,7 +174,7 @@ std::string list_units(const Loaded& l, const report::FragmentLabels& fl, size_t
     uint64_t work = 0, crit = 0;
     for (auto [s, w] : u.parts) {
       work += w;
-      if (on_path[s]) crit += w;
+      if (on_path[s]) crit += analysis::path_weight(m, s, w);
     }
     out += fmt::format("  {:<30} work {:>12}  crit.% {:5.1f}\n", m.region_names[r],
                        report::format_work(m, work), p.span ? 100.0 * crit / p.span : 0.0);
@@ -191,7 +191,7 @@ std::string list_units(const Loaded& l, const report::FragmentLabels& fl, size_t
   for (uint32_t s = 0; s < m.strands.size(); ++s) {
     uint32_t g = fl.group_of[m.strands[s].fragment];
     work[g] += m.strands[s].work;
-    if (on_path[s]) crit[g] += m.strands[s].work;
+    if (on_path[s]) crit[g] += analysis::path_weight(m, s, m.strands[s].work);
   }
   std::vector<uint32_t> order(fl.label.size());
   for (uint32_t g = 0; g < order.size(); ++g) order[g] = g;

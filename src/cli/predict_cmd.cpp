@@ -99,19 +99,13 @@ void add_task_types(Run& run) {
                         : 0;
 }
 
-// T1 and Tinf of the durations (longest path over the strand DAG, ids in topological order).
+// T1 and Tinf of the durations (the longest path weighs loop iterations seen only together as
+// one iteration, as the profile does).
 std::pair<uint64_t, uint64_t> work_and_span(const model::Model& m,
                                             const std::vector<uint64_t>& dur) {
-  std::vector<uint64_t> finish(m.strands.size(), 0);
-  uint64_t work = 0, span = 0;
-  for (uint32_t s = 0; s < m.strands.size(); ++s) {
-    uint64_t start = 0;
-    for (uint32_t p : m.preds_of(s)) start = std::max(start, finish[p]);
-    finish[s] = start + dur[s];
-    work += dur[s];
-    span = std::max(span, finish[s]);
-  }
-  return {work, span};
+  uint64_t work = 0;
+  for (uint64_t d : dur) work += d;
+  return {work, analysis::longest_path(m, nullptr, dur.data())};
 }
 
 }  // namespace
@@ -190,8 +184,11 @@ void run_predict(const PredictOptions& opt) {
   view.overheads = overheads.get();
   if (!view.overheads.steal.measured)
     view.notes.push_back(
-        "steal cost not measured (the recording has one worker): taken to be the spawn cost; a "
-        "recording with 2 workers or more measures it");
+        runs[from]->workers == 1
+            ? "steal cost not measured (the recording has one worker): taken to be the spawn "
+              "cost; a recording with 2 workers or more measures it"
+            : "steal cost not measured (no strand was taken by another worker in the "
+              "recording): taken to be the spawn cost");
   // Oversubscription (more threads than CPUs) shows as preemption: the gaps between a worker's
   // strands then hold other workers' turns, and the overheads measured from them grow with it.
   if (m.preempted > 0 && m.preempted * 10 > std::max<uint64_t>(1, view.work_ticks))
@@ -212,12 +209,12 @@ void run_predict(const PredictOptions& opt) {
                          ": strand durations are their recorded start-to-end times");
   if (!m.loops_have_chunks)
     view.notes.push_back(
-        "loops were recorded without chunks (one strand per thread's share): their parallelism "
-        "beyond the recorded thread count is not seen");
-  if (runs.size() == 1 && runs[0]->input.threads == 1)
+        "loops were recorded without chunks (one strand per thread's share): each share is "
+        "taken as an even part of the loop's iterations");
+  if (!m.divisible.empty())
     view.notes.push_back(
-        "static loop schedules split by the thread count: a loop recorded on 1 thread with "
-        "schedule(static) is one chunk, and is predicted serial");
+        "loop iterations seen only together (a thread's share of a static loop, a chunk) are "
+        "split evenly among the workers, as a static schedule on that many threads would");
 
   std::vector<analysis::ExtrapolationInput> inputs;
   for (const auto& r : runs) inputs.push_back(r->input);

@@ -232,6 +232,8 @@ void Builder::on_work_begin(const Event& e, uint32_t thread) {
     if (!(trace_.runtime_flags() & trace::kRuntimeHasDispatch)) {
       ts.scope = new_node(NodeKind::Chunk, n);
     }
+    // Its iterations, should no dispatch event come (a one-thread team has none).
+    if (loop) chunk_iterations_.push_back({ts.scope, nodes_[n].instance, e.f[2], 0, Piece::Share});
     edge(fork, open_strand(t, thread, e.time));
   } else if (w == kWorkSingleExecutor || w == kWorkTaskloop) {
     uint32_t prev = close_strand(t);
@@ -247,6 +249,7 @@ void Builder::on_work_begin(const Event& e, uint32_t thread) {
     uint32_t n = new_node(single ? NodeKind::Single : NodeKind::Taskloop, scope);
     nodes_[n].site = st;
     nodes_[n].instance = single ? ws_instance() : instance_count_++;
+    if (!single) chunk_iterations_.push_back({n, kNone, e.f[2], 0, Piece::Taskloop});
     ts.scope = n;
     edge(prev, open_strand(t, thread, e.time));
   } else if (w == kWorkSingleOther) {
@@ -286,12 +289,20 @@ void Builder::on_work_end(const Event& e, uint32_t thread) {
 
 void Builder::on_dispatch(const Event& e, uint32_t thread) {
   uint64_t kind = e.f[0];
+  if (kind == kDispatchTaskloopChunk) {
+    // A taskloop task's iterations (it is one strand unless its body makes constructs).
+    TaskState& ts = tasks_[task(e.f[1])];
+    if (ts.node != kNone && nodes_[ts.node].kind == NodeKind::Task && e.f[3] >= 2)
+      chunk_iterations_.push_back({ts.node, kNone, e.f[3], e.f[2], Piece::TaskloopTask});
+    return;
+  }
   if (kind != kDispatchWsLoopChunk && kind != kDispatchSection && kind != kDispatchDistributeChunk)
-    return;  // taskloop chunks and single iterations add nothing to the structure
+    return;  // single iterations add nothing to the structure
   uint32_t t = task(e.f[1]);
   TaskState& ts = tasks_[t];
   if (ts.scope == kNone) return;
   uint32_t n = ts.scope;
+  const bool first = nodes_[n].kind != NodeKind::Chunk;
   uint32_t prev = close_strand(t);
   if (nodes_[n].kind == NodeKind::Chunk) n = nodes_[n].parent;
   if (nodes_[n].kind != NodeKind::Loop && nodes_[n].kind != NodeKind::Sections) {
@@ -302,6 +313,9 @@ void Builder::on_dispatch(const Event& e, uint32_t thread) {
   cur_code_ = site_address(n);  // a chunk's code starts at its loop
   if (kind == kDispatchWsLoopChunk) loop_coverage_[nodes_[n].instance].dispatched += e.f[3];
   ts.scope = new_node(NodeKind::Chunk, n);
+  if (kind != kDispatchSection && (first || e.f[3] >= 2))
+    chunk_iterations_.push_back(
+        {ts.scope, nodes_[n].instance, e.f[3], e.f[2], first ? Piece::FirstChunk : Piece::Chunk});
   edge(ts.peek().loop_fork, open_strand(t, thread, e.time));
 }
 

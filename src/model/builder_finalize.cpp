@@ -320,8 +320,9 @@ Model Builder::finalize() {
   m.thread_count = trace_.stream_count();
   if (!m.loops_have_chunks)
     m.warnings.push_back(
-        "the OpenMP runtime had no dispatch callback (LLVM < 16): each thread's "
-        "share of a worksharing loop counts as one strand");
+        "the OpenMP runtime had no dispatch callback (LLVM < 16): each thread's share of a "
+        "worksharing loop was seen as a whole and is taken as an even share of the loop's "
+        "iterations (a dynamic schedule's real shares, and their imbalance, are not seen)");
   m.losses = trace::describe_losses(
       trace_.has_recorder_stats() ? &trace_.recorder_stats() : nullptr, trace_.has_finish(),
       trace_.has_finish() ? trace_.finish().events_lost : 0,
@@ -356,14 +357,7 @@ Model Builder::finalize() {
                                                  trace_.launch_status().exit_code,
                                                  trace_.launch_status().signal) +
                          "): the profile covers what was recorded");
-  size_t partly_seen = 0;
-  for (const auto& [instance, c] : loop_coverage_)
-    if (c.dispatched > 0 && c.dispatched < c.trip) ++partly_seen;
-  if (partly_seen)
-    m.warnings.push_back(std::to_string(partly_seen) +
-                         " loop(s) with a static schedule and a chunk size were seen per thread "
-                         "(the runtime reports only each thread's first chunk): their parallelism "
-                         "is the thread count, not the chunk count");
+  find_divisible(m, node_id);
   if (serialized_undeferred_)
     m.warnings.push_back(
         "tasks ran in one-thread teams, where the runtime cannot tell if(0)/final tasks from "
@@ -393,6 +387,95 @@ Model Builder::finalize() {
                          " events did not match the construct they belong to (the trace may "
                          "have started or stopped inside a construct)");
   return m;
+}
+
+// Model::divisible from the chunks' iteration counts (chunk_iterations_), once the nodes have
+// their final ids and strand ranges.
+void Builder::find_divisible(Model& m, const std::vector<uint32_t>& node_id) {
+  // A static schedule with a chunk size: the runtime reports each thread's first chunk only, and
+  // the thread then runs every P-th chunk of the loop in the same strand. Its share follows from
+  // the trip count, the chunk size and its rank among the P threads' first chunks.
+  std::unordered_map<uint32_t, std::vector<ChunkIterations*>> partly_seen, undispatched;
+  // Taskloops' trip counts, by final node id, and how many of their tasks had no dispatch event.
+  std::unordered_map<uint32_t, std::pair<uint64_t, uint64_t>> taskloops;
+  std::vector<uint8_t> task_dispatched;  // by final node id, for taskloop tasks
+  for (ChunkIterations& c : chunk_iterations_) {
+    if (c.piece == Piece::Taskloop) {
+      if (node_id[c.node] != kNone) taskloops[node_id[c.node]] = {c.iterations, 0};
+      continue;
+    }
+    if (c.piece == Piece::TaskloopTask) {
+      if (task_dispatched.empty()) task_dispatched.assign(m.nodes.size(), 0);
+      if (node_id[c.node] != kNone) task_dispatched[node_id[c.node]] = 1;
+      continue;
+    }
+    auto it = loop_coverage_.find(c.instance);
+    if (it == loop_coverage_.end()) continue;
+    if (c.piece == Piece::Share && it->second.dispatched == 0)
+      undispatched[c.instance].push_back(&c);
+    else if (c.piece == Piece::FirstChunk && it->second.dispatched > 0 &&
+             it->second.dispatched < it->second.trip)
+      partly_seen[c.instance].push_back(&c);
+  }
+  // A loop without dispatch events: the threads' shares split its trip count evenly (exact for
+  // one thread, and for a static schedule up to one iteration).
+  for (auto& [instance, shares] : undispatched)
+    for (ChunkIterations* c : shares) c->iterations /= shares.size();
+  // A taskloop's tasks without dispatch events (one-thread teams have none): its trip count
+  // shared evenly among those that ran its body (one strand each: libomp may add a task that
+  // only creates the others).
+  if (!taskloops.empty()) {
+    for (const Node& v : m.nodes)
+      if (v.kind == NodeKind::Task && v.parent != kNone && v.subtree_size == 1 &&
+          v.strand_end == v.strand_begin + 1) {
+        auto it = taskloops.find(v.parent);
+        if (it != taskloops.end()) ++it->second.second;
+      }
+    for (uint32_t id = 0; id < m.nodes.size(); ++id) {
+      const Node& v = m.nodes[id];
+      if (v.kind != NodeKind::Task || v.parent == kNone) continue;
+      auto it = taskloops.find(v.parent);
+      if (it == taskloops.end() || (!task_dispatched.empty() && task_dispatched[id])) continue;
+      const uint64_t iterations = it->second.first / std::max<uint64_t>(it->second.second, 1);
+      if (iterations >= 2 && v.subtree_size == 1 && v.strand_end == v.strand_begin + 1)
+        m.divisible.push_back(
+            {v.strand_begin, static_cast<uint32_t>(std::min<uint64_t>(iterations, 0xffffffffu))});
+    }
+  }
+  for (auto& [instance, firsts] : partly_seen) {
+    const uint64_t trip = loop_coverage_[instance].trip;
+    uint64_t size = 0;
+    for (const ChunkIterations* c : firsts) size = std::max(size, c->iterations);
+    if (size == 0) continue;
+    std::sort(firsts.begin(), firsts.end(), [](const ChunkIterations* a, const ChunkIterations* b) {
+      return a->start < b->start;
+    });
+    const uint64_t threads = firsts.size(), chunks = (trip + size - 1) / size;
+    for (uint64_t rank = 0; rank < threads; ++rank) {
+      const uint64_t mine = rank < chunks ? (chunks - rank + threads - 1) / threads : 0;
+      uint64_t iterations = mine * size;
+      if (mine && (chunks - 1) % threads == rank) iterations -= chunks * size - trip;
+      firsts[rank]->iterations = iterations;
+    }
+  }
+  for (const ChunkIterations& c : chunk_iterations_) {
+    if (c.piece == Piece::Taskloop || c.iterations < 2 || c.node >= node_id.size() ||
+        node_id[c.node] == kNone)
+      continue;
+    const Node& v = m.nodes[node_id[c.node]];
+    // A chunk whose body made constructs (tasks, nested regions) was seen in parts: keep them.
+    if (v.subtree_size != 1 || v.strand_end != v.strand_begin + 1) continue;
+    m.divisible.push_back(
+        {v.strand_begin, static_cast<uint32_t>(std::min<uint64_t>(c.iterations, 0xffffffffu))});
+  }
+  std::vector<ChunkIterations>().swap(chunk_iterations_);
+  std::sort(m.divisible.begin(), m.divisible.end(),
+            [](const DivisibleStrand& a, const DivisibleStrand& b) { return a.strand < b.strand; });
+  m.divisible.erase(std::unique(m.divisible.begin(), m.divisible.end(),
+                                [](const DivisibleStrand& a, const DivisibleStrand& b) {
+                                  return a.strand == b.strand;
+                                }),
+                    m.divisible.end());
 }
 
 }  // namespace detail

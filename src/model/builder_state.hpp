@@ -29,7 +29,8 @@ constexpr uint64_t kSyncBarrier = 1, kSyncBarrierImplicit = 2, kSyncBarrierExpli
 constexpr uint64_t kWorkLoop = 1, kWorkSections = 2, kWorkSingleExecutor = 3, kWorkSingleOther = 4,
                    kWorkTaskloop = 7, kWorkLoopStatic = 10, kWorkLoopDynamic = 11,
                    kWorkLoopGuided = 12, kWorkLoopOther = 13;
-constexpr uint64_t kDispatchSection = 2, kDispatchWsLoopChunk = 3, kDispatchDistributeChunk = 5;
+constexpr uint64_t kDispatchSection = 2, kDispatchWsLoopChunk = 3, kDispatchTaskloopChunk = 4,
+                   kDispatchDistributeChunk = 5;
 constexpr uint64_t kDepIn = 1, kDepSource = 5, kDepSink = 6;
 
 inline bool is_barrier(uint64_t kind) {
@@ -356,6 +357,30 @@ class Builder {
     uint64_t trip = 0, dispatched = 0;
   };
   std::unordered_map<uint32_t, LoopCoverage> loop_coverage_;
+  // Loop pieces with their iteration counts, in the order seen: at the end those holding exactly
+  // one strand become Model::divisible (their iterations were not seen one by one). Chunks are
+  // kept when they hold 2 or more iterations, and each thread's first chunk of a loop (a static
+  // schedule with a chunk size reports only that one: its share is worked out from the loop's
+  // trip count at the end), so a schedule(dynamic, 1) loop adds one entry per thread, not one
+  // per iteration.
+  enum class Piece : uint8_t {
+    FirstChunk,    // a thread's first dispatched chunk of a loop
+    Chunk,         // a later one
+    Share,         // a thread's whole share of a loop that had no dispatch event (a one-thread
+                   // team, or a runtime without the callback): its iterations are the trip
+                   // count shared among the threads that ran the loop
+    TaskloopTask,  // a taskloop task whose dispatch event gave its iterations
+    Taskloop,      // a taskloop (node) and its trip count, for tasks without a dispatch event
+  };
+  struct ChunkIterations {
+    uint32_t node = kNone;      // the Chunk, Loop, Task or Taskloop node
+    uint32_t instance = kNone;  // the loop instance (kNone: taskloops)
+    uint64_t iterations = 0;
+    uint64_t start = 0;  // the chunk's first iteration (to rank the threads' first chunks)
+    Piece piece = Piece::Chunk;
+  };
+  std::vector<ChunkIterations> chunk_iterations_;
+  void find_divisible(Model& m, const std::vector<uint32_t>& node_id);
   uint32_t instance_count_ = 0;
   // User regions open in a task (rare: a hash map keeps TaskState small), and the work split
   // off strands into them: (provisional strand, region, work).

@@ -112,6 +112,16 @@ struct StrandBlocked {
   uint64_t ticks = 0;  // TSC ticks
 };
 
+// A strand that stands for several independent loop iterations observed only as a whole: a
+// thread's share of a static loop, a dynamic or guided chunk, a taskloop task's chunk. The loop's
+// logical parallelism is bounded by its iterations, not by the team it was recorded with, so on
+// paths such a strand weighs one iteration's share of its work (analysis/algebra.hpp's
+// iteration_span: its work spread evenly over the iterations, rounded up); its work is unchanged.
+struct DivisibleStrand {
+  uint32_t strand = 0;
+  uint32_t iterations = 0;  // >= 2 (capped at 2^32 - 1)
+};
+
 struct RegionWork {
   uint32_t strand = 0;
   uint32_t region = 0;  // index into Model::region_names
@@ -141,6 +151,9 @@ struct Model {
   // programs, so kept apart rather than in every Strand.
   std::vector<StrandBlocked> blocked_work;
   std::unordered_map<uint64_t, SourceName> synthetic_sites;
+  // The strands of loop iterations seen only together (DivisibleStrand), sorted by strand. Every
+  // longest path and span weighs them by one iteration; few per loop, none without loops.
+  std::vector<DivisibleStrand> divisible;
 
   // Facts about the recording that reports must show.
   std::string metric = "tsc";  // perf's name of the metric (trace::Metric), or tsc

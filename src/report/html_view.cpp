@@ -42,7 +42,8 @@ SubtreeTotals subtree_totals(const model::Model& m, const analysis::Profile& p) 
     t.work[s.node] += s.work;
     t.strands[s.node] += 1;
   }
-  for (uint32_t s : p.critical_path) t.critical[m.strands[s].node] += m.strands[s].work;
+  for (uint32_t s : p.critical_path)
+    t.critical[m.strands[s].node] += analysis::path_weight(m, s, m.strands[s].work);
   t.own_work = t.work;
   for (size_t v = n; v-- > 1;) {
     const uint32_t parent = m.nodes[v].parent;

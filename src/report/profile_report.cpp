@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/json_text.hpp"
+#include "report/loop_report.hpp"
 #include "report/printable.hpp"
 #include "symbols/symbolizer.hpp"
 
@@ -90,6 +91,7 @@ nlohmann::ordered_json site_rows_json(const model::Model& m, const analysis::Pro
                                       const std::vector<SiteLabel>& labels, size_t rows) {
   nlohmann::ordered_json sites = nlohmann::ordered_json::array();
   const std::vector<uint64_t> blocked = blocked_by_site(m);
+  const std::vector<analysis::LoopFacts> loops = loop_facts_by_site(m);
   for (size_t i = 0; i < std::min(rows, p.sites.size()); ++i) {
     const analysis::SiteRow& r = p.sites[i];
     const SiteLabel& l = labels[r.site];
@@ -107,6 +109,7 @@ nlohmann::ordered_json site_rows_json(const model::Model& m, const analysis::Pro
                      {"critical_work", r.critical_work},
                      {"critical_path_percent", r.critical_path_percent},
                      {"blocked", blocked[r.site]}});
+    add_loop_keys(sites.back(), m, r, loops[r.site]);
   }
   return sites;
 }
@@ -117,6 +120,7 @@ std::string site_rows_table(const model::Model& m, const analysis::Profile& p,
   // The blocked column only when threads blocked for more than 1% of the work.
   const bool show_blocked = m.blocked > 0 && m.blocked >= p.work / 100;
   const std::vector<uint64_t> blocked = show_blocked ? blocked_by_site(m) : std::vector<uint64_t>();
+  const std::vector<analysis::LoopFacts> loops = loop_facts_by_site(m);
   auto blocked_cell = [&](uint64_t v) {
     return show_blocked ? fmt::format(" {:>12}", v ? format_work(m, v) : "-") : std::string();
   };
@@ -134,7 +138,7 @@ std::string site_rows_table(const model::Model& m, const analysis::Profile& p,
     out += fmt::format("{:>7.1f}% {:>12.2f} {:>12} {:>12}{} {:>10}  {:<15} {:<24} {}\n",
                        r.critical_path_percent, r.parallelism, format_work(m, r.work),
                        format_work(m, r.span), show_blocked ? blocked_cell(blocked[r.site]) : "",
-                       r.count, model::to_string(m.sites[r.site].kind), l.site, l.function);
+                       r.count, kind_label(m, r, loops[r.site]), l.site, l.function);
   }
   if (rows < p.sites.size())
     out += fmt::format("({} more sites; use --top {} to see all)\n", p.sites.size() - rows,
@@ -458,6 +462,7 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
                     {"work_raw", raw.work},
                     {"span_raw", raw.span},
                     {"parallelism_raw", raw.parallelism}};
+    j["notes"] = loop_notes(m, p, labels, loop_facts_by_site(m));
     j["sites"] = site_rows_json(m, p, labels, rows);
     j["clipped_count"] = clipped ? account->clipping->strands.size() : 0;
     j["clipped_work"] = clipped ? account->clipping->clipped_work : 0;
@@ -537,10 +542,14 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
       ++shown;
     }
   }
+  const std::vector<analysis::LoopFacts> loops = loop_facts_by_site(m);
+  for (const std::string& note : loop_notes(m, p, labels, loops))
+    out += fmt::format("note: {}\n", note);
   out += "\n";
   out += site_rows_table(m, p, labels, rows);
+  out += "\n" + loop_legend(m, p, loops, rows);
   out +=
-      "\ncrit.% = share of the critical path spent directly in the site (sums to 100%);\n"
+      "crit.% = share of the critical path spent directly in the site (sums to 100%);\n"
       "work/span of a site = its outermost instances (recursion counted once).\n";
   if (m.metric == "tsc" && m.ticks_per_second > 0)
     out += "Work and span are TSC ticks shown as time; --format json or csv gives the ticks.\n";

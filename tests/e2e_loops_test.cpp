@@ -1,0 +1,164 @@
+// End-to-end tests of loops as users write them (examples/loop_forms.c, examples/stencil.c): a
+// loop's parallelism is bounded by its iterations, not by the team it was recorded with. Every
+// loop form is recorded with 1, 2 and 4 threads (4 is oversubscribed on the 2-core test machines:
+// preemption is taken out of the work) and must give the analytic parallelism within 15%, and
+// so the same figure within noise whatever the team.
+//
+// gcc computes the shares of static loops inline (no runtime call, so no event at all): those
+// forms cannot be modelled per iteration, and the test checks instead that the report says so
+// (the region is marked team-bound, with a note saying how to get the real figure).
+#include "e2e_util.hpp"
+
+namespace tasklens::e2e {
+namespace {
+
+constexpr double kW = 2000;  // loop_forms' default units per iteration
+constexpr double kN = 64;    // and iterations
+
+struct Form {
+  const char* name;
+  double work, span;
+  bool gcc_inline;  // gcc makes no runtime call for it: team-bound under gcc
+};
+
+const Form kForms[] = {
+    {"static", kN* kW, kW, true},
+    {"static_chunk", kN* kW, kW, true},
+    {"dynamic", kN* kW, kW, false},
+    {"guided", kN* kW, kW, false},
+    {"runtime", kN* kW, kW, false},
+    {"collapse", kN* kW, kW, true},
+    {"reduction", kN* kW, kW, true},
+    {"nowait", 2 * kN* kW, 2 * kW, true},
+    {"taskloop_grainsize", kN* kW, kW, false},
+    {"taskloop_num_tasks", kN* kW, kW, false},
+    {"tasks_loops", kN* kW, kW, true},
+};
+
+std::string param_name(const ::testing::TestParamInfo<std::tuple<std::string, int>>& info) {
+  std::string name = std::get<0>(info.param) + "_" + kForms[std::get<1>(info.param)].name;
+  return name;
+}
+
+class LoopForms : public E2E, public ::testing::WithParamInterface<std::tuple<std::string, int>> {
+ protected:
+  const std::string& compiler() const { return std::get<0>(GetParam()); }
+  const Form& form() const { return kForms[std::get<1>(GetParam())]; }
+};
+
+// Every thread count gives the analytic parallelism (within 15%), so the thread counts agree.
+TEST_P(LoopForms, ParallelismIsTheIterationCountWithOneTwoAndFourThreads) {
+  if (compiler() == "gcc" && form().gcc_inline) GTEST_SKIP() << "gcc inlines it: see TeamBound";
+  const std::string exe = example("loop_forms", compiler());
+  Analytic a{form().work, form().span};
+  a.par_tol = 0.15;
+  std::vector<double> seen;
+  for (int threads : {1, 2, 4}) {
+    SCOPED_TRACE("OMP_NUM_THREADS=" + std::to_string(threads));
+    auto p = profile_analytic(exe, {form().name}, a, default_env(threads));
+    if (p.report.is_null()) continue;
+    expect_report_invariants(p.report);
+    seen.push_back(num(p.report["program"], "parallelism"));
+    // Only the iterations seen together say so; schedule(dynamic, 4) chunks are 4 iterations.
+    bool marked = false;
+    for (const auto& s : p.report["sites"])
+      if (s.contains("loop") && s["loop"]["strands_seen_together"].get<double>() > 0) marked = true;
+    EXPECT_TRUE(marked) << "no loop row says its iterations were seen together";
+  }
+  ASSERT_EQ(seen.size(), 3u);
+  const auto [lo, hi] = std::minmax_element(seen.begin(), seen.end());
+  EXPECT_LE(*hi / *lo, 1.15 * 1.15)
+      << "1, 2, 4 threads: " << seen[0] << ", " << seen[1] << ", " << seen[2];
+}
+
+// gcc's inlined static loops: the region is marked team-bound and its parallelism is the team.
+TEST_P(LoopForms, GccInlinedStaticLoopsAreMarkedTeamBound) {
+  if (!(compiler() == "gcc" && form().gcc_inline)) GTEST_SKIP() << "seen by the runtime";
+  const std::string exe = example("loop_forms", compiler());
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE("OMP_NUM_THREADS=" + std::to_string(threads));
+    auto p = profile(exe, {form().name}, default_env(threads));
+    ASSERT_FALSE(p.report.is_null());
+    bool marked = false;
+    for (const auto& s : p.report["sites"])
+      if (s.contains("team_bound")) marked = true;
+    EXPECT_TRUE(marked) << site_list(p.report);
+    bool noted = false;
+    for (const auto& n : p.report["notes"])
+      noted = noted || (contains_nocase(n, "gcc") && contains_nocase(n, "thread"));
+    EXPECT_TRUE(noted) << p.report["notes"].dump();
+    // (tasks_loops: the 4 tasks stay parallel; each nested loop is bound to its team of one.)
+    const double want = std::string(form().name) == "tasks_loops" ? 4 : threads;
+    const double par = num(p.report["program"], "parallelism");
+    EXPECT_GT(par, 0.8 * want);
+    EXPECT_LT(par, 1.2 * want);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Forms, LoopForms,
+                         ::testing::Combine(::testing::Values("clang", "gcc"),
+                                            ::testing::Range(0, int(std::size(kForms)))),
+                         param_name);
+
+class Loops : public E2E {};
+
+// A static loop whose second half costs twice the first: with 2 threads the second share took
+// 2x the first, so the slowest share is 33% above the mean of the two; the report says so and
+// suggests a dynamic schedule.
+TEST_F(Loops, UnevenStaticSharesAreReportedApart) {
+  auto p = profile(example("loop_forms", "clang"), {"imbalanced"}, default_env(2));
+  ASSERT_FALSE(p.report.is_null());
+  json loop = expect_site(p.report, "loop_forms.c", "site: imbalanced", "loop");
+  ASSERT_FALSE(loop.is_null());
+  ASSERT_TRUE(loop.contains("loop")) << loop.dump();
+  EXPECT_EQ(loop["loop"]["static_instances"], 1);
+  const double imbalance = loop["loop"]["share_imbalance_percent"].get<double>();
+  EXPECT_GT(imbalance, 33.3 / 1.25);
+  EXPECT_LT(imbalance, 33.3 * 1.25);
+  bool noted = false;
+  for (const auto& n : p.report["notes"]) noted = noted || contains_nocase(n, "schedule(dynamic)");
+  EXPECT_TRUE(noted) << p.report["notes"].dump();
+  // Equal shares say nothing.
+  auto even = profile(example("loop_forms", "clang"), {"static"}, default_env(2));
+  ASSERT_FALSE(even.report.is_null());
+  for (const auto& n : even.report["notes"])
+    EXPECT_FALSE(contains_nocase(n, "schedule(dynamic)")) << n;
+}
+
+// The stencil proxy: two static loops per step and a serial step, W/S = 32.5 whatever the team.
+TEST_F(Loops, StencilProxyHasItsAnalyticParallelismWithOneTwoAndFourThreads) {
+  Analytic a{156000, 4800};
+  a.par_tol = 0.15;
+  for (int threads : {1, 2, 4}) {
+    SCOPED_TRACE("OMP_NUM_THREADS=" + std::to_string(threads));
+    auto p = profile_analytic(example("stencil", "clang"), {}, a, default_env(threads));
+    if (p.report.is_null()) continue;
+    for (const char* marker : {"site: stencil-flux", "site: stencil-update"}) {
+      json loop = expect_site(p.report, "stencil.c", marker, "loop");
+      if (!loop.is_null()) {
+        EXPECT_EQ(num(loop, "count"), 4) << marker;
+        EXPECT_GT(num(loop, "parallelism"), 64 / 1.15) << marker;
+      }
+    }
+  }
+}
+
+// A 1-thread recording of a static loop is no longer predicted serial: the loop's iterations are
+// shared among the simulated workers, like a static schedule on that many threads.
+TEST_F(Loops, PredictFromAOneThreadRecordingOfAStaticLoopScales) {
+  const std::string trace = path("one.tlens");
+  RunResult rec = record(example("loop_forms", "clang"), {"static"}, trace, default_env(1));
+  ASSERT_TRUE(rec.exited(0)) << rec.describe();
+  json j = tasklens_command_json("predict", {trace});
+  ASSERT_FALSE(j.is_null());
+  double one = 0, four = 0;
+  for (const auto& row : j["predictions"]) {
+    if (row["threads"] == 1) one = row["simulated"].get<double>();
+    if (row["threads"] == 4) four = row["simulated"].get<double>();
+  }
+  ASSERT_GT(four, 0) << j.dump();
+  EXPECT_GT(one / four, 3.5) << "64 equal iterations on 4 workers: 4x, less the serial part";
+}
+
+}  // namespace
+}  // namespace tasklens::e2e
