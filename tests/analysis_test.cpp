@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/algebra.hpp"
 #include "analysis/profile.hpp"
 #include "model_fixtures.hpp"
 
@@ -28,6 +29,22 @@ using model::SiteKind;
 
 // ---- Brute force, written independently of the implementation: it follows successor lists
 // (not the topological numbering) and uses ordered containers instead of flat scratch arrays.
+
+// A strand's weight on paths: its work, or for loop iterations seen only together
+// (Model::divisible, looked up linearly) one iteration's share, rounded up.
+uint64_t path_weight_of(const Model& m, uint32_t s) {
+  for (const model::DivisibleStrand& d : m.divisible)
+    if (d.strand == s) return (m.strands[s].work + d.iterations - 1) / d.iterations;
+  return m.strands[s].work;
+}
+
+// Marks about `probability` of the strands as loop iterations seen together (2 to 5 of them).
+void add_divisible(std::mt19937_64& rng, Model& m, double probability) {
+  std::uniform_real_distribution<double> chance(0, 1);
+  std::uniform_int_distribution<uint32_t> iterations(2, 5);
+  for (uint32_t s = 0; s < m.strands.size(); ++s)
+    if (chance(rng) < probability) m.divisible.push_back({s, iterations(rng)});
+}
 
 std::vector<std::vector<uint32_t>> successors(const Model& m, const std::vector<bool>& in) {
   std::vector<std::vector<uint32_t>> succ(m.strands.size());
@@ -49,7 +66,7 @@ uint64_t brute_span(const Model& m, const std::vector<bool>& in) {
     if (memo[s] >= 0) return memo[s];
     uint64_t best = 0;
     for (uint32_t t : succ[s]) best = std::max(best, from(t));
-    memo[s] = static_cast<int64_t>(best + m.strands[s].work);
+    memo[s] = static_cast<int64_t>(best + path_weight_of(m, s));
     return memo[s];
   };
   uint64_t span = 0;
@@ -64,7 +81,7 @@ uint64_t exhaustive_span(const Model& m) {
   const auto succ = successors(m, std::vector<bool>(m.strands.size(), true));
   uint64_t best = 0;
   std::function<void(uint32_t, uint64_t)> walk = [&](uint32_t s, uint64_t sum) {
-    sum += m.strands[s].work;
+    sum += path_weight_of(m, s);
     best = std::max(best, sum);
     for (uint32_t t : succ[s]) walk(t, sum);
   };
@@ -94,7 +111,7 @@ std::map<uint32_t, BruteRow> brute_rows(const Model& m, const std::vector<uint32
 
   std::map<uint32_t, BruteRow> rows;
   for (const auto& strand : m.strands) rows[strand.site];
-  for (uint32_t s : path) rows[m.strands[s].site].critical_work += m.strands[s].work;
+  for (uint32_t s : path) rows[m.strands[s].site].critical_work += path_weight_of(m, s);
   for (const auto& [key, nodes] : instances) {
     BruteRow& row = rows[key.first];
     ++row.count;
@@ -156,7 +173,7 @@ void check_profile(const Model& m, bool tiny) {
   uint64_t weight = 0;
   for (size_t i = 0; i < p.critical_path.size(); ++i) {
     ASSERT_LT(p.critical_path[i], n);
-    weight += m.strands[p.critical_path[i]].work;
+    weight += path_weight_of(m, p.critical_path[i]);
     if (i > 0) {
       EXPECT_TRUE(has_edge(m, p.critical_path[i - 1], p.critical_path[i])) << i;
     }
@@ -235,6 +252,63 @@ TEST(ProfileRandomTest, TinyModelsMatchExhaustivePaths) {
     check_profile(fixtures::random_model(rng, opt), /*tiny=*/true);
     if (HasFailure()) return;
   }
+}
+
+// Loop iterations seen only together weigh one iteration on every path (site spans, the
+// program's span, the critical path's shares).
+TEST(ProfileRandomTest, ModelsWithIterationsSeenTogetherMatchBruteForce) {
+  std::mt19937_64 rng(7);
+  fixtures::RandomModelOptions opt;
+  opt.max_strands = 60;
+  opt.min_strands = 10;
+  opt.max_depth = 6;
+  opt.max_work = 40;
+  for (int i = 0; i < 600; ++i) {
+    SCOPED_TRACE("model " + std::to_string(i));
+    Model m = fixtures::random_model(rng, opt);
+    add_divisible(rng, m, 0.3);
+    check_profile(m, /*tiny=*/false);
+    if (HasFailure()) return;
+  }
+}
+
+TEST(ProfileTest, IterationSpanIsOneIterationRoundedUp) {
+  using analysis::iteration_span;
+  EXPECT_EQ(iteration_span(100, 0), 100u);
+  EXPECT_EQ(iteration_span(100, 1), 100u);
+  EXPECT_EQ(iteration_span(100, 4), 25u);
+  EXPECT_EQ(iteration_span(101, 4), 26u);
+  EXPECT_EQ(iteration_span(3, 64), 1u);
+  EXPECT_EQ(iteration_span(0, 64), 0u);
+}
+
+// A loop of two static shares of 32 iterations (work 3200 and 6400) after a serial strand of
+// 50: the span is 50 + 6400 / 32, not 50 + 6400; the path's shares and path_weight agree.
+TEST(ProfileTest, AStaticShareWeighsOneIterationOnPaths) {
+  ModelBuilder b;
+  const uint32_t loop = b.add_site(model::SiteKind::Loop, 0x100);
+  const uint32_t s0 = b.strand(50);
+  const uint32_t instance = b.new_instance();
+  b.open(model::NodeKind::Loop, loop, instance);
+  const uint32_t a = b.strand(3200, {s0});
+  b.close();
+  b.open(model::NodeKind::Loop, loop, instance);
+  const uint32_t c = b.strand(6400, {s0}, 1);
+  b.close();
+  b.strand(0, {a, c});
+  Model m = b.finish();
+  m.divisible = {{1, 32}, {2, 32}};
+  const Profile p = compute_profile(m);
+  EXPECT_EQ(p.work, 9650u);
+  EXPECT_EQ(p.span, 250u);
+  EXPECT_EQ(longest_path(m), 250u);
+  EXPECT_EQ(analysis::path_weight(m, 2, 6400), 200u);
+  EXPECT_EQ(analysis::path_weight(m, 0, 50), 50u);
+  const SiteRow* row = find_row(p, loop);
+  ASSERT_NE(row, nullptr);
+  EXPECT_EQ(row->span, 200u);
+  EXPECT_EQ(row->critical_work, 200u);
+  EXPECT_NEAR(row->critical_path_percent, 80.0, 1e-9);
 }
 
 TEST(ProfileRandomTest, MediumModelsMatchBruteForce) {

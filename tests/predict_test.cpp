@@ -94,6 +94,32 @@ TEST(Predict, ForkJoinOfEqualTasksTakesCeilOfTasksOverWorkers) {
   EXPECT_LE(r2.time, 1u + 8 + 4 * 1000 + 1);
 }
 
+// A strand of 10 loop iterations seen together (a static share) after a strand of 10: on P
+// workers it runs as min(10, P) even shares (the longest of ceil(10 / P) iterations), and the
+// last strand waits for all of them.
+TEST(Predict, IterationsSeenTogetherAreSplitAmongTheWorkers) {
+  ModelBuilder b;
+  const uint32_t first = b.strand(10);
+  const uint32_t loop = b.strand(1000, {first});
+  b.strand(5, {loop});
+  Model m = b.finish();
+  time_all(m);
+  m.divisible = {{loop, 10}};
+  const auto d = analysis::strand_durations(m);
+  EXPECT_EQ(simulate(m, d, Overheads{}, 1).time, 1015u);
+  EXPECT_EQ(simulate(m, d, Overheads{}, 1).strands_run, 3u);
+  const auto r4 = simulate(m, d, Overheads{}, 4);  // shares of 3, 3, 2, 2 iterations
+  EXPECT_EQ(r4.time, 10u + 300 + 5);
+  EXPECT_EQ(r4.busy, 1015u);
+  EXPECT_EQ(r4.strands_run, 3u);
+  EXPECT_EQ(r4.steals, 3u);
+  EXPECT_EQ(simulate(m, d, Overheads{}, 16).time, 10u + 100 + 5);  // one iteration each
+  // Shares pay the spawn cost when popped by their own worker, the steal cost when stolen.
+  Overheads o;
+  o.steal.ticks = 7;
+  EXPECT_EQ(simulate(m, d, o, 2).time, 10u + 7 + 500 + 5);
+}
+
 TEST(Predict, OverheadsAreChargedPerStrandStartByKind) {
   const Model m = fork_join(4, 100);
   const auto d = analysis::strand_durations(m);

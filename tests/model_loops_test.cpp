@@ -1,0 +1,126 @@
+// The model builder on synthetic traces of worksharing loops: which strands hold iterations seen
+// only together (Model::divisible) and how many, for each way the runtime reports a loop.
+// (e2e_loops_test.cpp records the real loop forms.)
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "analysis/profile.hpp"
+#include "model/builder.hpp"
+#include "model_team.hpp"
+#include "trace_builder.hpp"
+
+namespace tasklens {
+namespace {
+
+using namespace fixtures;  // model_team.hpp: the OMPT values and Region
+
+std::vector<uint64_t> iterations_of(const model::Model& m) {
+  std::vector<uint64_t> out;
+  for (const model::DivisibleStrand& d : m.divisible) out.push_back(d.iterations);
+  return out;
+}
+
+// Closes a loop of both threads at a_end / b_end, then the region.
+void end_loop(TraceBuilder& tb, Region& r, uint64_t a_end, uint64_t b_end) {
+  tb.ev(0, a_end, EventKind::WorkEnd, {kLoop, r.A, 0x3001});
+  tb.ev(1, b_end, EventKind::WorkEnd, {kLoop, r.B, 0x3001});
+  tb.ev(1, b_end, EventKind::SyncBegin, {kBarrier, r.B, 0});
+  r.end(a_end, std::max(a_end, b_end) + 10);
+}
+
+// schedule(static, 4) over 64 iterations: the runtime reports each thread's first chunk only
+// (4 iterations at 0 and at 4); each thread then ran 8 chunks, 32 iterations, in one strand.
+TEST(ModelLoops, AStaticScheduleWithAChunkSizeGetsEachThreadsWholeShare) {
+  TraceBuilder tb(2);
+  Region r{tb};
+  r.open_team();
+  tb.ev(0, 10, EventKind::WorkBegin, {kLoop, r.A, 64, 0x3000});
+  tb.ev(1, 10, EventKind::WorkBegin, {kLoop, r.B, 64, 0x3000});
+  tb.ev(0, 10, EventKind::Dispatch, {kChunk, r.A, 0, 4});
+  tb.ev(1, 10, EventKind::Dispatch, {kChunk, r.B, 4, 4});
+  end_loop(tb, r, 3210, 6410);
+  model::Model m = tb.build();
+  expect_invariants(m);
+  EXPECT_EQ(iterations_of(m), (std::vector<uint64_t>{32, 32}));
+  // The longer share's iteration: 6400 / 32.
+  EXPECT_EQ(analysis::compute_profile(m).span, 200u);
+}
+
+// Three threads' first chunks of 5 over 32 iterations (7 chunks, the last of 2): ranks 0, 1, 2
+// run chunks {0, 3, 6}, {1, 4}, {2, 5}: 12, 10 and 10 iterations. Ranked by start, not by
+// thread or arrival.
+TEST(ModelLoops, StaticChunkSharesFollowTheThreadsRanks) {
+  TraceBuilder tb(3);
+  const uint64_t I = id(0, 2), P = id(0, 3), A = id(0, 4), B = id(1, 1), C = id(2, 1);
+  tb.ev(0, 0, EventKind::ImplicitBegin, {id(0, 1), I, 1, 1, kInitial});
+  tb.ev(0, 10, EventKind::ParallelBegin, {I, P, 3, 0, 0x1000});
+  const uint64_t tasks[] = {A, B, C}, starts[] = {10, 0, 5};  // thread 1 has rank 0
+  for (uint32_t t = 0; t < 3; ++t) {
+    tb.ev(t, 10, EventKind::ImplicitBegin, {P, tasks[t], 3, t, kImplicit});
+    tb.ev(t, 10, EventKind::WorkBegin, {kLoop, tasks[t], 32, 0x3000});
+    tb.ev(t, 11, EventKind::Dispatch, {kChunk, tasks[t], starts[t], 5});
+    tb.ev(t, 1000, EventKind::WorkEnd, {kLoop, tasks[t], 0x3001});
+    tb.ev(t, 1000, EventKind::SyncBegin, {kBarrier, tasks[t], t ? 0 : 0x1000});
+  }
+  tb.ev(0, 1010, EventKind::SyncEnd, {kBarrier, A, 0x1000});
+  tb.ev(0, 1010, EventKind::ImplicitEnd, {A, 0, kImplicit});
+  tb.ev(0, 1010, EventKind::ParallelEnd, {P, I, 0, 0x1000});
+  for (uint32_t t = 1; t < 3; ++t) {
+    tb.ev(t, 1011, EventKind::SyncEnd, {kBarrier, tasks[t], 0});
+    tb.ev(t, 1011, EventKind::ImplicitEnd, {tasks[t], t, kImplicit});
+  }
+  model::Model m = tb.build();
+  expect_invariants(m);
+  std::vector<uint64_t> got = iterations_of(m);
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<uint64_t>{10, 10, 12}));
+}
+
+// A one-thread team: the runtime reports no chunk at all; the thread's share is the whole loop.
+TEST(ModelLoops, AOneThreadTeamsLoopIsItsWholeTripCount) {
+  TraceBuilder tb(1);
+  const uint64_t I = id(0, 2), P = id(0, 3), A = id(0, 4);
+  tb.ev(0, 0, EventKind::ImplicitBegin, {id(0, 1), I, 1, 1, kInitial});
+  tb.ev(0, 10, EventKind::ParallelBegin, {I, P, 1, 0, 0x1000});
+  tb.ev(0, 10, EventKind::ImplicitBegin, {P, A, 1, 0, kImplicit});
+  tb.ev(0, 20, EventKind::WorkBegin, {kLoop, A, 64, 0x3000});
+  tb.ev(0, 6420, EventKind::WorkEnd, {kLoop, A, 0x3001});
+  tb.ev(0, 6420, EventKind::SyncBegin, {kBarrier, A, 0x1000});
+  tb.ev(0, 6430, EventKind::SyncEnd, {kBarrier, A, 0x1000});
+  tb.ev(0, 6430, EventKind::ImplicitEnd, {A, 0, kImplicit});
+  tb.ev(0, 6430, EventKind::ParallelEnd, {P, I, 0, 0x1000});
+  model::Model m = tb.build();
+  expect_invariants(m);
+  EXPECT_EQ(iterations_of(m), std::vector<uint64_t>{64});
+  const analysis::Profile p = analysis::compute_profile(m);
+  EXPECT_GE(p.work, 6400u);
+  EXPECT_LT(p.span, 6430u / 32);  // 6400 / 64 plus the few ticks around the loop
+}
+
+// Dynamic chunks of 4 weigh one iteration; chunks of 1 are iterations already (no entry), and a
+// chunk whose body made a task was seen in parts (no entry either).
+TEST(ModelLoops, ChunksOfSeveralIterationsAreDivisibleUnlessTheyHoldConstructs) {
+  TraceBuilder tb(2);
+  Region r{tb};
+  r.open_team();
+  tb.ev(0, 10, EventKind::WorkBegin, {kLoop, r.A, 9, 0x3000});
+  tb.ev(1, 10, EventKind::WorkBegin, {kLoop, r.B, 9, 0x3000});
+  tb.ev(0, 10, EventKind::Dispatch, {kChunk, r.A, 0, 4});   // 400: divisible by 4
+  tb.ev(0, 410, EventKind::Dispatch, {kChunk, r.A, 8, 1});  // 100: one iteration
+  tb.ev(1, 10, EventKind::Dispatch, {kChunk, r.B, 4, 4});   // makes a task: seen in parts
+  const uint64_t T = id(1, 7);
+  tb.ev(1, 50, EventKind::TaskCreate, {r.B, T, kExplicit, 0x2000});
+  tb.ev(0, 510, EventKind::WorkEnd, {kLoop, r.A, 0x3001});
+  tb.ev(0, 510, EventKind::TaskSchedule, {r.A, kSwitch, T});
+  tb.ev(0, 530, EventKind::TaskSchedule, {T, kComplete, r.A});
+  tb.ev(1, 410, EventKind::WorkEnd, {kLoop, r.B, 0x3001});
+  tb.ev(1, 410, EventKind::SyncBegin, {kBarrier, r.B, 0});
+  r.end(530, 540);
+  model::Model m = tb.build();
+  expect_invariants(m);
+  EXPECT_EQ(iterations_of(m), std::vector<uint64_t>{4});
+}
+
+}  // namespace
+}  // namespace tasklens
