@@ -15,6 +15,7 @@
  *   taskloop_num_tasks   single + taskloop num_tasks(8)
  *   tasks_loops   4 tasks, each running a (nested, so one-thread) parallel for of n/4 iterations
  *   imbalanced    parallel for (static): the second half of the iterations cost 2w each
+ *   ordered       parallel for ordered: each iteration's w, then an ordered part of w/8
  *
  * The loop's logical parallelism is its iteration count, whatever the team: every form but
  * nowait and imbalanced has W = n w, S = w, W/S = n (for nowait W = 2 n w, S = 2 w). The span is
@@ -22,6 +23,9 @@
  * iterations run one after the other, which is the schedule, not the program.
  * imbalanced: W = 1.5 n w; its static shares differ (with 2 threads the second share costs 2x the
  * first), which the report shows as a finding.
+ * ordered: the ordered parts run one after the other in iteration order, each after its own
+ * iteration's body: W = n (w + w/8), S = w + n w/8 (the first body, then every ordered part);
+ * defaults: W = 144000, S = 18000, W/S = 8.
  *
  * Measured notes: gcc computes static shares itself (static, static_chunk, collapse, reduction,
  * nowait, runtime's default and the nested loops of tasks_loops make no runtime call), so with
@@ -113,6 +117,15 @@ int main(int argc, char** argv) {
     for (long i = 0; i < n; i++) tl_work(i < n / 2 ? w : 2 * w);
     work = n / 2 * w + n / 2 * 2 * w;
     span = 2 * w;  // with 2 or more threads: the costlier half's iterations
+  } else if (!strcmp(form, "ordered")) {
+#pragma omp parallel for ordered  // site: ordered
+    for (long i = 0; i < n; i++) {
+      tl_work(w);
+#pragma omp ordered
+      tl_work(w / 8);
+    }
+    work = n * (w + w / 8);
+    span = w + n * (w / 8);
   } else {
     fprintf(stderr, "loop_forms: unknown form '%s'\n", form);
     return 2;

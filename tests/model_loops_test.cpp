@@ -122,5 +122,40 @@ TEST(ModelLoops, ChunksOfSeveralIterationsAreDivisibleUnlessTheyHoldConstructs) 
   EXPECT_EQ(iterations_of(m), std::vector<uint64_t>{4});
 }
 
+// `ordered` over 4 iterations of 100 with ordered parts of 10, the second thread (B) holding the
+// first two: the parts chain in iteration order across the threads, each after its own body, and
+// a body does not wait for the previous iteration's part: S = 100 + 4 x 10, not a thread's share.
+TEST(ModelLoops, OrderedPartsChainAcrossThreadsInIterationOrder) {
+  constexpr uint64_t kOrdered = 7;
+  TraceBuilder tb(2);
+  Region r{tb};
+  r.open_team();
+  tb.ev(0, 10, EventKind::WorkBegin, {kLoop, r.A, 4, 0x3000});
+  tb.ev(1, 10, EventKind::WorkBegin, {kLoop, r.B, 4, 0x3000});
+  tb.ev(0, 10, EventKind::Dispatch, {kChunk, r.A, 2, 2});
+  tb.ev(1, 10, EventKind::Dispatch, {kChunk, r.B, 0, 2});
+  // B: body 0, part 0, body 1, part 1.
+  tb.ev(1, 110, EventKind::MutexWaitBegin, {kOrdered});
+  tb.ev(1, 110, EventKind::MutexWaitEnd, {kOrdered});
+  tb.ev(1, 120, EventKind::MutexReleased, {kOrdered});
+  tb.ev(1, 220, EventKind::MutexWaitBegin, {kOrdered});
+  tb.ev(1, 220, EventKind::MutexWaitEnd, {kOrdered});
+  tb.ev(1, 230, EventKind::MutexReleased, {kOrdered});
+  // A: body 2, waits for part 1, part 2, body 3, part 3.
+  tb.ev(0, 110, EventKind::MutexWaitBegin, {kOrdered});
+  tb.ev(0, 230, EventKind::MutexWaitEnd, {kOrdered});
+  tb.ev(0, 240, EventKind::MutexReleased, {kOrdered});
+  tb.ev(0, 340, EventKind::MutexWaitBegin, {kOrdered});
+  tb.ev(0, 340, EventKind::MutexWaitEnd, {kOrdered});
+  tb.ev(0, 350, EventKind::MutexReleased, {kOrdered});
+  end_loop(tb, r, 350, 230);
+  model::Model m = tb.build();
+  expect_invariants(m);  // (no backward edge either: that would be a warning)
+  EXPECT_TRUE(m.divisible.empty()) << "iterations seen one by one";
+  const analysis::Profile p = analysis::compute_profile(m);
+  EXPECT_EQ(p.work, 440u);
+  EXPECT_EQ(p.span, 140u);
+}
+
 }  // namespace
 }  // namespace tasklens

@@ -319,6 +319,57 @@ void Builder::on_dispatch(const Event& e, uint32_t thread) {
   edge(ts.peek().loop_fork, open_strand(t, thread, e.time));
 }
 
+// An iteration's ordered part runs after the previous iteration's (whichever thread ran it) and
+// after its own body; the body of the thread's next iteration does not wait for it (only the
+// schedule put it after): it starts from the loop's fork. So a loop with `ordered` is seen
+// iteration by iteration, its ordered parts in a chain. The parts live in a node of their own,
+// a share of the loop placed after all of the team's implicit tasks in its phase (finalize()
+// puts it there), and the chain joins
+// the phase's end: the turns go from thread to thread in iteration order, which need not be the
+// order the implicit tasks are numbered in, and every edge must go forward in that numbering.
+void Builder::on_ordered(const Event& e, uint32_t thread, bool begin) {
+  const uint32_t t = current_[thread];
+  if (t == kNone) return;
+  TaskState& ts = tasks_[t];
+  if (ts.scope == kNone || ts.node == kNone) return;
+  if (begin) {
+    uint32_t n = ts.scope;
+    if (nodes_[n].kind == NodeKind::Chunk) n = nodes_[n].parent;
+    const uint32_t phase = nodes_[ts.node].parent;
+    if (nodes_[n].kind != NodeKind::Loop || nodes_[n].instance == kNone || ts.open == kNone ||
+        nodes_[ts.node].kind != NodeKind::ImplicitTask || phase == kNone ||
+        nodes_[phase].kind != NodeKind::Phase)
+      return;
+    auto [it, first] = last_ordered_.try_emplace(nodes_[n].instance);
+    OrderedChain& chain = it->second;
+    if (first) {
+      // Not an item of the phase yet: finalize() appends it last, after every implicit task
+      // (threads of the team may begin theirs after this part).
+      chain.node = static_cast<uint32_t>(nodes_.size());
+      nodes_.push_back(PNode{NodeKind::Loop, phase});
+      nodes_[chain.node].site = nodes_[n].site;
+      nodes_[chain.node].instance = nodes_[n].instance;
+      chain.phase = phase;
+    }
+    const uint32_t body = close_strand(t);
+    ts.more().ordered_return = ts.scope;
+    ts.scope = chain.node;
+    const uint32_t part = open_strand(t, thread, e.time);
+    edge(body, part);
+    // Chained by when each part got its turn: a release's event can come after the next
+    // part's turn began (the releasing thread preempted before its callback read the clock),
+    // the turns themselves cannot.
+    edge(chain.last, part);
+    chain.last = part;
+  } else {
+    if (!ts.extra || ts.extra->ordered_return == kNone) return;
+    close_strand(t);
+    ts.scope = ts.extra->ordered_return;
+    ts.extra->ordered_return = kNone;
+    edge(ts.peek().loop_fork, open_strand(t, thread, e.time));
+  }
+}
+
 void Builder::on_dependences(const Event& e) {
   uint32_t t = task(e.f[0]);
   TaskState& ts = tasks_[t];
@@ -550,6 +601,10 @@ void Builder::handle(const Event& e, uint32_t thread) {
       break;
     case EventKind::MutexWaitEnd:
       mutex_wait_[thread] = 0;
+      if (e.f[0] == kMutexOrdered) on_ordered(e, thread, true);
+      break;
+    case EventKind::MutexReleased:
+      if (e.f[0] == kMutexOrdered) on_ordered(e, thread, false);
       break;
     case EventKind::RecorderStall:  // its time was taken out of the strand above
       break;

@@ -11,6 +11,9 @@ namespace detail {
 
 Model Builder::finalize() {
   Model m;
+  // The nodes of ordered parts (on_ordered) go after everything else of their phase.
+  for (const auto& [instance, chain] : last_ordered_)
+    append_item(chain.phase, chain.node | kNodeBit);
   // Each node's items, contiguous and in append order (a stable counting sort of the log), and
   // the number of strands and nodes in each node's subtree (summed children first: a child's
   // id is larger than its parent's): on a thread of their own, while the tasks are closed and
@@ -52,6 +55,9 @@ Model Builder::finalize() {
       join_target[v] = inherited;
     }
   }
+  // The chains of ordered parts (on_ordered) join where their phase ends.
+  for (const auto& [instance, chain] : last_ordered_)
+    if (chain.phase < node_count) edge(chain.last, join_target[chain.phase]);
   // One pass over the tasks: those still open (a killed program) are closed where they were,
   // escaped ones get their join, and what the edges still need of a task is where it ended;
   // the rest of its state goes now.

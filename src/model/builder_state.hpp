@@ -29,6 +29,7 @@ constexpr uint64_t kSyncBarrier = 1, kSyncBarrierImplicit = 2, kSyncBarrierExpli
 constexpr uint64_t kWorkLoop = 1, kWorkSections = 2, kWorkSingleExecutor = 3, kWorkSingleOther = 4,
                    kWorkTaskloop = 7, kWorkLoopStatic = 10, kWorkLoopDynamic = 11,
                    kWorkLoopGuided = 12, kWorkLoopOther = 13;
+constexpr uint64_t kMutexOrdered = 7;  // ompt_mutex_ordered
 constexpr uint64_t kDispatchSection = 2, kDispatchWsLoopChunk = 3, kDispatchTaskloopChunk = 4,
                    kDispatchDistributeChunk = 5;
 constexpr uint64_t kDepIn = 1, kDepSource = 5, kDepSink = 6;
@@ -80,6 +81,7 @@ struct TaskExtra {
   uint32_t phase = 0;          // implicit tasks: barriers passed
   uint32_t ws_seq = 0;         // implicit tasks: worksharing constructs met (instance key)
   uint32_t loop_fork = kNone;  // strand before the current worksharing loop
+  uint32_t ordered_return = kNone;  // the scope to go back to when an ordered part ends
   // oneTBB: the strand before the task's current chunk, and its chunks' last strands (each
   // joins the task's last strand, not the chunk after it).
   uint32_t chunk_fork = kNone;
@@ -322,6 +324,7 @@ class Builder {
   void on_work_begin(const Event& e, uint32_t thread);
   void on_work_end(const Event& e, uint32_t thread);
   void on_dispatch(const Event& e, uint32_t thread);
+  void on_ordered(const Event& e, uint32_t thread, bool begin);
   void on_dependences(const Event& e);
   void on_tbb_spawn(const Event& e, uint32_t thread);
   void on_tbb_wait(const Event& e, uint32_t thread);
@@ -380,6 +383,12 @@ class Builder {
     Piece piece = Piece::Chunk;
   };
   std::vector<ChunkIterations> chunk_iterations_;
+  // Per loop instance with `ordered` (on_ordered): the node of its ordered parts, the phase it
+  // is in, and the part (strand) that got its turn last.
+  struct OrderedChain {
+    uint32_t node = kNone, phase = kNone, last = kNone;
+  };
+  std::unordered_map<uint32_t, OrderedChain> last_ordered_;
   void find_divisible(Model& m, const std::vector<uint32_t>& node_id);
   uint32_t instance_count_ = 0;
   // User regions open in a task (rare: a hash map keeps TaskState small), and the work split

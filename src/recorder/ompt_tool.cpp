@@ -249,6 +249,17 @@ void on_mutex_acquired(ompt_mutex_t kind, ompt_wait_id_t, const void*) {
   }
 }
 
+// The end of an ordered region: the model needs it to tell an iteration's ordered part from the
+// rest of its body. Other mutexes' releases are not recorded (their waits are all it needs).
+void on_mutex_released(ompt_mutex_t kind, ompt_wait_id_t, const void*) {
+  if (kind != ompt_mutex_ordered) return;
+  ThreadState* t = state();
+  if (uint8_t* p = begin_event(t, EventKind::MutexReleased)) {
+    p = trace::put_varint(p, static_cast<uint32_t>(kind));
+    end_event(t, p);
+  }
+}
+
 // A nested lock the thread already owns: acquired without waiting (ends the wait too).
 void on_nest_lock(ompt_scope_endpoint_t endpoint, ompt_wait_id_t, const void*) {
   if (endpoint == ompt_scope_begin) on_mutex_acquired(ompt_mutex_nest_lock, 0, nullptr);
@@ -274,6 +285,7 @@ int tool_initialize(ompt_function_lookup_t lookup, int, ompt_data_t*) {
   reg(ompt_callback_masked, on_masked);
   reg(ompt_callback_mutex_acquire, on_mutex_acquire);
   reg(ompt_callback_mutex_acquired, on_mutex_acquired);
+  reg(ompt_callback_mutex_released, on_mutex_released);
   reg(ompt_callback_nest_lock, on_nest_lock);
   int dispatch = reg(ompt_callback_dispatch, on_dispatch);
   if (dispatch == ompt_set_always || dispatch == ompt_set_sometimes ||

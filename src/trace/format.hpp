@@ -28,7 +28,9 @@ inline constexpr uint16_t kVersionMajor = 4;  // readers refuse later majors
 // Minor 1: the UserThread* events (threads the program starts itself); readers of 4.0 skip them.
 // Minor 2: the RecorderStall event, the Blocked and RecorderStats records (skipped by older
 // readers, which then count the recorder's stalls and the program's blocking as work).
-inline constexpr uint16_t kVersionMinor = 2;  // additions that old readers can skip
+// Minor 3: the MutexReleased event (ordered regions; older readers see a loop with `ordered` as
+// if it had none).
+inline constexpr uint16_t kVersionMinor = 3;  // additions that old readers can skip
 
 // Metrics one trace can hold (the first is the primary one, every analysis's work).
 inline constexpr int kMaxMetrics = 8;
@@ -295,8 +297,11 @@ enum class EventKind : uint8_t {
   // the writer, or faulting a fresh one in), ending at this event's time: not the program's
   // work (version 4.2).
   RecorderStall = 40,  // ticks
+  // The end of an ordered region (version 4.3; the recorder writes it for ompt_mutex_ordered
+  // only): with MutexWaitBegin/End of that kind, it brackets one iteration's ordered part.
+  MutexReleased = 41,  // mutex_kind
 };
-inline constexpr int kEventKindCount = 41;
+inline constexpr int kEventKindCount = 42;
 // OMPT's ompt_task_status_t values carried by TaskSchedule.
 inline constexpr uint64_t kTaskStatusComplete = 1, kTaskStatusCancel = 3, kTaskStatusSwitch = 7;
 
@@ -382,6 +387,7 @@ inline constexpr EventShape kEventShapes[kEventKindCount] = {
     {1, 0, 0x1, 0},          // UserThreadJoinBegin
     {1, 0, 0x1, 0},          // UserThreadJoinEnd
     {1, 0, 0, 0},            // RecorderStall
+    {1, 0, 0, 0},            // MutexReleased
 };
 
 static_assert(kEventShapes[kEventKindCount - 1].fixed != 0, "every event kind needs its shape");

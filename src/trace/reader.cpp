@@ -94,6 +94,8 @@ const char* to_string(EventKind kind) {
       return "user-thread-join-end";
     case EventKind::RecorderStall:
       return "recorder-stall";
+    case EventKind::MutexReleased:
+      return "mutex-released";
   }
   return "unknown";
 }
