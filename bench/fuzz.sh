@@ -44,6 +44,8 @@ seed loops 2 "$EX/suite_sparselu_clang" 4 4 1
 seed cholesky 2 "$EX/suite_cholesky_clang" 3 4
 seed tbb 2 "$EX/tbb_fib" 8 10
 seed sleep 2 "$EX/sleep_in_task_clang" 2 100 1
+seed ordered 2 "$EX/loop_forms_clang" ordered 16 10
+seed static_loops 2 "$EX/stencil_clang" 2 16 10 10 10
 [[ -n $(ls -A "$SEEDS") ]] || { echo "fuzz: no seed could be recorded" >&2; exit 1; }
 
 LOG=$FUZZ_BUILD/fuzz.log

@@ -466,6 +466,25 @@ TEST(ExportPerfetto, PreemptionTracksAndMicrosecondDecimals) {
   EXPECT_TRUE(named);
 }
 
+// A damaged trace can put a strand's timestamps anywhere in 64 bits: times stay within int64_t
+// (the fuzzer found a negation of INT64_MIN) and the output stays JSON.
+TEST(ExportPerfetto, TimestampsAtTheEndsOfTheClockStayNumbers) {
+  fixtures::ModelBuilder b;
+  const uint32_t a = b.strand(3);
+  const uint32_t c = b.strand(5, {a});
+  Model m = b.finish();
+  set_time(m, a, 0, 1000, 1003);
+  set_time(m, c, 0, UINT64_MAX - 10, UINT64_MAX);
+  m.thread_count = 1;
+  m.ticks_per_second = 1e6;  // 1000 ns per tick: far beyond int64_t nanoseconds
+  m.tsc_per_second = 1e6;
+  const auto labels = plain_labels(m);
+  const json j = export_perfetto(m, labels, nullptr, nullptr, {});
+  ASSERT_TRUE(j.contains("traceEvents"));
+  for (const json& e : j["traceEvents"])
+    if (e["ph"] == "X") EXPECT_TRUE(e["ts"].is_number()) << e.dump();
+}
+
 TEST(ExportPerfetto, EveryThreadWithASliceGetsATrack) {
   // A model whose thread_count undercounts (a cut trace): the slices' threads still get names.
   fixtures::ModelBuilder b;

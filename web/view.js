@@ -124,6 +124,7 @@
     const facts = [];
     if (!p.complete) facts.push('the trace was cut short: the profile covers what was recorded');
     for (const w of p.warnings || []) facts.push(w);
+    for (const n of p.notes || []) facts.push(n);  // findings about loops (docs/report-json.md)
     if (facts.length) box.appendChild(el('ul', { class: 'plain warn' }, facts.map((f) => el('li', null, f))));
   }
 

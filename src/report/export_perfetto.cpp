@@ -18,18 +18,24 @@ struct Clock {
   double ns_per_tick = 1;
   int64_t ns(uint64_t tick) const {
     const double d = (double(tick) - double(origin)) * ns_per_tick;
+    // A damaged trace's timestamps can be anywhere: keep them inside int64_t (llround of a value
+    // outside it is undefined), a thousand years either way.
+    constexpr double kLimit = 3.2e19 / 1000;
+    if (!(d > -kLimit)) return -static_cast<int64_t>(kLimit);
+    if (!(d < kLimit)) return static_cast<int64_t>(kLimit);
     return static_cast<int64_t>(std::llround(d));
   }
 };
 
 // ns as microseconds with 3 decimals: exact, no floating-point formatting.
 void put_us(ExportWriter& w, int64_t ns) {
+  uint64_t magnitude = static_cast<uint64_t>(ns);
   if (ns < 0) {
     w.put('-');
-    ns = -ns;
+    magnitude = 0 - magnitude;  // (INT64_MIN too)
   }
-  w.num(static_cast<uint64_t>(ns / 1000));
-  const unsigned frac = static_cast<unsigned>(ns % 1000);
+  w.num(magnitude / 1000);
+  const unsigned frac = static_cast<unsigned>(magnitude % 1000);
   const char digits[4] = {'.', char('0' + frac / 100), char('0' + frac / 10 % 10),
                           char('0' + frac % 10)};
   w.put(std::string_view(digits, 4));

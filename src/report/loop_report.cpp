@@ -69,14 +69,15 @@ std::vector<std::string> loop_notes(const model::Model& m, const analysis::Profi
           where, 100.0 * f.share_imbalance));
     if (team_bound(row, f))
       bound.push_back(fmt::format(
-          "parallel region {} ran {:.0f}% of its work with no loop, task or other construct the "
-          "OpenMP runtime reports: its threads split that work themselves (as code using "
-          "omp_get_thread_num() does, and as a loop gcc compiled with a static schedule does, "
-          "since gcc computes the shares without calling the runtime), so its parallelism "
-          "({:.2f}) is bounded by the {} thread{} it was recorded with; record a clang build, or "
-          "with more threads than cores (say OMP_NUM_THREADS=16), to see how far it scales",
-          where, row.work ? 100.0 * double(f.team_bound_work) / row.work : 0.0, row.parallelism,
-          f.team, f.team == 1 ? "" : "s"));
+          "parallel region {} ran {:.0f}% of its work as one stretch per thread, with no loop, "
+          "task or other construct the OpenMP runtime reports: code every thread runs, or work "
+          "the threads split themselves (with omp_get_thread_num(), or a loop gcc compiled "
+          "with a static schedule: gcc computes the shares without calling the runtime), so "
+          "that part's parallelism is bounded by the {} thread{} it was recorded with (the "
+          "region: {:.2f}); record a clang build, or with more threads than cores (say "
+          "OMP_NUM_THREADS=16), to see how far it scales",
+          where, row.work ? 100.0 * double(f.team_bound_work) / row.work : 0.0, f.team,
+          f.team == 1 ? "" : "s", row.parallelism));
   }
   imbalance.insert(imbalance.end(), bound.begin(), bound.end());
   (void)m;
@@ -101,8 +102,9 @@ std::string loop_legend(const model::Model& m, const analysis::Profile& p,
         "iteration's share, whatever the team it was recorded with.\n";
   if (hash)
     out +=
-        "# the region's threads split its work without a construct the runtime reports: its "
-        "parallelism is bounded by the team it was recorded with (see the note above).\n";
+        "# part of the region's work ran as one stretch per thread, without a construct the "
+        "runtime reports: its parallelism is bounded by the team it was recorded with (see the "
+        "note above).\n";
   return out;
 }
 
