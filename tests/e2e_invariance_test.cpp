@@ -328,7 +328,15 @@ struct Bounds {
 };
 constexpr Bounds kOneThread{0.5, 1.6};             // work(1 thread) / work(2 threads)
 constexpr Bounds kOneThreadCacheBound{0.05, 1.6};  // the same, cache_bound programs
-constexpr Bounds kFourThreads{0.6, 1.9};           // work(4 threads) / work(2 threads)
+// The same for the programs of tiny tasks (those without stable_parallelism: fib, nqueens,
+// knapsack, health). Since the recorder's cost per event is measured during the run (about
+// twice the start-up figure) and taken out of both, the ratio is lower: measured 2026-11-25 on
+// the test's sizes, fib 0.42-0.47 in some runs (2-thread work 8.3-9.5 ms against 3.9 ms), health
+// 0.29 once (4.1 against 1.2 ms): on 2 threads a task of 0.1-0.3 us costs 2-3x as much, its
+// deque and descriptor shared with the other thread. Lost work would still show: a factor of
+// 0.1 or less.
+constexpr Bounds kOneThreadTiny{0.2, 1.6};
+constexpr Bounds kFourThreads{0.6, 1.9};  // work(4 threads) / work(2 threads)
 constexpr Bounds kFourThreadsCacheBound{0.6, 2.2};
 constexpr Bounds kUntied{0.6, 1.9};  // work(untied) / work(tied), 2 threads
 
@@ -361,7 +369,10 @@ TEST_P(Work, OneThreadAgainstTwo) {
   const Program& p = GetParam();
   expect_ratio([&] { return rec("", "clang", p.medium_args, 1); },
                [&] { return rec("", "clang", p.medium_args, 2); },
-               p.cache_bound ? kOneThreadCacheBound : kOneThread, "1 against 2 threads");
+               p.cache_bound           ? kOneThreadCacheBound
+               : !p.stable_parallelism ? kOneThreadTiny
+                                       : kOneThread,
+               "1 against 2 threads");
 }
 
 TEST_P(Work, FourThreadsOnTwoCoresAgainstTwo) {

@@ -121,6 +121,13 @@
       card('threads', p.threads), card('tasks', p.tasks), card('strands', p.strands),
       card('work', amount(p.program.work, rate)), card('span', amount(p.program.span, rate)),
       card('parallelism', fixed(p.program.parallelism, 2)), card('metric', p.metric)));
+    // The verdict first (report's diagnosis, most important first).
+    if ((p.diagnosis || []).length) {
+      box.appendChild(el('h3', null, 'Diagnosis'));
+      box.appendChild(el('ol', { class: 'diagnosis' }, p.diagnosis.map((d) =>
+        el('li', null, el('b', null, d.finding), d.location ? ' [' + d.location + ']' : '', ': ',
+          d.evidence, '. ', el('i', null, 'What to do: ' + d.advice + '.')))));
+    }
     const facts = [];
     if (!p.complete) facts.push('the trace was cut short: the profile covers what was recorded');
     for (const w of p.warnings || []) facts.push(w);

@@ -265,6 +265,29 @@ report::SpanAccount span_account(const Loaded& l, const analysis::Profile& p,
   return a;
 }
 
+Diagnosed diagnosis_inputs(const Loaded& l) {
+  Diagnosed d;
+  d.fragments = report::label_fragments(l.model, l.trace->modules(), l.labels);
+  d.tasks =
+      analysis::compute_tasks(l.model, analysis::default_task_options(l.model, l.trace->tsc_hz()));
+  d.schedule = analysis::compute_schedule(l.model);
+  return d;
+}
+
+std::vector<report::DiagnosisItem> diagnose(const Loaded& l, const analysis::Profile& p,
+                                            const report::SpanAccount& account,
+                                            const Diagnosed& d) {
+  report::DiagnosisInput in;
+  in.model = &l.model;
+  in.profile = &p;
+  in.labels = &l.labels;
+  in.fragments = &d.fragments;
+  in.account = &account;
+  in.tasks = d.tasks.tasks ? &d.tasks : nullptr;
+  in.schedule = d.schedule.timestamps ? &d.schedule : nullptr;
+  return report::diagnose(in);
+}
+
 void run_report(const ReportOptions& opt) {
   report::Format format = parse_format(opt.format);
   Loaded l = load(opt.trace, span_mode(opt.raw_span));
@@ -273,14 +296,27 @@ void run_report(const ReportOptions& opt) {
   if (!l.clipping.strands.empty())
     measured = std::async(std::launch::async,
                           [&l] { return analysis::measured_span(l.model, l.clipping); });
+  // The diagnosis's inputs that do not need the profile: beside it, on the other core.
+  std::future<Diagnosed> inputs;
+  if (format != report::Format::Csv)
+    inputs = std::async(std::launch::async, [&l] { return diagnosis_inputs(l); });
   analysis::Profile p = analysis::compute_profile(l.model);
   const report::SpanAccount account = span_account(l, p, measured.valid() ? &measured : nullptr);
   Timings::global().lap("profile");
+  std::vector<report::DiagnosisItem> verdict;
+  report::ProfileExtras extras;
+  extras.diagnosis = &verdict;
+  if (inputs.valid()) {
+    const Diagnosed d = inputs.get();
+    verdict = diagnose(l, p, account, d);
+    extras.serial = report::serial_fragments(l.model, p, d.fragments);
+    Timings::global().lap("diagnosis");
+  }
   size_t top = opt.top                           ? opt.top
                : format == report::Format::Table ? 20
                                                  : std::numeric_limits<size_t>::max();
   write_and_exit(
-      report::render_profile(l.model, p, l.labels, run_info_of(l), format, top, &account));
+      report::render_profile(l.model, p, l.labels, run_info_of(l), format, top, &account, &extras));
 }
 
 std::vector<double> parse_factors(const std::string& list) {

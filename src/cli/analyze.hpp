@@ -9,8 +9,11 @@
 #include <vector>
 
 #include "analysis/robust.hpp"
+#include "analysis/sched.hpp"
+#include "analysis/tasks.hpp"
 #include "analysis/whatif.hpp"
 #include "model/model.hpp"
+#include "report/diagnosis.hpp"
 #include "report/profile_report.hpp"
 #include "report/whatif_report.hpp"
 #include "trace/reader.hpp"
@@ -76,6 +79,19 @@ report::RunInfo run_info_of(const Loaded& loaded);
 // caller started computing it (analysis::measured_span), else computed here.
 report::SpanAccount span_account(const Loaded& loaded, const analysis::Profile& profile,
                                  std::future<uint64_t>* measured_span = nullptr);
+
+// What the diagnosis (report/diagnosis.hpp) needs beside the profile, computed from the loaded
+// model alone (so that it can run beside the profile): the code fragments' labels, the task
+// types and the schedule.
+struct Diagnosed {
+  report::FragmentLabels fragments;
+  analysis::TaskProfile tasks;
+  analysis::Schedule schedule;
+};
+Diagnosed diagnosis_inputs(const Loaded& loaded);
+std::vector<report::DiagnosisItem> diagnose(const Loaded& loaded, const analysis::Profile& profile,
+                                            const report::SpanAccount& account,
+                                            const Diagnosed& inputs);
 
 // How every reader command builds its models (flags common to them all, set by main()).
 struct ModelSettings {

@@ -93,10 +93,18 @@ report::ViewRun view_run(const std::string& path, Recording& rec, const ViewOpti
   run.label = path;
   const analysis::Profile profile = analysis::compute_profile(m);
   const report::SpanAccount account = span_account(l, profile);
-  run.sections.push_back({"profile", report::render_profile(m, profile, l.labels, info,
-                                                            report::Format::Json, kAll, &account)});
+  // The profile section with its diagnosis, which heads the page (report's, from the same
+  // inputs: the fragments' labels, the task types and the schedule, also the page's sections).
+  Diagnosed diagnosed = diagnosis_inputs(l);
+  const std::vector<report::DiagnosisItem> verdict = diagnose(l, profile, account, diagnosed);
+  report::ProfileExtras extras;
+  extras.diagnosis = &verdict;
+  extras.serial = report::serial_fragments(m, profile, diagnosed.fragments);
+  run.sections.push_back(
+      {"profile", report::render_profile(m, profile, l.labels, info, report::Format::Json, kAll,
+                                         &account, &extras)});
 
-  rec.fragments = report::label_fragments(m, l.trace->modules(), l.labels);
+  rec.fragments = std::move(diagnosed.fragments);
   const report::FragmentLabels& fl = rec.fragments;
   std::vector<std::string> kinds;
   WhatIfOptions wi;
@@ -126,7 +134,7 @@ report::ViewRun view_run(const std::string& path, Recording& rec, const ViewOpti
   ar.advice = analysis::advise(m, fl.group_of, static_cast<uint32_t>(fl.label.size()), ar.options);
   run.sections.push_back({"advise", report::render_advice(m, ar, fl, info, report::Format::Json)});
 
-  const analysis::Schedule schedule = analysis::compute_schedule(m);
+  const analysis::Schedule& schedule = diagnosed.schedule;
   if (schedule.timed_strands == 0 || !schedule.timestamps) {
     run.sections.push_back(
         {"sched", report::unavailable_json("the trace has no timestamps (or no time elapsed): "
@@ -144,7 +152,7 @@ report::ViewRun view_run(const std::string& path, Recording& rec, const ViewOpti
   }
 
   const analysis::TaskOptions topt = analysis::default_task_options(m, hz);
-  const analysis::TaskProfile tasks = analysis::compute_tasks(m, topt);
+  const analysis::TaskProfile& tasks = diagnosed.tasks;
   if (tasks.tasks == 0 || !tasks.timestamps) {
     run.sections.push_back(
         {"tasks", report::unavailable_json(

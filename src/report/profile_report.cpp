@@ -8,6 +8,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "analysis/algebra.hpp"
+#include "report/diagnosis.hpp"
 #include "report/json_text.hpp"
 #include "report/loop_report.hpp"
 #include "report/printable.hpp"
@@ -88,7 +90,8 @@ std::vector<uint64_t> blocked_by_site(const model::Model& m) {
 }
 
 nlohmann::ordered_json site_rows_json(const model::Model& m, const analysis::Profile& p,
-                                      const std::vector<SiteLabel>& labels, size_t rows) {
+                                      const std::vector<SiteLabel>& labels, size_t rows,
+                                      const std::vector<SerialFragment>* serial) {
   nlohmann::ordered_json sites = nlohmann::ordered_json::array();
   const std::vector<uint64_t> blocked = blocked_by_site(m);
   const std::vector<analysis::LoopFacts> loops = loop_facts_by_site(m);
@@ -110,12 +113,23 @@ nlohmann::ordered_json site_rows_json(const model::Model& m, const analysis::Pro
                      {"critical_path_percent", r.critical_path_percent},
                      {"blocked", blocked[r.site]}});
     add_loop_keys(sites.back(), m, r, loops[r.site]);
+    if (serial && !serial->empty() && m.sites[r.site].kind == model::SiteKind::Program) {
+      nlohmann::ordered_json fragments = nlohmann::ordered_json::array();
+      for (const SerialFragment& f : *serial)
+        fragments.push_back({{"fragment", f.label},
+                             {"function", f.function},
+                             {"work", f.work},
+                             {"critical_work", f.critical},
+                             {"critical_path_percent", analysis::percent_of(f.critical, p.span)}});
+      sites.back()["fragments"] = fragments;
+    }
   }
   return sites;
 }
 
 std::string site_rows_table(const model::Model& m, const analysis::Profile& p,
-                            const std::vector<SiteLabel>& labels, size_t rows) {
+                            const std::vector<SiteLabel>& labels, size_t rows,
+                            const std::vector<SerialFragment>* serial) {
   rows = std::min(rows, p.sites.size());
   // The blocked column only when threads blocked for more than 1% of the work.
   const bool show_blocked = m.blocked > 0 && m.blocked >= p.work / 100;
@@ -135,10 +149,27 @@ std::string site_rows_table(const model::Model& m, const analysis::Profile& p,
   for (size_t i = 0; i < rows; ++i) {
     const analysis::SiteRow& r = p.sites[i];
     const SiteLabel& l = labels[r.site];
-    out += fmt::format("{:>7.1f}% {:>12.2f} {:>12} {:>12}{} {:>10}  {:<15} {:<24} {}\n",
-                       r.critical_path_percent, r.parallelism, format_work(m, r.work),
-                       format_work(m, r.span), show_blocked ? blocked_cell(blocked[r.site]) : "",
-                       r.count, kind_label(m, r, loops[r.site]), l.site, l.function);
+    // The serial code outside every construct is named by its largest fragment, the others
+    // on a line of their own.
+    const bool program = m.sites[r.site].kind == model::SiteKind::Program;
+    const bool fragments = program && serial && !serial->empty();
+    out += fmt::format(
+        "{:>7.1f}% {:>12.2f} {:>12} {:>12}{} {:>10}  {:<15} {:<24} {}\n", r.critical_path_percent,
+        r.parallelism, format_work(m, r.work), format_work(m, r.span),
+        show_blocked ? blocked_cell(blocked[r.site]) : "", r.count, kind_label(m, r, loops[r.site]),
+        fragments ? serial->front().label : l.site,
+        fragments ? (serial->front().function.empty()
+                         ? std::string("(serial, outside any construct)")
+                         : serial->front().function + " (serial, outside any construct)")
+                  : l.function);
+    if (fragments && serial->size() > 1) {
+      std::string more;
+      for (size_t k = 0; k < serial->size() && k < 4; ++k)
+        more += fmt::format("{}{} {:.1f}%", k ? ", " : "", (*serial)[k].label,
+                            analysis::percent_of((*serial)[k].critical, p.span));
+      out +=
+          fmt::format("{:>9}serial code by fragment (share of the critical path): {}\n", "", more);
+    }
   }
   if (rows < p.sites.size())
     out += fmt::format("({} more sites; use --top {} to see all)\n", p.sites.size() - rows,
@@ -410,7 +441,11 @@ std::string span_lines(const model::Model& m, const analysis::Profile& p, const 
 
 std::string render_profile(const model::Model& m, const analysis::Profile& p,
                            const std::vector<SiteLabel>& labels, const RunInfo& info, Format format,
-                           size_t top, const SpanAccount* account) {
+                           size_t top, const SpanAccount* account, const ProfileExtras* extras) {
+  const std::vector<DiagnosisItem> none;
+  const std::vector<DiagnosisItem>& verdict =
+      extras && extras->diagnosis ? *extras->diagnosis : none;
+  const std::vector<SerialFragment>* serial = extras ? &extras->serial : nullptr;
   size_t rows = std::min(top, p.sites.size());
   const bool clipped = account && account->clipping && !account->clipping->strands.empty();
   const analysis::SpanFigures raw =
@@ -439,6 +474,7 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
     j["probe_cost_per_event"] = m.probe_per_event;
     j["probe_removed"] = m.probe_removed;
     j["probe_cost_source"] = m.probe_measured_in_run ? "run" : "start-up";
+    j["diagnosis"] = diagnosis_json(verdict);
     j["warnings"] = m.warnings;
     // Each way the recording lost data, by cause (none: an empty list).
     nlohmann::ordered_json losses = nlohmann::ordered_json::array();
@@ -463,7 +499,7 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
                     {"span_raw", raw.span},
                     {"parallelism_raw", raw.parallelism}};
     j["notes"] = loop_notes(m, p, labels, loop_facts_by_site(m));
-    j["sites"] = site_rows_json(m, p, labels, rows);
+    j["sites"] = site_rows_json(m, p, labels, rows, serial);
     j["clipped_count"] = clipped ? account->clipping->strands.size() : 0;
     j["clipped_work"] = clipped ? account->clipping->clipped_work : 0;
     j["clipped_strands"] = clipped_json(clipped ? account : nullptr);
@@ -507,6 +543,7 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
                           format_metric_amount(m, x, extra_total(m, x)));
     out += fmt::format("also recorded (program totals): {}\n", also);
   }
+  out += diagnosis_table(verdict);
   for (const std::string& w : m.warnings) out += fmt::format("warning: {}\n", w);
   if (m.preempted > p.work / 100)
     out += fmt::format("note: {} of preemption by other threads was removed from the work\n",
@@ -546,7 +583,7 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
   for (const std::string& note : loop_notes(m, p, labels, loops))
     out += fmt::format("note: {}\n", note);
   out += "\n";
-  out += site_rows_table(m, p, labels, rows);
+  out += site_rows_table(m, p, labels, rows, serial);
   out += "\n" + loop_legend(m, p, loops, rows);
   out +=
       "crit.% = share of the critical path spent directly in the site (sums to 100%);\n"

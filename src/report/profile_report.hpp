@@ -74,15 +74,35 @@ std::vector<uint64_t> blocked_by_site(const model::Model& model);
 
 // `account`: the clipping behind a robust profile; nullptr when nothing was clipped (the
 // measured figures are then the profile's).
+// The code fragments (whatif's) of the serial code outside every construct, for its row: the
+// row then names its code rather than only "(outside any construct)".
+struct SerialFragment {
+  std::string label;      // file:first-last, as whatif and advise name fragments
+  std::string function;   // may be empty
+  uint64_t work = 0;      // of the fragment's strands outside every construct
+  uint64_t critical = 0;  // of those on the critical path (path weight)
+};
+// What report adds to the profile when it can: the verdict (report/diagnosis.hpp) that opens
+// the table and the JSON's "diagnosis" list, and the serial code's fragments, largest share of
+// the critical path first.
+struct DiagnosisItem;
+struct ProfileExtras {
+  const std::vector<DiagnosisItem>* diagnosis = nullptr;
+  std::vector<SerialFragment> serial;
+};
 std::string render_profile(const model::Model& model, const analysis::Profile& profile,
                            const std::vector<SiteLabel>& labels, const RunInfo& info, Format format,
-                           size_t top, const SpanAccount* account = nullptr);
+                           size_t top, const SpanAccount* account = nullptr,
+                           const ProfileExtras* extras = nullptr);
 
 // The site rows of a profile (the first `rows`), shared with the what-if report.
+// `serial`: the serial code's fragments (ProfileExtras), shown on the Program site's row.
 nlohmann::ordered_json site_rows_json(const model::Model& model, const analysis::Profile& profile,
-                                      const std::vector<SiteLabel>& labels, size_t rows);
+                                      const std::vector<SiteLabel>& labels, size_t rows,
+                                      const std::vector<SerialFragment>* serial = nullptr);
 std::string site_rows_table(const model::Model& model, const analysis::Profile& profile,
-                            const std::vector<SiteLabel>& labels, size_t rows);
+                            const std::vector<SiteLabel>& labels, size_t rows,
+                            const std::vector<SerialFragment>* serial = nullptr);
 
 // Symbolizes return addresses (as recorded: codeptr_ra) against the trace's module map;
 // synthetic addresses (trace::kSyntheticSite) take their location from `synthetic`.

@@ -278,6 +278,46 @@ bool Symbolizer::is_runtime_module(const std::string& path) {
   return false;
 }
 
+namespace {
+
+// Answers with a file and a function but no line: clang gives the runtime call of a construct
+// (__kmpc_fork_call of a parallel region, say) line 0, and the site would be named by its
+// module offset. The nearest earlier instruction with a line in the same function and file,
+// within kLineLookBack bytes, is the construct's own line (its pragma, or the statement that
+// sets up the call's arguments).
+constexpr uint64_t kLineLookBack = 48;
+
+void find_nearby_lines(const ModuleBatch& batch) {
+  std::string input;
+  std::vector<size_t> asked;  // targets asked about, kLineLookBack addresses each
+  for (size_t i = 0; i < batch.targets.size(); ++i) {
+    const Location& l = *batch.targets[i];
+    if (l.line != 0 || l.file.empty() || l.function.empty()) continue;
+    if (batch.file_addresses[i] < kLineLookBack) continue;
+    asked.push_back(i);
+    for (uint64_t k = 1; k <= kLineLookBack; ++k) input += HexLine(batch.file_addresses[i] - k);
+  }
+  if (asked.empty()) return;
+  const std::optional<std::string> output = RunAddr2line(batch.module->path, input);
+  if (!output) return;
+  std::vector<Location> answers(asked.size() * kLineLookBack);
+  std::vector<Location*> targets;
+  for (Location& a : answers) targets.push_back(&a);
+  ParseAnswers(*output, targets);
+  for (size_t j = 0; j < asked.size(); ++j) {
+    Location& l = *batch.targets[asked[j]];
+    for (uint64_t k = 0; k < kLineLookBack; ++k) {
+      const Location& a = answers[j * kLineLookBack + k];
+      if (a.line != 0 && a.file == l.file && a.function == l.function) {
+        l.line = a.line;
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<Location> Symbolizer::resolve(const std::vector<uint64_t>& addresses) const {
   return resolve(addresses, nullptr);
 }
@@ -332,6 +372,7 @@ std::vector<Location> Symbolizer::resolve(const std::vector<uint64_t>& addresses
       if (!output) continue;  // no addr2line: the locations keep just their module
       ++processes;
       ParseAnswers(*output, batch.targets);
+      find_nearby_lines(batch);
       // Answers left inside a library's headers: ask LLVM's addr2line for the frames that
       // inlined them (only those addresses: it starts slower than binutils').
       std::string again;

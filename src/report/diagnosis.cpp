@@ -1,0 +1,326 @@
+#include "report/diagnosis.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "analysis/algebra.hpp"
+#include "report/loop_report.hpp"
+
+namespace tasklens::report {
+namespace {
+
+using model::SiteKind;
+
+// A fragment's label as a location: `file:first-last`, or `file:line` for one that starts at the
+// program's start or runs to its task's end ("start-f.c:9" and "f.c:9-end" name one line).
+std::string fragment_location(std::string label) {
+  if (label.rfind("start-", 0) == 0) label.erase(0, 6);
+  if (label.size() > 4 && label.compare(label.size() - 4, 4, "-end") == 0)
+    label.erase(label.size() - 4);
+  return label;
+}
+
+std::string where(const SiteLabel& l) {
+  return l.function.empty() ? l.site : fmt::format("{} ({})", l.site, l.function);
+}
+
+// Critical-path code outside every construct, by fragment group: the largest group and what the
+// parallelism would be without it.
+void serial_code(const DiagnosisInput& in, std::vector<DiagnosisItem>& out) {
+  const model::Model& m = *in.model;
+  const analysis::Profile& p = *in.profile;
+  const FragmentLabels& fl = *in.fragments;
+  if (p.span == 0 || fl.label.empty()) return;
+  std::vector<uint64_t> crit(fl.label.size(), 0);
+  uint64_t serial = 0;
+  for (uint32_t s : p.critical_path) {
+    const model::Strand& st = m.strands[s];
+    if (st.site >= m.sites.size() || m.sites[st.site].kind != SiteKind::Program) continue;
+    if (st.fragment >= fl.group_of.size()) continue;
+    const uint64_t w = analysis::path_weight(m, s, st.work);
+    crit[fl.group_of[st.fragment]] += w;
+    serial += w;
+  }
+  if (serial * 10 < p.span) return;
+  const uint32_t g =
+      static_cast<uint32_t>(std::max_element(crit.begin(), crit.end()) - crit.begin());
+  // The parallelism if that code took no time: one longest path without it.
+  std::vector<uint64_t> weights(m.strands.size());
+  for (uint32_t s = 0; s < m.strands.size(); ++s) {
+    const model::Strand& st = m.strands[s];
+    const bool mine = st.site < m.sites.size() && m.sites[st.site].kind == SiteKind::Program &&
+                      st.fragment < fl.group_of.size() && fl.group_of[st.fragment] == g;
+    weights[s] = mine ? 0 : st.work;
+  }
+  uint64_t work_without = 0;
+  for (uint64_t w : weights) work_without += w;
+  const uint64_t span_without = analysis::longest_path(m, nullptr, weights.data());
+  const std::string& label = fl.label[g];
+  const std::string function = fl.function.size() > g ? fl.function[g] : std::string();
+  DiagnosisItem d;
+  d.kind = "serial-code";
+  d.finding = fmt::format(
+      "serial code outside any parallel construct is {:.0f}% of the critical "
+      "path",
+      analysis::percent_of(serial, p.span));
+  d.evidence = fmt::format(
+      "{}{} takes {} of the {} critical path; without it the parallelism would be {:.2f} (now "
+      "{:.2f})",
+      label, function.empty() ? "" : " in " + function, format_work(m, crit[g]),
+      format_work(m, p.span), analysis::parallelism_of(work_without, span_without), p.parallelism);
+  d.location = fragment_location(label);
+  d.advice = fmt::format(
+      "run that code in parallel (tasks or a parallel loop) or beside the parallel work; "
+      "`tasklens whatif --fragment {}` shows the gain factor by factor",
+      label);
+  d.weight = static_cast<double>(serial) / static_cast<double>(p.span);
+  out.push_back(std::move(d));
+}
+
+// Task types whose tasks are mostly under 1 us (tasks.hpp's ManyTinyTasks).
+void tiny_tasks(const DiagnosisInput& in, std::vector<DiagnosisItem>& out) {
+  if (!in.tasks) return;
+  const model::Model& m = *in.model;
+  const analysis::TaskProfile& t = *in.tasks;
+  double delay = 0.5;
+  std::string overhead;
+  if (in.schedule && in.schedule->cumulative > 0) {
+    const analysis::SchedComponents& c = in.schedule->total;
+    delay = static_cast<double>(c.delay + c.no_work_sched) /
+            static_cast<double>(in.schedule->cumulative);
+    overhead = fmt::format(
+        "; the workers spent {:.0f}% of their time between tasks with work "
+        "ready (the runtime's overhead)",
+        100.0 * delay);
+  }
+  for (const analysis::Finding& f : t.findings) {
+    if (f.kind != analysis::FindingKind::ManyTinyTasks || f.type >= t.types.size()) continue;
+    const analysis::TaskType& type = t.types[f.type];
+    if (type.site >= in.labels->size()) continue;
+    const SiteLabel& l = (*in.labels)[type.site];
+    DiagnosisItem d;
+    d.kind = "tiny-tasks";
+    d.finding = fmt::format("the {} at {} are too small to pay for themselves",
+                            type.chunks ? "loop chunks" : "tasks", l.site);
+    d.evidence = fmt::format("{} of {} ({:.0f}%) take under 1 us, median {}{}", type.tiny,
+                             type.size.samples, analysis::percent_of(type.tiny, type.size.samples),
+                             format_work(m, type.size.median), overhead);
+    d.location = l.site;
+    d.advice = type.chunks
+                   ? "give the loop larger chunks (schedule(dynamic, N) with N iterations "
+                     "worth 10 us or more)"
+                   : "raise the cut-off: stop creating tasks below a size (an if() or final() "
+                     "clause, or a depth or size limit in the code), so that each task does 10 "
+                     "us of work or more";
+    const double share =
+        t.work ? static_cast<double>(type.size.total) / static_cast<double>(t.work) : 0;
+    d.weight = share * std::max(delay, 0.1);
+    out.push_back(std::move(d));
+  }
+}
+
+void loops(const DiagnosisInput& in, std::vector<DiagnosisItem>& out) {
+  const model::Model& m = *in.model;
+  const analysis::Profile& p = *in.profile;
+  const std::vector<analysis::LoopFacts> facts = loop_facts_by_site(m);
+  for (const analysis::SiteRow& row : p.sites) {
+    if (row.site >= facts.size() || row.site >= in.labels->size()) continue;
+    const analysis::LoopFacts& f = facts[row.site];
+    const SiteLabel& l = (*in.labels)[row.site];
+    if (f.static_instances > 0 && f.share_imbalance >= kImbalanceNote) {
+      DiagnosisItem d;
+      d.kind = "uneven-shares";
+      d.finding = fmt::format("the threads' static shares of the loop at {} are uneven", l.site);
+      d.evidence = fmt::format(
+          "the slowest share took {:.0f}% longer than the average one, and the rest of the team "
+          "waited for it",
+          100.0 * f.share_imbalance);
+      d.location = l.site;
+      d.advice =
+          "give the loop schedule(dynamic) or schedule(guided) (or smaller static "
+          "chunks), so that threads that finish early take more iterations";
+      d.weight = f.share_imbalance / (1 + f.share_imbalance) *
+                 (p.span ? static_cast<double>(row.span) / static_cast<double>(p.span) : 0);
+      out.push_back(std::move(d));
+    }
+    if (f.team_bound_work > 0 &&
+        static_cast<double>(f.team_bound_work) >= kTeamBoundShare * static_cast<double>(row.work)) {
+      DiagnosisItem d;
+      d.kind = "team-bound";
+      d.finding =
+          fmt::format("the parallel region at {} splits its work by the team itself", l.site);
+      d.evidence = fmt::format(
+          "{:.0f}% of its work ran as one stretch per thread, with no construct the runtime "
+          "reports (a loop gcc compiled with a static schedule, or code using "
+          "omp_get_thread_num()): its parallelism, {:.2f}, is the {} threads it was recorded "
+          "with",
+          row.work ? 100.0 * static_cast<double>(f.team_bound_work) / row.work : 0.0,
+          row.parallelism, f.team);
+      d.location = l.site;
+      d.advice =
+          "record the clang build, or with more threads than cores (OMP_NUM_THREADS=16), "
+          "to see how far it scales";
+      d.weight = p.work ? static_cast<double>(f.team_bound_work) / p.work : 0;
+      out.push_back(std::move(d));
+    }
+  }
+}
+
+void low_parallelism(const DiagnosisInput& in, std::vector<DiagnosisItem>& out) {
+  const model::Model& m = *in.model;
+  const analysis::Profile& p = *in.profile;
+  if (p.span == 0) return;
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const double target = 8.0 * std::max<unsigned>(m.thread_count, cores);
+  if (p.parallelism >= target) return;
+  const analysis::SiteRow* top = nullptr;
+  for (const analysis::SiteRow& row : p.sites)
+    if (m.sites[row.site].kind != SiteKind::Program && row.critical_path_percent > 0) {
+      top = &row;
+      break;
+    }
+  DiagnosisItem d;
+  d.kind = "low-parallelism";
+  d.finding = fmt::format(
+      "the program's parallelism is {:.2f}: it can keep at most about {:.0f} "
+      "cores busy",
+      p.parallelism, std::max(1.0, p.parallelism));
+  d.evidence =
+      fmt::format("work {}, critical path {}", format_work(m, p.work), format_work(m, p.span));
+  if (top && top->site < in.labels->size()) {
+    const SiteLabel& l = (*in.labels)[top->site];
+    d.evidence += fmt::format("; the {} at {} holds {:.0f}% of the critical path",
+                              model::to_string(m.sites[top->site].kind), where(l),
+                              top->critical_path_percent);
+    d.location = l.site;
+    d.advice = fmt::format(
+        "shorten the critical path there: split that work into more, smaller parallel pieces; "
+        "`tasklens whatif --site {}` shows the gain, `tasklens advise` what to change first",
+        l.site);
+  } else {
+    d.advice = "`tasklens advise` says what to change first";
+  }
+  // The other findings say why, when they can: this one comes after them.
+  d.weight = 0.25 * (1 - p.parallelism / target);
+  out.push_back(std::move(d));
+}
+
+void trust(const DiagnosisInput& in, std::vector<DiagnosisItem>& out) {
+  const model::Model& m = *in.model;
+  const analysis::Profile& p = *in.profile;
+  std::vector<std::string> why;
+  std::string location;
+  double weight = 0;
+  if (!m.complete) {
+    why.push_back("the trace is incomplete (the program was killed or data was lost)");
+    weight = 1;
+  }
+  for (const trace::Loss& loss : m.losses) {
+    why.push_back(loss.message);
+    weight = 1;
+  }
+  if (in.account && in.account->clipping && !in.account->clipping->strands.empty() &&
+      p.parallelism > 0) {
+    const double raw = in.account->measured.parallelism;
+    const double moved = std::abs(raw - p.parallelism) / p.parallelism;
+    if (moved >= 0.10) {
+      why.push_back(fmt::format(
+          "{} strand(s) far longer than the rest of their code (a paused machine, page faults, "
+          "interrupts) were counted at their code's median: as measured the parallelism is "
+          "{:.2f}",
+          in.account->clipping->strands.size(), raw));
+      if (!in.account->fragments.empty())
+        location = fragment_location(in.account->fragments.front());
+      weight = std::max(weight, 0.3);
+    }
+  }
+  if (m.recorder_stalled * 20 > p.work && p.work > 0) {
+    why.push_back(fmt::format("threads waited {} for tasklens's event buffers (taken out)",
+                              format_work(m, m.recorder_stalled)));
+    weight = std::max(weight, 0.3);
+  }
+  if (m.switches_lost > 0) {
+    why.push_back(fmt::format("{} context switches were not seen", m.switches_lost));
+    weight = std::max(weight, 0.3);
+  }
+  if (why.empty()) return;
+  DiagnosisItem d;
+  d.kind = "untrustworthy";
+  d.finding = "this recording is disturbed: read its figures with care";
+  for (size_t i = 0; i < why.size(); ++i) d.evidence += (i ? "; " : "") + why[i];
+  d.location = location;
+  d.advice =
+      "record it again on a quiet machine and compare (a figure is a distribution until "
+      "it is shown stable)";
+  d.weight = weight;
+  out.push_back(std::move(d));
+}
+
+}  // namespace
+
+std::vector<SerialFragment> serial_fragments(const model::Model& m, const analysis::Profile& p,
+                                             const FragmentLabels& fl, size_t limit) {
+  std::vector<SerialFragment> groups(fl.label.size());
+  std::vector<uint8_t> on_path(m.strands.size(), 0);
+  for (uint32_t s : p.critical_path) on_path[s] = 1;
+  for (uint32_t s = 0; s < m.strands.size(); ++s) {
+    const model::Strand& st = m.strands[s];
+    if (st.site >= m.sites.size() || m.sites[st.site].kind != SiteKind::Program) continue;
+    if (st.fragment >= fl.group_of.size() || st.thread == model::kNone) continue;
+    SerialFragment& g = groups[fl.group_of[st.fragment]];
+    g.work += st.work;
+    if (on_path[s]) g.critical += analysis::path_weight(m, s, st.work);
+  }
+  for (uint32_t g = 0; g < groups.size(); ++g) {
+    groups[g].label = fl.label[g];
+    if (g < fl.function.size()) groups[g].function = fl.function[g];
+  }
+  std::erase_if(groups, [](const SerialFragment& f) { return f.work == 0; });
+  std::stable_sort(groups.begin(), groups.end(),
+                   [](const SerialFragment& a, const SerialFragment& b) {
+                     return a.critical != b.critical ? a.critical > b.critical : a.work > b.work;
+                   });
+  if (groups.size() > limit) groups.resize(limit);
+  return groups;
+}
+
+std::vector<DiagnosisItem> diagnose(const DiagnosisInput& in) {
+  std::vector<DiagnosisItem> out;
+  if (!in.model || !in.profile || !in.labels) return out;
+  trust(in, out);
+  if (in.fragments) serial_code(in, out);
+  tiny_tasks(in, out);
+  loops(in, out);
+  low_parallelism(in, out);
+  std::stable_sort(out.begin(), out.end(), [](const DiagnosisItem& a, const DiagnosisItem& b) {
+    return a.weight > b.weight;
+  });
+  if (out.size() > kDiagnosisLines) out.resize(kDiagnosisLines);
+  return out;
+}
+
+std::string diagnosis_table(const std::vector<DiagnosisItem>& items) {
+  if (items.empty()) return "";
+  std::string out = "Diagnosis, most important first:\n";
+  for (size_t i = 0; i < items.size(); ++i) {
+    const DiagnosisItem& d = items[i];
+    out += fmt::format("  {}. {}{}: {}. What to do: {}.\n", i + 1, d.finding,
+                       d.location.empty() ? "" : " [" + d.location + "]", d.evidence, d.advice);
+  }
+  return out;
+}
+
+nlohmann::ordered_json diagnosis_json(const std::vector<DiagnosisItem>& items) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const DiagnosisItem& d : items)
+    list.push_back({{"kind", d.kind},
+                    {"finding", d.finding},
+                    {"evidence", d.evidence},
+                    {"location", d.location},
+                    {"advice", d.advice}});
+  return list;
+}
+
+}  // namespace tasklens::report

@@ -1,0 +1,71 @@
+// The verdict that opens `report` and `view` (issue "a newcomer's first hour"): at most five
+// findings, most important first, each with its evidence, the code location and what to do.
+//
+// Sources, each weighed by the share of the program's time it explains (the weight orders them):
+//  * serial-code: critical-path strands outside every construct (the Program site), by code
+//    fragment; reported when they hold at least 10% of the span. Weight: their share of the
+//    span. Evidence: the fragment's time on the path and what the parallelism would be if it
+//    took no time (one longest path without it).
+//  * tiny-tasks: a task type with analysis::FindingKind::ManyTinyTasks (tasks.hpp: half of its
+//    tasks, and 8 or more, under 1 us). Weight: the type's share of the program's work, times
+//    the share of the workers' time spent in delay when the schedule is known (else half of it).
+//  * uneven-shares, team-bound: analysis/loops.hpp's findings (report/loop_report.hpp's
+//    thresholds). Weight: the loop's imbalance times its share of the span; the team-bound
+//    work's share of the program's work.
+//  * low-parallelism: the program's parallelism is below the adviser's default target, 8 x the
+//    cores (of this machine, or the threads recorded if more): the site holding most of the
+//    critical path is named. Weight: (1 - parallelism / target) / 4 (the other findings say
+//    why, when they can).
+//  * untrustworthy: the recording is disturbed: strands clipped by the robust span that moved
+//    the parallelism by 10% or more, recorder stalls or preemption over 10% of the work, lost
+//    context switches, an incomplete trace, lost data. Weight: 1 (it qualifies every other line).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "analysis/profile.hpp"
+#include "analysis/sched.hpp"
+#include "analysis/tasks.hpp"
+#include "model/model.hpp"
+#include "report/profile_report.hpp"
+#include "report/whatif_report.hpp"
+
+namespace tasklens::report {
+
+struct DiagnosisItem {
+  std::string kind;      // serial-code, tiny-tasks, uneven-shares, team-bound, low-parallelism,
+                         // untrustworthy
+  std::string finding;   // what is wrong, in a sentence
+  std::string evidence;  // the figures behind it
+  std::string location;  // file:line or file:first-last; empty when the finding has none
+  std::string advice;    // what to do
+  double weight = 0;     // the share of the run it explains (ordering)
+};
+
+struct DiagnosisInput {
+  const model::Model* model = nullptr;
+  const analysis::Profile* profile = nullptr;
+  const std::vector<SiteLabel>* labels = nullptr;
+  const FragmentLabels* fragments = nullptr;
+  const SpanAccount* account = nullptr;          // may be null
+  const analysis::TaskProfile* tasks = nullptr;  // may be null
+  const analysis::Schedule* schedule = nullptr;  // may be null
+};
+
+inline constexpr size_t kDiagnosisLines = 5;
+
+std::vector<DiagnosisItem> diagnose(const DiagnosisInput& input);
+
+// The serial code outside every construct (strands of the Program site) by code fragment group:
+// the groups with work, by critical-path share then work, at most `limit` of them.
+std::vector<SerialFragment> serial_fragments(const model::Model& model,
+                                             const analysis::Profile& profile,
+                                             const FragmentLabels& fragments, size_t limit = 8);
+
+// The table's lines ("Diagnosis, most important first:" then one numbered line per finding;
+// "" when there is none) and the JSON list ([{kind, finding, evidence, location, advice}]).
+std::string diagnosis_table(const std::vector<DiagnosisItem>& items);
+nlohmann::ordered_json diagnosis_json(const std::vector<DiagnosisItem>& items);
+
+}  // namespace tasklens::report
