@@ -1,0 +1,114 @@
+// End-to-end tests of the verdict that opens `report` (report/diagnosis.hpp) and of the code
+// locations every row must name: on bundled examples whose bottleneck is known, the diagnosis
+// names it at the right place, and no row names a module offset.
+#include <regex>
+
+#include "e2e_util.hpp"
+
+namespace tasklens::e2e {
+namespace {
+
+class Diagnosis : public E2E {
+ protected:
+  json report_of(const std::string& exe, const std::vector<std::string>& args, int threads = 2) {
+    Profiled p = profile(exe, args, default_env(threads));
+    EXPECT_FALSE(p.report.is_null());
+    return p.report;
+  }
+  // The diagnosis item of `kind`, or null (a test failure) when there is none.
+  static json item(const json& report, const std::string& kind) {
+    if (!report.contains("diagnosis")) {
+      ADD_FAILURE() << "no diagnosis in the report";
+      return json();
+    }
+    for (const json& d : report["diagnosis"])
+      if (d["kind"] == kind) return d;
+    ADD_FAILURE() << "no " << kind << " finding in " << report["diagnosis"].dump(1);
+    return json();
+  }
+  // "file.c:L" or "file.c:L1-L2" in `file`, whose first line is within [lo, hi].
+  static void expect_location(const json& d, const std::string& file, int lo, int hi) {
+    ASSERT_FALSE(d.is_null());
+    const std::string loc = d["location"].get<std::string>();
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(loc, m, std::regex(R"(([^:]+):(\d+)(-\d+)?)"))) << loc;
+    EXPECT_EQ(m[1].str(), file) << loc;
+    const int line = std::stoi(m[2].str());
+    EXPECT_GE(line, lo) << loc;
+    EXPECT_LE(line, hi) << loc;
+    for (const char* key : {"finding", "evidence", "advice"})
+      EXPECT_FALSE(d[key].get<std::string>().empty()) << key;
+  }
+  static void expect_no_offsets(const json& report) {
+    for (const json& s : report["sites"]) {
+      EXPECT_EQ(s["site"].get<std::string>().find("+0x"), std::string::npos) << s.dump();
+      if (s.contains("fragments"))
+        for (const json& f : s["fragments"])
+          EXPECT_EQ(f["fragment"].get<std::string>().find("+0x"), std::string::npos) << f.dump();
+    }
+  }
+};
+
+// amdahl: serial code before and after the parallel part. The diagnosis names that code by its
+// lines in amdahl.c, and the serial row lists its fragments with lines, not "(outside any
+// construct)" alone.
+TEST_F(Diagnosis, SerialCodeIsNamedByItsLines) {
+  for (const char* cc : {"clang", "gcc"}) {
+    SCOPED_TRACE(cc);
+    const json r = report_of(example("amdahl", cc), {"200000", "400000", "8"});
+    if (r.is_null()) continue;
+    expect_location(item(r, "serial-code"), "amdahl.c", 40, 80);
+    expect_no_offsets(r);
+    bool listed = false;
+    for (const json& s : r["sites"])
+      if (s["kind"] == "program" && s.contains("fragments") && !s["fragments"].empty()) {
+        listed = true;
+        EXPECT_NE(s["fragments"][0]["fragment"].get<std::string>().find("amdahl.c:"),
+                  std::string::npos)
+            << s.dump();
+      }
+    EXPECT_TRUE(listed) << "the serial row does not list its fragments";
+  }
+}
+
+// health at a small size: tasks of tens of nanoseconds. The diagnosis says to raise the cut-off
+// at the task's site (health.c's task pragma in sim_village).
+TEST_F(Diagnosis, TinyTasksAreNamedAtTheirSite) {
+  const json r = report_of(example("suite_health", "clang"), {"5", "200"});
+  if (r.is_null()) return;
+  const json d = item(r, "tiny-tasks");
+  expect_location(d, "health.c", 100, 200);
+  if (!d.is_null()) {
+    EXPECT_TRUE(contains_nocase(d["advice"], "cut-off")) << d.dump();
+  }
+  expect_no_offsets(r);
+}
+
+// A static loop whose second half costs twice the first: uneven shares at the loop's line.
+TEST_F(Diagnosis, UnevenStaticSharesAreNamedAtTheLoop) {
+  const json r = report_of(example("loop_forms", "clang"), {"imbalanced"});
+  if (r.is_null()) return;
+  const int line = marker_line("loop_forms.c", "site: imbalanced");
+  const json d = item(r, "uneven-shares");
+  expect_location(d, "loop_forms.c", line, line);
+  if (!d.is_null()) {
+    EXPECT_TRUE(contains_nocase(d["advice"], "schedule(dynamic)")) << d.dump();
+  }
+}
+
+// A program with ample parallelism and nothing wrong has no finding about its code; the table
+// opens with the diagnosis when there is one.
+TEST_F(Diagnosis, TheTableOpensWithTheVerdict) {
+  const std::string trace = path("amdahl.tlens");
+  RunResult rec = record(example("amdahl", "clang"), {"200000", "400000", "8"}, trace);
+  ASSERT_TRUE(rec.exited(0)) << rec.describe();
+  RunResult r = tasklens_command("report", {trace});
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  const size_t header = r.out.find('\n');
+  ASSERT_NE(header, std::string::npos);
+  EXPECT_EQ(r.out.compare(header + 1, 9, "Diagnosis"), 0) << r.out.substr(0, 400);
+  EXPECT_NE(r.out.find("1. "), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tasklens::e2e
