@@ -235,7 +235,7 @@ Advice advise(const Model& m, const std::vector<uint32_t>& group_of, uint32_t gr
       for (uint32_t s : path) {
         uint32_t g = group(s);
         if (g >= group_count || chosen[g]) continue;
-        critical[g] += span[s];
+        critical[g] += path_weight(m, s, span[s]);
         ++count[g];
       }
       uint32_t best = kNone;

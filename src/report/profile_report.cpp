@@ -162,7 +162,7 @@ std::string site_rows_table(const model::Model& m, const analysis::Profile& p,
                          ? std::string("(serial, outside any construct)")
                          : serial->front().function + " (serial, outside any construct)")
                   : l.function);
-    if (fragments && serial->size() > 1) {
+    if (fragments && serial->size() > 1 && r.critical_path_percent >= 1.0) {
       std::string more;
       for (size_t k = 0; k < serial->size() && k < 4; ++k)
         more += fmt::format("{}{} {:.1f}%", k ? ", " : "", (*serial)[k].label,
