@@ -50,9 +50,9 @@ Model recording(uint64_t a, uint64_t b, uint64_t ia, uint64_t ib, uint32_t threa
 struct Fixture {
   Model base = recording(1000, 500, 7000, 3000, 1);
   Model other = recording(4000, 500, 7000, 3100, 2);
-  std::vector<report::SiteLabel> labels = {{"<program>", "", 0, "", false},
-                                           {"a.c:10", "/src/a.c", 10, "work", false},
-                                           {"a.c:20", "/src/a.c", 20, "", false}};
+  std::vector<report::SiteLabel> labels = {{"<program>", "", 0, "", false, ""},
+                                           {"a.c:10", "/src/a.c", 10, "work", false, ""},
+                                           {"a.c:20", "/src/a.c", 20, "", false, ""}};
   report::FragmentLabels fragments{{0}, {"a.c:10-12"}, {"work"}, {"/src/a.c"}};
   analysis::Diff diff;
   report::DiffRun b, o;

@@ -110,5 +110,69 @@ TEST_F(Diagnosis, TheTableOpensWithTheVerdict) {
   EXPECT_NE(r.out.find("1. "), std::string::npos);
 }
 
+// A header-only parallel library (examples/minipar/minipar.h) creates every construct inside its
+// header. Under the program's source tree it is the program's code by default: rows name the
+// header. Named as a library (--library-path, or TASKLENS_LIBRARY_PATH), the rows name the
+// program's calls, with the library's line kept as detail (`library_site`).
+class LibraryCode : public Diagnosis {
+ protected:
+  json report(const std::string& trace, const std::vector<std::string>& extra,
+              const EnvOverrides& env = default_env()) {
+    std::vector<std::string> argv = {TASKLENS_BIN, "report", "--format", "json"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    argv.push_back(trace);
+    RunResult r = run(argv, env);
+    EXPECT_TRUE(r.exited(0)) << r.describe();
+    return json::parse(r.out, nullptr, false);
+  }
+  static json row(const json& report, const std::string& kind) {
+    for (const json& s : report["sites"])
+      if (s["kind"] == kind) return s;
+    ADD_FAILURE() << "no " << kind << " row:\n" << site_list(report);
+    return json();
+  }
+  void expect_at(const json& r, const std::string& kind, const std::string& file,
+                 const std::string& marker) {
+    const json s = row(r, kind);
+    if (s.is_null()) return;
+    EXPECT_EQ(s["site"], file + ":" + std::to_string(marker_line(file, marker))) << s.dump();
+    ASSERT_TRUE(s.contains("library_site")) << s.dump();
+    EXPECT_EQ(s["library_site"].get<std::string>().rfind("minipar.h:", 0), 0u) << s.dump();
+  }
+};
+
+TEST_F(LibraryCode, OpenMPConstructsOfAHeaderOnlyLibraryNameTheCaller) {
+  for (const char* cc : {"clang", "gcc"}) {
+    SCOPED_TRACE(cc);
+    const std::string trace = path(std::string("minipar_") + cc + ".tlens");
+    RunResult rec = record(example("minipar_demo", cc), {}, trace);
+    ASSERT_TRUE(rec.exited(0)) << rec.describe();
+    // By default the header is the program's own code (it is in the program's source tree).
+    const json plain = report(trace, {});
+    const json task = row(plain, "task");
+    if (!task.is_null()) {
+      EXPECT_EQ(task["site"].get<std::string>().rfind("minipar.h:", 0), 0u) << task.dump();
+      EXPECT_FALSE(task.contains("library_site"));
+    }
+    const json named = report(trace, {"--library-path", "minipar"});
+    expect_at(named, "task", "minipar_demo.cpp", "site: demo-par-do");
+    // gcc's line table gives its taskloop call the line of tl_work (a known gcc quirk).
+    if (std::string(cc) == "clang")
+      expect_at(named, "taskloop", "minipar_demo.cpp", "site: demo-for");
+    // The same from the environment, and with an absolute path prefix.
+    EnvOverrides env = default_env();
+    env["TASKLENS_LIBRARY_PATH"] = std::string(TASKLENS_SOURCE_DIR) + "/examples/minipar/";
+    expect_at(report(trace, {}, env), "task", "minipar_demo.cpp", "site: demo-par-do");
+  }
+}
+
+TEST_F(LibraryCode, OneTbbCallsOfAHeaderOnlyLibraryNameTheCaller) {
+  const std::string trace = path("minipar_tbb.tlens");
+  RunResult rec = record(std::string(TASKLENS_EXAMPLES_DIR) + "/minipar_tbb", {}, trace);
+  ASSERT_TRUE(rec.exited(0)) << rec.describe();
+  expect_at(report(trace, {"--library-path", "minipar"}), "parallel_for", "minipar_tbb.cpp",
+            "site: minipar-tbb-for");
+}
+
 }  // namespace
 }  // namespace tasklens::e2e

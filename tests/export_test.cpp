@@ -482,7 +482,9 @@ TEST(ExportPerfetto, TimestampsAtTheEndsOfTheClockStayNumbers) {
   const json j = export_perfetto(m, labels, nullptr, nullptr, {});
   ASSERT_TRUE(j.contains("traceEvents"));
   for (const json& e : j["traceEvents"])
-    if (e["ph"] == "X") EXPECT_TRUE(e["ts"].is_number()) << e.dump();
+    if (e["ph"] == "X") {
+      EXPECT_TRUE(e["ts"].is_number()) << e.dump();
+    }
 }
 
 TEST(ExportPerfetto, EveryThreadWithASliceGetsATrack) {

@@ -19,6 +19,7 @@
 #include "cli/timings.hpp"
 #include "cli/view_cmd.hpp"
 #include "model/builder.hpp"
+#include "symbols/symbolizer.hpp"
 #include "trace/reader.hpp"
 
 namespace tasklens::cli {
@@ -31,6 +32,7 @@ constexpr const char* kRawSpanHelp =
     "median, so that one disturbance cannot decide the span (docs/robust-span.md)";
 
 int run(int argc, char** argv) {
+  std::vector<std::string> library_paths;  // --library-path of the reader commands
   CLI::App app{
       "tasklens: a parallelism profiler for OpenMP and oneTBB programs.\n"
       "Record a run of an unmodified program, then see its work, span (critical path) and\n"
@@ -266,6 +268,14 @@ int run(int argc, char** argv) {
 
   // Every command that reads traces builds their models the same way.
   for (CLI::App* sub : {report, whatif, advise, tasks, sched, predict, exp, view, diff})
+    sub->add_option("--library-path", library_paths,
+                    "Code under this path is a library's, not the program's (repeatable; an "
+                    "absolute path is a prefix, another name a directory anywhere in a path): a "
+                    "construct created in it is shown at the program's line that called it. "
+                    "System directories (/usr/include ...) and oneTBB's and the C++ library's "
+                    "headers always are; TASKLENS_LIBRARY_PATH adds more (colon separated)")
+        ->allow_extra_args(false);
+  for (CLI::App* sub : {report, whatif, advise, tasks, sched, predict, exp, view, diff})
     sub->add_flag("--blocked-as-work", model_settings().blocked_as_work,
                   "Count the time a thread spent blocked inside a task (sleeping, waiting for "
                   "I/O or a lock the runtime does not see) as work, as wall time would; by "
@@ -319,6 +329,7 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "tasklens: %s; see `%s --help`\n", what.c_str(), where.c_str());
     return 2;
   }
+  symbols::set_library_paths(library_paths);
   if (*record) return run_record(rec);
   if (*report) run_report(rep);
   if (*whatif) run_whatif(wi);

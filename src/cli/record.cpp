@@ -58,8 +58,9 @@ std::string find_runtime(const std::string& requested) {
     return fs::canonical(requested).string();
   }
   std::string dir = exe_dir();
+  // An installed tasklens's own runtime first (cmake/install.cmake), then the build tree's.
   for (const std::string& c :
-       {std::string(TASKLENS_OMP_RUNTIME), dir + "/../lib/tasklens/libomp.so.5",
+       {dir + "/../lib/tasklens/libomp.so.5", std::string(TASKLENS_OMP_RUNTIME),
         std::string(TASKLENS_SYSTEM_LIBOMP)})
     if (!c.empty() && fs::exists(c)) return fs::canonical(c).string();
   throw EnvironmentError(

@@ -112,6 +112,7 @@ nlohmann::ordered_json site_rows_json(const model::Model& m, const analysis::Pro
                      {"critical_work", r.critical_work},
                      {"critical_path_percent", r.critical_path_percent},
                      {"blocked", blocked[r.site]}});
+    if (!l.library_site.empty()) sites.back()["library_site"] = l.library_site;
     add_loop_keys(sites.back(), m, r, loops[r.site]);
     if (serial && !serial->empty() && m.sites[r.site].kind == model::SiteKind::Program) {
       nlohmann::ordered_json fragments = nlohmann::ordered_json::array();
@@ -158,10 +159,11 @@ std::string site_rows_table(const model::Model& m, const analysis::Profile& p,
         r.parallelism, format_work(m, r.work), format_work(m, r.span),
         show_blocked ? blocked_cell(blocked[r.site]) : "", r.count, kind_label(m, r, loops[r.site]),
         fragments ? serial->front().label : l.site,
-        fragments ? (serial->front().function.empty()
-                         ? std::string("(serial, outside any construct)")
-                         : serial->front().function + " (serial, outside any construct)")
-                  : l.function);
+        fragments                ? (serial->front().function.empty()
+                                        ? std::string("(serial, outside any construct)")
+                                        : serial->front().function + " (serial, outside any construct)")
+        : l.library_site.empty() ? l.function
+                                 : l.function + " (via " + l.library_site + ")");
     if (fragments && serial->size() > 1 && r.critical_path_percent >= 1.0) {
       std::string more;
       for (size_t k = 0; k < serial->size() && k < 4; ++k)
@@ -286,6 +288,7 @@ std::vector<SiteLabel> label_sites(const model::Model& model,
     l.line = loc.line;
     l.function = loc.function;
     l.library = loc.in_library_header;
+    if (!loc.in_library_header) l.library_site = loc.library_frame;
     if (!loc.file.empty() && loc.line)
       l.site = fmt::format("{}:{}", basename(loc.file), loc.line);
     else if (!loc.module.empty()) {

@@ -25,6 +25,9 @@ struct SiteLabel {
   unsigned line = 0;
   std::string function;  // empty if unknown
   bool library = false;  // the site's code is inside a library's headers (see below)
+  // The construct was created inside library code inlined into the program's: `site` is the
+  // program's line, this the library's (file:line), kept as detail. Empty otherwise.
+  std::string library_site;
 };
 
 // Symbolizes every site of the model against the trace's module map.

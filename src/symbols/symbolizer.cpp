@@ -24,7 +24,60 @@
 extern char** environ;
 
 namespace tasklens::symbols {
+
 namespace {
+std::vector<std::string>& library_paths() {
+  static std::vector<std::string> paths = [] {
+    std::vector<std::string> from_env;
+    if (const char* env = std::getenv("TASKLENS_LIBRARY_PATH")) {
+      std::string_view rest = env;
+      while (!rest.empty()) {
+        const size_t colon = rest.find(':');
+        if (colon != 0) from_env.emplace_back(rest.substr(0, colon));
+        if (colon == std::string_view::npos) break;
+        rest.remove_prefix(colon + 1);
+      }
+    }
+    return from_env;
+  }();
+  return paths;
+}
+}  // namespace
+
+void set_library_paths(std::vector<std::string> paths) {
+  std::vector<std::string>& all = library_paths();
+  for (std::string& p : paths)
+    if (!p.empty()) all.push_back(std::move(p));
+}
+
+bool is_library_file(std::string_view file) {
+  if (file.find("/oneapi/tbb/") != std::string_view::npos ||
+      file.find("/include/tbb/") != std::string_view::npos ||
+      file.find("/include/c++/") != std::string_view::npos)
+    return true;
+  for (std::string_view system :
+       {"/usr/include/", "/usr/local/include/", "/usr/lib/", "/usr/share/", "/opt/"})
+    if (file.substr(0, system.size()) == system) return true;
+  for (const std::string& p : library_paths()) {
+    if (p.front() == '/') {
+      if (file.substr(0, p.size()) == p) return true;
+      continue;
+    }
+    std::string component = "/" + p;
+    if (component.back() != '/') component += '/';
+    if (file.find(component) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
+namespace {
+
+// "file.h:12" of a frame (its file's basename).
+std::string fmt_frame(const Location& l) {
+  const size_t slash = l.file.rfind('/');
+  std::string name = slash == std::string::npos ? l.file : l.file.substr(slash + 1);
+  return l.line ? name + ":" + std::to_string(l.line) : name;
+}
 
 // Owns a file descriptor so that every early return closes it: a leaked write end would keep an
 // addr2line child from ever seeing end of input.
@@ -167,13 +220,9 @@ void SetFileLine(std::string_view text, Location* location) {
 }
 
 // Code inlined from a library's headers (oneTBB's task_group::run, parallel_for ..., the C++
-// library's std::thread constructor) is not where the program calls the library: the frame
-// that inlined it is.
-bool IsLibraryHeader(std::string_view file) {
-  return file.find("/oneapi/tbb/") != std::string_view::npos ||
-         file.find("/include/tbb/") != std::string_view::npos ||
-         file.find("/include/c++/") != std::string_view::npos;
-}
+// library's std::thread constructor, a header-only parallel library) is not where the program
+// calls the library: the frame that inlined it is (is_library_file).
+bool IsLibraryHeader(std::string_view file) { return is_library_file(file); }
 
 // LLVM's addr2line, if installed (clang's package brings it): binutils' addr2line (2.40) does not
 // see the inlined frames in clang's DWARF 5, so an address in code inlined from a library's
@@ -226,10 +275,17 @@ void ParseAnswers(std::string_view output, const std::vector<Location*>& targets
       continue;
     }
     SetFileLine(line, &frame);
+    const bool library = IsLibraryHeader(frame.file);
+    // The library frames before the chosen one (innermost first): the last, the library's entry
+    // point the program called, stays as detail.
+    if (library && !frame.file.empty())
+      current->library_frame = fmt_frame(frame);
+    else if (position == 2)
+      current->library_frame.clear();
     current->function = frame.function;
     current->file = frame.file;
     current->line = frame.line;
-    current->in_library_header = IsLibraryHeader(frame.file);
+    current->in_library_header = library;
     settled = !current->in_library_header;
   }
 }
@@ -394,6 +450,8 @@ std::vector<Location> Symbolizer::resolve(const std::vector<uint64_t>& addresses
       for (size_t i = 0; i < retargets.size(); ++i) {
         // Keep binutils' answer unless LLVM's found a frame outside the headers.
         if (answers[i].in_library_header || !answers[i].known()) continue;
+        retargets[i]->library_frame =
+            answers[i].library_frame.empty() ? fmt_frame(*retargets[i]) : answers[i].library_frame;
         retargets[i]->function = answers[i].function;
         retargets[i]->file = answers[i].file;
         retargets[i]->line = answers[i].line;

@@ -27,6 +27,10 @@ struct Location {
   // The chosen frame is inside a library's headers (oneTBB, the C++ library): every inlined frame
   // of the address was (see Symbolizer::resolve).
   bool in_library_header = false;
+  // When a frame of the program's own code was chosen over the library frames inlined into it:
+  // the outermost of those (the library's entry point the program called: "file:line",
+  // basename), kept as detail. Empty otherwise.
+  std::string library_frame;
   bool known() const { return line != 0 || !function.empty(); }
 };
 
@@ -38,6 +42,19 @@ struct ResolveStats {
   // answers inside a library's headers
   size_t processes = 0;
 };
+
+// Which code is a library's rather than the program's own, for attributing constructs created
+// inside a library (a header-only parallel library, oneTBB, the C++ standard library) to the
+// program's call site, the innermost frame of its inline chain outside library code:
+//  * oneTBB's and the C++ library's headers (.../oneapi/tbb/, .../include/tbb/, .../include/c++/);
+//  * every file under the system's directories: /usr/include/, /usr/local/include/, /usr/lib/,
+//    /usr/share/, /opt/;
+//  * the library paths the user names (`--library-path`, or TASKLENS_LIBRARY_PATH, colon
+//    separated): an absolute path is a prefix (a directory: /home/me/deps/), any other value a
+//    directory name anywhere in the path (`pstl` matches .../pstl/...).
+// Everything else (the program's own source tree) is the program's code.
+void set_library_paths(std::vector<std::string> paths);
+bool is_library_file(std::string_view file);
 
 class Symbolizer {
  public:
