@@ -96,6 +96,21 @@ TEST_F(Diagnosis, UnevenStaticSharesAreNamedAtTheLoop) {
   }
 }
 
+// report --base: the false-sharing example's shared loop does several times its 1-thread work
+// on 2 threads; the diagnosis names it. A base of another program is refused.
+TEST_F(Diagnosis, WorkInflationFromABaseRecordingIsNamedAtItsLoop) {
+  const std::string one = path("one.tlens"), two = path("two.tlens"), other = path("other.tlens");
+  ASSERT_TRUE(record(example("false_sharing", "clang"), {}, one, default_env(1)).exited(0));
+  ASSERT_TRUE(record(example("false_sharing", "clang"), {}, two, default_env(2)).exited(0));
+  json r = tasklens_command_json("report", {"--base", one, two});
+  const int line = marker_line("false_sharing.c", "site: fs-shared");
+  expect_location(item(r, "work-inflation"), "false_sharing.c", line, line);
+  ASSERT_TRUE(record(example("fib", "clang"), {"8", "100"}, other).exited(0));
+  RunResult bad = tasklens_command("report", {"--base", other, two});
+  EXPECT_TRUE(bad.exited(2)) << bad.describe();
+  EXPECT_NE(bad.err.find("not the same program"), std::string::npos) << bad.err;
+}
+
 // A program with ample parallelism and nothing wrong has no finding about its code; the table
 // opens with the diagnosis when there is one.
 TEST_F(Diagnosis, TheTableOpensWithTheVerdict) {

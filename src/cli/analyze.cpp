@@ -10,6 +10,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -265,6 +266,39 @@ report::SpanAccount span_account(const Loaded& l, const analysis::Profile& p,
   return a;
 }
 
+// report --base: base's and this recording's units compared (analysis/diff.hpp), refused like
+// `diff` refuses two programs or two recordings without a metric in common.
+analysis::Diff compare_with_base(const Loaded& base, const report::FragmentLabels& base_fragments,
+                                 const Loaded& other, const report::FragmentLabels& fragments,
+                                 const std::string& base_path, const std::string& other_path) {
+  auto input = [](const Loaded& l, const report::FragmentLabels& f) {
+    analysis::DiffInput in;
+    in.model = &l.model;
+    for (const report::SiteLabel& label : l.labels) in.site_names.push_back(label.site);
+    in.fragment_group = f.group_of;
+    in.fragment_names = f.label;
+    return in;
+  };
+  if (analysis::common_metrics(base.model, other.model).empty())
+    throw UsageError(
+        fmt::format("--base {}: it measures another metric than {}; record both with "
+                    "the same --metric",
+                    base_path, other_path));
+  analysis::Diff d = analysis::compute_diff(input(base, base_fragments), input(other, fragments));
+  bool constructs = false;
+  for (const auto* list : {&d.only_base, &d.only_other})
+    for (const analysis::UnmatchedUnit& u : *list)
+      constructs |=
+          u.kind == analysis::DiffUnitKind::Site && u.site_kind != model::SiteKind::Program;
+  if (d.matched_construct_sites == 0 && constructs)
+    throw UsageError(
+        fmt::format("--base {}: no construct site in common with {}: not the same "
+                    "program? give a recording of this program (say with "
+                    "OMP_NUM_THREADS=1)",
+                    base_path, other_path));
+  return d;
+}
+
 Diagnosed diagnosis_inputs(const Loaded& l) {
   Diagnosed d;
   d.fragments = report::label_fragments(l.model, l.trace->modules(), l.labels);
@@ -275,8 +309,8 @@ Diagnosed diagnosis_inputs(const Loaded& l) {
 }
 
 std::vector<report::DiagnosisItem> diagnose(const Loaded& l, const analysis::Profile& p,
-                                            const report::SpanAccount& account,
-                                            const Diagnosed& d) {
+                                            const report::SpanAccount& account, const Diagnosed& d,
+                                            const analysis::Diff* base) {
   report::DiagnosisInput in;
   in.model = &l.model;
   in.profile = &p;
@@ -285,6 +319,7 @@ std::vector<report::DiagnosisItem> diagnose(const Loaded& l, const analysis::Pro
   in.account = &account;
   in.tasks = d.tasks.tasks ? &d.tasks : nullptr;
   in.schedule = d.schedule.timestamps ? &d.schedule : nullptr;
+  in.base = base;
   return report::diagnose(in);
 }
 
@@ -308,7 +343,16 @@ void run_report(const ReportOptions& opt) {
   extras.diagnosis = &verdict;
   if (inputs.valid()) {
     const Diagnosed d = inputs.get();
-    verdict = diagnose(l, p, account, d);
+    // --base: where work grows from the base recording to this one (diff's units and costs).
+    std::optional<analysis::Diff> comparison;
+    Loaded base;
+    report::FragmentLabels base_fragments;
+    if (!opt.base.empty()) {
+      base = load(opt.base, span_mode(opt.raw_span));
+      base_fragments = report::label_fragments(base.model, base.trace->modules(), base.labels);
+      comparison = compare_with_base(base, base_fragments, l, d.fragments, opt.base, opt.trace);
+    }
+    verdict = diagnose(l, p, account, d, comparison ? &*comparison : nullptr);
     extras.serial = report::serial_fragments(l.model, p, d.fragments);
     Timings::global().lap("diagnosis");
   }

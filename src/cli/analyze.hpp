@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/diff.hpp"
 #include "analysis/robust.hpp"
 #include "analysis/sched.hpp"
 #include "analysis/tasks.hpp"
@@ -25,6 +26,7 @@ struct ReportOptions {
   std::string format = "table";
   size_t top = 0;         // 0: 20 rows for the table, all for csv/json
   bool raw_span = false;  // --raw-span: every strand as measured (no clipping of disturbances)
+  std::string base;       // --base: a recording to compare with (the diagnosis's work inflation)
 };
 
 struct WhatIfOptions {
@@ -89,9 +91,11 @@ struct Diagnosed {
   analysis::Schedule schedule;
 };
 Diagnosed diagnosis_inputs(const Loaded& loaded);
+// `base`: the comparison with a base recording (`report --base`), or null.
 std::vector<report::DiagnosisItem> diagnose(const Loaded& loaded, const analysis::Profile& profile,
                                             const report::SpanAccount& account,
-                                            const Diagnosed& inputs);
+                                            const Diagnosed& inputs,
+                                            const analysis::Diff* base = nullptr);
 
 // How every reader command builds its models (flags common to them all, set by main()).
 struct ModelSettings {

@@ -98,6 +98,10 @@ int run(int argc, char** argv) {
   report->add_option("--format", rep.format, "table, csv or json")->capture_default_str();
   report->add_option("--top", rep.top, "Show only the first N sites (table default: 20)");
   report->add_flag("--raw-span", rep.raw_span, kRawSpanHelp);
+  report->add_option("--base", rep.base,
+                     "A recording of the same program to compare with (typically with "
+                     "OMP_NUM_THREADS=1): the diagnosis then says where work grows with the "
+                     "threads (contention, false sharing), as `tasklens diff` does in full");
 
   WhatIfOptions wi;
   CLI::App* whatif = app.add_subcommand(

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "analysis/algebra.hpp"
+#include "analysis/whatif.hpp"
 #include "report/loop_report.hpp"
 
 namespace tasklens::report {
@@ -207,6 +208,72 @@ void low_parallelism(const DiagnosisInput& in, std::vector<DiagnosisItem>& out) 
   out.push_back(std::move(d));
 }
 
+void inflation(const DiagnosisInput& in, std::vector<DiagnosisItem>& out) {
+  if (!in.base) return;
+  const analysis::Diff& d = *in.base;
+  const model::Model& m = *in.model;
+  const size_t k = d.sort_metric;
+  for (const analysis::UnitDiff& u : d.sites) {  // sorted by cost
+    if (u.site_kind == SiteKind::Program || k >= u.metrics.size()) continue;
+    const analysis::MetricDiff& x = u.metrics[k];
+    if (!(x.ratio >= 1.3) || x.cost_percent < 10) continue;
+    DiagnosisItem item;
+    item.kind = "work-inflation";
+    item.finding = fmt::format(
+        "the work at {} grows {:.1f}x from the base recording ({} "
+        "thread{}) to this one ({})",
+        u.name, x.ratio, d.base.threads, d.base.threads == 1 ? "" : "s", d.other.threads);
+    item.evidence = fmt::format(
+        "{} more work there; the critical path would be {:.0f}% shorter if it did the base's "
+        "work",
+        format_work(m, static_cast<uint64_t>(std::max<int64_t>(x.inflation, 0))), x.cost_percent);
+    item.location = u.name;
+    item.advice =
+        "look there for contention, false sharing or lost locality; `tasklens diff` of "
+        "the two recordings compares them unit by unit";
+    item.weight = x.cost_percent / 100.0;
+    out.push_back(std::move(item));
+    return;  // the largest one
+  }
+}
+
+void whatif_gain(const DiagnosisInput& in, std::vector<DiagnosisItem>& out) {
+  const model::Model& m = *in.model;
+  const analysis::Profile& p = *in.profile;
+  if (p.span == 0) return;
+  const analysis::SiteRow* top = nullptr;
+  for (const analysis::SiteRow& row : p.sites)
+    if (m.sites[row.site].kind != SiteKind::Program && row.critical_path_percent >= 20) {
+      top = &row;
+      break;
+    }
+  if (!top || top->site >= in.labels->size()) return;
+  constexpr double kSplit = 8;
+  const analysis::Unit unit = analysis::unit_of_sites(m, {top->site}, "");
+  const analysis::Weights w =
+      analysis::apply_units(m, {&unit}, kSplit, analysis::WhatIfMode::Parallelize);
+  uint64_t work = 0;
+  for (uint64_t x : w.work) work += x;
+  const double after =
+      analysis::parallelism_of(work, analysis::longest_path(m, nullptr, w.span.data()));
+  if (after < 1.5 * p.parallelism) return;
+  const SiteLabel& l = (*in.labels)[top->site];
+  DiagnosisItem d;
+  d.kind = "whatif-gain";
+  d.finding = fmt::format(
+      "splitting the {} at {} 8 ways would raise the parallelism from {:.2f} "
+      "to {:.2f}",
+      model::to_string(m.sites[top->site].kind), l.site, p.parallelism, after);
+  d.evidence = fmt::format("it holds {:.0f}% of the critical path (`tasklens whatif --site {}`)",
+                           top->critical_path_percent, l.site);
+  d.location = l.site;
+  d.advice =
+      "break its work into smaller parallel pieces (more tasks, a finer loop, a parallel "
+      "algorithm inside it)";
+  d.weight = (1 - p.parallelism / after) / 3;
+  out.push_back(std::move(d));
+}
+
 void trust(const DiagnosisInput& in, std::vector<DiagnosisItem>& out) {
   const model::Model& m = *in.model;
   const analysis::Profile& p = *in.profile;
@@ -293,7 +360,12 @@ std::vector<DiagnosisItem> diagnose(const DiagnosisInput& in) {
   if (in.fragments) serial_code(in, out);
   tiny_tasks(in, out);
   loops(in, out);
-  low_parallelism(in, out);
+  inflation(in, out);
+  whatif_gain(in, out);
+  // (The what-if names the site and the gain: the plain statement would repeat it.)
+  if (std::none_of(out.begin(), out.end(),
+                   [](const DiagnosisItem& d) { return d.kind == "whatif-gain"; }))
+    low_parallelism(in, out);
   std::stable_sort(out.begin(), out.end(), [](const DiagnosisItem& a, const DiagnosisItem& b) {
     return a.weight > b.weight;
   });

@@ -15,7 +15,13 @@
 //  * low-parallelism: the program's parallelism is below the adviser's default target, 8 x the
 //    cores (of this machine, or the threads recorded if more): the site holding most of the
 //    critical path is named. Weight: (1 - parallelism / target) / 4 (the other findings say
-//    why, when they can).
+//    why, when they can). Not given with a whatif-gain finding, which names the site and more.
+//  * work-inflation (report --base): the construct site (diff's unit) whose work grew the most
+//    from the base recording, costing 10% or more of this recording's critical path and at
+//    least 1.3x the base's work. Weight: that cost's share of the span.
+//  * whatif-gain: the construct site holding most of the critical path, if splitting it 8 ways
+//    (whatif --site, parallelize mode) would raise the program's parallelism 1.5x or more.
+//    Weight: (1 - before / after) / 3.
 //  * untrustworthy: the recording is disturbed: strands clipped by the robust span that moved
 //    the parallelism by 10% or more, recorder stalls or preemption over 10% of the work, lost
 //    context switches, an incomplete trace, lost data. Weight: 1 (it qualifies every other line).
@@ -24,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/diff.hpp"
 #include "analysis/profile.hpp"
 #include "analysis/sched.hpp"
 #include "analysis/tasks.hpp"
@@ -51,6 +58,7 @@ struct DiagnosisInput {
   const SpanAccount* account = nullptr;          // may be null
   const analysis::TaskProfile* tasks = nullptr;  // may be null
   const analysis::Schedule* schedule = nullptr;  // may be null
+  const analysis::Diff* base = nullptr;          // report --base's comparison; may be null
 };
 
 inline constexpr size_t kDiagnosisLines = 5;
