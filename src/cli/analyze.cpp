@@ -105,8 +105,9 @@ Loaded load(const std::string& path, SpanMode mode) {
         "wrappers give the logical one)");
   if (size_t n = report::attribute_library_sites(l.model, l.labels))
     l.model.warnings.push_back(fmt::format(
-        "{} call site{} inside a library's headers (oneTBB's range splits, or calls into "
-        "oneTBB or std::thread the compiler did not inline) count for the construct around them",
+        "{} call site{} inside a library's code (its headers: oneTBB's range splits, calls into "
+        "oneTBB or std::thread the compiler did not inline; or a shared library without line "
+        "information) count for the construct around them",
         n, n == 1 ? "" : "s"));
   // Region names are the program's text: shown (and selected with --region) as printable.
   for (std::string& name : l.model.region_names) name = report::printable(name);

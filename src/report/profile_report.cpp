@@ -296,6 +296,11 @@ std::vector<SiteLabel> label_sites(const model::Model& model,
       for (const auto& m : modules)
         if (m.path == loc.module && s.address >= m.begin && s.address < m.end) base = m.base;
       l.site = fmt::format("{}+0x{:x}", basename(loc.module), s.address - base);
+      // A construct inside a shared library without line information (the OpenMP runtime's own
+      // code, a library built without -g) says nothing about the program: it counts for the
+      // enclosing construct, like code in a library's headers (attribute_library_sites).
+      const std::string name = basename(loc.module);
+      if (name.find(".so") != std::string::npos) l.library = true;
     } else
       l.site = s.address ? fmt::format("0x{:x}", s.address) : "<unknown>";
   }
