@@ -23,6 +23,12 @@ std::string fragment_location(std::string label) {
   return label;
 }
 
+// The adviser's default target: 8 x the cores (of this machine, or the threads recorded).
+double parallelism_target(const model::Model& m) {
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  return 8.0 * std::max<unsigned>(m.thread_count, cores);
+}
+
 std::string where(const SiteLabel& l) {
   return l.function.empty() ? l.site : fmt::format("{} ({})", l.site, l.function);
 }
@@ -122,6 +128,42 @@ void tiny_tasks(const DiagnosisInput& in, std::vector<DiagnosisItem>& out) {
   }
 }
 
+// Task types with too few tasks for the workers, or one task larger than a worker's share
+// (tasks.hpp's FewLargeTasks and DominantTask): the first of each type.
+void few_tasks(const DiagnosisInput& in, std::vector<DiagnosisItem>& out) {
+  if (!in.tasks) return;
+  const model::Model& m = *in.model;
+  const analysis::TaskProfile& t = *in.tasks;
+  std::vector<uint8_t> said(t.types.size(), 0);
+  for (const analysis::Finding& f : t.findings) {
+    const bool few = f.kind == analysis::FindingKind::FewLargeTasks;
+    if ((!few && f.kind != analysis::FindingKind::DominantTask) || f.type >= t.types.size() ||
+        said[f.type])
+      continue;
+    const analysis::TaskType& type = t.types[f.type];
+    if (type.site >= in.labels->size()) continue;
+    said[f.type] = 1;
+    const SiteLabel& l = (*in.labels)[type.site];
+    const char* what = type.chunks ? "loop chunks" : "tasks";
+    DiagnosisItem d;
+    d.kind = "few-tasks";
+    d.finding =
+        few ? fmt::format("too few {} at {} to keep {} workers busy", what, l.site, t.workers)
+            : fmt::format("one of the {} at {} is larger than a worker's share", what, l.site);
+    d.evidence = fmt::format("{} {}, largest {} of {} in all", type.size.samples, what,
+                             format_work(m, type.size.max), format_work(m, type.size.total));
+    d.location = l.site;
+    d.advice = fmt::format(
+        "create more, smaller {} there (split the largest), so that every "
+        "worker has several",
+        what);
+    const double share =
+        t.work ? static_cast<double>(type.size.total) / static_cast<double>(t.work) : 0;
+    d.weight = 0.4 * share;
+    out.push_back(std::move(d));
+  }
+}
+
 void loops(const DiagnosisInput& in, std::vector<DiagnosisItem>& out) {
   const model::Model& m = *in.model;
   const analysis::Profile& p = *in.profile;
@@ -173,8 +215,7 @@ void low_parallelism(const DiagnosisInput& in, std::vector<DiagnosisItem>& out) 
   const model::Model& m = *in.model;
   const analysis::Profile& p = *in.profile;
   if (p.span == 0) return;
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  const double target = 8.0 * std::max<unsigned>(m.thread_count, cores);
+  const double target = parallelism_target(m);
   if (p.parallelism >= target) return;
   const analysis::SiteRow* top = nullptr;
   for (const analysis::SiteRow& row : p.sites)
@@ -240,7 +281,7 @@ void inflation(const DiagnosisInput& in, std::vector<DiagnosisItem>& out) {
 void whatif_gain(const DiagnosisInput& in, std::vector<DiagnosisItem>& out) {
   const model::Model& m = *in.model;
   const analysis::Profile& p = *in.profile;
-  if (p.span == 0) return;
+  if (p.span == 0 || p.parallelism >= parallelism_target(m)) return;
   const analysis::SiteRow* top = nullptr;
   for (const analysis::SiteRow& row : p.sites)
     if (m.sites[row.site].kind != SiteKind::Program && row.critical_path_percent >= 20) {
@@ -359,6 +400,7 @@ std::vector<DiagnosisItem> diagnose(const DiagnosisInput& in) {
   trust(in, out);
   if (in.fragments) serial_code(in, out);
   tiny_tasks(in, out);
+  few_tasks(in, out);
   loops(in, out);
   inflation(in, out);
   whatif_gain(in, out);

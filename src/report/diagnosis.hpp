@@ -9,6 +9,8 @@
 //  * tiny-tasks: a task type with analysis::FindingKind::ManyTinyTasks (tasks.hpp: half of its
 //    tasks, and 8 or more, under 1 us). Weight: the type's share of the program's work, times
 //    the share of the workers' time spent in delay when the schedule is known (else half of it).
+//  * few-tasks: a task type with tasks.hpp's FewLargeTasks or DominantTask (too few tasks per
+//    worker, or one larger than a worker's share). Weight: 0.4 x the type's share of the work.
 //  * uneven-shares, team-bound: analysis/loops.hpp's findings (report/loop_report.hpp's
 //    thresholds). Weight: the loop's imbalance times its share of the span; the team-bound
 //    work's share of the program's work.
@@ -19,8 +21,9 @@
 //  * work-inflation (report --base): the construct site (diff's unit) whose work grew the most
 //    from the base recording, costing 10% or more of this recording's critical path and at
 //    least 1.3x the base's work. Weight: that cost's share of the span.
-//  * whatif-gain: the construct site holding most of the critical path, if splitting it 8 ways
-//    (whatif --site, parallelize mode) would raise the program's parallelism 1.5x or more.
+//  * whatif-gain: below the adviser's target (low-parallelism's), the construct site holding
+//    most of the critical path, if splitting it 8 ways (whatif --site, parallelize mode) would
+//    raise the program's parallelism 1.5x or more.
 //    Weight: (1 - before / after) / 3.
 //  * untrustworthy: the recording is disturbed: strands clipped by the robust span that moved
 //    the parallelism by 10% or more, recorder stalls or preemption over 10% of the work, lost

@@ -1,0 +1,103 @@
+// report/diagnosis.hpp on hand-built models: which findings, in which order, located where.
+#include "report/diagnosis.hpp"
+
+#include <gtest/gtest.h>
+
+#include "model_fixtures.hpp"
+
+namespace tasklens {
+namespace {
+
+using fixtures::ModelBuilder;
+using model::Model;
+using model::NodeKind;
+using model::SiteKind;
+
+// Serial code of 600 (fragment 1, "a.c:3-9"), then 4 parallel tasks of 100 (site "a.c:12"):
+// W = 1000, S = 700, the serial code is 600/700 of the critical path.
+struct Amdahl {
+  Model m;
+  std::vector<report::SiteLabel> labels;
+  report::FragmentLabels fragments;
+  analysis::Profile profile;
+  Amdahl() {
+    ModelBuilder b;
+    const uint32_t task = b.add_site(SiteKind::Task);
+    const uint32_t serial = b.strand(600);
+    std::vector<uint32_t> ends;
+    for (int k = 0; k < 4; ++k) {
+      b.open(NodeKind::Task, task);
+      ends.push_back(b.strand(100, {serial}, k % 2));
+      b.close();
+    }
+    b.strand(0, ends);
+    m = b.finish();
+    m.fragments = {{0, 0}, {0x10, 0x20}, {0x30, 0}};
+    for (model::Strand& s : m.strands) s.fragment = s.site == 0 ? 1 : 2;
+    m.thread_count = 2;
+    labels = {{"<program>", "", 0, "(outside any construct)", false, ""},
+              {"a.c:12", "/src/a.c", 12, "main", false, ""}};
+    fragments.group_of = {0, 1, 2};
+    fragments.label = {"<unknown>", "a.c:3-9", "a.c:12-end"};
+    fragments.function = {"", "main", "main"};
+    fragments.begin_file = {"", "/src/a.c", "/src/a.c"};
+    profile = analysis::compute_profile(m);
+  }
+  std::vector<report::DiagnosisItem> diagnose() const {
+    report::DiagnosisInput in;
+    in.model = &m;
+    in.profile = &profile;
+    in.labels = &labels;
+    in.fragments = &fragments;
+    return report::diagnose(in);
+  }
+};
+
+TEST(Diagnosis, SerialCodeOnTheCriticalPathComesFirstWithItsFragment) {
+  Amdahl a;
+  ASSERT_EQ(a.profile.span, 700u);
+  const auto items = a.diagnose();
+  ASSERT_FALSE(items.empty());
+  EXPECT_EQ(items[0].kind, "serial-code");
+  EXPECT_EQ(items[0].location, "a.c:3-9");
+  EXPECT_NE(items[0].finding.find("86%"), std::string::npos) << items[0].finding;
+  // Without that code the span is one task: W/S = 400 / 100.
+  EXPECT_NE(items[0].evidence.find("would be 4.00"), std::string::npos) << items[0].evidence;
+  for (const auto& d : items) {
+    EXPECT_FALSE(d.finding.empty());
+    EXPECT_FALSE(d.advice.empty());
+  }
+  EXPECT_LE(items.size(), report::kDiagnosisLines);
+}
+
+TEST(Diagnosis, AnIncompleteTraceIsSaidFirst) {
+  Amdahl a;
+  a.m.complete = false;
+  const auto items = a.diagnose();
+  ASSERT_FALSE(items.empty());
+  EXPECT_EQ(items[0].kind, "untrustworthy");
+}
+
+TEST(Diagnosis, SerialFragmentsAreListedByCriticalShare) {
+  Amdahl a;
+  const auto serial = report::serial_fragments(a.m, a.profile, a.fragments);
+  ASSERT_EQ(serial.size(), 1u);
+  EXPECT_EQ(serial[0].label, "a.c:3-9");
+  EXPECT_EQ(serial[0].work, 600u);
+  EXPECT_EQ(serial[0].critical, 600u);
+}
+
+TEST(Diagnosis, TheTableAndTheJsonSayTheSame) {
+  Amdahl a;
+  const auto items = a.diagnose();
+  const std::string table = report::diagnosis_table(items);
+  EXPECT_EQ(table.rfind("Diagnosis, most important first:\n  1. ", 0), 0u) << table;
+  const auto json = report::diagnosis_json(items);
+  ASSERT_EQ(json.size(), items.size());
+  for (const char* key : {"kind", "finding", "evidence", "location", "advice"})
+    EXPECT_TRUE(json[0].contains(key)) << key;
+  EXPECT_EQ(report::diagnosis_table({}), "");
+}
+
+}  // namespace
+}  // namespace tasklens
