@@ -267,25 +267,27 @@ report::SpanAccount span_account(const Loaded& l, const analysis::Profile& p,
   return a;
 }
 
+analysis::DiffInput diff_input(const Loaded& l, const report::FragmentLabels& fragments) {
+  analysis::DiffInput in;
+  in.model = &l.model;
+  for (const report::SiteLabel& label : l.labels) in.site_names.push_back(label.site);
+  in.fragment_group = fragments.group_of;
+  in.fragment_names = fragments.label;
+  return in;
+}
+
 // report --base: base's and this recording's units compared (analysis/diff.hpp), refused like
 // `diff` refuses two programs or two recordings without a metric in common.
 analysis::Diff compare_with_base(const Loaded& base, const report::FragmentLabels& base_fragments,
                                  const Loaded& other, const report::FragmentLabels& fragments,
                                  const std::string& base_path, const std::string& other_path) {
-  auto input = [](const Loaded& l, const report::FragmentLabels& f) {
-    analysis::DiffInput in;
-    in.model = &l.model;
-    for (const report::SiteLabel& label : l.labels) in.site_names.push_back(label.site);
-    in.fragment_group = f.group_of;
-    in.fragment_names = f.label;
-    return in;
-  };
   if (analysis::common_metrics(base.model, other.model).empty())
     throw UsageError(
         fmt::format("--base {}: it measures another metric than {}; record both with "
                     "the same --metric",
                     base_path, other_path));
-  analysis::Diff d = analysis::compute_diff(input(base, base_fragments), input(other, fragments));
+  analysis::Diff d =
+      analysis::compute_diff(diff_input(base, base_fragments), diff_input(other, fragments));
   bool constructs = false;
   for (const auto* list : {&d.only_base, &d.only_other})
     for (const analysis::UnmatchedUnit& u : *list)

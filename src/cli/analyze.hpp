@@ -91,6 +91,9 @@ struct Diagnosed {
   analysis::Schedule schedule;
 };
 Diagnosed diagnosis_inputs(const Loaded& loaded);
+// The differential analysis' input of one loaded recording (its units named by their labels).
+analysis::DiffInput diff_input(const Loaded& loaded, const report::FragmentLabels& fragments);
+
 // `base`: the comparison with a base recording (`report --base`), or null.
 std::vector<report::DiagnosisItem> diagnose(const Loaded& loaded, const analysis::Profile& profile,
                                             const report::SpanAccount& account,

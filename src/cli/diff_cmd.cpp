@@ -33,15 +33,7 @@ std::unique_ptr<Recording> load_recording(const std::string& path, SpanMode mode
   return r;
 }
 
-// The analysis' input and the renderer's view of one loaded recording.
-analysis::DiffInput diff_input(const Loaded& l, const report::FragmentLabels& fragments) {
-  analysis::DiffInput in;
-  in.model = &l.model;
-  for (const report::SiteLabel& label : l.labels) in.site_names.push_back(label.site);
-  in.fragment_group = fragments.group_of;
-  in.fragment_names = fragments.label;
-  return in;
-}
+// The renderer's view of one loaded recording (the analysis' input: analyze.hpp's diff_input).
 report::DiffRun diff_run(const Loaded& l, const report::FragmentLabels& fragments) {
   report::DiffRun r;
   r.model = &l.model;
