@@ -44,6 +44,53 @@ bool is_task_site_kind(SiteKind kind) {
   }
 }
 
+std::vector<TypeSizes> task_sizes(const Model& m, uint64_t tiny_size) {
+  const uint32_t num_nodes = static_cast<uint32_t>(m.nodes.size());
+  // Per node: its innermost task (as task_samples), and per task node its own strands' work.
+  std::vector<uint32_t> owner(num_nodes, kNone), site_of(num_nodes, 0);
+  std::vector<uint8_t> chunk(num_nodes, 0);
+  for (uint32_t v = 0; v < num_nodes; ++v) {
+    const model::Node& node = m.nodes[v];
+    const uint32_t parent = node.parent < v ? node.parent : kNone;
+    const bool is_chunk =
+        node.kind == NodeKind::Chunk && parent != kNone && m.nodes[parent].kind == NodeKind::Loop;
+    chunk[v] = is_chunk;
+    owner[v] = node.kind == NodeKind::Task || is_chunk ? v
+               : parent == kNone                       ? kNone
+                                                       : owner[parent];
+    site_of[v] = node.site < m.sites.size() ? node.site : parent == kNone ? 0 : site_of[parent];
+  }
+  std::vector<uint64_t> size(num_nodes, 0);
+  std::vector<uint8_t> ran(num_nodes, 0);
+  for (const model::Strand& st : m.strands) {
+    const uint32_t u = st.node < num_nodes ? owner[st.node] : kNone;
+    if (u == kNone) continue;
+    size[u] += st.work;
+    ran[u] = 1;
+  }
+  std::map<std::pair<uint32_t, bool>, std::vector<uint64_t>> groups;
+  for (uint32_t v = 0; v < num_nodes; ++v)
+    if (ran[v] && owner[v] == v && is_task_site_kind(m.sites[site_of[v]].kind))
+      groups[{site_of[v], chunk[v] != 0}].push_back(size[v]);
+  std::vector<TypeSizes> out;
+  for (auto& [key, sizes] : groups) {
+    TypeSizes t;
+    t.site = key.first;
+    t.chunks = key.second;
+    t.count = sizes.size();
+    for (uint64_t x : sizes) {
+      t.total += x;
+      t.max = std::max(t.max, x);
+      if (x < tiny_size) ++t.tiny;
+    }
+    auto mid = sizes.begin() + static_cast<std::ptrdiff_t>((sizes.size() - 1) / 2);
+    std::nth_element(sizes.begin(), mid, sizes.end());
+    t.median = *mid;
+    out.push_back(t);
+  }
+  return out;
+}
+
 std::vector<TaskSample> task_samples(const Model& m) {
   const uint32_t num_nodes = static_cast<uint32_t>(m.nodes.size());
   const uint32_t n = static_cast<uint32_t>(m.strands.size());

@@ -59,6 +59,17 @@ struct TaskSample {
 // Every counted task, in node order.
 std::vector<TaskSample> task_samples(const model::Model& model);
 
+// Task sizes only, per task type (as above: tasks and loop chunks by site), for what needs no
+// times: one pass over the nodes and the strands and a selection per type, several times
+// cheaper than compute_tasks (report's diagnosis). Types in site order, tasks before chunks.
+struct TypeSizes {
+  uint32_t site = 0;
+  bool chunks = false;
+  uint64_t count = 0, tiny = 0;  // tasks, and those smaller than `tiny_size`
+  uint64_t total = 0, max = 0, median = 0;
+};
+std::vector<TypeSizes> task_sizes(const model::Model& model, uint64_t tiny_size);
+
 // Is `kind` a task type's site kind (see above; Loop for loop chunks)?
 bool is_task_site_kind(model::SiteKind kind);
 

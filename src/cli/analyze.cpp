@@ -302,12 +302,16 @@ analysis::Diff compare_with_base(const Loaded& base, const report::FragmentLabel
   return d;
 }
 
-Diagnosed diagnosis_inputs(const Loaded& l) {
+Diagnosed diagnosis_inputs(const Loaded& l, bool full) {
   Diagnosed d;
   d.fragments = report::label_fragments(l.model, l.trace->modules(), l.labels);
-  d.tasks =
-      analysis::compute_tasks(l.model, analysis::default_task_options(l.model, l.trace->tsc_hz()));
-  d.schedule = analysis::compute_schedule(l.model);
+  const analysis::TaskOptions options = analysis::default_task_options(l.model, l.trace->tsc_hz());
+  d.tiny_size = options.tiny_size;
+  d.task_sizes = analysis::task_sizes(l.model, options.tiny_size);
+  if (full) {
+    d.tasks = analysis::compute_tasks(l.model, options);
+    d.schedule = analysis::compute_schedule(l.model);
+  }
   return d;
 }
 
@@ -320,7 +324,8 @@ std::vector<report::DiagnosisItem> diagnose(const Loaded& l, const analysis::Pro
   in.labels = &l.labels;
   in.fragments = &d.fragments;
   in.account = &account;
-  in.tasks = d.tasks.tasks ? &d.tasks : nullptr;
+  in.task_sizes = &d.task_sizes;
+  in.tiny_size = d.tiny_size;
   in.schedule = d.schedule.timestamps ? &d.schedule : nullptr;
   in.base = base;
   return report::diagnose(in);

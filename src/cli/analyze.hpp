@@ -87,10 +87,13 @@ report::SpanAccount span_account(const Loaded& loaded, const analysis::Profile& 
 // types and the schedule.
 struct Diagnosed {
   report::FragmentLabels fragments;
-  analysis::TaskProfile tasks;
+  std::vector<analysis::TypeSizes> task_sizes;
+  uint64_t tiny_size = 0;
+  // `view` only (`full`): the schedule and the task types, which its page shows anyway.
   analysis::Schedule schedule;
+  analysis::TaskProfile tasks;
 };
-Diagnosed diagnosis_inputs(const Loaded& loaded);
+Diagnosed diagnosis_inputs(const Loaded& loaded, bool full = false);
 // The differential analysis' input of one loaded recording (its units named by their labels).
 analysis::DiffInput diff_input(const Loaded& loaded, const report::FragmentLabels& fragments);
 

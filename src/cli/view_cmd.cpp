@@ -95,7 +95,7 @@ report::ViewRun view_run(const std::string& path, Recording& rec, const ViewOpti
   const report::SpanAccount account = span_account(l, profile);
   // The profile section with its diagnosis, which heads the page (report's, from the same
   // inputs: the fragments' labels, the task types and the schedule, also the page's sections).
-  Diagnosed diagnosed = diagnosis_inputs(l);
+  Diagnosed diagnosed = diagnosis_inputs(l, /*full=*/true);
   const std::vector<report::DiagnosisItem> verdict = diagnose(l, profile, account, diagnosed);
   report::ProfileExtras extras;
   extras.diagnosis = &verdict;

@@ -86,11 +86,12 @@ void serial_code(const DiagnosisInput& in, std::vector<DiagnosisItem>& out) {
   out.push_back(std::move(d));
 }
 
-// Task types whose tasks are mostly under 1 us (tasks.hpp's ManyTinyTasks).
+// Task types whose tasks are mostly under 1 us (as tasks.hpp's ManyTinyTasks: half of them,
+// and 8 or more).
 void tiny_tasks(const DiagnosisInput& in, std::vector<DiagnosisItem>& out) {
-  if (!in.tasks) return;
+  if (!in.task_sizes || in.tiny_size == 0) return;
   const model::Model& m = *in.model;
-  const analysis::TaskProfile& t = *in.tasks;
+  const uint64_t work = in.profile->work;
   double delay = 0.5;
   std::string overhead;
   if (in.schedule && in.schedule->cumulative > 0) {
@@ -101,19 +102,32 @@ void tiny_tasks(const DiagnosisInput& in, std::vector<DiagnosisItem>& out) {
         "; the workers spent {:.0f}% of their time between tasks with work "
         "ready (the runtime's overhead)",
         100.0 * delay);
+  } else if (m.thread_count > 0) {
+    // Without the schedule (report): the share of the workers' time outside the program's code
+    // over the run (the runtime's overhead, and idling when there was nothing to run).
+    uint64_t first = UINT64_MAX, last = 0;
+    for (const model::Strand& st : m.strands)
+      if (model::is_timed(st)) {
+        first = std::min(first, st.start);
+        last = std::max(last, st.end);
+      }
+    const double capacity = last > first ? static_cast<double>(last - first) * m.thread_count : 0;
+    if (capacity > 0 && m.metric_is_time) {
+      delay = std::clamp(1.0 - static_cast<double>(work) / capacity, 0.0, 1.0);
+      overhead = fmt::format("; the workers ran the program's code only {:.0f}% of the time",
+                             100.0 * (1.0 - delay));
+    }
   }
-  for (const analysis::Finding& f : t.findings) {
-    if (f.kind != analysis::FindingKind::ManyTinyTasks || f.type >= t.types.size()) continue;
-    const analysis::TaskType& type = t.types[f.type];
-    if (type.site >= in.labels->size()) continue;
+  for (const analysis::TypeSizes& type : *in.task_sizes) {
+    if (type.count < 8 || type.tiny * 2 < type.count || type.site >= in.labels->size()) continue;
     const SiteLabel& l = (*in.labels)[type.site];
     DiagnosisItem d;
     d.kind = "tiny-tasks";
     d.finding = fmt::format("the {} at {} are too small to pay for themselves",
                             type.chunks ? "loop chunks" : "tasks", l.site);
     d.evidence = fmt::format("{} of {} ({:.0f}%) take under 1 us, median {}{}", type.tiny,
-                             type.size.samples, analysis::percent_of(type.tiny, type.size.samples),
-                             format_work(m, type.size.median), overhead);
+                             type.count, analysis::percent_of(type.tiny, type.count),
+                             format_work(m, type.median), overhead);
     d.location = l.site;
     d.advice = type.chunks
                    ? "give the loop larger chunks (schedule(dynamic, N) with N iterations "
@@ -121,44 +135,41 @@ void tiny_tasks(const DiagnosisInput& in, std::vector<DiagnosisItem>& out) {
                    : "raise the cut-off: stop creating tasks below a size (an if() or final() "
                      "clause, or a depth or size limit in the code), so that each task does 10 "
                      "us of work or more";
-    const double share =
-        t.work ? static_cast<double>(type.size.total) / static_cast<double>(t.work) : 0;
+    const double share = work ? static_cast<double>(type.total) / static_cast<double>(work) : 0;
     d.weight = share * std::max(delay, 0.1);
     out.push_back(std::move(d));
   }
 }
 
-// Task types with too few tasks for the workers, or one task larger than a worker's share
-// (tasks.hpp's FewLargeTasks and DominantTask): the first of each type.
+// Task types with too few tasks for the workers (fewer than 4 each, holding 10% of the work or
+// more), or one task larger than a worker's share (as tasks.hpp's FewLargeTasks and
+// DominantTask).
 void few_tasks(const DiagnosisInput& in, std::vector<DiagnosisItem>& out) {
-  if (!in.tasks) return;
+  if (!in.task_sizes) return;
   const model::Model& m = *in.model;
-  const analysis::TaskProfile& t = *in.tasks;
-  std::vector<uint8_t> said(t.types.size(), 0);
-  for (const analysis::Finding& f : t.findings) {
-    const bool few = f.kind == analysis::FindingKind::FewLargeTasks;
-    if ((!few && f.kind != analysis::FindingKind::DominantTask) || f.type >= t.types.size() ||
-        said[f.type])
-      continue;
-    const analysis::TaskType& type = t.types[f.type];
-    if (type.site >= in.labels->size()) continue;
-    said[f.type] = 1;
+  const uint64_t work = in.profile->work;
+  const uint32_t workers = m.thread_count;
+  if (workers < 2 || work == 0) return;
+  for (const analysis::TypeSizes& type : *in.task_sizes) {
+    if (type.site >= in.labels->size() || type.count == 0) continue;
+    const double share = static_cast<double>(type.total) / static_cast<double>(work);
+    const bool few = type.count < 4ull * workers && share >= 0.1;
+    const bool dominant = type.count >= 2 && type.max * workers > type.total;
+    if (!few && !dominant) continue;
     const SiteLabel& l = (*in.labels)[type.site];
     const char* what = type.chunks ? "loop chunks" : "tasks";
     DiagnosisItem d;
     d.kind = "few-tasks";
     d.finding =
-        few ? fmt::format("too few {} at {} to keep {} workers busy", what, l.site, t.workers)
+        few ? fmt::format("too few {} at {} to keep {} workers busy", what, l.site, workers)
             : fmt::format("one of the {} at {} is larger than a worker's share", what, l.site);
-    d.evidence = fmt::format("{} {}, largest {} of {} in all", type.size.samples, what,
-                             format_work(m, type.size.max), format_work(m, type.size.total));
+    d.evidence = fmt::format("{} {}, largest {} of {} in all", type.count, what,
+                             format_work(m, type.max), format_work(m, type.total));
     d.location = l.site;
     d.advice = fmt::format(
         "create more, smaller {} there (split the largest), so that every "
         "worker has several",
         what);
-    const double share =
-        t.work ? static_cast<double>(type.size.total) / static_cast<double>(t.work) : 0;
     d.weight = 0.4 * share;
     out.push_back(std::move(d));
   }

@@ -6,11 +6,12 @@
 //    fragment; reported when they hold at least 10% of the span. Weight: their share of the
 //    span. Evidence: the fragment's time on the path and what the parallelism would be if it
 //    took no time (one longest path without it).
-//  * tiny-tasks: a task type with analysis::FindingKind::ManyTinyTasks (tasks.hpp: half of its
-//    tasks, and 8 or more, under 1 us). Weight: the type's share of the program's work, times
+//  * tiny-tasks: a task type (analysis::task_sizes) half of whose tasks, and 8 or more, are under
+//    1 us (tasks.hpp's ManyTinyTasks). Weight: the type's share of the program's work, times
 //    the share of the workers' time spent in delay when the schedule is known (else half of it).
-//  * few-tasks: a task type with tasks.hpp's FewLargeTasks or DominantTask (too few tasks per
-//    worker, or one larger than a worker's share). Weight: 0.4 x the type's share of the work.
+//  * few-tasks: a task type with fewer than 4 tasks per recorded thread holding 10% or more of
+//    the work, or one task larger than a worker's share (tasks.hpp's FewLargeTasks and
+//    DominantTask). Weight: 0.4 x the type's share of the work.
 //  * uneven-shares, team-bound: analysis/loops.hpp's findings (report/loop_report.hpp's
 //    thresholds). Weight: the loop's imbalance times its share of the span; the team-bound
 //    work's share of the program's work.
@@ -59,7 +60,8 @@ struct DiagnosisInput {
   const std::vector<SiteLabel>* labels = nullptr;
   const FragmentLabels* fragments = nullptr;
   const SpanAccount* account = nullptr;          // may be null
-  const analysis::TaskProfile* tasks = nullptr;  // may be null
+  const std::vector<analysis::TypeSizes>* task_sizes = nullptr;  // may be null
+  uint64_t tiny_size = 0;  // what "tiny" means, metric units (tasks.hpp's default: 1 us)
   const analysis::Schedule* schedule = nullptr;  // may be null
   const analysis::Diff* base = nullptr;          // report --base's comparison; may be null
 };
