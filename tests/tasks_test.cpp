@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -179,6 +180,51 @@ TEST(TaskSamples, TaskloopTasksAndLoopChunksTakeTheirConstructsSite) {
   EXPECT_FALSE(p.timestamps);
   EXPECT_EQ(p.tasks, 5u);
   EXPECT_EQ(p.task_work, 110u);
+}
+
+// task_sizes (the diagnosis's one-pass summary) agrees with compute_tasks on every type:
+// the taskloop and loop-chunk model above, and the mixed tiny/large tasks of the findings.
+TEST(TaskSizes, AgreeWithTheFullAnalysis) {
+  auto check = [](const Model& m, uint64_t tiny) {
+    TaskOptions o = options(tiny);
+    const TaskProfile p = analysis::compute_tasks(m, o);
+    const std::vector<analysis::TypeSizes> sizes = analysis::task_sizes(m, tiny);
+    ASSERT_EQ(sizes.size(), p.types.size());
+    for (const analysis::TaskType& t : p.types) {
+      auto it = std::find_if(sizes.begin(), sizes.end(), [&](const analysis::TypeSizes& x) {
+        return x.site == t.site && x.chunks == t.chunks;
+      });
+      ASSERT_NE(it, sizes.end()) << "site " << t.site;
+      EXPECT_EQ(it->count, t.size.samples);
+      EXPECT_EQ(it->total, t.size.total);
+      EXPECT_EQ(it->max, t.size.max);
+      EXPECT_EQ(it->median, t.size.median);
+      EXPECT_EQ(it->tiny, t.tiny);
+    }
+  };
+  std::vector<Spec> mixed(6, Spec{5000, 50, 10});
+  mixed.insert(mixed.end(), 4, Spec{100, 50, 10});
+  check(tasks_model(mixed), 1000);
+  check(tasks_model(std::vector<Spec>(7, Spec{100, 50, 10})), 1000);
+  ModelBuilder b;
+  const uint32_t taskloop = b.add_site(SiteKind::Taskloop);
+  const uint32_t loop = b.add_site(SiteKind::Loop);
+  const uint32_t s0 = b.strand(1);
+  b.open(NodeKind::Taskloop, taskloop);
+  for (uint64_t w : {10, 30, 20, 40}) {
+    b.open(NodeKind::Task, kNone);
+    b.strand(w, {s0});
+    b.close();
+  }
+  b.close();
+  b.open(NodeKind::Loop, loop);
+  for (uint64_t w : {40, 5, 7}) {
+    b.open(NodeKind::Chunk);
+    b.strand(w, {s0});
+    b.close();
+  }
+  b.close();
+  check(b.finish(), 25);
 }
 
 TEST(TaskSamples, AnUntimedJoinPredecessorCountsWithItsOwnPredecessorsEnd) {
