@@ -453,7 +453,11 @@ TEST_P(Parallelism, SameDagSameParallelism) {
                 << " is more than " << tolerance(i) * 100 << "% from the median " << median
                 << "; recording it again\n";
       usleep(500000);
-      const Rec again = variants[i]();
+      Rec again = variants[i]();
+      if (!within(again, i)) {  // disturbances come in bursts: one more, after a longer pause
+        usleep(2000000);
+        again = variants[i]();
+      }
       std::vector<double> four = ref;
       four.push_back(again.parallelism);
       std::sort(four.begin(), four.end());

@@ -629,13 +629,18 @@ class E2E : public ::testing::Test {
     if (!p.mismatch.empty()) {
       std::cerr << "[ e2e      ] " << exe << ": first run off the analytic profile, retrying:\n"
                 << p.mismatch;
-      // Disturbances of a shared VM (writeback, a host stealing the vCPU) come in bursts: let
-      // one pass before the second run.
-      usleep(1000000);
-      Profiled again = profile(exe, args, env, expect_exit);
-      again.mismatch = mismatch(again);
-      again.attempts = 2;
-      p = again;
+      // Disturbances of a shared VM (writeback, a host stealing the vCPU, the kernel's memory
+      // reclaim) come in bursts: let one pass before each further run (two more at most).
+      for (int attempt = 2; attempt <= 3 && !p.mismatch.empty(); ++attempt) {
+        usleep(1000000 * (attempt - 1));
+        Profiled again = profile(exe, args, env, expect_exit);
+        again.mismatch = mismatch(again);
+        again.attempts = attempt;
+        if (!again.mismatch.empty() && attempt < 3)
+          std::cerr << "[ e2e      ] " << exe << ": run " << attempt << " off too, retrying:\n"
+                    << again.mismatch;
+        p = again;
+      }
     }
     EXPECT_EQ(p.mismatch, "") << exe << " sites:\n" << site_list(p.report);
     return p;
