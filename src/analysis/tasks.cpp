@@ -44,11 +44,15 @@ bool is_task_site_kind(SiteKind kind) {
   }
 }
 
-std::vector<TypeSizes> task_sizes(const Model& m, uint64_t tiny_size) {
+// Per node: the innermost task (Task node or loop chunk) containing it, itself included, the
+// nearest site set on it or above it, and whether it is a loop chunk. Parents come before
+// children (preorder).
+static void task_owners(const Model& m, std::vector<uint32_t>& owner,
+                        std::vector<uint32_t>& site_of, std::vector<uint8_t>& chunk) {
   const uint32_t num_nodes = static_cast<uint32_t>(m.nodes.size());
-  // Per node: its innermost task (as task_samples), and per task node its own strands' work.
-  std::vector<uint32_t> owner(num_nodes, kNone), site_of(num_nodes, 0);
-  std::vector<uint8_t> chunk(num_nodes, 0);
+  owner.assign(num_nodes, kNone);
+  site_of.assign(num_nodes, 0);
+  chunk.assign(num_nodes, 0);
   for (uint32_t v = 0; v < num_nodes; ++v) {
     const model::Node& node = m.nodes[v];
     const uint32_t parent = node.parent < v ? node.parent : kNone;
@@ -60,6 +64,14 @@ std::vector<TypeSizes> task_sizes(const Model& m, uint64_t tiny_size) {
                                                        : owner[parent];
     site_of[v] = node.site < m.sites.size() ? node.site : parent == kNone ? 0 : site_of[parent];
   }
+}
+
+std::vector<TypeSizes> task_sizes(const Model& m, uint64_t tiny_size) {
+  const uint32_t num_nodes = static_cast<uint32_t>(m.nodes.size());
+  // Per node: its innermost task (as task_samples), and per task node its own strands' work.
+  std::vector<uint32_t> owner, site_of;
+  std::vector<uint8_t> chunk;
+  task_owners(m, owner, site_of, chunk);
   std::vector<uint64_t> size(num_nodes, 0);
   std::vector<uint8_t> ran(num_nodes, 0);
   for (const model::Strand& st : m.strands) {
@@ -94,21 +106,9 @@ std::vector<TypeSizes> task_sizes(const Model& m, uint64_t tiny_size) {
 std::vector<TaskSample> task_samples(const Model& m) {
   const uint32_t num_nodes = static_cast<uint32_t>(m.nodes.size());
   const uint32_t n = static_cast<uint32_t>(m.strands.size());
-  // Per node: the innermost task (Task node or loop chunk) containing it, itself included, and
-  // the nearest site set on it or above it. Parents come before children (preorder).
-  std::vector<uint32_t> owner(num_nodes, kNone), site_of(num_nodes, 0);
-  std::vector<uint8_t> chunk(num_nodes, 0);
-  for (uint32_t v = 0; v < num_nodes; ++v) {
-    const model::Node& node = m.nodes[v];
-    const uint32_t parent = node.parent < v ? node.parent : kNone;
-    const bool is_chunk =
-        node.kind == NodeKind::Chunk && parent != kNone && m.nodes[parent].kind == NodeKind::Loop;
-    chunk[v] = is_chunk;
-    owner[v] = node.kind == NodeKind::Task || is_chunk ? v
-               : parent == kNone                       ? kNone
-                                                       : owner[parent];
-    site_of[v] = node.site < m.sites.size() ? node.site : parent == kNone ? 0 : site_of[parent];
-  }
+  std::vector<uint32_t> owner, site_of;
+  std::vector<uint8_t> chunk;
+  task_owners(m, owner, site_of, chunk);
 
   // Effective end of every strand: its end when timed, else the latest of its predecessors'.
   std::vector<uint64_t> eff_end(n, 0);
