@@ -151,7 +151,9 @@ void few_tasks(const DiagnosisInput& in, std::vector<DiagnosisItem>& out) {
   const uint32_t workers = m.thread_count;
   if (workers < 2 || work == 0) return;
   for (const analysis::TypeSizes& type : *in.task_sizes) {
-    if (type.site >= in.labels->size() || type.count == 0) continue;
+    // Loop chunks are not counted: their number is the schedule's (a static loop has one per
+    // thread whatever its iterations); uneven-shares says what matters about them.
+    if (type.chunks || type.site >= in.labels->size() || type.count == 0) continue;
     const double share = static_cast<double>(type.total) / static_cast<double>(work);
     const bool few = type.count < 4ull * workers && share >= 0.1;
     const bool dominant = type.count >= 2 && type.max * workers > type.total;

@@ -9,7 +9,8 @@
 //  * tiny-tasks: a task type (analysis::task_sizes) half of whose tasks, and 8 or more, are under
 //    1 us (tasks.hpp's ManyTinyTasks). Weight: the type's share of the program's work, times
 //    the share of the workers' time spent in delay when the schedule is known (else half of it).
-//  * few-tasks: a task type with fewer than 4 tasks per recorded thread holding 10% or more of
+//  * few-tasks: a task type (not loop chunks, whose number is the schedule's) with fewer than 4
+//  tasks per recorded thread holding 10% or more of
 //    the work, or one task larger than a worker's share (tasks.hpp's FewLargeTasks and
 //    DominantTask). Weight: 0.4 x the type's share of the work.
 //  * uneven-shares, team-bound: analysis/loops.hpp's findings (report/loop_report.hpp's
@@ -59,7 +60,7 @@ struct DiagnosisInput {
   const analysis::Profile* profile = nullptr;
   const std::vector<SiteLabel>* labels = nullptr;
   const FragmentLabels* fragments = nullptr;
-  const SpanAccount* account = nullptr;          // may be null
+  const SpanAccount* account = nullptr;                          // may be null
   const std::vector<analysis::TypeSizes>* task_sizes = nullptr;  // may be null
   uint64_t tiny_size = 0;  // what "tiny" means, metric units (tasks.hpp's default: 1 us)
   const analysis::Schedule* schedule = nullptr;  // may be null
