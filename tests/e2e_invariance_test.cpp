@@ -401,12 +401,17 @@ INSTANTIATE_TEST_SUITE_P(Suite, Work, ::testing::ValuesIn(programs()), program_n
 // the median. A recording outside the band is recorded once more and the new one judged.
 //
 // The others (fib, nqueens, knapsack, health) have a parallelism of 5-70 at sizes that record in
-// under 0.5 s: their span is a few hundred microseconds, and one disturbance of the VM on the
-// critical path (an interrupt, a page fault, a short preemption not removed) moves it by 20-50%:
-// fib at n=23 gave 27-67 over 9 recordings, at n=20 11-17. A +-15% check would be flaky there.
-// Instead, at test size: every recording is above parallelism_floor (half the measured minimum;
-// a span counted as the whole work gives 1), and max / min over the 5 recordings stays under
-// kUnstableSpread (measured up to 2.0 for knapsack).
+// under 0.5 s: their span is a few tens of microseconds, half of it the serial code after the
+// parallel region, and one disturbance of the VM there or on a task's path (an interrupt, a page
+// fault, a short preemption not removed) moves it by 20-50%: fib at n=23 gave 27-67 over 9
+// recordings, nqueens 8 16-37 over 18 (clang, gcc, untied), and a CI run saw one nqueens
+// recording at 7.5 against 27 for another. One recording is a sample of a distribution: the
+// check records each variant (clang tied, gcc tied, clang untied) 3 times and compares the
+// medians of gcc and untied with clang tied's, within a factor of kUnstableSpread (measured
+// nqueens: clang 18.1-19.3, gcc 27-31.9, untied 15.9-18.7: gcc's tasks go through libomp's GOMP_*
+// entry points, whose extra spawn cost lands in the parents' strands, so its work is larger).
+// Every single recording stays above parallelism_floor (half the measured minimum; a span
+// counted as the whole work gives 1).
 constexpr double kStableTolerance = 0.15;
 // gcc against clang: the same DAG, but not the same code in the tasks and in the serial parts
 // (the merge of mergesort, the serial set-up and check on the critical path), so the weights
@@ -421,7 +426,8 @@ constexpr double kCompilerTolerance = 1.0;
 // 9.7 against 8.2 (1.18x); in the other runs within 15%. Unexplained (issue 19): until it is,
 // a ratio within [1/1.5, 1.5], which still catches a factor-of-2 error.
 constexpr double kUntiedTolerance = 0.5;
-constexpr double kUnstableSpread = 3.0;
+constexpr double kUnstableSpread = 2.0;
+constexpr int kUnstableRecordings = 3;
 
 class Parallelism : public Invariance {};
 
@@ -478,14 +484,39 @@ TEST_P(Parallelism, SameDagSameParallelism) {
       reference = median;
     }
   } else {
-    double lo = INFINITY, hi = 0;
-    for (const Rec& r : runs) {
-      EXPECT_GE(r.parallelism, p.parallelism_floor) << r.what;
-      lo = std::min(lo, r.parallelism);
-      hi = std::max(hi, r.parallelism);
+    // The clang tied variant is runs[0..2]; every other one is recorded twice more. The medians
+    // are compared.
+    std::vector<std::vector<double>> samples = {
+        {runs[0].parallelism, runs[1].parallelism, runs[2].parallelism}};
+    std::vector<std::string> names = {runs[0].what};
+    for (size_t i = 3; i < variants.size(); i++) {
+      samples.push_back({runs[i].parallelism});
+      names.push_back(runs[i].what);
+      for (int k = 1; k < kUnstableRecordings; k++) {
+        Rec r = variants[i]();
+        EXPECT_GE(r.parallelism, p.parallelism_floor) << r.what;
+        samples.back().push_back(r.parallelism);
+      }
     }
-    EXPECT_LE(hi / lo, kUnstableSpread) << p.label << ": parallelism from " << lo << " to " << hi
-                                        << " over the clang, gcc, tied and untied recordings";
+    for (const Rec& r : runs) EXPECT_GE(r.parallelism, p.parallelism_floor) << r.what;
+    auto median_of = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      return v[v.size() / 2];
+    };
+    std::string seen;
+    for (size_t i = 0; i < samples.size(); i++) {
+      seen +=
+          (seen.empty() ? "" : "; ") + names[i] + ": median " + fmt(median_of(samples[i])) + " of";
+      for (double v : samples[i]) seen += " " + fmt(v);
+    }
+    const double reference = median_of(samples[0]);
+    for (size_t i = 1; i < samples.size(); i++) {
+      const double ratio = median_of(samples[i]) / reference;
+      EXPECT_TRUE(ratio <= kUnstableSpread && ratio >= 1 / kUnstableSpread)
+          << p.label << ": the median of " << kUnstableRecordings << " recordings of " << names[i]
+          << " is not within a factor of " << kUnstableSpread
+          << " of the clang tied recordings' median: " << seen;
+    }
   }
 }
 

@@ -208,22 +208,19 @@ uint64_t measure_tsc_read() {
 // with everything in the caches; in the run the runtime's and the program's code come in
 // between, and an event costs about twice as much.
 std::optional<trace::ProbeCost> measured_probe_cost() {
-  uint64_t ticks = 0, samples = 0;
+  ProbeHistogram all;
   {
     std::lock_guard<std::mutex> lock(g_states_mutex);
-    for (ThreadState* t = g_states; t; t = t->next) {
-      ticks += t->probe_sampled_ticks;
-      samples += t->probe_samples;
-    }
+    for (ThreadState* t = g_states; t; t = t->next) all.merge(t->probe);
   }
-  if (samples < 100) return std::nullopt;
-  const uint64_t timing = g_tsc_read_ticks * samples;
+  const int64_t milli = probe_cost_milli_ticks(all, g_tsc_read_ticks);
+  if (milli < 0) return std::nullopt;
   trace::ProbeCost cost{};
   cost.metric_count = g_config.metric_count;
   cost.source = static_cast<uint32_t>(trace::ProbeSource::Run);
   for (int m = 0; m < g_config.metric_count; ++m)
     if (g_config.metrics[m] == trace::Metric::Tsc)
-      cost.milli_per_event[m] = ticks > timing ? (ticks - timing) * 1000 / samples : 0;
+      cost.milli_per_event[m] = static_cast<uint64_t>(milli);
   return cost;
 }
 
