@@ -523,6 +523,17 @@ TEST_F(Cli, DevicesPipesAndLargeNonTracesAreRefusedAtOnce) {
   EXPECT_EQ(lines_of(from_pipe.err).size(), 1u) << from_pipe.err;
   EXPECT_NE(from_pipe.err.find("bad magic"), std::string::npos) << from_pipe.err;
 
+  // A pipe with a trace's header and then no end (a trace followed by /dev/zero) grew until the
+  // kernel killed a process; it stops at a quarter of the address space the reader may have.
+  RunResult endless = run({"/bin/bash", "-c",
+                           std::string("/usr/bin/prlimit --as=1073741824 ") + TASKLENS_BIN +
+                               " report <(cat '" + trace + "' /dev/zero)"},
+                          default_env(), 60);
+  EXPECT_TRUE(endless.exited(4)) << endless.describe();
+  EXPECT_EQ(lines_of(endless.err).size(), 1u) << endless.err;
+  EXPECT_NE(endless.err.find("the pipe sent"), std::string::npos) << endless.err;
+  EXPECT_NE(endless.err.find("does not end"), std::string::npos) << endless.err;
+
   // 1 GiB of zeros (sparse), refused by its first bytes under a 512 MiB limit: it was read whole
   // before "bad magic".
   const std::string big = path("big.bin");
@@ -543,6 +554,33 @@ TEST_F(Cli, ProgramThatCannotBeRunIsReported) {
   RunResult r = record(path("no-such-program"), {}, path("x.tlens"));
   EXPECT_TRUE(r.exited(127)) << r.describe();
   EXPECT_NE(r.err.find("no-such-program"), std::string::npos);
+}
+
+// A source file in a directory whose name holds a newline: addr2line prints the path as it is,
+// over two lines, and the sites still get their file and line (printed with the newline
+// escaped), not the module and offset.
+TEST_F(Cli, SourcePathsWithANewlineStillNameTheirLines) {
+  const std::string dir = path("odd\ndir");
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(std::string(TASKLENS_SOURCE_DIR) + "/examples/fib.c", dir + "/fib.c");
+  const std::string exe = path("fib_odd");
+  RunResult cc =
+      run({"/usr/bin/clang", "-g", "-O1", "-fopenmp", "-I",
+           std::string(TASKLENS_SOURCE_DIR) + "/examples/common", dir + "/fib.c", "-o", exe});
+  ASSERT_TRUE(cc.exited(0)) << cc.describe();
+  const std::string trace = path("odd.tlens");
+  ASSERT_TRUE(record(exe, {"10", "100"}, trace).exited(0));
+  const json j = report_json(trace);
+  ASSERT_TRUE(j.contains("sites")) << j.dump();
+  bool task_site = false;
+  for (const json& s : j["sites"]) {
+    if (s.value("kind", "") != "task") continue;
+    task_site = true;
+    const std::string file = s.value("file", "");
+    EXPECT_NE(file.find("odd\\x0adir/fib.c"), std::string::npos) << s.dump();
+    EXPECT_GT(s.value("line", 0), 0) << s.dump();
+  }
+  EXPECT_TRUE(task_site) << j.dump();
 }
 
 }  // namespace

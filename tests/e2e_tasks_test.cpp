@@ -14,9 +14,13 @@
 namespace tasklens::e2e {
 namespace {
 
-// Mean task sizes are work (preemption removed): within 10% of the analytic value, and never
-// below it by more than 1% (the spins alone take that long).
+// Task sizes are work (preemption removed): the median within 10% of the analytic value, and
+// never below it by more than 1% (the spins alone take that long). The mean only within 50%
+// above: one chunk of 32 stretched by a disturbance the switch records do not see (the host
+// pausing the VM) moved the mean of a loop's chunks 12% over in a CI run (22425 units against
+// 20000), while a type that merged two tasks, or split them, still misses by a factor of 2.
 constexpr double kTolerance = 0.10;
+constexpr double kMeanTolerance = 0.50;
 
 RunResult tasks(const std::vector<std::string>& args) { return tasklens_command("tasks", args); }
 json tasks_json(const std::vector<std::string>& args) {
@@ -52,8 +56,12 @@ json expect_type(const json& j, const std::string& file, const std::string& mark
 
 void expect_mean_units(const json& type, double units, const std::string& what) {
   const double mean = num(type["size"], "mean") / kUnitTicks;
+  const double median = num(type["size"], "median") / kUnitTicks;
+  EXPECT_GE(median, 0.99 * units) << what << ": median task size " << median << " units";
+  EXPECT_LE(median, (1 + kTolerance) * units)
+      << what << ": median task size " << median << " units";
   EXPECT_GE(mean, 0.99 * units) << what << ": mean task size " << mean << " units";
-  EXPECT_LE(mean, (1 + kTolerance) * units) << what << ": mean task size " << mean << " units";
+  EXPECT_LE(mean, (1 + kMeanTolerance) * units) << what << ": mean task size " << mean << " units";
 }
 
 bool has_finding(const json& j, const std::string& kind, const std::string& site) {

@@ -297,6 +297,47 @@ TEST(SymbolizerTest, ManyAddressesInOneModule) {
   EXPECT_GT(known, addresses.size() * 9 / 10);
 }
 
+// addr2line prints a source path as it is: a directory named with a newline splits the answer's
+// file line in two, or more. The parts are put back together, and the next answer still
+// parses.
+TEST(Addr2lineOutputTest, SourcePathsWithNewlinesArePutBackTogether) {
+  const std::string output =
+      "0x0000000000001155\n"
+      "work\n"
+      "/src/odd\nname/t.c:12\n"
+      "0x0000000000001160\n"
+      "inner\n"
+      "/a\nb\nc:5/u.c:7 (discriminator 2)\n"
+      "outer\n"
+      "/src/v.c:3\n"
+      "0x0000000000001170\n"
+      "next\n"
+      "/src/w.c:9\n"
+      // A malformed answer (a file line that never ends in :N) does not swallow the next one.
+      "0x0000000000001180\n"
+      "broken\n"
+      "/src/no-line-number\n"
+      "0x0000000000001190\n"
+      "after\n"
+      "/src/x.c:1\n";
+  const std::vector<Location> locations = detail::parse_addr2line_output(output, 5);
+  ASSERT_EQ(locations.size(), 5u);
+  EXPECT_EQ(locations[0].function, "work");
+  EXPECT_EQ(locations[0].file, "/src/odd\nname/t.c");
+  EXPECT_EQ(locations[0].line, 12u);
+  EXPECT_EQ(locations[1].function, "inner");
+  EXPECT_EQ(locations[1].file, "/a\nb\nc:5/u.c");
+  EXPECT_EQ(locations[1].line, 7u);
+  EXPECT_EQ(locations[2].function, "next");
+  EXPECT_EQ(locations[2].file, "/src/w.c");
+  EXPECT_EQ(locations[2].line, 9u);
+  EXPECT_EQ(locations[3].function, "broken");
+  EXPECT_EQ(locations[3].line, 0u);
+  EXPECT_EQ(locations[4].function, "after");
+  EXPECT_EQ(locations[4].file, "/src/x.c");
+  EXPECT_EQ(locations[4].line, 1u);
+}
+
 TEST(Addr2lineOutputTest, ParsesFramesUnknownsAndDiscriminators) {
   const std::string output =
       "0x0000000000001155\n"

@@ -219,6 +219,28 @@ void SetFileLine(std::string_view text, Location* location) {
   if (error == std::errc() && end == number.data() + number.size()) location->line = line;
 }
 
+// Whether a line can be a whole "file:line" answer: it ends in ":N" or ":?", with perhaps a
+// " (discriminator N)" after it. addr2line prints a source path as it is, so a path holding a
+// newline comes as several lines, and only the last one looks like this.
+bool LooksLikeFileLine(std::string_view text) {
+  if (const size_t annotation = text.rfind(" (discriminator ");
+      annotation != std::string_view::npos && text.ends_with(")")) {
+    text = text.substr(0, annotation);
+  }
+  const size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon + 1 == text.size()) return false;
+  const std::string_view number = text.substr(colon + 1);
+  return number == "?" ||
+         std::all_of(number.begin(), number.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+std::string_view TakeLine(std::string_view* output) {
+  const size_t newline = output->find('\n');
+  const std::string_view line = output->substr(0, newline);
+  output->remove_prefix(newline == std::string_view::npos ? output->size() : newline + 1);
+  return line;
+}
+
 // Code inlined from a library's headers (oneTBB's task_group::run, parallel_for ..., the C++
 // library's std::thread constructor, a header-only parallel library) is not where the program
 // calls the library: the frame that inlined it is (is_library_file).
@@ -254,10 +276,23 @@ void ParseAnswers(std::string_view output, const std::vector<Location*>& targets
   size_t position = 0;   // lines seen since the current answer's address line
   bool settled = false;  // the current answer's frame is chosen
   Location frame;
+  std::string joined;  // a file line whose path holds newlines, put back together
   while (!output.empty()) {
-    const size_t newline = output.find('\n');
-    std::string_view line = output.substr(0, newline);
-    output.remove_prefix(newline == std::string_view::npos ? output.size() : newline + 1);
+    std::string_view line = TakeLine(&output);
+    if (position % 2 == 1 && !LooksLikeFileLine(line)) {
+      // A path with newlines: its lines up to the one that ends in ":N" (at most 64 of them,
+      // and never an address line, so that a malformed answer cannot swallow the next ones).
+      joined.assign(line);
+      for (int more = 0; more < 64 && !output.empty() && !LooksLikeFileLine(joined); ++more) {
+        std::string_view rest = output;
+        const std::string_view next = TakeLine(&rest);
+        if (IsAddressLine(next)) break;
+        output = rest;
+        joined += '\n';
+        joined += next;
+      }
+      line = joined;
+    }
     // An address line can only come where a function line could: demangled names never look
     // like "0x1f3a", so this cannot be confused with a function.
     if (position % 2 == 0 && IsAddressLine(line)) {

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <lz4.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -422,6 +423,20 @@ ssize_t read_full(int fd, uint8_t* out, size_t size) {
   return static_cast<ssize_t>(have);
 }
 
+// How many bytes past a file's size at open (all of a pipe's) the reader takes in: a quarter of
+// the memory free now, and of the address space the process may have (the buffer doubles as it
+// grows, and the old one is copied into the new one). A pipe that sends a
+// valid header and then never ends (`report <(cat run.tlens /dev/zero)`) grew until the kernel
+// killed a process; the reader stops first, with a message, and leaves the memory to the rest.
+size_t unknown_size_budget() {
+  const long pages = ::sysconf(_SC_AVPHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  uint64_t budget = pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) / 4 : 1ull << 32;
+  struct rlimit as {};
+  if (::getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY)
+    budget = std::min<uint64_t>(budget, as.rlim_cur / 4);
+  return static_cast<size_t>(budget);
+}
+
 }  // namespace
 
 TraceFile TraceFile::open(const std::string& path) {
@@ -470,6 +485,7 @@ TraceFile TraceFile::open(const std::string& path) {
   std::memcpy(t.data_.data(), head, sizeof head);
   size_t have = sizeof head;
   uint8_t more[1 << 16];  // past the known size
+  const size_t limit = t.data_.size() + unknown_size_budget();
   for (;;) {
     const bool inside = have < t.data_.size();
     const ssize_t got = inside ? ::read(fd, t.data_.data() + have, t.data_.size() - have)
@@ -477,7 +493,14 @@ TraceFile TraceFile::open(const std::string& path) {
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) t.fail(std::string("cannot read trace (") + std::strerror(errno) + ")");
     if (got == 0) break;
-    if (!inside) t.data_.insert(t.data_.end(), more, more + got);
+    if (!inside) {
+      if (have + static_cast<size_t>(got) > limit)
+        t.fail(std::string(pipe ? "the pipe" : "the file") + " sent " +
+               std::to_string((have + got) >> 20) +
+               " MiB and does not end: more than a quarter of the memory free to tasklens; give a "
+               "finished trace (a regular file), or free memory");
+      t.data_.insert(t.data_.end(), more, more + got);
+    }
     have += static_cast<size_t>(got);
   }
   t.data_.resize(have);
