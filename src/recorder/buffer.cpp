@@ -85,9 +85,18 @@ void arena_reserve(Arena& a, size_t chunks) {
   a.capacity = chunks;
 }
 
-// Faults chunk i of the arena in without changing its bytes (a thread may be writing it).
+// Faults chunk i of the arena in without changing its bytes (a thread may be writing it), a
+// piece of kPopulatePiece bytes per call. Why pieces: MADV_POPULATE_WRITE holds the process's
+// mmap lock (for reading) for the whole range, and a program thread's mmap (a new thread's stack,
+// malloc's arena for it, the runtime's allocations) needs it for writing: traced with perf, a
+// program thread slept in mmap's down_write while the writer populated a 256 KiB chunk, at the
+// first parallel region. Between two pieces the waiting mmap goes first (a waiting writer of
+// the lock holds new readers back), so it waits for one piece at most: 16 pages, a few us.
+constexpr size_t kPopulatePiece = 64 * 1024;
 void arena_populate(Arena& a, size_t i) {
-  madvise(a.base + i * a.stride, a.stride, MADV_POPULATE_WRITE);
+  uint8_t* const chunk = a.base + i * a.stride;
+  for (size_t at = 0; at < a.stride; at += kPopulatePiece)
+    madvise(chunk + at, std::min(kPopulatePiece, a.stride - at), MADV_POPULATE_WRITE);
 }
 
 // A fresh chunk, or null when all max_chunks are in use. When the writers have not faulted it in
