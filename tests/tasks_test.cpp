@@ -423,6 +423,18 @@ TEST(TaskFindings, WaitingLongerThanRunning) {
   EXPECT_FALSE(has(p, FindingKind::QueuedLongerThanRunning));
 }
 
+// A damaged trace can give waits near 2^64 ticks: 10 x their p90 is past uint64_t, and the
+// threshold saturates instead of overflowing a cast (undefined behaviour, found by the fuzzer).
+TEST(TaskFindings, HugeWaitsSaturateTheLongWaitThreshold) {
+  TaskOptions o = options();
+  const uint64_t huge = uint64_t{1} << 63;  // 10 x this is about 9.2e19 > 2^64
+  std::vector<Spec> specs(10, Spec{100, huge, 0});
+  TaskProfile p = analysis::compute_tasks(tasks_model(specs), o);
+  ASSERT_EQ(p.types.size(), 1u);
+  EXPECT_EQ(p.types[0].long_wait_threshold, ~uint64_t{0});
+  EXPECT_EQ(p.types[0].long_waits, 0u);
+}
+
 TEST(TaskFindings, RareLongWaits) {
   // 200 tasks waiting 50 ticks, 2 of them 5000: more than 10 x the p90 (50) and the threshold
   // (1000 here), and 2 <= 1% of 200.

@@ -332,9 +332,13 @@ TaskProfile compute_tasks(const Model& m, const TaskOptions& opt) {
     }
     t.size = stats_of(sizes);
     t.wait = stats_of(waits);  // sorts waits
-    t.long_wait_threshold = std::max(
-        opt.long_wait_ticks,
-        static_cast<uint64_t>(std::ceil(opt.long_wait_factor * static_cast<double>(t.wait.p90))));
+    // Saturated: a damaged trace's p90 near 2^64 ticks times the factor is past uint64_t (the
+    // fuzzer's finding; the cast of such a double is undefined behaviour).
+    const double threshold = std::ceil(opt.long_wait_factor * static_cast<double>(t.wait.p90));
+    t.long_wait_threshold = std::max(opt.long_wait_ticks, !(threshold > 0) ? uint64_t{0}
+                                                          : threshold >= 18446744073709551615.0
+                                                              ? ~uint64_t{0}
+                                                              : static_cast<uint64_t>(threshold));
     t.long_waits = static_cast<uint64_t>(
         waits.end() - std::upper_bound(waits.begin(), waits.end(), t.long_wait_threshold));
     t.idle = stats_of(idles);
