@@ -56,10 +56,17 @@ set +e
   -workers="$jobs" "$CORPUS" "$SEEDS") >"$LOG" 2>&1
 status=$?
 set -e
-# With -jobs each worker logs to fuzz-N.log in the working directory.
-cat "$FINDINGS"/fuzz-*.log >>"$LOG" 2>/dev/null || true
+# With -jobs each worker logs to fuzz-N.log in the working directory, and libFuzzer's main
+# process copies each finished worker's log into its own output too: the executions are counted
+# from the workers' logs when there are some (counting both doubled the figure), else from LOG.
+worker_logs=("$FINDINGS"/fuzz-*.log)
+if [[ -e ${worker_logs[0]} ]]; then
+  runs=$(cat "${worker_logs[@]}" | awk '/stat::number_of_executed_units:/ {n += $2} END {print n + 0}')
+  grep -q "stat::number_of_executed_units" "$LOG" || cat "${worker_logs[@]}" >>"$LOG"
+else
+  runs=$(awk '/stat::number_of_executed_units:/ {n += $2} END {print n + 0}' "$LOG")
+fi
 rm -f "$FINDINGS"/fuzz-*.log
-runs=$(awk '/stat::number_of_executed_units:/ {n += $2} END {print n + 0}' "$LOG")
 cov=$(grep -o 'cov: [0-9]*' "$LOG" | awk '{print $2}' | sort -n | tail -1)
 ft=$(grep -o 'ft: [0-9]*' "$LOG" | awk '{print $2}' | sort -n | tail -1)
 found=$(find "$FINDINGS" -maxdepth 1 \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' \
