@@ -308,5 +308,56 @@ TEST_F(Recorder, SigtermToRecordIsPassedToTheProgram) {
   EXPECT_EQ(j["exit"]["signal"], SIGTERM);
 }
 
+// SIGKILL to `tasklens record` cannot be passed on: the program dies with it anyway (it runs
+// with PR_SET_PDEATHSIG), and what the recorder had written stays readable, marked incomplete.
+TEST_F(Recorder, SigkillToRecordTakesTheProgramWithIt) {
+  const std::string trace = path("kill.tlens");
+  Background rec({TASKLENS_BIN, "record", "-o", trace, "--", example("sleep_in_task", "clang"), "4",
+                  "20000", "60000"},
+                 path("kill.err"));
+  const pid_t program = child_running(rec.pid, "sleep_in_task_clang", 20);
+  ASSERT_GT(program, 0) << "the program never started";
+  // Long enough for the writer's periodic flush (TASKLENS_FLUSH_MS) to have written a block.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  ASSERT_EQ(kill(rec.pid, SIGKILL), 0);
+  const int status = rec.wait(30);
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "status " << status;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!process_dead(program) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_TRUE(process_dead(program)) << "the program " << program << " outlived tasklens";
+  if (!process_dead(program)) kill(program, SIGKILL);
+  RunResult raw;
+  json j = report_json(trace, &raw);
+  ASSERT_FALSE(j.is_null()) << raw.describe();
+  EXPECT_FALSE(j["complete"].get<bool>());
+  EXPECT_GE(num(j, "threads"), 1) << "what ran before the kill must stay readable";
+}
+
+// More threads than the buffers' bound has buffers for (TASKLENS_BUFFER_MB=1: 4 of 256 KiB): the
+// threads that find none give up after a while and record nothing, and the summary and the report
+// say so in their own words (cause no_memory), not as a kill or a full disk; the rest is kept.
+TEST_F(Recorder, BuffersRunningOutAreReportedAsSuch) {
+  const std::string trace = path("nomem.tlens");
+  EnvOverrides env = default_env(8);
+  env["TASKLENS_BUFFER_MB"] = "1";
+  RunResult rec = record(example("sleep_in_task", "clang"), {"2", "100", "1"}, trace, env);
+  ASSERT_TRUE(rec.exited(0)) << rec.describe();
+  EXPECT_TRUE(contains_nocase(rec.err, "events were lost: the recorder ran out of memory"))
+      << rec.describe();
+  EXPECT_TRUE(contains_nocase(rec.err, "TASKLENS_BUFFER_MB")) << rec.describe();
+  EXPECT_FALSE(contains_nocase(rec.err, "killed")) << rec.describe();
+  RunResult raw;
+  json j = report_json(trace, &raw);
+  ASSERT_FALSE(j.is_null()) << raw.describe();
+  EXPECT_EQ(num(j, "tasks"), 2) << "the threads that had buffers are recorded whole";
+  ASSERT_EQ(j["data_loss"].size(), 1u) << j["data_loss"].dump();
+  const json& loss = j["data_loss"][0];
+  EXPECT_EQ(loss["cause"], "no_memory");
+  EXPECT_GT(loss["count"].get<double>(), 0);
+  EXPECT_GT(loss["from_seconds"].get<double>(), 0.0);
+  EXPECT_FALSE(contains_nocase(j["warnings"].dump(), "killed")) << j["warnings"].dump();
+}
+
 }  // namespace
 }  // namespace tasklens::e2e

@@ -45,12 +45,20 @@ std::vector<Loss> describe_losses(const RecorderStats* stats, bool has_finish, u
     l.cause = "no_memory";
     l.count = events_lost;
     if (stats && stats->first_no_memory_ms > 0) l.from_seconds = stats->first_no_memory_ms / 1000.0;
+    // Either the buffers' bound (TASKLENS_BUFFER_MB: more threads than it has buffers for) or
+    // the system's memory (an allocation refused): the stats cannot tell them apart, so the
+    // advice names both, with what was in use when it happened.
+    const double in_use_mib = stats
+                                  ? static_cast<double>(stats->chunks) *
+                                        static_cast<double>(stats->chunk_bytes) / (1024.0 * 1024.0)
+                                  : 0;
     l.message = format(
-        "%llu events were lost: the recorder ran out of memory for its buffers%s; the "
-        "threads concerned are recorded up to then; free memory (or raise the memory "
-        "limit) and record again",
+        "%llu events were lost: the recorder ran out of memory for its buffers%s%s; the "
+        "threads concerned are recorded up to then; raise TASKLENS_BUFFER_MB (256 MiB by "
+        "default) or free memory, and record again",
         static_cast<unsigned long long>(l.count),
-        l.from_seconds >= 0 ? format(" from %.3f s into the run", l.from_seconds).c_str() : "");
+        l.from_seconds >= 0 ? format(" from %.3f s into the run", l.from_seconds).c_str() : "",
+        in_use_mib > 0 ? format(" (%.1f MiB of buffers in use)", in_use_mib).c_str() : "");
     out.push_back(l);
   }
   if (has_finish && finish_reason == static_cast<uint32_t>(FinishReason::Exec)) {
@@ -72,7 +80,8 @@ std::string incomplete_cause(bool has_launch_status, int exit_code, int signal) 
         "the program exited with code %d without the recorder finishing the trace: _exit, or a "
         "full disk that left no room for its end",
         exit_code);
-  return "the program, or the recorder writing it, was killed before the recorder finished it";
+  return "`tasklens record` was killed before the program ended (the program died with it), or "
+         "the file was copied while being recorded: it holds what the recorder had written";
 }
 
 }  // namespace tasklens::trace

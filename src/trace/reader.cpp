@@ -525,11 +525,10 @@ void TraceFile::parse() {
   if (!saw_schema)
     fail("the trace has no event schema record: corrupted or not written by tasklens");
   // `tasklens record` appends the program's exit status to every trace, killed programs
-  // included: a trace with neither that nor the recorder's own end record lost its end.
-  if (!has_finish_ && !has_launch_status_)
-    fail(
-        "the file is truncated: it has neither the recorder's end record nor the exit status "
-        "`tasklens record` appends (was it cut, or copied while recording?)");
+  // included: a trace with neither that nor the recorder's own end record lost its end (tasklens
+  // itself was killed, the program with it, or the file was copied while being written). It
+  // ends at a record boundary, so what it holds is whole: it is read, and the model says it is
+  // incomplete and why (losses.cpp, incomplete_cause).
   // Sorted and merged: an interval reported twice must not be taken out of the work twice.
   for (auto* intervals : {&preemptions_, &blocked_}) {
     for (auto& pr : *intervals) {
