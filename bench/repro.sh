@@ -10,11 +10,17 @@
 #     report has no such key), with min / median; target: min >= 0.85 x median (robust);
 #   - recorder_stalls (a count) and recorder_stalls_removed (time), min / median / max, when the
 #     report has them ("-" otherwise);
+#   - the span (us, min / median / max) and the part of it in the program's serial code before its
+#     first construct (the "start-..." fragment's critical work: unique strands, where the
+#     program and its runtime fault their memory in): a miss there is first-touch time, not
+#     the analysis;
 #   - the work ratio: program.work_seconds of a 1-thread recording (median of a few) / the
 #     parallel region's time of a plain 1-thread run under the same runtime (median of a few;
 #     the region time the program prints, so that process start-up and exit are in neither);
 #     target <= 1.10: recording must not inflate the work it measures.
 # PASS / MISS beside each target; a MISS does not fail the script, a failing command does.
+# First it prints this machine's page-fault times (bench/fault_tail.c): a tail of faults of
+# 10 us and more (a virtual machine's host backing memory lazily) explains start-up misses.
 # Writes BUILD_DIR/bench/repro.json.
 #
 # Knobs (environment): TASKLENS_REPRO_RECORDINGS (8), TASKLENS_REPRO_THREADS (2),
@@ -46,6 +52,7 @@ TARGET_WORK_RATIO=1.10
 
 need=()
 [[ -x $TL ]] || need+=(tasklens tasklens_recorder)
+[[ -x $OUT/fault_tail ]] || need+=(tasklens_bench_programs)
 for p in $PROGRAMS; do
   [[ -n ${ARGS[$p]+x} ]] || { echo "repro: unknown program '$p'" >&2; exit 2; }
   [[ -x $EXAMPLES/suite_${p}_clang ]] || need+=(tasklens_suite)
@@ -65,6 +72,19 @@ stats() {
   echo "$(minimum "${nums[@]}") $(median "${nums[@]}") $(maximum "${nums[@]}")"
 }
 fmt3() { [[ $1 == - ]] && printf -- - || calc "printf \"%.${2:-2}f\", $1"; }
+# startup_us REPORT_JSON: the critical work (us) of the program's serial code before its first
+# construct (the fragment named "start-..."), "-" when there is none or no python3.
+startup_us() {
+  command -v python3 >/dev/null || { echo -; return; }
+  python3 - "$1" <<'PY' 2>/dev/null || echo -
+import json, sys
+d = json.load(open(sys.argv[1]))
+hz = d["program"]["work"] / d["program"]["work_seconds"]
+v = sum(f["critical_work"] for s in d["sites"] for f in s.get("fragments", [])
+        if f["fragment"].startswith("start-"))
+print("%.1f" % (v / hz * 1e6))
+PY
+}
 
 GIT=$(git -C "$SRC" describe --always --dirty 2>/dev/null || echo unknown)
 LOAD0=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo 0)
@@ -73,17 +93,21 @@ START_US=$_T
 echo "tasklens reproducibility: $GIT, build $BUILD"
 echo "  $(nproc) CPUs, load average $LOAD0 at start; $N recordings of each program on $T threads;"
 echo "  work ratio from $WORK_RUNS 1-thread recordings and plain runs; runtime $RT"
+FAULTS=-
+[[ -x $OUT/fault_tail ]] && FAULTS=$("$OUT/fault_tail" 64)
+echo "  this machine's $FAULTS"
 echo
-printf '%-8s %8s | %-20s %6s %-5s | %-20s %6s | %-18s %-24s | %7s %7s %6s %-5s\n' program tasks \
-  'parallelism min/med/max' min/med ok 'raw min/med/max' min/med 'stalls min/med/max' \
-  'stalls_removed min/med/max' 'work s' 'plain s' ratio ok
+printf '%-8s %8s | %-20s %6s %-5s | %-20s %6s | %-16s %-16s | %-18s %-24s | %7s %7s %6s %-5s\n' \
+  program tasks 'parallelism min/med/max' min/med ok 'raw min/med/max' min/med \
+  'span us min/med/max' 'start-up us' 'stalls min/med/max' 'stalls_removed min/med/max' 'work s' \
+  'plain s' ratio ok
 
 ROWS_JSON=()
 for p in $PROGRAMS; do
   bin=$EXAMPLES/suite_${p}_clang
   read -r -a args <<<"${ARGS[$p]}"
   trace=$WORK/$p.tlens
-  par=() raw=() stalls=() stalls_rm=()
+  par=() raw=() stalls=() stalls_rm=() span=() startup=()
   for ((i = 0; i < N; i++)); do
     rm -f "$trace" "$trace.old"
     timed "$WORK/rec.out" env OMP_NUM_THREADS="$T" "$TL" record --runtime "$RT" -o "$trace" \
@@ -94,6 +118,9 @@ for p in $PROGRAMS; do
     raw+=("${r:--}")
     stalls+=("$(json_any "$WORK/report.json" recorder_stalls)")
     stalls_rm+=("$(json_any "$WORK/report.json" recorder_stalls_removed)")
+    sp=$(json_program "$WORK/report.json" span_seconds)
+    span+=("$(calc "printf \"%.1f\", ${sp:-0} * 1e6")")
+    startup+=("$(startup_us "$WORK/report.json")")
   done
   tasks=$(out_tasks "$WORK/rec.out")
   # The work ratio: 1-thread recordings against plain 1-thread runs, alternated.
@@ -112,6 +139,8 @@ for p in $PROGRAMS; do
   read -r r_min r_med r_max <<<"$(stats "${raw[@]}")"
   read -r s_min s_med s_max <<<"$(stats "${stalls[@]}")"
   read -r sr_min sr_med sr_max <<<"$(stats "${stalls_rm[@]}")"
+  read -r sp_min sp_med sp_max <<<"$(stats "${span[@]}")"
+  read -r su_min su_med su_max <<<"$(stats "${startup[@]}")"
   p_rel=$(calc "printf \"%.3f\", $p_min / $p_med")
   p_ok=$(passmiss "$p_rel" ">=" "$TARGET_MIN_OVER_MEDIAN")
   r_rel=-
@@ -120,16 +149,19 @@ for p in $PROGRAMS; do
   pl_med=$(median "${plain[@]}")
   ratio=$(calc "printf \"%.3f\", $w_med / $pl_med")
   w_ok=$(passmiss "$ratio" "<=" "$TARGET_WORK_RATIO")
-  printf '%-8s %8s | %-20s %6s %-5s | %-20s %6s | %-18s %-24s | %7.3f %7.3f %6s %-5s\n' "$p" \
-    "$tasks" "$(fmt3 "$p_min")/$(fmt3 "$p_med")/$(fmt3 "$p_max")" "$p_rel" "$p_ok" \
+  printf '%-8s %8s | %-20s %6s %-5s | %-20s %6s | %-16s %-16s | %-18s %-24s | %7.3f %7.3f %6s %-5s\n' \
+    "$p" "$tasks" "$(fmt3 "$p_min")/$(fmt3 "$p_med")/$(fmt3 "$p_max")" "$p_rel" "$p_ok" \
     "$(fmt3 "$r_min")/$(fmt3 "$r_med")/$(fmt3 "$r_max")" "$r_rel" \
+    "$(fmt3 "$sp_min" 0)/$(fmt3 "$sp_med" 0)/$(fmt3 "$sp_max" 0)" \
+    "$(fmt3 "$su_min" 0)/$(fmt3 "$su_med" 0)/$(fmt3 "$su_max" 0)" \
     "$(fmt3 "$s_min" 0)/$(fmt3 "$s_med" 0)/$(fmt3 "$s_max" 0)" \
     "$(fmt3 "$sr_min" 0)/$(fmt3 "$sr_med" 0)/$(fmt3 "$sr_max" 0)" "$w_med" "$pl_med" "$ratio" "$w_ok"
 
   list() { local IFS=,; local a=() x; for x in "$@"; do a+=("$(json_num "$x")"); done; echo "[${a[*]}]"; }
-  ROWS_JSON+=("$(printf '{"program": "%s", "args": %s, "threads": %s, "tasks": %s, "parallelism": %s, "parallelism_raw": %s, "recorder_stalls": %s, "recorder_stalls_removed": %s, "parallelism_min_over_median": %s, "verdict_parallelism": "%s", "parallelism_raw_min_over_median": %s, "work_seconds_1t": %s, "plain_region_seconds_1t": %s, "work_ratio": %s, "verdict_work_ratio": "%s"}' \
+  ROWS_JSON+=("$(printf '{"program": "%s", "args": %s, "threads": %s, "tasks": %s, "parallelism": %s, "parallelism_raw": %s, "recorder_stalls": %s, "recorder_stalls_removed": %s, "span_us": %s, "startup_critical_us": %s, "parallelism_min_over_median": %s, "verdict_parallelism": "%s", "parallelism_raw_min_over_median": %s, "work_seconds_1t": %s, "plain_region_seconds_1t": %s, "work_ratio": %s, "verdict_work_ratio": "%s"}' \
     "$p" "$(json_str "${ARGS[$p]}")" "$T" "$tasks" "$(list "${par[@]}")" "$(list "${raw[@]}")" \
-    "$(list "${stalls[@]}")" "$(list "${stalls_rm[@]}")" "$p_rel" "$p_ok" "$(json_num "$r_rel")" \
+    "$(list "${stalls[@]}")" "$(list "${stalls_rm[@]}")" "$(list "${span[@]}")" \
+    "$(list "${startup[@]}")" "$p_rel" "$p_ok" "$(json_num "$r_rel")" \
     "$(list "${work[@]}")" "$(list "${plain[@]}")" "$ratio" "$w_ok")")
 done
 echo
@@ -144,7 +176,8 @@ mkdir -p "$OUT"
 {
   printf '{\n  "tasklens_version": %s,\n  "build_dir": %s,\n  "runtime": %s,\n' "$(json_str "$GIT")" \
     "$(json_str "$BUILD")" "$(json_str "$RT")"
-  printf '  "machine": {"cpus": %s, "loadavg_start": %s, "loadavg_end": %s},\n' "$(nproc)" "$LOAD0" "$LOAD1"
+  printf '  "machine": {"cpus": %s, "loadavg_start": %s, "loadavg_end": %s, "page_faults": %s},\n' \
+    "$(nproc)" "$LOAD0" "$LOAD1" "$(json_str "$FAULTS")"
   printf '  "config": {"recordings": %s, "threads": %s, "work_runs": %s},\n' "$N" "$T" "$WORK_RUNS"
   printf '  "targets": {"parallelism_min_over_median": %s, "work_ratio": %s},\n' \
     "$TARGET_MIN_OVER_MEDIAN" "$TARGET_WORK_RATIO"
