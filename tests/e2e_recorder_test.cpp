@@ -8,8 +8,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -282,27 +284,47 @@ TEST_F(Recorder, ExecKeepsWhatRanBeforeIt) {
   EXPECT_EQ(num(j2, "tasks"), 32) << "the exec'd program wrote into the trace";
 }
 
+// `tasklens record` of a program that sleeps in 4 tasks for a minute, signalled with `sig` once
+// the program runs and `after` has passed; returns tasklens's wait status (-1: it did not end)
+// and whether the program died within 10 s after it (it is killed otherwise).
+struct SignalledRecording {
+  int status = -1;
+  bool program_died = false;
+  std::string err;
+};
+SignalledRecording signal_recording(const std::string& trace, const std::string& err_path, int sig,
+                                    std::chrono::milliseconds after) {
+  SignalledRecording r;
+  Background rec({TASKLENS_BIN, "record", "-o", trace, "--", example("sleep_in_task", "clang"), "4",
+                  "20000", "60000"},
+                 err_path);
+  const pid_t program = child_running(rec.pid, "sleep_in_task_clang", 20);
+  if (program <= 0) {
+    ADD_FAILURE() << "the program never started";
+    return r;
+  }
+  std::this_thread::sleep_for(after);
+  if (kill(rec.pid, sig) != 0) ADD_FAILURE() << "kill: " << strerror(errno);
+  r.status = rec.wait(30);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!process_dead(program) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  r.program_died = process_dead(program);
+  if (!r.program_died) kill(program, SIGKILL);
+  r.err = read_file(err_path);
+  return r;
+}
+
 // SIGTERM to `tasklens record` goes to the program: it dies of it (not orphaned), and
 // tasklens then ends the way the program did.
 TEST_F(Recorder, SigtermToRecordIsPassedToTheProgram) {
   const std::string trace = path("term.tlens");
-  Background rec({TASKLENS_BIN, "record", "-o", trace, "--", example("sleep_in_task", "clang"), "4",
-                  "20000", "60000"},
-                 path("term.err"));
-  const pid_t program = child_running(rec.pid, "sleep_in_task_clang", 20);
-  ASSERT_GT(program, 0) << "the program never started";
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  ASSERT_EQ(kill(rec.pid, SIGTERM), 0);
-  const int status = rec.wait(30);
-  ASSERT_NE(status, -1) << "tasklens did not end after SIGTERM";
-  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << "status " << status;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!process_dead(program) && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  EXPECT_TRUE(process_dead(program)) << "the program " << program << " outlived tasklens";
-  if (!process_dead(program)) kill(program, SIGKILL);
-  const std::string err = read_file(rec.err_path);
-  EXPECT_TRUE(contains_nocase(err, "killed by signal 15")) << err;
+  SignalledRecording r =
+      signal_recording(trace, path("term.err"), SIGTERM, std::chrono::milliseconds(300));
+  ASSERT_NE(r.status, -1) << "tasklens did not end after SIGTERM";
+  EXPECT_TRUE(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGTERM) << "status " << r.status;
+  EXPECT_TRUE(r.program_died) << "the program outlived tasklens";
+  EXPECT_TRUE(contains_nocase(r.err, "killed by signal 15")) << r.err;
   json j = report_json(trace);
   ASSERT_FALSE(j.is_null());
   EXPECT_EQ(j["exit"]["signal"], SIGTERM);
@@ -312,21 +334,11 @@ TEST_F(Recorder, SigtermToRecordIsPassedToTheProgram) {
 // with PR_SET_PDEATHSIG), and what the recorder had written stays readable, marked incomplete.
 TEST_F(Recorder, SigkillToRecordTakesTheProgramWithIt) {
   const std::string trace = path("kill.tlens");
-  Background rec({TASKLENS_BIN, "record", "-o", trace, "--", example("sleep_in_task", "clang"), "4",
-                  "20000", "60000"},
-                 path("kill.err"));
-  const pid_t program = child_running(rec.pid, "sleep_in_task_clang", 20);
-  ASSERT_GT(program, 0) << "the program never started";
   // Long enough for the writer's periodic flush (TASKLENS_FLUSH_MS) to have written a block.
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-  ASSERT_EQ(kill(rec.pid, SIGKILL), 0);
-  const int status = rec.wait(30);
-  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "status " << status;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!process_dead(program) && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  EXPECT_TRUE(process_dead(program)) << "the program " << program << " outlived tasklens";
-  if (!process_dead(program)) kill(program, SIGKILL);
+  SignalledRecording r =
+      signal_recording(trace, path("kill.err"), SIGKILL, std::chrono::milliseconds(1500));
+  ASSERT_TRUE(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGKILL) << "status " << r.status;
+  EXPECT_TRUE(r.program_died) << "the program outlived tasklens";
   RunResult raw;
   json j = report_json(trace, &raw);
   ASSERT_FALSE(j.is_null()) << raw.describe();
