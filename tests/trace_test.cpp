@@ -255,6 +255,59 @@ TEST(Trace, FileCutInsideARecordIsRefusedButItsWholePrefixIsKnown) {
   unlink(p.c_str());
 }
 
+// A stream whose SyncEnd events come at the given times (ticks after the file's start).
+std::vector<uint8_t> stream_at(const std::vector<uint64_t>& times) {
+  StreamWriter w;
+  for (uint64_t t : times) {
+    w.begin(EventKind::SyncEnd, 1000 + t);
+    w.varint(5);
+    w.put_id(7);
+    w.put_ptr(0x1000);
+  }
+  return w.bytes;
+}
+
+// Decodes every stream of `file` to its end; the message of the TraceError, or "" if none.
+std::string decode_all(const std::vector<uint8_t>& file) {
+  std::string p = write_temp(file);
+  std::string error;
+  try {
+    TraceFile t = TraceFile::open(p);
+    for (uint32_t i = 0; i < t.stream_count(); ++i) {
+      EventDecoder d = t.decoder(i);
+      Event e;
+      while (d.next(e)) {
+      }
+    }
+  } catch (const TraceError& e) {
+    error = e.what();
+  }
+  unlink(p.c_str());
+  return error;
+}
+
+// A damaged time delta must not wrap the clock, nor carry the work summed over every thread past
+// 64 bits (the fuzzer found a strand that ended before it began, and a span larger than the
+// work): 2^63 ticks are shared among the streams, beyond that the stream is corrupted.
+TEST(Trace, ClockRunningPastWhatARecordingHoldsIsCorrupted) {
+  const uint64_t quarter = uint64_t{1} << 61;
+  // One stream: up to 2^63 ticks is fine, past it is not; nor is a wrap of the clock.
+  EXPECT_EQ(decode_all(file_with({stream_at({10, 3 * quarter})}, true, Compression::None)), "");
+  std::string error =
+      decode_all(file_with({stream_at({10, 4 * quarter + 20})}, true, Compression::None));
+  EXPECT_NE(error.find("corrupted event stream"), std::string::npos) << error;
+  EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+  error = decode_all(file_with({stream_at({10, ~uint64_t{0} - 2000})}, true, Compression::None));
+  EXPECT_NE(error.find("corrupted event stream"), std::string::npos) << error;
+  // Two streams share it: 2^62 each at most.
+  EXPECT_EQ(decode_all(file_with({stream_at({10, quarter}), stream_at({10, quarter})}, true,
+                                  Compression::Lz4)),
+            "");
+  error = decode_all(file_with({stream_at({10, quarter}), stream_at({10, 3 * quarter})}, true,
+                               Compression::Lz4));
+  EXPECT_NE(error.find("corrupted event stream"), std::string::npos) << error;
+}
+
 TEST(Trace, StreamCutInsideAnEventEndsCleanly) {
   std::vector<uint8_t> s = sample_stream();
   s.resize(s.size() - 1);  // the last event loses its last byte

@@ -16,13 +16,19 @@ EventDecoder::EventDecoder(const std::vector<EventShape>& schema, bool has_metri
 EventDecoder::EventDecoder(const std::vector<EventShape>& schema,
                            const std::vector<Metric>& metrics, const uint8_t* data, size_t size,
                            uint64_t start_tsc)
-    : schema_(schema), p_(data), end_(data + size), time_(start_tsc) {
+    : schema_(schema), p_(data), end_(data + size), time_(start_tsc), start_time_(start_tsc) {
+  limit_advance(max_advance_);
   metric_count_ =
       static_cast<int>(std::min<size_t>(std::max<size_t>(metrics.size(), 1), kMaxMetrics));
   for (int i = 0; i < metric_count_; ++i)
     counter_of_[i] = i < int(metrics.size()) && metrics[i] != Metric::Tsc
                          ? static_cast<int8_t>(counter_count_++)
                          : int8_t{-1};
+}
+
+void EventDecoder::limit_advance(uint64_t ticks) {
+  // Never past the end of the clock either: a damaged header can start it near 2^64.
+  max_advance_ = std::min(ticks, ~uint64_t{0} - start_time_);
 }
 
 void EventDecoder::malformed(const std::string& what) const {
@@ -79,8 +85,16 @@ bool EventDecoder::next(Event& e) {
       if (cut()) continue;
       return false;
     }
+    if (dt > max_advance_ - (time_ - start_time_))
+      malformed("corrupted event stream: a time delta of " + std::to_string(dt) +
+                " ticks runs the clock past what a recording can hold");
     time_ += dt;
-    for (int i = 0; i < counter_count_; ++i) counters_[i] += dm[i];
+    for (int i = 0; i < counter_count_; ++i) {
+      if (dm[i] > max_advance_ - counters_[i])
+        malformed("corrupted event stream: a counter delta of " + std::to_string(dm[i]) +
+                  " runs past what a recording can hold");
+      counters_[i] += dm[i];
+    }
     // Ids and code addresses are deltas: resolve them for every kind, known or not, so that the
     // chains stay right across events this reader skips.
     for (int i = 0; i < shape.fixed; ++i) {

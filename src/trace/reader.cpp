@@ -695,12 +695,14 @@ uint64_t TraceFile::stream_bytes(uint32_t thread) const {
 EventDecoder TraceFile::decoder(const std::vector<uint8_t>& stream) const {
   EventDecoder d(schema_, metrics_, stream.data(), stream.size(), header_.start_tsc);
   d.set_context(path_);
+  d.limit_advance(advance_per_stream());
   return d;
 }
 
 EventDecoder TraceFile::decoder(uint32_t thread) const {
   EventDecoder d(schema_, metrics_, nullptr, 0, header_.start_tsc);
   d.set_context(path_);
+  d.limit_advance(advance_per_stream());
   d.file_ = this;
   d.thread_ = thread;
   d.more_blocks_ = thread < blocks_.size() && !blocks_[thread].empty();

@@ -2,6 +2,7 @@
 // event streams. Throws TraceError (one line: the file and what is wrong) on bad input.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -82,6 +83,12 @@ class EventDecoder {
   const uint8_t* p_;
   const uint8_t* end_;
   uint64_t time_ = 0, last_id_ = 0, last_ptr_ = 0, last_addr_ = 0;
+  // How far the clock (and each counter) may run from its start in this stream: the model sums
+  // strands' work over every thread in 64 bits, so a damaged delta that would carry the sum past
+  // 2^64 (or wrap the clock) is refused as corrupted, not left to wrap. TraceFile::decoder shares
+  // 2^63 among the file's streams: over 100 days of a 3 GHz TSC for 128 threads.
+  uint64_t start_time_ = 0, max_advance_ = uint64_t{1} << 63;
+  void limit_advance(uint64_t ticks);
   int metric_count_ = 1;
   int counter_count_ = 0;                // metrics with a delta in every event (not the TSC)
   int8_t counter_of_[kMaxMetrics] = {};  // metric -> its counter, -1 for the TSC
@@ -178,6 +185,11 @@ class TraceFile {
   // of about 64 KiB instead of the whole stream, and no wait for the whole stream before the
   // first event. The TraceFile must outlive it.
   EventDecoder decoder(uint32_t thread) const;
+  // How far one stream's clock may run (EventDecoder::limit_advance): 2^63 shared among the
+  // streams, so that the work summed over all of them fits 64 bits.
+  uint64_t advance_per_stream() const {
+    return (uint64_t{1} << 63) / std::max<uint64_t>(1, stream_count());
+  }
 
  private:
   struct Block {
