@@ -301,10 +301,10 @@ TEST(Trace, ClockRunningPastWhatARecordingHoldsIsCorrupted) {
   EXPECT_NE(error.find("corrupted event stream"), std::string::npos) << error;
   // Two streams share it: 2^62 each at most.
   EXPECT_EQ(decode_all(file_with({stream_at({10, quarter}), stream_at({10, quarter})}, true,
-                                  Compression::Lz4)),
+                                 Compression::Lz4)),
             "");
-  error = decode_all(file_with({stream_at({10, quarter}), stream_at({10, 3 * quarter})}, true,
-                               Compression::Lz4));
+  error = decode_all(
+      file_with({stream_at({10, quarter}), stream_at({10, 3 * quarter})}, true, Compression::Lz4));
   EXPECT_NE(error.find("corrupted event stream"), std::string::npos) << error;
 }
 
