@@ -10,6 +10,8 @@
 #     report has no such key), with min / median; target: min >= 0.85 x median (robust);
 #   - recorder_stalls (a count) and recorder_stalls_removed (time), min / median / max, when the
 #     report has them ("-" otherwise);
+#   - slow_faults_removed (us, min / median / max): page faults far slower than the thread's
+#     usual ones, taken out of the work (the recorder watches faults since format 4.4);
 #   - the span (us, min / median / max) and the part of it in the program's serial code before its
 #     first construct (the "start-..." fragment's critical work: unique strands, where the
 #     program and its runtime fault their memory in): a miss there is first-touch time, not
@@ -97,17 +99,17 @@ FAULTS=-
 [[ -x $OUT/fault_tail ]] && FAULTS=$("$OUT/fault_tail" 64)
 echo "  this machine's $FAULTS"
 echo
-printf '%-8s %8s | %-20s %6s %-5s | %-20s %6s | %-16s %-16s | %-18s %-24s | %7s %7s %6s %-5s\n' \
+printf '%-8s %8s | %-20s %6s %-5s | %-20s %6s | %-16s %-16s %-16s | %-18s %-24s | %7s %7s %6s %-5s\n' \
   program tasks 'parallelism min/med/max' min/med ok 'raw min/med/max' min/med \
-  'span us min/med/max' 'start-up us' 'stalls min/med/max' 'stalls_removed min/med/max' 'work s' \
-  'plain s' ratio ok
+  'span us min/med/max' 'start-up us' 'slow faults us' 'stalls min/med/max' \
+  'stalls_removed min/med/max' 'work s' 'plain s' ratio ok
 
 ROWS_JSON=()
 for p in $PROGRAMS; do
   bin=$EXAMPLES/suite_${p}_clang
   read -r -a args <<<"${ARGS[$p]}"
   trace=$WORK/$p.tlens
-  par=() raw=() stalls=() stalls_rm=() span=() startup=()
+  par=() raw=() stalls=() stalls_rm=() span=() startup=() faults=()
   for ((i = 0; i < N; i++)); do
     rm -f "$trace" "$trace.old"
     timed "$WORK/rec.out" env OMP_NUM_THREADS="$T" "$TL" record --runtime "$RT" -o "$trace" \
@@ -121,6 +123,9 @@ for p in $PROGRAMS; do
     sp=$(json_program "$WORK/report.json" span_seconds)
     span+=("$(calc "printf \"%.1f\", ${sp:-0} * 1e6")")
     startup+=("$(startup_us "$WORK/report.json")")
+    f=$(json_any "$WORK/report.json" slow_faults_removed)
+    hz=$(json_any "$WORK/report.json" ticks_per_second)
+    if [[ $f =~ ^[0-9] && $hz =~ ^[0-9] ]]; then faults+=("$(calc "printf \"%.1f\", $f / $hz * 1e6")"); else faults+=(-); fi
   done
   tasks=$(out_tasks "$WORK/rec.out")
   # The work ratio: 1-thread recordings against plain 1-thread runs, alternated.
@@ -141,6 +146,7 @@ for p in $PROGRAMS; do
   read -r sr_min sr_med sr_max <<<"$(stats "${stalls_rm[@]}")"
   read -r sp_min sp_med sp_max <<<"$(stats "${span[@]}")"
   read -r su_min su_med su_max <<<"$(stats "${startup[@]}")"
+  read -r f_min f_med f_max <<<"$(stats "${faults[@]}")"
   p_rel=$(calc "printf \"%.3f\", $p_min / $p_med")
   p_ok=$(passmiss "$p_rel" ">=" "$TARGET_MIN_OVER_MEDIAN")
   r_rel=-
@@ -149,19 +155,20 @@ for p in $PROGRAMS; do
   pl_med=$(median "${plain[@]}")
   ratio=$(calc "printf \"%.3f\", $w_med / $pl_med")
   w_ok=$(passmiss "$ratio" "<=" "$TARGET_WORK_RATIO")
-  printf '%-8s %8s | %-20s %6s %-5s | %-20s %6s | %-16s %-16s | %-18s %-24s | %7.3f %7.3f %6s %-5s\n' \
+  printf '%-8s %8s | %-20s %6s %-5s | %-20s %6s | %-16s %-16s %-16s | %-18s %-24s | %7.3f %7.3f %6s %-5s\n' \
     "$p" "$tasks" "$(fmt3 "$p_min")/$(fmt3 "$p_med")/$(fmt3 "$p_max")" "$p_rel" "$p_ok" \
     "$(fmt3 "$r_min")/$(fmt3 "$r_med")/$(fmt3 "$r_max")" "$r_rel" \
     "$(fmt3 "$sp_min" 0)/$(fmt3 "$sp_med" 0)/$(fmt3 "$sp_max" 0)" \
     "$(fmt3 "$su_min" 0)/$(fmt3 "$su_med" 0)/$(fmt3 "$su_max" 0)" \
+    "$(fmt3 "$f_min" 0)/$(fmt3 "$f_med" 0)/$(fmt3 "$f_max" 0)" \
     "$(fmt3 "$s_min" 0)/$(fmt3 "$s_med" 0)/$(fmt3 "$s_max" 0)" \
     "$(fmt3 "$sr_min" 0)/$(fmt3 "$sr_med" 0)/$(fmt3 "$sr_max" 0)" "$w_med" "$pl_med" "$ratio" "$w_ok"
 
   list() { local IFS=,; local a=() x; for x in "$@"; do a+=("$(json_num "$x")"); done; echo "[${a[*]}]"; }
-  ROWS_JSON+=("$(printf '{"program": "%s", "args": %s, "threads": %s, "tasks": %s, "parallelism": %s, "parallelism_raw": %s, "recorder_stalls": %s, "recorder_stalls_removed": %s, "span_us": %s, "startup_critical_us": %s, "parallelism_min_over_median": %s, "verdict_parallelism": "%s", "parallelism_raw_min_over_median": %s, "work_seconds_1t": %s, "plain_region_seconds_1t": %s, "work_ratio": %s, "verdict_work_ratio": "%s"}' \
+  ROWS_JSON+=("$(printf '{"program": "%s", "args": %s, "threads": %s, "tasks": %s, "parallelism": %s, "parallelism_raw": %s, "recorder_stalls": %s, "recorder_stalls_removed": %s, "span_us": %s, "startup_critical_us": %s, "slow_faults_removed_us": %s, "parallelism_min_over_median": %s, "verdict_parallelism": "%s", "parallelism_raw_min_over_median": %s, "work_seconds_1t": %s, "plain_region_seconds_1t": %s, "work_ratio": %s, "verdict_work_ratio": "%s"}' \
     "$p" "$(json_str "${ARGS[$p]}")" "$T" "$tasks" "$(list "${par[@]}")" "$(list "${raw[@]}")" \
     "$(list "${stalls[@]}")" "$(list "${stalls_rm[@]}")" "$(list "${span[@]}")" \
-    "$(list "${startup[@]}")" "$p_rel" "$p_ok" "$(json_num "$r_rel")" \
+    "$(list "${startup[@]}")" "$(list "${faults[@]}")" "$p_rel" "$p_ok" "$(json_num "$r_rel")" \
     "$(list "${work[@]}")" "$(list "${plain[@]}")" "$ratio" "$w_ok")")
 done
 echo

@@ -154,6 +154,35 @@ struct Background {
   }
 };
 
+// A first touch of a huge page takes the kernel far longer than the task's other page faults
+// (it clears 2 MiB), on the CPU: the recorder sees the fault's start and end, and the report
+// takes the part beyond a usual fault out of the work (slow_faults_removed) unless
+// --keep-slow-faults keeps it.
+TEST_F(Recorder, SlowPageFaultsAreTakenOutOfTheWorkUnlessKept) {
+  const std::string trace = path("slow_fault.tlens");
+  RunResult rec = record(example("slow_fault", "clang"), {"4", "200"}, trace);
+  ASSERT_TRUE(rec.exited(0)) << rec.describe();
+  if (rec.out.find("huge pages: yes") == std::string::npos)
+    GTEST_SKIP() << "no transparent huge pages here, so no slow fault: " << rec.out;
+  const double hz = tsc_ticks_per_second();
+  json j = report_json(trace);
+  ASSERT_FALSE(j.is_null());
+  const double removed = num(j, "slow_faults_removed");
+  // Four huge-page faults, tens of us to a few ms each (the first may find no huge page).
+  EXPECT_GT(removed / hz, 10e-6) << j.dump();
+  EXPECT_LT(removed / hz, 4 * 5e-3);
+  RunResult kept = tasklens_command("report", {trace, "--format", "json", "--keep-slow-faults"});
+  ASSERT_TRUE(kept.exited(0)) << kept.describe();
+  json k = json::parse(kept.out);
+  EXPECT_EQ(num(k, "slow_faults_removed"), 0);
+  const double work = num(j["program"], "work"), work_kept = num(k["program"], "work");
+  EXPECT_NEAR(work_kept - work, removed, 0.01 * work_kept);
+  RunResult table = tasklens_command("report", {trace});
+  ASSERT_TRUE(table.exited(0)) << table.describe();
+  EXPECT_NE(table.out.find("page faults far slower than their usual ones"), std::string::npos)
+      << table.out;
+}
+
 // The child of `parent` running `exe_suffix` (after its exec), or -1 once `timeout_s` passed.
 pid_t child_running(pid_t parent, const std::string& exe_suffix, double timeout_s) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);

@@ -444,6 +444,36 @@ TEST(Model, BlockedTimeAndRecorderStallsAreTakenOutOfTheStrand) {
   }
 }
 
+// A page fault far slower than the thread's usual ones (the recorder's SlowFaults: the part
+// beyond a usual fault) is the machine's time, not the program's: taken out of the strand it
+// falls in and counted apart, unless the caller keeps it; an interval that overlaps a switch
+// (which a damaged trace may hold) is not taken out twice.
+TEST(Model, SlowPageFaultsAreTakenOutOfTheStrandUnlessKept) {
+  for (bool keep : {false, true}) {
+    TraceBuilder tb(2);
+    tb.slow_fault(1, 40, 100);   // 60 inside C
+    tb.preempt(1, 90, 110);      // overlaps the fault by 10: 20 preempted, 50 more of the fault
+    tb.slow_fault(0, 300, 340);  // 40 inside A's continuation
+    Region r{tb};
+    r.begin();
+    uint64_t C = id(0, 5);
+    tb.ev(0, 20, EventKind::TaskCreate, {r.A, C, kExplicit, 0x2000});
+    tb.ev(1, 21, EventKind::TaskSchedule, {r.B, kSwitch, C});
+    tb.ev(1, 221, EventKind::TaskSchedule, {C, kComplete, r.B});  // C: 200 in all
+    r.end(520, 530);
+    model::BuildOptions options;
+    options.keep_slow_faults = keep;
+    model::Model m = tb.build(options);
+    expect_invariants(m);
+    uint64_t work = 0;
+    for (const auto& s : m.strands) work += s.work;
+    const uint64_t faults = keep ? 0 : 60 + 40;
+    EXPECT_EQ(m.slow_faults, faults) << "keep: " << keep;
+    EXPECT_EQ(m.preempted, keep ? 20u : 10u) << "keep: " << keep;
+    EXPECT_EQ(work, 10u + 500 + 200 + 1 - faults - m.preempted) << "keep: " << keep;
+  }
+}
+
 // The recorder's cost per event is in the intervals between events: one such cost per event
 // comes out of the thread's intervals (never below zero), and is reported. An interval too short
 // to hold it (or empty: an event that took its predecessor's timestamp) passes the rest on to

@@ -1,9 +1,11 @@
 // Context-switch tracking: the intervals the kernel reports for a thread that another thread
 // keeps preempting must match the gaps the thread itself sees in the TSC while it spins; a
-// thread that sleeps is reported blocked, not preempted, for as long as it slept.
+// thread that sleeps is reported blocked, not preempted, for as long as it slept; a slow page
+// fault is reported within the touch that took it.
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <x86intrin.h>
 
@@ -148,6 +150,64 @@ TEST(RecorderSwitches, SleepIsReportedBlockedNotPreempted) {
   EXPECT_GE(blocked, 60.0);
   EXPECT_LE(blocked, slept + 0.5);
   EXPECT_LT(reported_ms(out, trace::RecordType::Preemptions, begin_ns, end_ns), 0.2 * slept);
+}
+
+}  // namespace
+}  // namespace tasklens
+
+namespace tasklens {
+namespace {
+
+// A page fault that keeps the thread on its CPU far longer than its usual ones is reported as
+// a SlowFaults interval: here the first touch of a transparent huge page, which has the kernel
+// clear 2 MiB (tens to hundreds of us) where the hundreds of small-page faults before it took
+// a microsecond or two. The interval lies within the slow touch and holds most of it.
+TEST(RecorderSwitches, SlowPageFaultIsReportedWithinTheTouchThatTookIt) {
+  recorder::SwitchRing* ring = recorder::switch_ring_open(/*watch_faults=*/true);
+  if (!ring) GTEST_SKIP() << "perf context-switch records are not available here";
+  constexpr size_t kSmall = 512, kPage = 4096, kHuge = 2u << 20;
+  // The thread's usual faults first: small pages (no huge page can back this mapping).
+  auto* small = static_cast<volatile char*>(
+      mmap(nullptr, kSmall * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(small, MAP_FAILED);
+  madvise(const_cast<char*>(small), kSmall * kPage, MADV_NOHUGEPAGE);
+  for (size_t i = 0; i < kSmall; ++i) small[i * kPage] = 1;
+  std::vector<uint8_t> out;
+  uint64_t lost = 0;
+  recorder::switch_ring_drain(ring, 7, out, lost);  // the usual faults are known from here
+  out.clear();
+  // Then huge pages, touched one by one: the kernel may not have a free 2 MiB block for the
+  // first ones, or the thread may be switched out in the middle (then the switch accounts for
+  // it); a touch of over 60 us that stayed on the CPU is what this test needs.
+  const size_t kTries = 8;
+  char* raw = static_cast<char*>(mmap(nullptr, (kTries + 1) * kHuge, PROT_READ | PROT_WRITE,
+                                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(raw, MAP_FAILED);
+  char* huge =
+      reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(raw) + kHuge - 1) & ~(kHuge - 1));
+  if (madvise(huge, kTries * kHuge, MADV_HUGEPAGE) != 0)
+    GTEST_SKIP() << "transparent huge pages are not available here";
+  bool checked = false;
+  for (size_t t = 0; t < kTries && !checked; ++t) {
+    const uint64_t begin_ns = now_ns();
+    *reinterpret_cast<volatile char*>(huge + t * kHuge) = 1;
+    const uint64_t end_ns = now_ns();
+    out.clear();
+    recorder::switch_ring_drain(ring, 7, out, lost);
+    const double took_ms = double(end_ns - begin_ns) / 1e6;
+    const double switched = reported_ms(out, trace::RecordType::Preemptions, begin_ns, end_ns) +
+                            reported_ms(out, trace::RecordType::Blocked, begin_ns, end_ns);
+    if (took_ms < 0.06 || switched > 0) continue;
+    const double slow = reported_ms(out, trace::RecordType::SlowFaults, 0, ~0ull);
+    EXPECT_LE(slow, took_ms) << "reported outside the touch";
+    EXPECT_GE(slow, 0.5 * took_ms) << "the touch took " << took_ms << " ms";
+    EXPECT_EQ(reported_ms(out, trace::RecordType::SlowFaults, begin_ns, end_ns), slow);
+    checked = true;
+  }
+  munmap(raw, (kTries + 1) * kHuge);
+  munmap(const_cast<char*>(small), kSmall * kPage);
+  recorder::switch_ring_close(ring);
+  if (!checked) GTEST_SKIP() << "no huge-page fault of over 60 us on the CPU in " << kTries;
 }
 
 }  // namespace

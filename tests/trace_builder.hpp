@@ -49,6 +49,8 @@ class TraceBuilder {
   void preempt(uint32_t t, uint64_t out, uint64_t in) { preemptions_.push_back({t, out, in}); }
   // Thread t was blocked (switched out, not runnable) from `out` to `in`.
   void blocked(uint32_t t, uint64_t out, uint64_t in) { blocked_.push_back({t, out, in}); }
+  // Likewise: the part of a slow page fault beyond the thread's typical one (SlowFaults).
+  void slow_fault(uint32_t t, uint64_t from, uint64_t to) { slow_faults_.push_back({t, from, to}); }
   // The recorder measured `ticks` per event for the TSC (a ProbeCost record).
   void probe_cost(uint64_t ticks) { probe_ticks_ = ticks; }
   void version_minor(uint16_t minor) { version_minor_ = minor; }
@@ -115,7 +117,8 @@ class TraceBuilder {
                            streams_[t].bytes.data(), streams_[t].bytes.size());
     }
     for (auto [list, type] : {std::pair{&preemptions_, trace::RecordType::Preemptions},
-                              std::pair{&blocked_, trace::RecordType::Blocked}}) {
+                              std::pair{&blocked_, trace::RecordType::Blocked},
+                              std::pair{&slow_faults_, trace::RecordType::SlowFaults}}) {
       for (const Preemption& p : *list) {
         uint32_t head[2] = {p.thread, 1};
         uint64_t interval[2] = {p.out, p.in};
@@ -157,6 +160,7 @@ class TraceBuilder {
   CounterFn counters_;
   std::vector<Preemption> preemptions_;
   std::vector<Preemption> blocked_;
+  std::vector<Preemption> slow_faults_;
   uint64_t probe_ticks_ = 0;
   std::optional<uint16_t> version_minor_;  // the header's minor version, if not this reader's
   uint32_t runtime_flags_;

@@ -75,7 +75,8 @@ Loaded load(const std::string& path, SpanMode mode) {
   l.trace = std::make_unique<trace::TraceFile>(trace::TraceFile::open(path));
   timings.lap("open");
   l.model = model::build_model(*l.trace, {.huge_pages = big_blocks_in_huge_pages(),
-                                          .blocked_as_work = model_settings().blocked_as_work});
+                                          .blocked_as_work = model_settings().blocked_as_work,
+                                          .keep_slow_faults = model_settings().keep_slow_faults});
   timings.lap("model");
   l.labels = report::label_sites(l.model, l.trace->modules());
   report::merge_sites_by_location(l.model, l.labels);

@@ -105,7 +105,8 @@ std::vector<report::DiagnosisItem> diagnose(const Loaded& loaded, const analysis
 
 // How every reader command builds its models (flags common to them all, set by main()).
 struct ModelSettings {
-  bool blocked_as_work = false;  // --blocked-as-work (model::BuildOptions::blocked_as_work)
+  bool blocked_as_work = false;   // --blocked-as-work (model::BuildOptions::blocked_as_work)
+  bool keep_slow_faults = false;  // --keep-slow-faults (model::BuildOptions::keep_slow_faults)
 };
 ModelSettings& model_settings();
 

@@ -284,6 +284,11 @@ int run(int argc, char** argv) {
                   "Count the time a thread spent blocked inside a task (sleeping, waiting for "
                   "I/O or a lock the runtime does not see) as work, as wall time would; by "
                   "default it is taken out, since a blocked thread does no work");
+  for (CLI::App* sub : {report, whatif, advise, tasks, sched, predict, exp, view, diff})
+    sub->add_flag("--keep-slow-faults", model_settings().keep_slow_faults,
+                  "Count the time of page faults that took far longer than the thread's usual "
+                  "ones as work; by default the part beyond a usual fault is taken out, like "
+                  "preemption: the machine held the thread (paging memory in, reclaim)");
 
   // CLI11 reads an unsigned option with strtoull, which takes "-3" as 2^64 - 3; and a floating
   // one with strtod, which takes "nan" and "inf" (a NaN target once silently meant the default).

@@ -47,10 +47,11 @@ std::unique_ptr<Run> load_run(const std::string& path, SpanMode mode) {
   r->recording.elapsed = r->elapsed;
   r->recording.tasks = r->loaded.model.task_count;
   // The recording ran slower than the program does: what the model took out of the work as
-  // tasklens's own cost (its per-event cost, its waits for buffers) and as other processes'
-  // preemption, per worker, is not the program's time either. Blocked time stays: the program
-  // sleeps or waits just as long without tasklens.
-  const uint64_t removed = (m.probe_removed + m.recorder_stalled + m.preempted) / r->workers;
+  // tasklens's own cost (its per-event cost, its waits for buffers), as other processes'
+  // preemption and as slow page faults, per worker, is not the program's time either. Blocked
+  // time stays: the program sleeps or waits just as long without tasklens.
+  const uint64_t removed =
+      (m.probe_removed + m.recorder_stalled + m.preempted + m.slow_faults) / r->workers;
   r->recording.removed = std::min(removed, r->elapsed - 1);  // elapsed > 0 (checked above)
   r->elapsed -= r->recording.removed;
 

@@ -36,6 +36,9 @@ struct BuildOptions {
   bool blocked_as_work = false;
   // Keep the recorder's own per-event cost (trace::ProbeCost) in the work (tests).
   bool keep_probe_cost = false;
+  // Keep the time of page faults far slower than their thread's typical one (SlowFaults records)
+  // in the work; by default it is taken out, like preemption: the machine held the thread.
+  bool keep_slow_faults = false;
 };
 
 // Throws trace::TraceError for undecodable input and ModelError when the trace holds no

@@ -430,7 +430,8 @@ void Builder::handle(const Event& e, uint32_t thread) {
   uint64_t* last_extra = extra_count_ ? &last_extra_[size_t(thread) * extra_count_] : nullptr;
   // TSC ticks the thread was not running the program since its previous event: preempted,
   // blocked, or waiting inside the recorder (a RecorderStall ends such a wait at its time).
-  uint64_t off = 0, blocked = 0, stalled = 0;
+  uint64_t off = 0, stalled = 0;
+  OffCpuSplit split;
   if (__builtin_expect(e.kind == EventKind::RecorderStall, 0) && tsc_metric_ >= 0) {
     uint64_t span = tsc_metric_ == 0 ? delta : e.values[tsc_metric_] - last_extra[tsc_metric_ - 1];
     stalled = std::min<uint64_t>(e.f[0], span);
@@ -439,7 +440,7 @@ void Builder::handle(const Event& e, uint32_t thread) {
   if (!preempt_.empty() && thread < preempt_.size() && !preempt_[thread].empty()) {
     uint64_t from = tsc_metric_ == 0 ? last_metric_[thread] : last_extra[tsc_metric_ - 1];
     // Off-CPU time inside a stall is the stall's.
-    off += preempted_between(thread, from, e.time - stalled, &blocked);
+    off += preempted_between(thread, from, e.time - stalled, split);
   }
   // The recorder's own cost per event is in the measured intervals: one event's worth per
   // event. An event that took its predecessor's timestamp (one-thread teams) ends an empty
@@ -481,16 +482,18 @@ void Builder::handle(const Event& e, uint32_t thread) {
         // What was taken out of this strand, by cause (the removal was clipped at its size).
         // Other metrics (counters) stop while the thread is off the CPU: nothing to take out.
         uint64_t s_part = std::min(stalled, removed);
-        uint64_t b_part = std::min(blocked, removed - s_part);
+        uint64_t b_part = std::min(split.blocked, removed - s_part);
+        uint64_t f_part = std::min(split.faults, removed - s_part - b_part);
         stalled_total_ += s_part;
         blocked_total_ += b_part;
+        faults_total_ += f_part;
         if (b_part) {
           if (!blocked_work_.empty() && blocked_work_.back().strand == ts.open)
             blocked_work_.back().ticks += b_part;
           else
             blocked_work_.push_back(StrandBlocked{ts.open, b_part});
         }
-        preempted_total_ += removed - s_part - b_part;
+        preempted_total_ += removed - s_part - b_part - f_part;
       }
       if (!open_regions_.empty()) {
         auto it = open_regions_.find(cur);
@@ -720,50 +723,6 @@ void Builder::on_region(const Event& e, uint32_t thread) {
 }
 
 // Off-CPU intervals come in CLOCK_MONOTONIC ns; the clock syncs map them onto the TSC.
-void Builder::load_preemptions() {
-  if (tsc_metric_ < 0) return;
-  const bool with_blocked = !options_.blocked_as_work;
-  if (trace_.preemptions().empty() && (!with_blocked || trace_.blocked().empty())) return;
-  const auto& syncs = trace_.clock_syncs();
-  if (syncs.size() < 2 || trace_.tsc_hz() <= 0) return;
-  const trace::ClockSync& s0 = syncs.front();
-  double ticks_per_ns = trace_.tsc_hz() / 1e9;
-  auto to_tsc = [&](uint64_t ns) {
-    double t = double(s0.tsc) + (double(ns) - double(s0.monotonic_ns)) * ticks_per_ns;
-    // A corrupted time must not overflow the conversion.
-    return t <= 0 ? uint64_t(0) : t >= 1.8e19 ? ~uint64_t(0) : static_cast<uint64_t>(t);
-  };
-  size_t threads =
-      std::max(trace_.preemptions().size(), with_blocked ? trace_.blocked().size() : 0);
-  preempt_.resize(threads);
-  preempt_cursor_.assign(threads, 0);
-  for (size_t t = 0; t < threads; ++t) {
-    auto& out = preempt_[t];
-    if (t < trace_.preemptions().size())
-      for (auto [b, e] : trace_.preemptions()[t]) out.push_back({to_tsc(b), to_tsc(e), false});
-    if (with_blocked && t < trace_.blocked().size())
-      for (auto [b, e] : trace_.blocked()[t]) out.push_back({to_tsc(b), to_tsc(e), true});
-    std::sort(out.begin(), out.end(),
-              [](const OffCpu& a, const OffCpu& b) { return a.begin < b.begin; });
-  }
-}
-
-uint64_t Builder::preempted_between(uint32_t thread, uint64_t from, uint64_t to,
-                                    uint64_t* blocked) {
-  const auto& iv = preempt_[thread];
-  size_t& c = preempt_cursor_[thread];
-  while (c < iv.size() && iv[c].end <= from) ++c;
-  uint64_t total = 0;
-  for (size_t i = c; i < iv.size() && iv[i].begin < to; ++i) {
-    uint64_t lo = std::max(iv[i].begin, from), hi = std::min(iv[i].end, to);
-    if (hi > lo) {
-      total += hi - lo;
-      if (iv[i].blocked) *blocked += hi - lo;
-    }
-  }
-  return total;
-}
-
 Model Builder::run() {
   const std::vector<trace::Metric>& metrics = trace_.metrics();
   extra_count_ = static_cast<uint32_t>(metrics.size() - 1);

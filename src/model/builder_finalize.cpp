@@ -315,6 +315,7 @@ Model Builder::finalize() {
   m.task_count = explicit_tasks_;
   m.preempted = preempted_total_;
   m.blocked = blocked_total_;
+  m.slow_faults = faults_total_;
   m.blocked_removed = !options_.blocked_as_work;
   m.recorder_stalled = stalled_total_;
   m.recorder_stalls = trace_.recorder_stats().stalls;

@@ -314,8 +314,12 @@ class Builder {
   void handle(const Event& e, uint32_t thread);
   static uint64_t code_of(const Event& e);
   void load_preemptions();
-  // Ticks the thread was off the CPU in [from, to); *blocked gets the blocked part of them.
-  uint64_t preempted_between(uint32_t thread, uint64_t from, uint64_t to, uint64_t* blocked);
+  // Ticks of the thread's off-CPU intervals in [from, to); `split` gets those of each cause but
+  // preemption added (builder_off_cpu.cpp).
+  struct OffCpuSplit {
+    uint64_t blocked = 0, faults = 0;
+  };
+  uint64_t preempted_between(uint32_t thread, uint64_t from, uint64_t to, OffCpuSplit& split);
   void on_implicit_begin(const Event& e, uint32_t thread);
   void on_create(const Event& e, uint32_t thread);
   void on_schedule(const Event& e, uint32_t thread);
@@ -451,15 +455,17 @@ class Builder {
       extra_work_[at + m] = 0;
   }
   // Per thread: the intervals it was off the CPU (preempted, or blocked unless that counts as
-  // work), in TSC ticks and time order, and a cursor (events come in time order).
+  // work) or in a slow page fault (unless kept), in TSC ticks and time order, and a cursor
+  // (events come in time order).
   struct OffCpu {
     uint64_t begin, end;
-    bool blocked;
+    enum Cause : uint8_t { Preempted, Blocked, SlowFault } cause;
   };
   std::vector<std::vector<OffCpu>> preempt_;
   std::vector<size_t> preempt_cursor_;
   uint64_t preempted_total_ = 0;
   uint64_t blocked_total_ = 0;
+  uint64_t faults_total_ = 0;
   std::vector<StrandBlocked> blocked_work_;  // by provisional strand, in the order seen
   uint64_t stalled_total_ = 0;
   uint64_t probe_ticks_ = 0;  // the recorder's cost per event (trace::ProbeCost), TSC ticks

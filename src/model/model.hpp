@@ -172,6 +172,7 @@ struct Model {
   uint64_t preempted = 0;             // TSC ticks of preemption by other threads removed from work
   uint64_t blocked = 0;               // TSC ticks of blocking (sleep, I/O, futex) removed from work
   bool blocked_removed = true;        // false: blocked time was kept as work (BuildOptions)
+  uint64_t slow_faults = 0;           // TSC ticks of slow page faults removed from work
   uint64_t recorder_stalls = 0;       // times a thread waited inside the recorder (whole run)
   uint64_t recorder_stalled = 0;      // TSC ticks of those waits removed from work
   uint64_t recorder_stall_ticks = 0;  // TSC ticks of all those waits, in strands or not

@@ -198,14 +198,14 @@ void count_stall(ThreadBuffer* b, uint64_t waited_from, uint64_t* stall_ticks, b
 
 }  // namespace
 
-ThreadBuffer* buffer_register(uint32_t thread, bool watch_switches) {
+ThreadBuffer* buffer_register(uint32_t thread, bool watch_switches, bool watch_faults) {
   Pool& p = pool();
   auto* b = new (std::nothrow) ThreadBuffer();
   if (!b) return nullptr;
   b->thread = thread;
   // Round robin over the writers: consecutive threads (likely equally busy) go to different ones.
   b->slot = p.registered.fetch_add(1, std::memory_order_relaxed);
-  if (watch_switches) b->switches = switch_ring_open();
+  if (watch_switches) b->switches = switch_ring_open(watch_faults);
   // Published before it has a chunk: a writer serves only the threads it knows.
   ThreadBuffer* head = p.buffers.load(std::memory_order_relaxed);
   do {

@@ -145,8 +145,8 @@ void writer_configure(const WriterConfig& config);
 bool writer_start();
 
 // Registers a new thread's buffer (with its first chunk). Never returns null unless out of
-// memory, in which case the thread records nothing.
-ThreadBuffer* buffer_register(uint32_t thread, bool watch_switches);
+// memory, in which case the thread records nothing. `watch_faults`: see switch_ring_open.
+ThreadBuffer* buffer_register(uint32_t thread, bool watch_switches, bool watch_faults = false);
 
 // Called by the owner when `current` lacks room: hands the chunk to the writer and returns a
 // fresh one. When every chunk is in use it waits for the writer, and adds the TSC ticks it

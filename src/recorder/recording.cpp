@@ -58,7 +58,8 @@ ThreadState* thread_init(int type) {
   // A thread whose counters cannot be opened records deltas of 0 (the launcher probed them).
   if (g_config.counter_count > 0) t->counters.open(g_config.counters, g_config.counter_count);
   // Preemptions only matter for the TSC: perf counters stop while the thread is off the CPU.
-  t->buffer = buffer_register(t->index, g_config.has_tsc && g_config.watch_preemptions);
+  t->buffer = buffer_register(t->index, g_config.has_tsc && g_config.watch_preemptions,
+                              g_config.watch_faults);
   if (!t->buffer) {
     t->dead = t->no_memory = true;
     writer_note_no_memory();
@@ -452,6 +453,7 @@ __attribute__((constructor)) void recorder_constructor() {
   unsetenv("TASKLENS_METRIC");
   unsetenv("TASKLENS_FLUSH_MS");
   if (const char* w = getenv("TASKLENS_PREEMPTIONS")) g_config.watch_preemptions = *w != '0';
+  if (const char* f = getenv("TASKLENS_FAULTS")) g_config.watch_faults = *f != '0';
   // TASKLENS_COMPRESSION: the launcher's checked `--compression`; anything else keeps LZ4.
   if (const char* c = getenv("TASKLENS_COMPRESSION")) {
     if (std::strcmp(c, "zstd") == 0) g_config.compression = trace::Compression::Zstd;
@@ -472,6 +474,7 @@ __attribute__((constructor)) void recorder_constructor() {
   unsetenv("TASKLENS_BUFFER_MB");
   unsetenv("TASKLENS_WRITERS");
   unsetenv("TASKLENS_PREEMPTIONS");
+  unsetenv("TASKLENS_FAULTS");
   unsetenv("TASKLENS_COMPRESSION");
   restore_env("LD_PRELOAD", "TASKLENS_SAVED_LD_PRELOAD");
   restore_env("OMP_TOOL_LIBRARIES", "TASKLENS_SAVED_OMP_TOOL_LIBRARIES");

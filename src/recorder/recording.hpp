@@ -91,6 +91,7 @@ struct Config {
   unsigned flush_ms = 100;
   size_t max_chunks = 1024;
   bool watch_preemptions = true;
+  bool watch_faults = true;  // TASKLENS_FAULTS=0: slow page faults are not watched (switches.cpp)
   trace::Compression compression = trace::Compression::Lz4;  // of event blocks
   WriterPolicy writer_policy = WriterPolicy::Batch;  // TASKLENS_WRITER_POLICY (WriterConfig)
   unsigned writers = 0;               // writer threads; 0: automatic (WriterConfig::writers)

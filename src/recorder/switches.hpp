@@ -12,8 +12,10 @@ namespace tasklens::recorder {
 
 struct SwitchRing;
 
-// Opens the calling thread's ring. Returns null where perf events are not available.
-SwitchRing* switch_ring_open();
+// Opens the calling thread's ring. Returns null where perf events are not available. With
+// `watch_faults` the ring also receives the thread's page faults (see switches.cpp): those that
+// take far longer than the thread's typical fault are written as SlowFaults records.
+SwitchRing* switch_ring_open(bool watch_faults = false);
 
 // Releases the ring (the recorder keeps its rings until the process ends).
 void switch_ring_close(SwitchRing* ring);
@@ -23,9 +25,10 @@ void switch_ring_close(SwitchRing* ring);
 bool switch_ring_half_full(const SwitchRing* ring);
 
 // Moves the complete intervals seen so far into a Preemptions record (switched out while
-// runnable) and a Blocked record (switched out while not runnable: sleeping, waiting for I/O,
-// a futex) appended to `out` (nothing for a kind without intervals), and adds to `lost` the
-// switch records the kernel dropped because the ring was full. Called by the writer thread only.
+// runnable), a Blocked record (switched out while not runnable: sleeping, waiting for I/O,
+// a futex) and a SlowFaults record appended to `out` (nothing for a kind without intervals),
+// and adds to `lost` the switch records the kernel dropped because the ring was full. Called by
+// the writer thread only.
 void switch_ring_drain(SwitchRing* ring, uint32_t thread, std::vector<uint8_t>& out,
                        uint64_t& lost);
 

@@ -475,6 +475,7 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
     j["loops_have_chunks"] = m.loops_have_chunks;
     j["preemption_removed"] = m.preempted;
     j["blocked_removed"] = m.blocked;
+    j["slow_faults_removed"] = m.slow_faults;
     j["recorder_stalls"] = m.recorder_stalls;
     j["recorder_stalls_time"] = m.recorder_stall_ticks;
     j["recorder_stalls_removed"] = m.recorder_stalled;
@@ -571,6 +572,12 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
         "note: {} that threads spent inside tasklens getting event buffers ({} waits for its "
         "writer) was removed from the work\n",
         format_work(m, m.recorder_stalled), m.recorder_stalls);
+  if (m.slow_faults > p.work / 1000 || m.slow_faults * 20 > p.span)
+    out += fmt::format(
+        "note: {} that threads spent in page faults far slower than their usual ones (the "
+        "machine held the thread: paging memory in, reclaiming or clearing it) was removed from "
+        "the work (--keep-slow-faults keeps it)\n",
+        format_work(m, m.slow_faults));
   out += span_lines(m, p, clipped ? account : nullptr);
   // Blocked time in the critical path's strands: not in the span, but the program waited it
   // out on its longest chain, so the wall time holds it whatever the thread count.

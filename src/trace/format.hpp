@@ -30,7 +30,8 @@ inline constexpr uint16_t kVersionMajor = 4;  // readers refuse later majors
 // readers, which then count the recorder's stalls and the program's blocking as work).
 // Minor 3: the MutexReleased event (ordered regions; older readers see a loop with `ordered` as
 // if it had none).
-inline constexpr uint16_t kVersionMinor = 3;  // additions that old readers can skip
+// Minor 4: the SlowFaults record (older readers count slow page faults as work).
+inline constexpr uint16_t kVersionMinor = 4;  // additions that old readers can skip
 
 // Metrics one trace can hold (the first is the primary one, every analysis's work).
 inline constexpr int kMaxMetrics = 8;
@@ -175,6 +176,9 @@ enum class RecordType : uint32_t {
   Blocked = 12,
   RecorderStats = 13,  // payload: RecorderStats (version 4.2)
   ProbeCost = 14,      // payload: ProbeCost (version 4.2)
+  // payload like Preemptions: of each page fault that took far longer than the thread's typical
+  // one, the interval beyond that typical time (the thread stayed on its CPU; version 4.4).
+  SlowFaults = 15,
 };
 
 // Code addresses with this bit set are not in any module: SiteNames records give their source

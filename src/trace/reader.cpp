@@ -476,13 +476,16 @@ void TraceFile::parse() {
         has_finish_ = true;
         break;
       case RecordType::Preemptions:
-      case RecordType::Blocked: {
+      case RecordType::Blocked:
+      case RecordType::SlowFaults: {
         need(8);
         uint32_t hdr[2];
         std::memcpy(hdr, p, 8);
         if (hdr[0] > 100000) fail("corrupted preemption record (thread index)");
         need(8 + size_t(hdr[1]) * 16);
-        auto& all = type == RecordType::Blocked ? blocked_ : preemptions_;
+        auto& all = type == RecordType::Blocked      ? blocked_
+                    : type == RecordType::SlowFaults ? slow_faults_
+                                                     : preemptions_;
         if (all.size() <= hdr[0]) all.resize(hdr[0] + 1);
         for (uint32_t i = 0; i < hdr[1]; ++i) {
           uint64_t iv[2];
@@ -530,7 +533,7 @@ void TraceFile::parse() {
   // ends at a record boundary, so what it holds is whole: it is read, and the model says it is
   // incomplete and why (losses.cpp, incomplete_cause).
   // Sorted and merged: an interval reported twice must not be taken out of the work twice.
-  for (auto* intervals : {&preemptions_, &blocked_}) {
+  for (auto* intervals : {&preemptions_, &blocked_, &slow_faults_}) {
     for (auto& pr : *intervals) {
       std::sort(pr.begin(), pr.end());
       size_t w = 0;

@@ -150,6 +150,11 @@ class TraceFile {
   const std::vector<std::vector<std::pair<uint64_t, uint64_t>>>& blocked() const {
     return blocked_;
   }
+  // Likewise, of each page fault far slower than its thread's typical one, the time beyond that
+  // typical time (version 4.4 on; the thread stayed on its CPU).
+  const std::vector<std::vector<std::pair<uint64_t, uint64_t>>>& slow_faults() const {
+    return slow_faults_;
+  }
   // The recorder's own account of its stalls and losses (version 4.2 on; zeros before).
   bool has_recorder_stats() const { return has_recorder_stats_; }
   const RecorderStats& recorder_stats() const { return recorder_stats_; }
@@ -221,6 +226,7 @@ class TraceFile {
   std::vector<std::vector<Block>> blocks_;  // per thread
   std::vector<std::vector<std::pair<uint64_t, uint64_t>>> preemptions_;
   std::vector<std::vector<std::pair<uint64_t, uint64_t>>> blocked_;
+  std::vector<std::vector<std::pair<uint64_t, uint64_t>>> slow_faults_;
   RecorderStats recorder_stats_{};
   bool has_recorder_stats_ = false;
   ProbeCost probe_cost_{};
