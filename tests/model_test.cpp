@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -401,6 +402,29 @@ TEST(Model, PreemptionIsTakenOutOfTheTscOnly) {
   }
 }
 
+// A region where A creates task C at 20 and B runs it from 21 to 221 (200 ticks); `inside_c`
+// adds B's events in between. Returns the model built with `options`.
+model::Model one_task_region(TraceBuilder& tb, const model::BuildOptions& options,
+                             const std::function<void()>& inside_c) {
+  Region r{tb};
+  r.begin();
+  uint64_t C = id(0, 5);
+  tb.ev(0, 20, EventKind::TaskCreate, {r.A, C, kExplicit, 0x2000});
+  tb.ev(1, 21, EventKind::TaskSchedule, {r.B, kSwitch, C});
+  inside_c();
+  tb.ev(1, 221, EventKind::TaskSchedule, {C, kComplete, r.B});
+  r.end(520, 530);
+  model::Model m = tb.build(options);
+  expect_invariants(m);
+  return m;
+}
+
+uint64_t total_work(const model::Model& m) {
+  uint64_t work = 0;
+  for (const auto& s : m.strands) work += s.work;
+  return work;
+}
+
 // A thread that blocks inside a task (sleep, I/O, a futex the runtime does not see) does no
 // work: the blocked time is taken out of the strand (blocked_removed), unless the caller keeps
 // wall-time semantics; preemption and a wait inside the recorder are taken out either way, each
@@ -410,22 +434,15 @@ TEST(Model, BlockedTimeAndRecorderStallsAreTakenOutOfTheStrand) {
     TraceBuilder tb(2);
     tb.blocked(1, 40, 90);    // 50 blocked inside C
     tb.preempt(1, 100, 110);  // 10 preempted inside C
-    Region r{tb};
-    r.begin();
-    uint64_t C = id(0, 5);
-    tb.ev(0, 20, EventKind::TaskCreate, {r.A, C, kExplicit, 0x2000});
-    tb.ev(1, 21, EventKind::TaskSchedule, {r.B, kSwitch, C});
-    // C waited 30 ticks for a buffer, ending at 150; a preemption inside that wait is the wait's.
-    tb.preempt(1, 125, 135);
-    tb.ev(1, 150, EventKind::RecorderStall, {30});
-    tb.ev(1, 221, EventKind::TaskSchedule, {C, kComplete, r.B});  // C: 200 in all
-    r.end(520, 530);
     model::BuildOptions options;
     options.blocked_as_work = blocked_as_work;
-    model::Model m = tb.build(options);
-    expect_invariants(m);
-    uint64_t work = 0;
-    for (const auto& s : m.strands) work += s.work;
+    model::Model m = one_task_region(tb, options, [&] {
+      // C waited 30 ticks for a buffer, ending at 150; a preemption inside that wait is the
+      // wait's.
+      tb.preempt(1, 125, 135);
+      tb.ev(1, 150, EventKind::RecorderStall, {30});
+    });
+    const uint64_t work = total_work(m);
     const uint64_t c_work = 200 - 30 - 10 - (blocked_as_work ? 0 : 50);
     EXPECT_EQ(work, 10u + 500 + c_work + 1) << "blocked as work: " << blocked_as_work;
     EXPECT_EQ(m.recorder_stalled, 30u);
@@ -454,19 +471,10 @@ TEST(Model, SlowPageFaultsAreTakenOutOfTheStrandUnlessKept) {
     tb.slow_fault(1, 40, 100);   // 60 inside C
     tb.preempt(1, 90, 110);      // overlaps the fault by 10: 20 preempted, 50 more of the fault
     tb.slow_fault(0, 300, 340);  // 40 inside A's continuation
-    Region r{tb};
-    r.begin();
-    uint64_t C = id(0, 5);
-    tb.ev(0, 20, EventKind::TaskCreate, {r.A, C, kExplicit, 0x2000});
-    tb.ev(1, 21, EventKind::TaskSchedule, {r.B, kSwitch, C});
-    tb.ev(1, 221, EventKind::TaskSchedule, {C, kComplete, r.B});  // C: 200 in all
-    r.end(520, 530);
     model::BuildOptions options;
     options.keep_slow_faults = keep;
-    model::Model m = tb.build(options);
-    expect_invariants(m);
-    uint64_t work = 0;
-    for (const auto& s : m.strands) work += s.work;
+    model::Model m = one_task_region(tb, options, [] {});
+    const uint64_t work = total_work(m);
     const uint64_t faults = keep ? 0 : 60 + 40;
     EXPECT_EQ(m.slow_faults, faults) << "keep: " << keep;
     EXPECT_EQ(m.preempted, keep ? 20u : 10u) << "keep: " << keep;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "recorder/tbb_hooks.hpp"
+#include "recorder/warmup.hpp"
 #include "trace/reader.hpp"
 
 namespace tasklens::recorder {
@@ -454,6 +455,10 @@ __attribute__((constructor)) void recorder_constructor() {
   unsetenv("TASKLENS_FLUSH_MS");
   if (const char* w = getenv("TASKLENS_PREEMPTIONS")) g_config.watch_preemptions = *w != '0';
   if (const char* f = getenv("TASKLENS_FAULTS")) g_config.watch_faults = *f != '0';
+  if (const char* w = getenv("TASKLENS_WARMUP_MS")) {
+    unsigned long v = strtoul(w, nullptr, 10);
+    g_config.warmup_ms = v > 1000 ? 1000 : unsigned(v);
+  }
   // TASKLENS_COMPRESSION: the launcher's checked `--compression`; anything else keeps LZ4.
   if (const char* c = getenv("TASKLENS_COMPRESSION")) {
     if (std::strcmp(c, "zstd") == 0) g_config.compression = trace::Compression::Zstd;
@@ -475,6 +480,7 @@ __attribute__((constructor)) void recorder_constructor() {
   unsetenv("TASKLENS_WRITERS");
   unsetenv("TASKLENS_PREEMPTIONS");
   unsetenv("TASKLENS_FAULTS");
+  unsetenv("TASKLENS_WARMUP_MS");
   unsetenv("TASKLENS_COMPRESSION");
   restore_env("LD_PRELOAD", "TASKLENS_SAVED_LD_PRELOAD");
   restore_env("OMP_TOOL_LIBRARIES", "TASKLENS_SAVED_OMP_TOOL_LIBRARIES");
@@ -535,6 +541,9 @@ int main_with_recording(int argc, char** argv, char** envp) {
   Needed need;
   if (g_config.enabled) dl_iterate_phdr(scan_needed, &need);
   if (g_config.enabled) threads_prepare();
+  // Before the runtime starts and the trace's first event: the recording's time holds none of it.
+  if (g_config.enabled && (need.openmp || need.tbb || need.tbb_old))
+    warm_up_cpus(g_config.warmup_ms);
   // oneTBB first: its runtime info goes into the trace's head, which OMPT may write.
   if (need.tbb || need.tbb_old) tbb_prepare(need.tbb_old && !need.tbb);
   if (need.openmp) {

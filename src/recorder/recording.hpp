@@ -92,6 +92,7 @@ struct Config {
   size_t max_chunks = 1024;
   bool watch_preemptions = true;
   bool watch_faults = true;  // TASKLENS_FAULTS=0: slow page faults are not watched (switches.cpp)
+  unsigned warmup_ms = 3;    // TASKLENS_WARMUP_MS: every CPU kept busy before main() (warmup.hpp)
   trace::Compression compression = trace::Compression::Lz4;  // of event blocks
   WriterPolicy writer_policy = WriterPolicy::Batch;  // TASKLENS_WRITER_POLICY (WriterConfig)
   unsigned writers = 0;               // writer threads; 0: automatic (WriterConfig::writers)
