@@ -1,7 +1,7 @@
 // Context-switch tracking: the TSC measures wall time, so a strand whose thread is preempted by
-// another thread, or blocks, would grow by the time it spent off the CPU. The kernel reports every context
-// switch of a thread into a perf ring buffer (a "dummy" software event with context_switch set:
-// no counter, no syscall on our hot path); the writer thread drains the rings and writes the
+// another thread, or blocks, would grow by the time it spent off the CPU. The kernel reports every
+// context switch of a thread into a perf ring buffer (a "dummy" software event with context_switch
+// set: no counter, no syscall on our hot path); the writer thread drains the rings and writes the
 // preempted intervals into the trace, and the model subtracts them from the strands.
 #pragma once
 
