@@ -13,7 +13,9 @@
 #           (libempty_ompt_tool.so, bench/empty_ompt_tool.c): the OMPT limit, what any tool
 #           costs before it records anything;
 #   record  `tasklens record -o TRACE -- prog`.
-# Prints medians (and min-max) side by side with record/plain (target <= 1.20 on 2 threads),
+# First prints what one clock read costs on each CPU (bench/clock_read.c): a strand begins and
+# ends at one, so it is the floor of the recorder's cost per task. Then prints medians (and
+# min-max) side by side with record/plain (target <= 1.20 on 2 threads),
 # record/limit (target <= 1.15 on 1 thread), the recorder's own cost per task on 1 thread
 # ((record - limit) / tasks, target <= 25 ns), the trace's bytes per task and, from `tasklens
 # report --format json` of the last trace, recorder_stalls_removed, preemption_removed and
@@ -53,7 +55,7 @@ TARGET_NS_PER_TASK=25     # (record - limit) / tasks, 1 thread
 
 need=()
 [[ -x $TL ]] || need+=(tasklens tasklens_recorder)
-[[ -f $TOOL ]] || need+=(tasklens_bench_programs)
+[[ -f $TOOL && -x $OUT/clock_read ]] || need+=(tasklens_bench_programs)
 for s in $SHAPES; do
   [[ -n ${ARGS[$s]+x} ]] || { echo "overhead: unknown shape '$s'" >&2; exit 2; }
   [[ -x $EXAMPLES/suite_${s}_clang ]] || need+=(tasklens_suite)
@@ -93,6 +95,10 @@ echo "tasklens overhead against the OMPT limit: $GIT, build $BUILD"
 echo "  $(nproc) CPUs, load average $LOAD0 at start; $ROUNDS rounds, medians (min-max) of the"
 echo "  whole process's wall time in seconds; omp16 = $RT"
 echo "  limit = omp16 + $(basename "$TOOL")"
+# What a clock read costs on each CPU: a strand begins and ends at one, so a 1-thread task costs
+# at least two of them over the limit (2.5 in fib) whatever else the recorder does.
+CLOCKS=$("$OUT/clock_read")
+echo "  $CLOCKS"
 echo
 printf '%-9s %3s %8s | %-19s %-19s %-19s %-19s | %-15s %-15s %-14s %6s | %8s %8s %8s\n' \
   shape thr tasks plain omp16 limit record rec/plain rec/limit 'ns/task' 'B/task' stalls \
@@ -179,7 +185,8 @@ RESULTS=$OUT/overhead.json
 {
   printf '{\n  "tasklens_version": %s,\n  "build_dir": %s,\n' "$(json_str "$GIT")" "$(json_str "$BUILD")"
   printf '  "runtime_omp16": %s,\n  "empty_tool": %s,\n' "$(json_str "$RT")" "$(json_str "$TOOL")"
-  printf '  "machine": {"cpus": %s, "loadavg_start": %s, "loadavg_end": %s},\n' "$(nproc)" "$LOAD0" "$LOAD1"
+  printf '  "machine": {"cpus": %s, "loadavg_start": %s, "loadavg_end": %s, "clock_reads": "%s"},\n' \
+    "$(nproc)" "$LOAD0" "$LOAD1" "$CLOCKS"
   printf '  "config": {"rounds": %s, "threads": [%s]},\n' "$ROUNDS" "$(echo $THREADS | tr ' ' ',')"
   printf '  "targets": {"record_over_plain_2t": %s, "record_over_limit_1t": %s, "recorder_ns_per_task_1t": %s},\n' \
     "$TARGET_REC_PLAIN_2T" "$TARGET_REC_LIMIT_1T" "$TARGET_NS_PER_TASK"

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "e2e_util.hpp"
+#include "trace/format.hpp"
 
 namespace tasklens::e2e {
 namespace {
@@ -71,6 +72,71 @@ TEST_F(Recorder, ItsCostPerEventIsMeasuredDuringTheRunAndTakenOut) {
   const double removed = num(j, "probe_removed");
   EXPECT_GT(removed, per_event * 21891);
   EXPECT_LT(removed, per_event * 21891 * 8);
+}
+
+// The event blocks of a trace by how they are stored: {raw bytes, compressed bytes} of each kind.
+struct BlockCensus {
+  uint64_t raw_blocks = 0, raw_bytes = 0, packed_blocks = 0, packed_bytes = 0;
+};
+BlockCensus census(const std::string& trace) {
+  BlockCensus c;
+  std::ifstream in(trace, std::ios::binary);
+  trace::FileHeader h{};
+  in.read(reinterpret_cast<char*>(&h), 16);
+  in.seekg(h.header_size);
+  trace::RecordHeader rh{};
+  while (in.read(reinterpret_cast<char*>(&rh), sizeof rh) && rh.size >= sizeof rh) {
+    std::vector<char> body(rh.size - sizeof rh);
+    if (!in.read(body.data(), std::streamsize(body.size()))) break;
+    if (rh.type != uint32_t(trace::RecordType::EventBlock)) continue;
+    trace::EventBlockHeader bh{};
+    std::memcpy(&bh, body.data(), sizeof bh);
+    if (bh.compression == uint8_t(trace::Compression::None)) {
+      ++c.raw_blocks;
+      c.raw_bytes += bh.raw_size;
+    } else {
+      ++c.packed_blocks;
+      c.packed_bytes += body.size() - sizeof bh;
+    }
+  }
+  return c;
+}
+
+// The recorder stores its event blocks raw while the program runs, and `record` compresses them
+// once it has ended: the trace the user gets is as compressed as one compressed on the fly, and
+// reads the same. TASKLENS_DEFER_COMPRESSION=0 compresses on the fly.
+TEST_F(Recorder, CompressionWaitsUntilTheProgramHasEnded) {
+  const std::string after = path("after.tlens"), during = path("during.tlens"),
+                    none = path("none.tlens");
+  EnvOverrides on_the_fly = default_env(2);
+  on_the_fly["TASKLENS_DEFER_COMPRESSION"] = "0";
+  RunResult a = record(example("fib", "clang"), {"22", "1"}, after, default_env(2));
+  RunResult d = record(example("fib", "clang"), {"22", "1"}, during, on_the_fly);
+  RunResult n =
+      record(example("fib", "clang"), {"22", "1"}, none, default_env(2), {"--compression", "none"});
+  ASSERT_TRUE(a.exited(0)) << a.describe();
+  ASSERT_TRUE(d.exited(0)) << d.describe();
+  ASSERT_TRUE(n.exited(0)) << n.describe();
+  const BlockCensus ca = census(after), cd = census(during), cn = census(none);
+  // C(22) - 1 = 57312 tasks (the first call is no task): a few hundred KiB of events, every block
+  // of them compressible. Only a flush's small tail may stay raw (a block that would not shrink).
+  EXPECT_GT(cn.raw_bytes, 500000u);
+  EXPECT_EQ(cn.packed_blocks, 0u);
+  EXPECT_GT(ca.packed_blocks, 0u);
+  EXPECT_LT(ca.raw_bytes, cn.raw_bytes / 20) << ca.raw_blocks << " raw blocks left";
+  EXPECT_GT(cd.packed_blocks, 0u);
+  const auto size = [](const std::string& p) { return double(std::filesystem::file_size(p)); };
+  EXPECT_LT(size(after), 0.6 * size(none));
+  EXPECT_LT(size(after), 1.25 * size(during));
+  // The summary line gives the compressed size, and the trace reads like the others.
+  EXPECT_NE(a.err.find("57312 tasks"), std::string::npos) << a.err;
+  EXPECT_EQ(a.err.find("uncompressed"), std::string::npos) << a.err;
+  json ja = report_json(after), jn = report_json(none);
+  ASSERT_FALSE(ja.is_null());
+  ASSERT_FALSE(jn.is_null());
+  EXPECT_EQ(num(ja, "tasks"), 57312);
+  EXPECT_EQ(num(jn, "tasks"), 57312);
+  EXPECT_TRUE(ja.value("complete", false));
 }
 
 // Tasks that sleep: the sleep is blocked time, not work (taken out and reported apart), unless

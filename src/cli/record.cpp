@@ -10,6 +10,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,6 +29,7 @@
 #include "recorder/switches.hpp"
 #include "trace/losses.hpp"
 #include "trace/reader.hpp"
+#include "trace/repack.hpp"
 
 namespace tasklens::cli {
 namespace fs = std::filesystem;
@@ -323,6 +325,11 @@ int run_record(const RecordOptions& opt) {
   if (old_preload && *old_preload) preload += std::string(":") + old_preload;
 
   int reserve = make_reserve(out);
+  uint64_t raw_budget_mb = 4096;
+  struct statvfs fs_room;
+  if (statvfs(out_dir.c_str(), &fs_room) == 0)
+    raw_budget_mb = std::min<uint64_t>(
+        raw_budget_mb, uint64_t(fs_room.f_bavail) * fs_room.f_frsize / 4 / (1024 * 1024));
 
   // The forwarding handlers are in place before the program exists; signals wait (blocked)
   // until its pid is known.
@@ -357,6 +364,15 @@ int run_record(const RecordOptions& opt) {
     setenv("TASKLENS_METRIC", metric_names.c_str(), 1);
     if (opt.flush_ms > 0) setenv("TASKLENS_FLUSH_MS", std::to_string(opt.flush_ms).c_str(), 1);
     setenv("TASKLENS_COMPRESSION", opt.compression.c_str(), 1);
+    // The recorder stores event blocks raw while the program runs and this launcher compresses
+    // them after it (trace/repack.hpp): compressing beside the program slows it. The raw
+    // bytes are bounded by a quarter of the file system's free room (4 GiB at most); past that
+    // the recorder compresses as it goes. TASKLENS_DEFER_COMPRESSION=0 compresses as it goes
+    // from the start.
+    if (opt.compression != "none") {
+      setenv("TASKLENS_DEFER_COMPRESSION", "1", 0);
+      setenv("TASKLENS_RAW_BUDGET_MB", std::to_string(raw_budget_mb).c_str(), 1);
+    }
     setenv("TASKLENS_SAVED_LD_PRELOAD", old_preload ? old_preload : "", 1);
     setenv("LD_PRELOAD", preload.c_str(), 1);
     std::vector<char*> argv;
@@ -431,6 +447,20 @@ int run_record(const RecordOptions& opt) {
         }
         ::close(fd);
       }
+      // The event blocks the recorder stored raw, compressed now that the program has ended.
+      uint64_t file_bytes = scan.file_bytes + (appended ? rec.size() : 0);
+      if (opt.compression != "none") {
+        const trace::RepackResult packed = trace::compress_raw_blocks(
+            out.string(),
+            opt.compression == "zstd" ? trace::Compression::Zstd : trace::Compression::Lz4);
+        if (packed.rewritten) file_bytes = packed.bytes_out;
+        if (!packed.error.empty())
+          fmt::print(
+              stderr,
+              "tasklens: warning: the trace {} was left uncompressed ({}): it reads the same, "
+              "only larger\n",
+              opt.output, packed.error);
+      }
       try {
         int killed_by = ls.signal;  // a packed field: formatted by value
         // After a failed write the Finish record counts tasks the trace does not hold.
@@ -443,7 +473,7 @@ int run_record(const RecordOptions& opt) {
         else if (scan.has_finish && scan.finish_reason == uint32_t(trace::FinishReason::Exec))
           why = "; the program called exec";
         fmt::print(stderr, "tasklens: wrote {} ({}, {} tasks{}, {} threads{}){}\n", opt.output,
-                   human_bytes(scan.file_bytes + (appended ? rec.size() : 0)), tasks,
+                   human_bytes(file_bytes), tasks,
                    cut && scan.has_finish ? fmt::format(" of {} run", scan.tasks_created) : "",
                    scan.streams, scan.has_finish && !cut ? "" : ", incomplete", why);
         // What was lost and why, one line each (a full disk is not a killed program).

@@ -104,6 +104,17 @@ struct WriterConfig {
   // program pays whenever the writer shares its CPUs; zstd makes files about half as big.
   trace::Compression compression = trace::Compression::Lz4;
   int zstd_level = 1;
+  // Deferred compression (`tasklens record` sets it; TASKLENS_DEFER_COMPRESSION): the writers
+  // store event blocks as they are while they keep up, and the launcher compresses the trace
+  // once the program has ended (trace/repack.hpp). Compressing while the program runs costs it
+  // far more than the writer's own CPU time: on a 2-core VM a 1-thread fib's region took 0.44-0.56
+  // s with LZ4 in the writer beside it and 0.32-0.36 s with the blocks stored raw, although the
+  // writer had the other core to itself (the cores share the host's execution resources). A
+  // writer compresses anyway when it falls behind (a thread's backlog of full chunks, a thread
+  // waiting for one: raw writes no longer keep up, as with a hundred busy threads into one file)
+  // and once it has stored raw_budget bytes raw (the file system's room for the trace).
+  bool defer_compression = false;
+  uint64_t raw_budget = 0;
   // Writer threads (`TASKLENS_WRITERS`); 0: one per 8 online CPUs (at least one), so that on a
   // 128-CPU node 16 writers absorb the events of 128 busy threads. Each runs under the policy
   // below, so a writer only ever takes a CPU the program leaves idle.

@@ -70,6 +70,7 @@ struct Pool {
   // thread, and the producing threads themselves when no writer runs. Used under solo_mutex.
   Writer solo;
   std::atomic<uint64_t> switches_lost{0};
+  std::atomic<uint64_t> raw_stored{0};  // event bytes stored raw under deferred compression
   std::atomic<uint64_t> write_errors{0};
   // Set by the first failed write (under file_mutex): later writes are dropped, since events
   // after a missing block cannot be decoded; writer_finish still writes the end records.
@@ -101,10 +102,14 @@ inline bool owned_by(Pool& p, const ThreadBuffer* b, unsigned w) {
 
 void wake_writer(Writer& w);
 
-// Writes chunk bytes [written, upto) as one EventBlock, compressed with w's context; takes
-// file_mutex for the write only. The caller is the writer that owns c's thread (or holds
-// solo_mutex with w == solo).
-void write_block(Writer& w, Chunk* c, uint32_t upto);
+// Writes chunk bytes [written, upto) as one EventBlock, compressed with w's context unless
+// `store_raw` (deferred compression, WriterConfig::defer_compression); takes file_mutex for the
+// write only. The caller is the writer that owns c's thread (or holds solo_mutex with w == solo).
+void write_block(Writer& w, Chunk* c, uint32_t upto, bool store_raw = false);
+
+// Whether the next block of b may be stored raw (deferred compression): the writers keep up and
+// the raw budget is not spent.
+bool may_store_raw(Pool& p, const Writer& w, const ThreadBuffer* b);
 
 // Writes framed records under file_mutex.
 void write_locked(const void* data, size_t size);

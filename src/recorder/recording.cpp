@@ -367,6 +367,9 @@ bool start_trace() {
   wc.flush_period_ms = g_config.flush_ms;
   wc.max_chunks = g_config.max_chunks;
   wc.compression = g_config.compression;
+  wc.defer_compression =
+      g_config.defer_compression && g_config.compression != trace::Compression::None;
+  wc.raw_budget = g_config.raw_budget;
   wc.policy = g_config.writer_policy;
   wc.writers = g_config.writers;
   wc.test_delay_us = g_config.writer_test_delay_us;
@@ -464,6 +467,17 @@ __attribute__((constructor)) void recorder_constructor() {
     if (std::strcmp(c, "zstd") == 0) g_config.compression = trace::Compression::Zstd;
     if (std::strcmp(c, "none") == 0) g_config.compression = trace::Compression::None;
   }
+  // TASKLENS_DEFER_COMPRESSION=1 (the launcher, which compresses the trace after the run):
+  // blocks are stored raw while the writers keep up, up to TASKLENS_RAW_BUDGET_MB (1 GiB when
+  // not given) of them.
+  if (const char* d = getenv("TASKLENS_DEFER_COMPRESSION")) g_config.defer_compression = *d == '1';
+  g_config.raw_budget = uint64_t{1024} << 20;
+  if (const char* r = getenv("TASKLENS_RAW_BUDGET_MB")) {
+    unsigned long long v = strtoull(r, nullptr, 10);
+    if (v < (1ull << 40)) g_config.raw_budget = uint64_t(v) << 20;
+  }
+  unsetenv("TASKLENS_DEFER_COMPRESSION");
+  unsetenv("TASKLENS_RAW_BUDGET_MB");
   // TASKLENS_WRITER_POLICY=idle|batch|normal: how the writers are scheduled (WriterPolicy).
   if (const char* w = getenv("TASKLENS_WRITER_POLICY")) {
     if (std::strcmp(w, "idle") == 0) g_config.writer_policy = WriterPolicy::Idle;

@@ -109,7 +109,17 @@ void clock_sync_record() {
   write_locked(rec, sizeof rec);
 }
 
-void write_block(Writer& w, Chunk* c, uint32_t upto) {
+// A thread with this many full chunks waiting for its writer, behind the one being written, is
+// ahead of raw writes: its blocks are compressed (fewer bytes to write) until it catches up.
+constexpr uint32_t kBehindChunks = 2;
+
+bool may_store_raw(Pool& p, const Writer& w, const ThreadBuffer* b) {
+  return p.config.defer_compression && b->full.size() < kBehindChunks &&
+         w.waiters.load(std::memory_order_relaxed) == 0 &&
+         p.raw_stored.load(std::memory_order_relaxed) < p.config.raw_budget;
+}
+
+void write_block(Writer& w, Chunk* c, uint32_t upto, bool store_raw) {
   if (upto <= c->written) return;
   const uint8_t* src = c->data + c->written;
   size_t raw = upto - c->written;
@@ -119,7 +129,8 @@ void write_block(Writer& w, Chunk* c, uint32_t upto) {
     w.scratch = static_cast<uint8_t*>(std::malloc(kHead + compress_bound(kChunkBytes)));
   if (!w.scratch) return;
   uint8_t* out = w.scratch + kHead;
-  size_t packed = compress_block(w, src, raw, out, compress_bound(raw));
+  size_t packed = store_raw ? 0 : compress_block(w, src, raw, out, compress_bound(raw));
+  if (store_raw) pool().raw_stored.fetch_add(raw, std::memory_order_relaxed);
   trace::EventBlockHeader bh{};
   bh.thread = c->thread;
   bh.chunk_seq = c->seq;
@@ -225,7 +236,7 @@ void serve_waiters(Pool& p, unsigned me) {
 void write_full_chunks(Pool& p, Writer& ctx, ThreadBuffer* b) {
   while (Chunk* c = b->full.pop()) {
     if (p.config.test_delay_us) usleep(p.config.test_delay_us);
-    write_block(ctx, c, c->committed.load(std::memory_order_acquire));
+    write_block(ctx, c, c->committed.load(std::memory_order_acquire), may_store_raw(p, ctx, b));
     give_back(p, b, c);
   }
 }
@@ -235,7 +246,9 @@ void write_full_chunks(Pool& p, Writer& ctx, ThreadBuffer* b) {
 // written, so the chunk we look at here stays valid while we use it.
 void flush_thread(Writer& ctx, ThreadBuffer* b, uint64_t& lost) {
   Chunk* c = b->current.load(std::memory_order_acquire);
-  if (c) write_block(ctx, c, c->committed.load(std::memory_order_acquire));
+  if (c)
+    write_block(ctx, c, c->committed.load(std::memory_order_acquire),
+                may_store_raw(pool(), ctx, b));
   switch_ring_drain(b->switches, b->thread, ctx.switches, lost);
 }
 

@@ -1,0 +1,31 @@
+// Compressing a recorded trace after the run. The recorder stores event blocks raw while the
+// program runs (deferred compression, recorder/buffer.hpp's WriterConfig), so that compressing
+// them does not slow the program it measures; `tasklens record` then compresses those blocks
+// here, on every CPU, once the program has ended. Every other record, and any block already
+// compressed, is copied as it is; so is an unfinished record at the end of a cut trace.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "trace/format.hpp"
+
+namespace tasklens::trace {
+
+struct RepackResult {
+  bool rewritten = false;  // the file was replaced by its compressed form
+  uint64_t blocks = 0;     // raw event blocks compressed
+  uint64_t bytes_in = 0;   // the file's size before
+  uint64_t bytes_out = 0;  // and after (== bytes_in when not rewritten)
+  std::string error;       // why the file was left as it was (empty: nothing went wrong)
+};
+
+// Compresses the raw event blocks of the trace at `path` with `codec` (Lz4 or Zstd at
+// `zstd_level`) on `threads` threads (0: every online CPU). The result goes to a temporary file
+// beside it, which then replaces it (its mode kept); `path` must name a regular file. On any
+// failure (no room, a read error) the trace is left untouched, still readable, and `error` says
+// why. A block that does not shrink stays raw.
+RepackResult compress_raw_blocks(const std::string& path, Compression codec, int zstd_level = 1,
+                                 unsigned threads = 0);
+
+}  // namespace tasklens::trace
