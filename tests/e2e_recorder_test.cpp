@@ -17,7 +17,7 @@
 #include <thread>
 
 #include "e2e_util.hpp"
-#include "trace/format.hpp"
+#include "trace/reader.hpp"
 
 namespace tasklens::e2e {
 namespace {
@@ -74,34 +74,6 @@ TEST_F(Recorder, ItsCostPerEventIsMeasuredDuringTheRunAndTakenOut) {
   EXPECT_LT(removed, per_event * 21891 * 8);
 }
 
-// The event blocks of a trace by how they are stored: {raw bytes, compressed bytes} of each kind.
-struct BlockCensus {
-  uint64_t raw_blocks = 0, raw_bytes = 0, packed_blocks = 0, packed_bytes = 0;
-};
-BlockCensus census(const std::string& trace) {
-  BlockCensus c;
-  std::ifstream in(trace, std::ios::binary);
-  trace::FileHeader h{};
-  in.read(reinterpret_cast<char*>(&h), 16);
-  in.seekg(h.header_size);
-  trace::RecordHeader rh{};
-  while (in.read(reinterpret_cast<char*>(&rh), sizeof rh) && rh.size >= sizeof rh) {
-    std::vector<char> body(rh.size - sizeof rh);
-    if (!in.read(body.data(), std::streamsize(body.size()))) break;
-    if (rh.type != uint32_t(trace::RecordType::EventBlock)) continue;
-    trace::EventBlockHeader bh{};
-    std::memcpy(&bh, body.data(), sizeof bh);
-    if (bh.compression == uint8_t(trace::Compression::None)) {
-      ++c.raw_blocks;
-      c.raw_bytes += bh.raw_size;
-    } else {
-      ++c.packed_blocks;
-      c.packed_bytes += body.size() - sizeof bh;
-    }
-  }
-  return c;
-}
-
 // The recorder stores its event blocks raw while the program runs, and `record` compresses them
 // once it has ended: the trace the user gets is as compressed as one compressed on the fly, and
 // reads the same. TASKLENS_DEFER_COMPRESSION=0 compresses on the fly.
@@ -117,7 +89,9 @@ TEST_F(Recorder, CompressionWaitsUntilTheProgramHasEnded) {
   ASSERT_TRUE(a.exited(0)) << a.describe();
   ASSERT_TRUE(d.exited(0)) << d.describe();
   ASSERT_TRUE(n.exited(0)) << n.describe();
-  const BlockCensus ca = census(after), cd = census(during), cn = census(none);
+  const trace::TraceFile::BlockCounts ca = trace::TraceFile::open(after).block_counts(),
+                                      cd = trace::TraceFile::open(during).block_counts(),
+                                      cn = trace::TraceFile::open(none).block_counts();
   // C(22) - 1 = 57312 tasks (the first call is no task): a few hundred KiB of events, every block
   // of them compressible. Only a flush's small tail may stay raw (a block that would not shrink).
   EXPECT_GT(cn.raw_bytes, 500000u);

@@ -35,6 +35,10 @@ struct Scenario {
   size_t max_chunks = 6;
   unsigned writer_delay_us = 0;  // slows the writers down: producers must wait
   uint64_t events = 200000;      // per thread, ~4 bytes each: several chunks per thread
+  bool defer = false;            // deferred compression (WriterConfig::defer_compression)
+  uint64_t raw_budget = 0;
+  // LZ4 cannot shrink these events (4-byte matches; each event's sequence number differs).
+  trace::Compression compression = trace::Compression::Lz4;
 };
 
 // What the child reports: whether its own checks held, and the writers' statistics.
@@ -52,6 +56,9 @@ ChildResult record(const Scenario& s, int fd) {
   config.max_chunks = s.max_chunks;
   config.writers = s.writers;
   config.test_delay_us = s.writer_delay_us;
+  config.defer_compression = s.defer;
+  config.raw_budget = s.raw_budget;
+  config.compression = s.compression;
   // The buffer logic is under test, not the policy: under SCHED_IDLE the writers of a test on a
   // loaded machine (a parallel build, ctest -j) get almost no CPU.
   config.policy = recorder::WriterPolicy::Normal;
@@ -108,7 +115,8 @@ ChildResult record(const Scenario& s, int fd) {
 
 // Records `s` in a child process and checks that the file holds every thread's events exactly
 // once and in order. Returns the child's statistics.
-recorder::WriterStats record_and_check(const Scenario& s) {
+recorder::WriterStats record_and_check(const Scenario& s,
+                                       trace::TraceFile::BlockCounts* blocks = nullptr) {
   char path[] = "/tmp/tasklens_buffer_testXXXXXX";
   int fd = mkstemp(path);
   EXPECT_GE(fd, 0);
@@ -133,6 +141,7 @@ recorder::WriterStats record_and_check(const Scenario& s) {
   EXPECT_TRUE(r.ok) << "a producer got no chunk";
 
   trace::TraceFile file = trace::TraceFile::open(path);
+  if (blocks) *blocks = file.block_counts();
   EXPECT_EQ(file.stream_count(), static_cast<uint32_t>(s.threads));
   for (uint32_t t = 0; t < file.stream_count(); ++t) {
     std::vector<uint8_t> stream = file.stream(t);
@@ -199,6 +208,34 @@ TEST(RecorderBuffer, NoStallsWithRoomToSpare) {
   recorder::WriterStats stats = record_and_check(s);
   EXPECT_EQ(stats.stalls, 0u);
   EXPECT_EQ(stats.writers, 2u);
+}
+
+// Deferred compression: blocks are stored raw while the writers keep up, up to the raw budget,
+// and compressed after it; compressed as before without deferral.
+TEST(RecorderBuffer, DeferredCompressionStoresRawUpToItsBudget) {
+  Scenario s;
+  s.threads = 2;
+  s.max_chunks = 64;  // room to spare: the writer keeps up
+  s.events = 300000;  // ~1.2 MB per thread
+  s.defer = true;
+  s.raw_budget = 1u << 20;
+  s.compression = trace::Compression::Zstd;  // shrinks them
+  trace::TraceFile::BlockCounts blocks;
+  record_and_check(s, &blocks);
+  EXPECT_GE(blocks.raw_bytes, s.raw_budget);
+  EXPECT_LT(blocks.raw_bytes, s.raw_budget + 2 * recorder::kChunkBytes);  // a block per writer
+  EXPECT_GT(blocks.packed_blocks, 0u) << "past the budget the writer compresses";
+
+  s.raw_budget = uint64_t{1} << 40;
+  record_and_check(s, &blocks);
+  // Under its budget a writer stores raw while it keeps up; these producers do nothing but
+  // write events, faster than the writer polls, so it falls behind now and then and compresses.
+  EXPECT_GT(blocks.raw_bytes, uint64_t{1} << 20);  // more than the first budget
+
+  s.defer = false;
+  record_and_check(s, &blocks);
+  EXPECT_GT(blocks.packed_blocks, 0u);
+  EXPECT_LT(blocks.raw_bytes, 64u * 1024) << "only flushed tails that would not shrink stay raw";
 }
 
 TEST(RecorderBuffer, WriterCountFollowsCpus) {

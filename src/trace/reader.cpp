@@ -688,6 +688,21 @@ std::vector<uint8_t> TraceFile::stream(uint32_t thread) const {
   return out;
 }
 
+TraceFile::BlockCounts TraceFile::block_counts() const {
+  BlockCounts c;
+  for (const std::vector<Block>& thread : blocks_)
+    for (const Block& b : thread) {
+      if (b.compression == static_cast<uint8_t>(Compression::None)) {
+        ++c.raw_blocks;
+        c.raw_bytes += b.raw_size;
+      } else {
+        ++c.packed_blocks;
+        c.packed_bytes += b.data_size;
+      }
+    }
+  return c;
+}
+
 uint64_t TraceFile::stream_bytes(uint32_t thread) const {
   uint64_t total = 0;
   if (thread < blocks_.size())

@@ -185,6 +185,12 @@ class TraceFile {
   // The concatenated, decompressed events of one thread, and its length.
   std::vector<uint8_t> stream(uint32_t thread) const;
   uint64_t stream_bytes(uint32_t thread) const;
+  // The event blocks by how they are stored: raw (--compression none, a block that would not
+  // shrink, or one left raw when compression after the run failed) or compressed.
+  struct BlockCounts {
+    uint64_t raw_blocks = 0, raw_bytes = 0, packed_blocks = 0, packed_bytes = 0;
+  };
+  BlockCounts block_counts() const;
   EventDecoder decoder(const std::vector<uint8_t>& stream) const;
   // A decoder of one thread's events that decompresses its blocks as it reaches them: a window
   // of about 64 KiB instead of the whole stream, and no wait for the whole stream before the
