@@ -190,4 +190,19 @@ inline void expect_invariants(const model::Model& m) {
   for (const std::string& w : m.warnings) ADD_FAILURE() << "warning: " << w;
 }
 
+// The head of a small hand-made trace (trace_test, trace_repack_test): the file header (pid 42,
+// TSC 1000 at the start), the schema, the runtime's record ("LLVM test", with dispatch events)
+// and a first clock sync at TSC 1000.
+inline std::vector<uint8_t> test_trace_head() {
+  trace::FileHeader h = trace::make_file_header(42, 1000, 7, trace::Metric::Tsc);
+  std::vector<uint8_t> out(reinterpret_cast<uint8_t*>(&h), reinterpret_cast<uint8_t*>(&h + 1));
+  std::vector<uint8_t> schema = trace::make_schema_payload();
+  trace::append_record(out, trace::RecordType::EventSchema, schema.data(), schema.size());
+  uint32_t flags = trace::kRuntimeHasDispatch;
+  trace::append_record(out, trace::RecordType::RuntimeInfo, &flags, 4, "LLVM test", 9);
+  trace::ClockSync a{1000, 0};
+  trace::append_record(out, trace::RecordType::ClockSync, &a, sizeof a);
+  return out;
+}
+
 }  // namespace tasklens::fixtures

@@ -11,6 +11,7 @@
 #include "trace/format.hpp"
 #include "trace/reader.hpp"
 #include "trace/repack.hpp"
+#include "trace_builder.hpp"
 
 namespace tasklens::trace {
 namespace {
@@ -44,14 +45,8 @@ std::vector<uint8_t> task_stream(uint32_t thread, int tasks) {
 // `block` bytes (one already compressed by a writer that fell behind, when `one_lz4`), side
 // records between them, and the recorder's and the launcher's end records.
 std::vector<uint8_t> raw_trace(int streams, size_t block, bool one_lz4, bool finish = true) {
-  FileHeader h = make_file_header(42, 1000, 7, Metric::Tsc);
-  std::vector<uint8_t> out(reinterpret_cast<uint8_t*>(&h), reinterpret_cast<uint8_t*>(&h + 1));
-  std::vector<uint8_t> schema = make_schema_payload();
-  append_record(out, RecordType::EventSchema, schema.data(), schema.size());
-  uint32_t flags = kRuntimeHasDispatch;
-  append_record(out, RecordType::RuntimeInfo, &flags, 4, "LLVM test", 9);
-  ClockSync a{1000, 0}, b{3001000, 1000000};
-  append_record(out, RecordType::ClockSync, &a, sizeof a);
+  std::vector<uint8_t> out = fixtures::test_trace_head();
+  ClockSync b{3001000, 1000000};
   for (int t = 0; t < streams; ++t) {
     const std::vector<uint8_t> s = task_stream(uint32_t(t), 20000);
     for (size_t lo = 0; lo < s.size(); lo += block) {

@@ -12,6 +12,7 @@
 
 #include "trace/format.hpp"
 #include "trace/reader.hpp"
+#include "trace_builder.hpp"
 
 namespace tasklens::trace {
 namespace {
@@ -54,14 +55,8 @@ void append_launch_status(std::vector<uint8_t>& out) {
 // many bytes, cut wherever they fall (inside events too).
 std::vector<uint8_t> file_with(const std::vector<std::vector<uint8_t>>& streams, bool finish,
                                Compression compress, size_t block_bytes = 0) {
-  FileHeader h = make_file_header(42, 1000, 7, Metric::Tsc);
-  std::vector<uint8_t> out(reinterpret_cast<uint8_t*>(&h), reinterpret_cast<uint8_t*>(&h + 1));
-  std::vector<uint8_t> schema = make_schema_payload();
-  append_record(out, RecordType::EventSchema, schema.data(), schema.size());
-  uint32_t flags = kRuntimeHasDispatch;
-  append_record(out, RecordType::RuntimeInfo, &flags, 4, "LLVM test", 9);
-  ClockSync a{1000, 0}, b{3001000, 1000000};
-  append_record(out, RecordType::ClockSync, &a, sizeof a);
+  std::vector<uint8_t> out = fixtures::test_trace_head();
+  ClockSync b{3001000, 1000000};
   for (uint32_t t = 0; t < streams.size(); ++t) {
     // Two blocks per stream, written in reverse order: the reader must sort them.
     const auto& s = streams[t];
