@@ -48,6 +48,9 @@ declare -A ARGS=(
   [uts]=${TASKLENS_OVERHEAD_UTS_ARGS:-10}
 )
 VARIANTS=(plain omp16 limit record)
+# TASKLENS_OVERHEAD_ONLINE=1: also `record` compressing as it goes (TASKLENS_DEFER_COMPRESSION=0),
+# the recorder before compression waited for the end of the run.
+[[ ${TASKLENS_OVERHEAD_ONLINE:-0} == 1 ]] && VARIANTS+=(online)
 
 TARGET_REC_PLAIN_2T=1.20  # record / plain, 2 threads
 TARGET_REC_LIMIT_1T=1.15  # record / limit, 1 thread
@@ -81,7 +84,15 @@ run_variant() {
       rm -f "$trace" "$trace.old"
       timed "$WORK/$v.out" env OMP_NUM_THREADS="$T" "$TL" record --runtime "$RT" -o "$trace" \
         -- "$@" ;;
+    online)
+      rm -f "$WORK/online.tlens" "$WORK/online.tlens.old"
+      timed "$WORK/$v.out" env OMP_NUM_THREADS="$T" TASKLENS_DEFER_COMPRESSION=0 "$TL" record \
+        --runtime "$RT" -o "$WORK/online.tlens" -- "$@" ;;
   esac
+  # The program's own time for its work (the region= it prints, in us): what recording does to
+  # the program while it runs, apart from tasklens's work before and after it.
+  REGION_US=$(sed -n 's/.* region=\([0-9.]*\) s.*/\1/p' "$WORK/$v.out" | head -1)
+  REGION_US=$(calc "printf \"%.0f\", ${REGION_US:-0} * 1e6")
 }
 
 fmt_s() { calc "printf \"%.3f\", $1 / 1e6"; }
@@ -94,14 +105,18 @@ START_US=$_T
 echo "tasklens overhead against the OMPT limit: $GIT, build $BUILD"
 echo "  $(nproc) CPUs, load average $LOAD0 at start; $ROUNDS rounds, medians (min-max) of the"
 echo "  whole process's wall time in seconds; omp16 = $RT"
-echo "  limit = omp16 + $(basename "$TOOL")"
+echo "  limit = omp16 + $(basename "$TOOL"); region: the program's own time for its work (the"
+echo "  region= it prints), record's median over plain's: how much recording slows the program"
+echo "  itself, apart from tasklens's work before and after it"
 # What a clock read costs on each CPU: a strand begins and ends at one, so a 1-thread task costs
 # at least two of them over the limit (2.5 in fib) whatever else the recorder does.
 CLOCKS=$("$OUT/clock_read")
 echo "  $CLOCKS"
 echo
-printf '%-9s %3s %8s | %-19s %-19s %-19s %-19s | %-15s %-15s %-14s %6s | %8s %8s %8s\n' \
-  shape thr tasks plain omp16 limit record rec/plain rec/limit 'ns/task' 'B/task' stalls \
+ONLINE_HEAD=""
+[[ ${#VARIANTS[@]} == 5 ]] && ONLINE_HEAD=$(printf '%-19s ' online)
+printf "%-9s %3s %8s | %-19s %-19s %-19s %-19s ${ONLINE_HEAD}| %-15s %-15s %-14s %6s %7s | %8s %8s %8s\n" \
+  shape thr tasks plain omp16 limit record rec/plain rec/limit 'ns/task' 'B/task' region stalls \
   preempt blocked
 
 ROWS_JSON=()
@@ -112,15 +127,16 @@ for s in $SHAPES; do
   for v in "${VARIANTS[@]}"; do run_variant "$v" 1 "$WORK/warm.tlens" "$bin" "${args[@]}"; done
   for T in $THREADS; do
     trace=$TRACES/suite_${s}_${ARGS[$s]// /_}_t$T.tlens
-    declare -A times=()
+    declare -A times=() regions=()
     for ((r = 0; r < ROUNDS; r++)); do
       for ((k = 0; k < ${#VARIANTS[@]}; k++)); do  # rotate: round r starts with variant r mod 4
         v=${VARIANTS[$(((k + r) % ${#VARIANTS[@]}))]}
         run_variant "$v" "$T" "$trace" "$bin" "${args[@]}"
         times[$v]+="$ELAPSED_US "
+        regions[$v]+="$REGION_US "
       done
       # The result (everything before " region=") must not depend on the variant.
-      for v in omp16 limit record; do
+      for v in "${VARIANTS[@]:1}"; do
         if [[ $(sed 's/ region=.*//' "$WORK/plain.out") != "$(sed 's/ region=.*//' "$WORK/$v.out")" ]]; then
           echo "overhead: $s: the $v run printed another result than the plain one:" >&2
           cat "$WORK/plain.out" "$WORK/$v.out" >&2
@@ -148,15 +164,19 @@ for s in $SHAPES; do
     rl=$(calc "printf \"%.3f\", ${med[record]} / ${med[limit]}")
     ns=$(calc "printf \"%.1f\", (${med[record]} - ${med[limit]}) * 1000 / $tasks")
     bpt=$(calc "printf \"%.2f\", $bytes / $tasks")
+    read -r -a rg_rec <<<"${regions[record]}"
+    read -r -a rg_plain <<<"${regions[plain]}"
+    region=$(calc "printf \"%.3f\", $(median "${rg_rec[@]}") / $(median "${rg_plain[@]}")")
     v_rp=-; v_rl=-; v_ns=-
     [[ $T == 2 ]] && v_rp=$(passmiss "$rp" "<=" "$TARGET_REC_PLAIN_2T")
     if [[ $T == 1 ]]; then
       v_rl=$(passmiss "$rl" "<=" "$TARGET_REC_LIMIT_1T")
       v_ns=$(passmiss "$ns" "<=" "$TARGET_NS_PER_TASK")
     fi
-    printf '%-9s %3s %8s | %-19s %-19s %-19s %-19s | %-15s %-15s %-14s %6s | %8s %8s %8s\n' \
+    cell_fmt=$(printf '%%-19s %.0s' "${VARIANTS[@]}")
+    printf "%-9s %3s %8s | ${cell_fmt}| %-15s %-15s %-14s %6s %7s | %8s %8s %8s\n" \
       "$s" "$T" "$tasks" "${cells[@]}" "${rp}x $v_rp" "${rl}x $v_rl" "$ns $v_ns" "$bpt" \
-      "$stalls" "$preempt" "$blocked"
+      "${region}x" "$stalls" "$preempt" "$blocked"
     row=$(printf '{"shape": "%s", "args": %s, "threads": %s, "tasks": %s, "trace_tasks": %s' \
       "$s" "$(json_str "${ARGS[$s]}")" "$T" "$tasks" "$(json_num "${rtasks:-null}")")
     for v in "${VARIANTS[@]}"; do
@@ -164,14 +184,14 @@ for s in $SHAPES; do
       row+=$(printf ', "%s_s": %s, "runs_%s_s": %s' "$v" "$(calc "print ${med[$v]} / 1e6")" "$v" \
         "$(us_list "${t[@]}")")
     done
-    row+=$(printf ', "record_over_plain": %s, "record_over_limit": %s, "recorder_ns_per_task": %s, "trace_bytes": %s, "bytes_per_task": %s' \
-      "$rp" "$rl" "$ns" "$bytes" "$bpt")
+    row+=$(printf ', "record_over_plain": %s, "record_over_limit": %s, "recorder_ns_per_task": %s, "trace_bytes": %s, "bytes_per_task": %s, "region_record_over_plain": %s, "runs_region_record_s": %s, "runs_region_plain_s": %s' \
+      "$rp" "$rl" "$ns" "$bytes" "$bpt" "$region" "$(us_list "${rg_rec[@]}")" "$(us_list "${rg_plain[@]}")")
     row+=$(printf ', "verdict_record_over_plain": "%s", "verdict_record_over_limit": "%s", "verdict_ns_per_task": "%s"' \
       "$v_rp" "$v_rl" "$v_ns")
     row+=$(printf ', "recorder_stalls_removed": %s, "preemption_removed": %s, "blocked_removed": %s}' \
       "$(json_num "$stalls")" "$(json_num "$preempt")" "$(json_num "$blocked")")
     ROWS_JSON+=("$row")
-    unset times med
+    unset times med regions
   done
 done
 echo
