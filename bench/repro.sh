@@ -26,7 +26,8 @@
 # Writes BUILD_DIR/bench/repro.json.
 #
 # Knobs (environment): TASKLENS_REPRO_RECORDINGS (8), TASKLENS_REPRO_THREADS (2),
-# TASKLENS_REPRO_WORK_RUNS (3: 1-thread recordings and plain runs for the work ratio),
+# TASKLENS_REPRO_WORK_RUNS (5: 1-thread recordings and plain runs for the work ratio, both kept
+# to CPU TASKLENS_REPRO_PIN_CPU, 0 by default, "none" for anywhere),
 # TASKLENS_REPRO_PROGRAMS ("fib nqueens health"), TASKLENS_REPRO_FIB_ARGS ("29"),
 # TASKLENS_REPRO_NQUEENS_ARGS ("11"), TASKLENS_REPRO_HEALTH_ARGS ("6 1000"). A quick check:
 #   TASKLENS_REPRO_RECORDINGS=2 TASKLENS_REPRO_WORK_RUNS=1 TASKLENS_REPRO_FIB_ARGS=20 \
@@ -41,7 +42,11 @@ bench_build_dir repro "${1:-./build}"
 
 N=${TASKLENS_REPRO_RECORDINGS:-8}
 T=${TASKLENS_REPRO_THREADS:-2}
-WORK_RUNS=${TASKLENS_REPRO_WORK_RUNS:-3}
+WORK_RUNS=${TASKLENS_REPRO_WORK_RUNS:-5}
+# The CPU the work ratio's 1-thread runs are kept to (TASKLENS_REPRO_PIN_CPU; "none": anywhere).
+PIN_CPU=${TASKLENS_REPRO_PIN_CPU:-0}
+PIN=()
+[[ $PIN_CPU != none ]] && command -v taskset >/dev/null && PIN=(taskset -c "$PIN_CPU")
 PROGRAMS=${TASKLENS_REPRO_PROGRAMS:-"fib nqueens health"}
 declare -A ARGS=(
   [fib]=${TASKLENS_REPRO_FIB_ARGS:-29}
@@ -94,7 +99,7 @@ stamp
 START_US=$_T
 echo "tasklens reproducibility: $GIT, build $BUILD"
 echo "  $(nproc) CPUs, load average $LOAD0 at start; $N recordings of each program on $T threads;"
-echo "  work ratio from $WORK_RUNS 1-thread recordings and plain runs; runtime $RT"
+echo "  work ratio from $WORK_RUNS 1-thread recordings and plain runs${PIN:+ on CPU $PIN_CPU}; runtime $RT"
 FAULTS=-
 [[ -x $OUT/fault_tail ]] && FAULTS=$("$OUT/fault_tail" 64)
 echo "  this machine's $FAULTS"
@@ -128,14 +133,16 @@ for p in $PROGRAMS; do
     if [[ $f =~ ^[0-9] && $hz =~ ^[0-9] ]]; then faults+=("$(calc "printf \"%.1f\", $f / $hz * 1e6")"); else faults+=(-); fi
   done
   tasks=$(out_tasks "$WORK/rec.out")
-  # The work ratio: 1-thread recordings against plain 1-thread runs, alternated.
+  # The work ratio: 1-thread recordings against plain 1-thread runs, alternated, both on the same
+  # CPU (the recorder's writer moves to the others): virtual CPUs of one machine can run at
+  # different speeds (40% apart, seen here), which would otherwise decide the ratio.
   work=() plain=()
   for ((i = 0; i < WORK_RUNS; i++)); do
-    timed "$WORK/plain.out" env OMP_NUM_THREADS=1 LD_PRELOAD="$RT" "$bin" "${args[@]}"
+    timed "$WORK/plain.out" "${PIN[@]}" env OMP_NUM_THREADS=1 LD_PRELOAD="$RT" "$bin" "${args[@]}"
     plain+=("$(sed -n 's/.* region=\([0-9.]*\) s.*/\1/p' "$WORK/plain.out")")
     rm -f "$trace" "$trace.old"
-    timed "$WORK/rec1.out" env OMP_NUM_THREADS=1 "$TL" record --runtime "$RT" -o "$trace" \
-      -- "$bin" "${args[@]}"
+    timed "$WORK/rec1.out" "${PIN[@]}" env OMP_NUM_THREADS=1 "$TL" record --runtime "$RT" \
+      -o "$trace" -- "$bin" "${args[@]}"
     timed "$WORK/report.json" "$TL" report --format json "$trace"
     work+=("$(json_program "$WORK/report.json" work_seconds)")
   done
