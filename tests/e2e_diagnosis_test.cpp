@@ -100,15 +100,47 @@ TEST_F(Diagnosis, UnevenStaticSharesAreNamedAtTheLoop) {
 // on 2 threads; the diagnosis names it. A base of another program is refused.
 TEST_F(Diagnosis, WorkInflationFromABaseRecordingIsNamedAtItsLoop) {
   const std::string one = path("one.tlens"), two = path("two.tlens"), other = path("other.tlens");
-  ASSERT_TRUE(record(example("false_sharing", "clang"), {}, one, default_env(1)).exited(0));
-  ASSERT_TRUE(record(example("false_sharing", "clang"), {}, two, default_env(2)).exited(0));
-  json r = tasklens_command_json("report", {"--base", one, two});
-  const int line = marker_line("false_sharing.c", "site: fs-shared");
-  expect_location(item(r, "work-inflation"), "false_sharing.c", line, line);
+  const std::string exe = example("false_sharing", "clang");
+  // A base of another program is refused.
+  ASSERT_TRUE(record(exe, {}, two, default_env(2)).exited(0));
   ASSERT_TRUE(record(example("fib", "clang"), {"8", "100"}, other).exited(0));
   RunResult bad = tasklens_command("report", {"--base", other, two});
   EXPECT_TRUE(bad.exited(2)) << bad.describe();
   EXPECT_NE(bad.err.find("not the same program"), std::string::npos) << bad.err;
+  // Judged only when the machine shows false sharing without tasklens, just before (see
+  // e2e_diff_test.cpp): a few attempts, then skipped with a message.
+  bool judged = false;
+  for (int attempt = 0; attempt < 4 && !judged; ++attempt) {
+    const FalseSharingProbe plain = false_sharing_plain(exe);
+    if (!plain.shows()) {
+      std::cerr << "[ e2e      ] attempt " << attempt + 1 << ": " << plain.describe()
+                << ": not judged\n";
+      usleep(1000000);
+      continue;
+    }
+    std::vector<std::string> rt;
+    if (realtime_available()) rt = {"/usr/bin/chrt", "-f", "10"};
+    for (auto [trace, threads] : {std::pair{one, 1}, std::pair{two, 2}}) {
+      std::vector<std::string> argv = rt;
+      argv.insert(argv.end(), {TASKLENS_BIN, "record", "-o", trace, "--", exe});
+      ASSERT_TRUE(run(argv, default_env(threads)).exited(0));
+    }
+    json r = tasklens_command_json("report", {"--base", one, two});
+    bool found = false;
+    for (const json& d : r.value("diagnosis", json::array()))
+      found |= d["kind"] == "work-inflation";
+    if (!found && attempt < 3) {
+      std::cerr << "[ e2e      ] attempt " << attempt + 1 << ": no work-inflation finding in "
+                << r.value("diagnosis", json::array()).dump() << "; recording again\n";
+      continue;
+    }
+    judged = true;
+    const int line = marker_line("false_sharing.c", "site: fs-shared");
+    expect_location(item(r, "work-inflation"), "false_sharing.c", line, line);
+  }
+  if (!judged)
+    GTEST_SKIP() << "false sharing did not show on this machine in any attempt, even without "
+                    "tasklens: the work-inflation finding could not be judged";
 }
 
 // A program with ample parallelism and nothing wrong has no finding about its code; the table

@@ -96,10 +96,7 @@ class DiffE2E : public E2E, public ::testing::WithParamInterface<std::string> {}
 // run and other processes preempted them for at most 5% of the time (the recorder's
 // preemption_removed); otherwise the pair is recorded again, and the test is skipped, saying
 // so, when no attempt could be judged.
-bool realtime_available() {
-  static const bool ok = run({"/usr/bin/chrt", "-f", "10", "/bin/true"}).exited(0);
-  return ok;
-}
+// (realtime_available(): e2e_util.hpp.)
 
 RunResult record_priority(const std::string& exe, const std::string& out, int threads) {
   std::vector<std::string> argv;
@@ -125,10 +122,20 @@ TEST_P(DiffE2E, FalseSharingSiteComesFirst) {
   std::string failure;
   json j;
   int judged = 0, last = 0;  // the last attempt's recordings show as table and CSV below
-  for (int attempt = 0; attempt < (rt ? 2 : 4) && judged < 2; ++attempt) {
+  for (int attempt = 0; attempt < (rt ? 4 : 6) && judged < 2; ++attempt) {
     last = attempt;
     const std::string one = path("one" + std::to_string(attempt) + ".tlens");
     const std::string two = path("two" + std::to_string(attempt) + ".tlens");
+    // Without tasklens first: on some virtual machines the two CPUs are at times the two
+    // hardware threads of one core, where false sharing costs nothing (measured: the shared
+    // loop's ratio 1.08, the padded one's 1.04) or slows both loops alike.
+    const FalseSharingProbe plain = false_sharing_plain(exe);
+    if (!plain.shows()) {
+      std::cerr << "[ diff     ] attempt " << attempt + 1 << ": " << plain.describe()
+                << ": not judged\n";
+      usleep(1000000);
+      continue;
+    }
     RunResult r1 = record_priority(exe, one, 1);
     ASSERT_TRUE(r1.exited(0)) << r1.describe();
     RunResult r2 = record_priority(exe, two, 2);
@@ -181,8 +188,9 @@ TEST_P(DiffE2E, FalseSharingSiteComesFirst) {
     usleep(1000000);
   }
   if (judged == 0)
-    GTEST_SKIP() << "every recording of 2 threads ran beside other load and no real-time "
-                    "priority is allowed here: false sharing cannot show (see the comment above)";
+    GTEST_SKIP() << "false sharing did not show on this machine in any attempt, with or without "
+                    "tasklens (2 threads beside other load without real-time priority, or two "
+                    "virtual CPUs on one core): see the comments above";
   EXPECT_EQ(failure, "") << unit_list(j);
 
   // The table and the CSV of the same comparison.

@@ -447,8 +447,22 @@ TEST_P(Parallelism, SameDagSameParallelism) {
   ASSERT_FALSE(std::isnan(median));
 
   if (p.stable_parallelism) {
+    // On a machine whose CPUs run at different speeds the recordings cannot agree better than
+    // the CPUs do: the clang tolerance widens to twice their measured spread when that is more
+    // (said in the log; on a steady machine it stays at 15%).
+    double stable_tolerance = kStableTolerance;
+    auto widen_to_machine = [&] {
+      const double spread = cpu_speed_spread();
+      if (2 * spread > stable_tolerance) {
+        stable_tolerance = 2 * spread;
+        std::cerr << "[ e2e      ] this machine's CPUs run " << fmt(100 * spread)
+                  << "% apart: the clang recordings are held to +-" << fmt(100 * stable_tolerance)
+                  << "%\n";
+      }
+    };
+    widen_to_machine();
     auto tolerance = [&](size_t i) {
-      return i == 3 ? kCompilerTolerance : i == 4 ? kUntiedTolerance : kStableTolerance;
+      return i == 3 ? kCompilerTolerance : i == 4 ? kUntiedTolerance : stable_tolerance;
     };
     // The reference: the median of the clang tied recordings so far. A retry joins them (the
     // median of four is the mean of the middle two): measured on the loaded VM, strassen's
@@ -467,6 +481,7 @@ TEST_P(Parallelism, SameDagSameParallelism) {
                 << " is more than " << tolerance(i) * 100 << "% from the median " << median
                 << "; recording it again\n";
       usleep(500000);
+      widen_to_machine();
       Rec again = variants[i]();
       if (!within(again, i)) {  // disturbances come in bursts: one more, after a longer pause
         usleep(2000000);

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -22,6 +23,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -671,6 +673,78 @@ class E2E : public ::testing::Test {
 // Compilers the examples are built with; the name generator for parameterized tests.
 inline std::string compiler_name(const ::testing::TestParamInfo<std::string>& info) {
   return info.param;
+}
+
+// Whether the test may run programs at real-time priority (root or CAP_SYS_NICE): then both
+// threads of a 2-thread run hold both cores.
+inline bool realtime_available() {
+  static const bool ok = run({"/usr/bin/chrt", "-f", "10", "/bin/true"}).exited(0);
+  return ok;
+}
+
+// What the false_sharing example's two loops do on this machine now, without tasklens: the
+// growth of each loop's work (threads x its time) from 1 thread to 2, from the times it prints.
+// False sharing shows when the shared loop's work grows at least 1.5x and twice as much as the
+// padded loop's (the tests' own criteria): two virtual CPUs on the two hardware threads of one
+// core show none, and a loaded machine time-slices the threads.
+struct FalseSharingProbe {
+  double shared = 0, padded = 0;  // work ratios, 2 threads over 1
+  bool shows() const { return shared >= 1.5 && shared >= 2 * padded; }
+  std::string describe() const {
+    std::ostringstream s;
+    s << "without tasklens the shared loop's work grew x" << shared << " on 2 threads and the "
+      << "padded loop's x" << padded;
+    return s.str();
+  }
+};
+inline FalseSharingProbe false_sharing_plain(const std::string& exe) {
+  auto loop_seconds = [&](int threads, double& shared, double& padded) {
+    std::vector<std::string> argv;
+    if (realtime_available()) argv = {"/usr/bin/chrt", "-f", "10"};
+    argv.push_back(exe);
+    RunResult r = run(argv, default_env(threads));
+    const size_t at = r.out.find("loop seconds: shared ");
+    return r.exited(0) && at != std::string::npos &&
+           std::sscanf(r.out.c_str() + at, "loop seconds: shared %lf padded %lf", &shared,
+                       &padded) == 2 &&
+           shared > 0 && padded > 0;
+  };
+  FalseSharingProbe p;
+  double s1, p1, s2, p2;
+  if (loop_seconds(1, s1, p1) && loop_seconds(2, s2, p2)) {
+    p.shared = 2 * s2 / s1;
+    p.padded = 2 * p2 / p1;
+  }
+  return p;
+}
+
+// How far apart the CPUs of this machine run now: the same fixed loop timed on each online CPU
+// (up to 8) in turn, 3 rounds; the slowest time over the fastest, minus 1. Virtual CPUs can
+// differ (seen: 40%, and which one was slower changed within minutes: they share physical cores
+// with other guests), and then every time-based figure of a program on several threads moves
+// with the CPUs its strands ran on. About 20 ms per CPU and round.
+inline double cpu_speed_spread() {
+  cpu_set_t saved;
+  if (sched_getaffinity(0, sizeof saved, &saved) != 0) return 0;
+  double fastest = 1e30, slowest = 0;
+  for (int round = 0; round < 3; ++round)
+    for (int cpu = 0; cpu < CPU_SETSIZE && cpu < 8; ++cpu) {
+      if (!CPU_ISSET(cpu, &saved)) continue;
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(cpu, &one);
+      if (sched_setaffinity(0, sizeof one, &one) != 0) continue;
+      sched_yield();
+      uint64_t x = 1;
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < 20000000; ++i) x = x * 6364136223846793005ull + 1442695040888963407ull;
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (x == 42) std::cerr << "";  // keeps the loop
+      fastest = std::min(fastest, s);
+      slowest = std::max(slowest, s);
+    }
+  sched_setaffinity(0, sizeof saved, &saved);
+  return slowest > 0 ? slowest / fastest - 1 : 0;
 }
 
 }  // namespace tasklens::e2e
