@@ -315,8 +315,8 @@ trace::ProbeCost calibrate_probe() {
   }
   // The same events, each one timed as the run times one in kProbeSampleEvery: what the
   // timing sees of an event's cost. The rest of the loop's time per event (the call, the
-  // callback's prologue and epilogue, the return: about a tenth of an event) is outside what
-  // the run can time; it is added to the run's figure (measured_probe_cost).
+  // callback's prologue and epilogue, the return) is outside what the run can time; it is added
+  // to the run's figure (measured_probe_cost), at most half the loop's time per event.
   ThreadState timed;
   timed.chunk = chunk;
   timed.limit = chunk->data + kChunkBytes;
