@@ -111,13 +111,7 @@ TEST_F(Diagnosis, WorkInflationFromABaseRecordingIsNamedAtItsLoop) {
   // e2e_diff_test.cpp): a few attempts, then skipped with a message.
   bool judged = false;
   for (int attempt = 0; attempt < 4 && !judged; ++attempt) {
-    const FalseSharingProbe plain = false_sharing_plain(exe);
-    if (!plain.shows()) {
-      std::cerr << "[ e2e      ] attempt " << attempt + 1 << ": " << plain.describe()
-                << ": not judged\n";
-      usleep(1000000);
-      continue;
-    }
+    if (!false_sharing_shows_now(exe, "e2e      ", attempt)) continue;
     std::vector<std::string> rt;
     if (realtime_available()) rt = {"/usr/bin/chrt", "-f", "10"};
     for (auto [trace, threads] : {std::pair{one, 1}, std::pair{two, 2}}) {

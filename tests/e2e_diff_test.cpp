@@ -129,13 +129,7 @@ TEST_P(DiffE2E, FalseSharingSiteComesFirst) {
     // Without tasklens first: on some virtual machines the two CPUs are at times the two
     // hardware threads of one core, where false sharing costs nothing (measured: the shared
     // loop's ratio 1.08, the padded one's 1.04) or slows both loops alike.
-    const FalseSharingProbe plain = false_sharing_plain(exe);
-    if (!plain.shows()) {
-      std::cerr << "[ diff     ] attempt " << attempt + 1 << ": " << plain.describe()
-                << ": not judged\n";
-      usleep(1000000);
-      continue;
-    }
+    if (!false_sharing_shows_now(exe, "diff     ", attempt)) continue;
     RunResult r1 = record_priority(exe, one, 1);
     ASSERT_TRUE(r1.exited(0)) << r1.describe();
     RunResult r2 = record_priority(exe, two, 2);

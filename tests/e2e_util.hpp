@@ -718,6 +718,17 @@ inline FalseSharingProbe false_sharing_plain(const std::string& exe) {
   return p;
 }
 
+// One attempt of a false-sharing test: whether the machine shows false sharing now, without
+// tasklens; if not, the log says so (`tag`: the test's) and the attempt waits a second.
+inline bool false_sharing_shows_now(const std::string& exe, const std::string& tag, int attempt) {
+  const FalseSharingProbe plain = false_sharing_plain(exe);
+  if (plain.shows()) return true;
+  std::cerr << "[ " << tag << "] attempt " << attempt + 1 << ": " << plain.describe()
+            << ": not judged\n";
+  usleep(1000000);
+  return false;
+}
+
 // How far apart the CPUs of this machine run now: the same fixed loop timed on each online CPU
 // (up to 8) in turn, 3 rounds; the slowest time over the fastest, minus 1. Virtual CPUs can
 // differ (seen: 40%, and which one was slower changed within minutes: they share physical cores
