@@ -2,7 +2,6 @@
 // of writers) without any lock, writes them under file_mutex, recycles them, and every flush
 // period writes the published part of its threads' current chunks and their context switches.
 // Writer 0 also writes the side records and the clock pairs and faults the arena in ahead.
-#include <lz4.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -22,6 +21,7 @@
 #include "recorder/switches.hpp"
 #include "trace/format.hpp"
 #include "trace/reader.hpp"
+#include "trace/repack.hpp"
 
 namespace tasklens::recorder {
 namespace {
@@ -68,26 +68,12 @@ void write_all(const void* data, size_t size, bool force = false) {
   }
 }
 
-size_t compress_bound(size_t raw) {
-  return std::max<size_t>(ZSTD_compressBound(raw),
-                          static_cast<size_t>(LZ4_compressBound(static_cast<int>(raw))));
-}
-
-// Compresses `raw` bytes at `src` into `out` (room for compress_bound(raw)) with the configured
-// codec; returns the compressed size, or 0 when the block is better stored as it is.
-size_t compress_block(Writer& w, const uint8_t* src, size_t raw, uint8_t* out, size_t bound) {
+// Compresses `raw` bytes at `src` into `out` (room for trace::compress_bound(raw)) with the
+// configured codec; returns the compressed size, or 0 when the block is better stored as it is.
+size_t compress_block(Writer& w, const uint8_t* src, size_t raw, uint8_t* out) {
   const WriterConfig& config = pool().config;
-  size_t packed = 0;
-  if (config.compression == trace::Compression::Lz4) {
-    packed = static_cast<size_t>(
-        LZ4_compress_default(reinterpret_cast<const char*>(src), reinterpret_cast<char*>(out),
-                             static_cast<int>(raw), static_cast<int>(bound)));
-  } else if (config.compression == trace::Compression::Zstd) {
-    if (!w.cctx) w.cctx = ZSTD_createCCtx();
-    if (w.cctx) packed = ZSTD_compressCCtx(w.cctx, out, bound, src, raw, config.zstd_level);
-    if (ZSTD_isError(packed)) packed = 0;
-  }
-  return packed < raw ? packed : 0;
+  if (config.compression == trace::Compression::Zstd && !w.cctx) w.cctx = ZSTD_createCCtx();
+  return trace::compress_events(config.compression, config.zstd_level, w.cctx, src, raw, out);
 }
 
 }  // namespace
@@ -126,10 +112,10 @@ void write_block(Writer& w, Chunk* c, uint32_t upto, bool store_raw) {
   // Sized once for a whole chunk: no allocation per block.
   constexpr size_t kHead = sizeof(trace::RecordHeader) + sizeof(trace::EventBlockHeader);
   if (!w.scratch)
-    w.scratch = static_cast<uint8_t*>(std::malloc(kHead + compress_bound(kChunkBytes)));
+    w.scratch = static_cast<uint8_t*>(std::malloc(kHead + trace::compress_bound(kChunkBytes)));
   if (!w.scratch) return;
   uint8_t* out = w.scratch + kHead;
-  size_t packed = store_raw ? 0 : compress_block(w, src, raw, out, compress_bound(raw));
+  size_t packed = store_raw ? 0 : compress_block(w, src, raw, out);
   if (store_raw) pool().raw_stored.fetch_add(raw, std::memory_order_relaxed);
   trace::EventBlockHeader bh{};
   bh.thread = c->thread;

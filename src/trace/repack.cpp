@@ -72,22 +72,11 @@ struct Record {
 // The record's compressed form into r.packed (left empty when it does not shrink).
 void compress_record(Record& r, Compression codec, int level, ZSTD_CCtx* cctx) {
   constexpr size_t kHead = sizeof(RecordHeader) + sizeof(EventBlockHeader);
-  const uint8_t* src = r.bytes.begin() + kHead;
   const size_t raw = r.bytes.size - kHead;
-  const size_t bound =
-      std::max<size_t>(ZSTD_compressBound(raw), static_cast<size_t>(LZ4_compressBound(int(raw))));
-  r.packed.resize(kHead + bound);
-  size_t n = 0;
-  if (codec == Compression::Lz4) {
-    const int got = LZ4_compress_default(reinterpret_cast<const char*>(src),
-                                         reinterpret_cast<char*>(r.packed.begin() + kHead),
-                                         int(raw), int(bound));
-    n = got > 0 ? size_t(got) : 0;
-  } else if (cctx) {
-    n = ZSTD_compressCCtx(cctx, r.packed.begin() + kHead, bound, src, raw, level);
-    if (ZSTD_isError(n)) n = 0;
-  }
-  if (n == 0 || n >= raw) {
+  r.packed.resize(kHead + compress_bound(raw));
+  const size_t n =
+      compress_events(codec, level, cctx, r.bytes.begin() + kHead, raw, r.packed.begin() + kHead);
+  if (n == 0) {
     r.packed.size = 0;
     return;
   }
@@ -189,6 +178,27 @@ struct Fd {
 };
 
 }  // namespace
+
+size_t compress_bound(size_t raw) {
+  return std::max<size_t>(ZSTD_compressBound(raw),
+                          static_cast<size_t>(LZ4_compressBound(static_cast<int>(raw))));
+}
+
+size_t compress_events(Compression codec, int zstd_level, ZSTD_CCtx* cctx, const uint8_t* src,
+                       size_t raw, uint8_t* out) {
+  const size_t bound = compress_bound(raw);
+  size_t packed = 0;
+  if (codec == Compression::Lz4) {
+    const int got =
+        LZ4_compress_default(reinterpret_cast<const char*>(src), reinterpret_cast<char*>(out),
+                             static_cast<int>(raw), static_cast<int>(bound));
+    packed = got > 0 ? static_cast<size_t>(got) : 0;
+  } else if (codec == Compression::Zstd && cctx) {
+    packed = ZSTD_compressCCtx(cctx, out, bound, src, raw, zstd_level);
+    if (ZSTD_isError(packed)) packed = 0;
+  }
+  return packed < raw ? packed : 0;
+}
 
 RepackResult compress_raw_blocks(const std::string& path, Compression codec, int zstd_level,
                                  unsigned threads) {

@@ -5,6 +5,9 @@
 // compressed, is copied as it is; so is an unfinished record at the end of a cut trace.
 #pragma once
 
+#include <zstd.h>
+
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -19,6 +22,16 @@ struct RepackResult {
   uint64_t bytes_out = 0;  // and after (== bytes_in when not rewritten)
   std::string error;       // why the file was left as it was (empty: nothing went wrong)
 };
+
+// Room compress_events needs for `raw` bytes, whatever the codec.
+size_t compress_bound(size_t raw);
+
+// Compresses `raw` event bytes at `src` into `out` (compress_bound(raw) bytes of room) with
+// `codec` (Lz4, or Zstd at `zstd_level` with `cctx`, created by the caller); returns the
+// compressed size, or 0 when the block is better stored as it is (it would not shrink, or the
+// codec is None). The recorder's writers and compress_raw_blocks both use it.
+size_t compress_events(Compression codec, int zstd_level, ZSTD_CCtx* cctx, const uint8_t* src,
+                       size_t raw, uint8_t* out);
 
 // Compresses the raw event blocks of the trace at `path` with `codec` (Lz4 or Zstd at
 // `zstd_level`) on `threads` threads (0: every online CPU). The result goes to a temporary file
