@@ -238,6 +238,20 @@ TEST(RecorderBuffer, DeferredCompressionStoresRawUpToItsBudget) {
   EXPECT_LT(blocks.raw_bytes, 64u * 1024) << "only flushed tails that would not shrink stay raw";
 }
 
+// A thread's backlog counts as "behind" (its writer compresses as it goes) past its share of
+// half the buffer memory, between 2 and 16 chunks.
+TEST(RecorderBuffer, BehindMeansAShareOfTheBufferMemory) {
+  EXPECT_EQ(recorder::behind_chunks_for(1024, 1), 16u);
+  EXPECT_EQ(recorder::behind_chunks_for(1024, 2), 16u);
+  EXPECT_EQ(recorder::behind_chunks_for(1024, 32), 16u);
+  EXPECT_EQ(recorder::behind_chunks_for(1024, 64), 8u);
+  EXPECT_EQ(recorder::behind_chunks_for(1024, 128), 4u);
+  EXPECT_EQ(recorder::behind_chunks_for(1024, 1000), 2u);
+  EXPECT_EQ(recorder::behind_chunks_for(64, 2), 16u);
+  EXPECT_EQ(recorder::behind_chunks_for(16, 2), 4u);
+  EXPECT_EQ(recorder::behind_chunks_for(4, 0), 2u);  // no thread yet: as for one
+}
+
 TEST(RecorderBuffer, WriterCountFollowsCpus) {
   EXPECT_EQ(recorder::writers_for(0, 1), 1u);
   EXPECT_EQ(recorder::writers_for(0, 2), 1u);

@@ -71,6 +71,11 @@ unsigned writers_for(unsigned configured, unsigned cpus) {
   return std::clamp(n, 1u, kMaxWriters);
 }
 
+uint32_t behind_chunks_for(size_t max_chunks, uint32_t threads) {
+  const uint64_t share = max_chunks / (2 * uint64_t{std::max<uint32_t>(threads, 1)});
+  return static_cast<uint32_t>(std::clamp<uint64_t>(share, 2, 16));
+}
+
 // ------------------------------------------------------------------------------ the arena
 
 namespace {

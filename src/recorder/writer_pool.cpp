@@ -95,12 +95,12 @@ void clock_sync_record() {
   write_locked(rec, sizeof rec);
 }
 
-// A thread with this many full chunks waiting for its writer, behind the one being written, is
-// ahead of raw writes: its blocks are compressed (fewer bytes to write) until it catches up.
-constexpr uint32_t kBehindChunks = 2;
-
+// Deferred compression: a thread's blocks are stored raw while its backlog of full chunks is
+// under behind_chunks_for() (buffer.hpp), no thread waits for a chunk, and the raw budget lasts.
 bool may_store_raw(Pool& p, const Writer& w, const ThreadBuffer* b) {
-  return p.config.defer_compression && b->full.size() < kBehindChunks &&
+  return p.config.defer_compression &&
+         b->full.size() < behind_chunks_for(p.config.max_chunks,
+                                            p.registered.load(std::memory_order_relaxed)) &&
          w.waiters.load(std::memory_order_relaxed) == 0 &&
          p.raw_stored.load(std::memory_order_relaxed) < p.config.raw_budget;
 }
