@@ -42,9 +42,10 @@ class Diagnosis : public E2E {
   static void expect_no_offsets(const json& report) {
     for (const json& s : report["sites"]) {
       EXPECT_EQ(s["site"].get<std::string>().find("+0x"), std::string::npos) << s.dump();
-      if (s.contains("fragments"))
+      if (s.contains("fragments")) {
         for (const json& f : s["fragments"])
           EXPECT_EQ(f["fragment"].get<std::string>().find("+0x"), std::string::npos) << f.dump();
+      }
     }
   }
 };

@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "../examples/common/work.h"  // TL_UNIT_TICKS
+#include "e2e_machine.hpp"
 
 extern char** environ;
 
@@ -124,20 +125,6 @@ inline double machine_busy_seconds() {
     return 0;
   return static_cast<double>(user + nice + system + irq + softirq + steal) /
          static_cast<double>(sysconf(_SC_CLK_TCK));
-}
-
-// TSC ticks per second, measured once against the steady clock.
-inline double tsc_ticks_per_second() {
-  static const double rate = [] {
-    const auto t0 = std::chrono::steady_clock::now();
-    const uint64_t c0 = __rdtsc();
-    while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(30)) {
-    }
-    const uint64_t c1 = __rdtsc();
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    return static_cast<double>(c1 - c0) / s;
-  }();
-  return rate;
 }
 
 // Runs argv[0] (a path) with argv, the current environment changed by `env`, stdin from
@@ -635,6 +622,7 @@ class E2E : public ::testing::Test {
       // reclaim) come in bursts: let one pass before each further run (two more at most).
       for (int attempt = 2; attempt <= 3 && !p.mismatch.empty(); ++attempt) {
         usleep(1000000 * (attempt - 1));
+        wait_for_quiet_machine("e2e     ");
         Profiled again = profile(exe, args, env, expect_exit);
         again.mismatch = mismatch(again);
         again.attempts = attempt;
@@ -727,35 +715,6 @@ inline bool false_sharing_shows_now(const std::string& exe, const std::string& t
             << ": not judged\n";
   usleep(1000000);
   return false;
-}
-
-// How far apart the CPUs of this machine run now: the same fixed loop timed on each online CPU
-// (up to 8) in turn, 3 rounds; the slowest time over the fastest, minus 1. Virtual CPUs can
-// differ (seen: 40%, and which one was slower changed within minutes: they share physical cores
-// with other guests), and then every time-based figure of a program on several threads moves
-// with the CPUs its strands ran on. About 20 ms per CPU and round.
-inline double cpu_speed_spread() {
-  cpu_set_t saved;
-  if (sched_getaffinity(0, sizeof saved, &saved) != 0) return 0;
-  double fastest = 1e30, slowest = 0;
-  for (int round = 0; round < 3; ++round)
-    for (int cpu = 0; cpu < CPU_SETSIZE && cpu < 8; ++cpu) {
-      if (!CPU_ISSET(cpu, &saved)) continue;
-      cpu_set_t one;
-      CPU_ZERO(&one);
-      CPU_SET(cpu, &one);
-      if (sched_setaffinity(0, sizeof one, &one) != 0) continue;
-      sched_yield();
-      uint64_t x = 1;
-      const auto t0 = std::chrono::steady_clock::now();
-      for (int i = 0; i < 20000000; ++i) x = x * 6364136223846793005ull + 1442695040888963407ull;
-      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      if (x == 42) std::cerr << "";  // keeps the loop
-      fastest = std::min(fastest, s);
-      slowest = std::max(slowest, s);
-    }
-  sched_setaffinity(0, sizeof saved, &saved);
-  return slowest > 0 ? slowest / fastest - 1 : 0;
 }
 
 }  // namespace tasklens::e2e

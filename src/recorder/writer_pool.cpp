@@ -99,8 +99,8 @@ void clock_sync_record() {
 // under behind_chunks_for() (buffer.hpp), no thread waits for a chunk, and the raw budget lasts.
 bool may_store_raw(Pool& p, const Writer& w, const ThreadBuffer* b) {
   return p.config.defer_compression &&
-         b->full.size() < behind_chunks_for(p.config.max_chunks,
-                                            p.registered.load(std::memory_order_relaxed)) &&
+         b->full.size() <
+             behind_chunks_for(p.config.max_chunks, p.registered.load(std::memory_order_relaxed)) &&
          w.waiters.load(std::memory_order_relaxed) == 0 &&
          p.raw_stored.load(std::memory_order_relaxed) < p.config.raw_budget;
 }
