@@ -1,6 +1,7 @@
-// The model builder's state, shared by its two halves: builder_events.cpp turns events into
-// provisional strands, nodes and edges; builder_finalize.cpp numbers them in serial-elision
-// order and produces the Model. Internal to src/model.
+// The model builder's state, shared by its two halves: builder_events.cpp (with the loops'
+// events in builder_loops.cpp, oneTBB's in builder_tbb.cpp) turns events into provisional
+// strands, nodes and edges; builder_finalize.cpp numbers them in serial-elision order and
+// produces the Model. Internal to src/model.
 #pragma once
 
 #include <algorithm>
@@ -77,10 +78,10 @@ struct DepEntry {
 // with undeferred children or depend clauses, oneTBB tasks that run chunks. Apart, so that the
 // state every task has stays one cache line (millions of tasks: a third less memory to touch).
 struct TaskExtra {
-  uint32_t region = kNone;     // implicit tasks: their parallel region
-  uint32_t phase = 0;          // implicit tasks: barriers passed
-  uint32_t ws_seq = 0;         // implicit tasks: worksharing constructs met (instance key)
-  uint32_t loop_fork = kNone;  // strand before the current worksharing loop
+  uint32_t region = kNone;          // implicit tasks: their parallel region
+  uint32_t phase = 0;               // implicit tasks: barriers passed
+  uint32_t ws_seq = 0;              // implicit tasks: worksharing constructs met (instance key)
+  uint32_t loop_fork = kNone;       // strand before the current worksharing loop
   uint32_t ordered_return = kNone;  // the scope to go back to when an ordered part ends
   // oneTBB: the strand before the task's current chunk, and its chunks' last strands (each
   // joins the task's last strand, not the chunk after it).
