@@ -19,7 +19,11 @@
 #   - the work ratio: program.work_seconds of a 1-thread recording (median of a few) / the
 #     parallel region's time of a plain 1-thread run under the same runtime (median of a few;
 #     the region time the program prints, so that process start-up and exit are in neither);
-#     target <= 1.10: recording must not inflate the work it measures.
+#     target <= 1.10: recording must not inflate the work it measures;
+#   - beside it the same program under the OMPT limit (the runtime with an empty tool that
+#     registers the recorder's callbacks, bench/empty_ompt_tool.c), also 1 thread and
+#     alternated: work / limit near 1 says the recorder's own cost was taken out, and limit /
+#     plain is the cost of the runtime's OMPT path (calling a tool at all), which is in the work.
 # PASS / MISS beside each target; a MISS does not fail the script, a failing command does.
 # First it prints this machine's page-fault times (bench/fault_tail.c): a tail of faults of
 # 10 us and more (a virtual machine's host backing memory lazily) explains start-up misses.
@@ -59,7 +63,8 @@ TARGET_WORK_RATIO=1.10
 
 need=()
 [[ -x $TL ]] || need+=(tasklens tasklens_recorder)
-[[ -x $OUT/fault_tail ]] || need+=(tasklens_bench_programs)
+TOOL=$OUT/libempty_ompt_tool.so
+[[ -x $OUT/fault_tail && -f $TOOL ]] || need+=(tasklens_bench_programs)
 for p in $PROGRAMS; do
   [[ -n ${ARGS[$p]+x} ]] || { echo "repro: unknown program '$p'" >&2; exit 2; }
   [[ -x $EXAMPLES/suite_${p}_clang ]] || need+=(tasklens_suite)
@@ -104,10 +109,10 @@ FAULTS=-
 [[ -x $OUT/fault_tail ]] && FAULTS=$("$OUT/fault_tail" 64)
 echo "  this machine's $FAULTS"
 echo
-printf '%-8s %8s | %-20s %6s %-5s | %-20s %6s | %-16s %-16s %-16s | %-18s %-24s | %7s %7s %6s %-5s\n' \
+printf '%-8s %8s | %-20s %6s %-5s | %-20s %6s | %-16s %-16s %-16s | %-18s %-24s | %7s %7s %6s %-5s | %7s %10s %11s\n' \
   program tasks 'parallelism min/med/max' min/med ok 'raw min/med/max' min/med \
   'span us min/med/max' 'start-up us' 'slow faults us' 'stalls min/med/max' \
-  'stalls_removed min/med/max' 'work s' 'plain s' ratio ok
+  'stalls_removed min/med/max' 'work s' 'plain s' ratio ok 'limit s' 'work/limit' 'limit/plain'
 
 ROWS_JSON=()
 for p in $PROGRAMS; do
@@ -136,10 +141,13 @@ for p in $PROGRAMS; do
   # The work ratio: 1-thread recordings against plain 1-thread runs, alternated, both on the same
   # CPU (the recorder's writer moves to the others): virtual CPUs of one machine can run at
   # different speeds (40% apart, seen here), which would otherwise decide the ratio.
-  work=() plain=()
+  work=() plain=() limit=()
   for ((i = 0; i < WORK_RUNS; i++)); do
     timed "$WORK/plain.out" "${PIN[@]}" env OMP_NUM_THREADS=1 LD_PRELOAD="$RT" "$bin" "${args[@]}"
     plain+=("$(sed -n 's/.* region=\([0-9.]*\) s.*/\1/p' "$WORK/plain.out")")
+    timed "$WORK/limit.out" "${PIN[@]}" env OMP_NUM_THREADS=1 LD_PRELOAD="$TOOL:$RT" "$bin" \
+      "${args[@]}"
+    limit+=("$(sed -n 's/.* region=\([0-9.]*\) s.*/\1/p' "$WORK/limit.out")")
     rm -f "$trace" "$trace.old"
     timed "$WORK/rec1.out" "${PIN[@]}" env OMP_NUM_THREADS=1 "$TL" record --runtime "$RT" \
       -o "$trace" -- "$bin" "${args[@]}"
@@ -162,25 +170,32 @@ for p in $PROGRAMS; do
   pl_med=$(median "${plain[@]}")
   ratio=$(calc "printf \"%.3f\", $w_med / $pl_med")
   w_ok=$(passmiss "$ratio" "<=" "$TARGET_WORK_RATIO")
-  printf '%-8s %8s | %-20s %6s %-5s | %-20s %6s | %-16s %-16s %-16s | %-18s %-24s | %7.3f %7.3f %6s %-5s\n' \
+  li_med=$(median "${limit[@]}")
+  w_li=$(calc "printf \"%.3f\", $w_med / $li_med")
+  li_pl=$(calc "printf \"%.3f\", $li_med / $pl_med")
+  printf '%-8s %8s | %-20s %6s %-5s | %-20s %6s | %-16s %-16s %-16s | %-18s %-24s | %7.3f %7.3f %6s %-5s | %7.3f %10s %11s\n' \
     "$p" "$tasks" "$(fmt3 "$p_min")/$(fmt3 "$p_med")/$(fmt3 "$p_max")" "$p_rel" "$p_ok" \
     "$(fmt3 "$r_min")/$(fmt3 "$r_med")/$(fmt3 "$r_max")" "$r_rel" \
     "$(fmt3 "$sp_min" 0)/$(fmt3 "$sp_med" 0)/$(fmt3 "$sp_max" 0)" \
     "$(fmt3 "$su_min" 0)/$(fmt3 "$su_med" 0)/$(fmt3 "$su_max" 0)" \
     "$(fmt3 "$f_min" 0)/$(fmt3 "$f_med" 0)/$(fmt3 "$f_max" 0)" \
     "$(fmt3 "$s_min" 0)/$(fmt3 "$s_med" 0)/$(fmt3 "$s_max" 0)" \
-    "$(fmt3 "$sr_min" 0)/$(fmt3 "$sr_med" 0)/$(fmt3 "$sr_max" 0)" "$w_med" "$pl_med" "$ratio" "$w_ok"
+    "$(fmt3 "$sr_min" 0)/$(fmt3 "$sr_med" 0)/$(fmt3 "$sr_max" 0)" "$w_med" "$pl_med" "$ratio" "$w_ok" \
+    "$li_med" "$w_li" "$li_pl"
 
   list() { local IFS=,; local a=() x; for x in "$@"; do a+=("$(json_num "$x")"); done; echo "[${a[*]}]"; }
-  ROWS_JSON+=("$(printf '{"program": "%s", "args": %s, "threads": %s, "tasks": %s, "parallelism": %s, "parallelism_raw": %s, "recorder_stalls": %s, "recorder_stalls_removed": %s, "span_us": %s, "startup_critical_us": %s, "slow_faults_removed_us": %s, "parallelism_min_over_median": %s, "verdict_parallelism": "%s", "parallelism_raw_min_over_median": %s, "work_seconds_1t": %s, "plain_region_seconds_1t": %s, "work_ratio": %s, "verdict_work_ratio": "%s"}' \
+  ROWS_JSON+=("$(printf '{"program": "%s", "args": %s, "threads": %s, "tasks": %s, "parallelism": %s, "parallelism_raw": %s, "recorder_stalls": %s, "recorder_stalls_removed": %s, "span_us": %s, "startup_critical_us": %s, "slow_faults_removed_us": %s, "parallelism_min_over_median": %s, "verdict_parallelism": "%s", "parallelism_raw_min_over_median": %s, "work_seconds_1t": %s, "plain_region_seconds_1t": %s, "work_ratio": %s, "verdict_work_ratio": "%s", "limit_region_seconds_1t": %s, "work_over_limit": %s, "limit_over_plain": %s}' \
     "$p" "$(json_str "${ARGS[$p]}")" "$T" "$tasks" "$(list "${par[@]}")" "$(list "${raw[@]}")" \
     "$(list "${stalls[@]}")" "$(list "${stalls_rm[@]}")" "$(list "${span[@]}")" \
     "$(list "${startup[@]}")" "$(list "${faults[@]}")" "$p_rel" "$p_ok" "$(json_num "$r_rel")" \
-    "$(list "${work[@]}")" "$(list "${plain[@]}")" "$ratio" "$w_ok")")
+    "$(list "${work[@]}")" "$(list "${plain[@]}")" "$ratio" "$w_ok" "$(list "${limit[@]}")" \
+    "$w_li" "$li_pl")")
 done
 echo
 echo "targets: parallelism min >= ${TARGET_MIN_OVER_MEDIAN} x median (robust figure);" \
-  "work ratio (1-thread recorded work / plain 1-thread region time) <= ${TARGET_WORK_RATIO}"
+  "work ratio (1-thread recorded work / plain 1-thread region time) <= ${TARGET_WORK_RATIO};" \
+  "work/limit: the recorded work over the region time under an empty OMPT tool (the recorder's" \
+  "cost taken out leaves about 1), limit/plain: what calling a tool costs the runtime"
 
 stamp
 TOTAL_S=$(calc "printf \"%.1f\", ($_T - $START_US) / 1e6")

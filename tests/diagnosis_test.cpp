@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <thread>
+
 #include "model_fixtures.hpp"
 
 namespace tasklens {
@@ -68,6 +71,41 @@ TEST(Diagnosis, SerialCodeOnTheCriticalPathComesFirstWithItsFragment) {
     EXPECT_FALSE(d.advice.empty());
   }
   EXPECT_LE(items.size(), report::kDiagnosisLines);
+}
+
+// Serial code that holds most of the critical path of a program whose parallelism is far above
+// the adviser's target (8 x the cores) does not limit its speedup: it is not a finding.
+TEST(Diagnosis, SerialCodeIsNoFindingWhenTheParallelismIsAmple) {
+  Amdahl a;
+  ModelBuilder b;
+  const uint32_t task = b.add_site(SiteKind::Task);
+  const uint32_t serial = b.strand(600);
+  std::vector<uint32_t> ends;
+  const unsigned cores = std::max(2u, std::thread::hardware_concurrency());
+  const int tasks = static_cast<int>(64 * cores);  // parallelism about 100 x tasks / 700
+  for (int k = 0; k < tasks; ++k) {
+    b.open(NodeKind::Task, task);
+    ends.push_back(b.strand(100, {serial}, k % 2));
+    b.close();
+  }
+  b.strand(0, ends);
+  a.m = b.finish();
+  a.m.fragments = {{0, 0}, {0x10, 0x20}, {0x30, 0}};
+  for (model::Strand& s : a.m.strands) s.fragment = s.site == 0 ? 1 : 2;
+  a.m.thread_count = 2;
+  a.profile = analysis::compute_profile(a.m);
+  ASSERT_GT(a.profile.parallelism, 8.0 * cores);
+  ASSERT_GT(a.profile.span, 0u);
+  for (const auto& d : a.diagnose()) EXPECT_NE(d.kind, "serial-code") << d.finding;
+
+  // The same serial code before 4 tasks (parallelism 1.43): the first finding, weighed by the
+  // span's share of the time on the target's cores.
+  Amdahl low;
+  const auto items = low.diagnose();
+  ASSERT_FALSE(items.empty());
+  EXPECT_EQ(items[0].kind, "serial-code");
+  const double target = 8.0 * cores;
+  EXPECT_NEAR(items[0].weight, 600.0 / 700.0 / (low.profile.parallelism / target + 1), 1e-9);
 }
 
 TEST(Diagnosis, AnIncompleteTraceIsSaidFirst) {

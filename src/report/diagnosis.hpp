@@ -3,9 +3,11 @@
 //
 // Sources, each weighed by the share of the program's time it explains (the weight orders them):
 //  * serial-code: critical-path strands outside every construct (the Program site), by code
-//    fragment; reported when they hold at least 10% of the span. Weight: their share of the
-//    span. Evidence: the fragment's time on the path and what the parallelism would be if it
-//    took no time (one longest path without it).
+//    fragment; reported when they hold at least 10% of the span and the program's parallelism
+//    is below the adviser's target (low-parallelism's: above it the span does not limit the
+//    speedup). Weight: their share of the span times the span's share of the time on `target`
+//    cores, 1 / (parallelism / target + 1). Evidence: the fragment's time on the path and what
+//    the parallelism would be if it took no time (one longest path without it).
 //  * tiny-tasks: a task type (analysis::task_sizes) half of whose tasks, and 8 or more, are under
 //    1 us (tasks.hpp's ManyTinyTasks). Weight: the type's share of the program's work, times
 //    the share of the workers' time spent in delay when the schedule is known (else half of it).
