@@ -13,7 +13,8 @@
 #           (libempty_ompt_tool.so, bench/empty_ompt_tool.c): the OMPT limit, what any tool
 #           costs before it records anything;
 #   record  `tasklens record -o TRACE -- prog`.
-# First prints what one clock read costs on each CPU (bench/clock_read.c): a strand begins and
+# First prints what one clock read costs on each CPU (bench/clock_read.c) and what libomp pays per
+# recorded event to call the callbacks (bench/ompt_dispatch.c). A strand begins and
 # ends at one, so it is the floor of the recorder's cost per task. Then prints medians (and
 # min-max) side by side with record/plain (target <= 1.20 on 2 threads),
 # record/limit (target <= 1.15 on 1 thread), the recorder's own cost per task on 1 thread
@@ -58,7 +59,7 @@ TARGET_NS_PER_TASK=25     # (record - limit) / tasks, 1 thread
 
 need=()
 [[ -x $TL ]] || need+=(tasklens tasklens_recorder)
-[[ -f $TOOL && -x $OUT/clock_read ]] || need+=(tasklens_bench_programs)
+[[ -f $TOOL && -x $OUT/clock_read && -x $OUT/ompt_dispatch ]] || need+=(tasklens_bench_programs)
 for s in $SHAPES; do
   [[ -n ${ARGS[$s]+x} ]] || { echo "overhead: unknown shape '$s'" >&2; exit 2; }
   [[ -x $EXAMPLES/suite_${s}_clang ]] || need+=(tasklens_suite)
@@ -112,6 +113,11 @@ echo "  itself, apart from tasklens's work before and after it"
 # at least two of them over the limit (2.5 in fib) whatever else the recorder does.
 CLOCKS=$("$OUT/clock_read")
 echo "  $CLOCKS"
+# What libomp pays to call the callbacks (bench/ompt_dispatch.c), on one CPU.
+PIN0=()
+command -v taskset >/dev/null && PIN0=(taskset -c 0)
+DISPATCH=$("${PIN0[@]}" env LD_PRELOAD="$RT" "$OUT/ompt_dispatch" || echo "not measured")
+echo "  OMPT callbacks, on - off in one process (bench/ompt_dispatch.c): $DISPATCH"
 echo
 ONLINE_HEAD=""
 [[ ${#VARIANTS[@]} == 5 ]] && ONLINE_HEAD=$(printf '%-19s ' online)
@@ -205,8 +211,8 @@ RESULTS=$OUT/overhead.json
 {
   printf '{\n  "tasklens_version": %s,\n  "build_dir": %s,\n' "$(json_str "$GIT")" "$(json_str "$BUILD")"
   printf '  "runtime_omp16": %s,\n  "empty_tool": %s,\n' "$(json_str "$RT")" "$(json_str "$TOOL")"
-  printf '  "machine": {"cpus": %s, "loadavg_start": %s, "loadavg_end": %s, "clock_reads": "%s"},\n' \
-    "$(nproc)" "$LOAD0" "$LOAD1" "$CLOCKS"
+  printf '  "machine": {"cpus": %s, "loadavg_start": %s, "loadavg_end": %s, "clock_reads": "%s", "ompt_dispatch": "%s"},\n' \
+    "$(nproc)" "$LOAD0" "$LOAD1" "$CLOCKS" "$DISPATCH"
   printf '  "config": {"rounds": %s, "threads": [%s]},\n' "$ROUNDS" "$(echo $THREADS | tr ' ' ',')"
   printf '  "targets": {"record_over_plain_2t": %s, "record_over_limit_1t": %s, "recorder_ns_per_task_1t": %s},\n' \
     "$TARGET_REC_PLAIN_2T" "$TARGET_REC_LIMIT_1T" "$TARGET_NS_PER_TASK"
