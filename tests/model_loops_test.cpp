@@ -61,7 +61,7 @@ TEST(ModelLoops, StaticChunkSharesFollowTheThreadsRanks) {
     tb.ev(t, 10, EventKind::WorkBegin, {kLoop, tasks[t], 32, 0x3000});
     tb.ev(t, 11, EventKind::Dispatch, {kChunk, tasks[t], starts[t], 5});
     tb.ev(t, 1000, EventKind::WorkEnd, {kLoop, tasks[t], 0x3001});
-    tb.ev(t, 1000, EventKind::SyncBegin, {kBarrier, tasks[t], t ? 0 : 0x1000});
+    tb.ev(t, 1000, EventKind::SyncBegin, {kBarrier, tasks[t], t ? 0u : 0x1000u});
   }
   tb.ev(0, 1010, EventKind::SyncEnd, {kBarrier, A, 0x1000});
   tb.ev(0, 1010, EventKind::ImplicitEnd, {A, 0, kImplicit});
