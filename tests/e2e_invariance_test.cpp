@@ -481,12 +481,12 @@ TEST_P(Parallelism, SameDagSameParallelism) {
                 << " is more than " << tolerance(i) * 100 << "% from the median " << median
                 << "; recording it again\n";
       usleep(500000);
-      wait_for_quiet_machine("e2e     ");
+      wait_for_quiet_machine("e2e      ");
       widen_to_machine();
       Rec again = variants[i]();
       if (!within(again, i)) {  // disturbances come in bursts: one more, after a longer pause
         usleep(2000000);
-        wait_for_quiet_machine("e2e     ");
+        wait_for_quiet_machine("e2e      ");
         again = variants[i]();
       }
       std::vector<double> four = ref;

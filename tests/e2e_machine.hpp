@@ -98,7 +98,7 @@ inline double machine_pause_fraction(int ms = 100) {
 // Before a timing check records again: waits, up to `max_seconds`, until the machine loses
 // under `quiet` of its time to pauses (machine_pause_fraction), so that the retry does not
 // fall into the same burst as the run it repeats. Says in the log (`tag`: the test's) what it
-// saw when it had to wait.
+// saw when it had to wait (`tag` as false_sharing_shows_now's: "[ " tag "]" opens the line).
 inline void wait_for_quiet_machine(const std::string& tag, double quiet = 0.05,
                                    double max_seconds = 10) {
   const auto start = std::chrono::steady_clock::now();
@@ -115,7 +115,7 @@ inline void wait_for_quiet_machine(const std::string& tag, double quiet = 0.05,
     const double waited =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     auto percent = [](double x) { return std::round(1000 * x) / 10; };
-    std::cerr << "[ " << tag << " ] the machine lost up to " << percent(worst)
+    std::cerr << "[ " << tag << "] the machine lost up to " << percent(worst)
               << "% of its time to pauses; waited " << std::round(10 * waited) / 10 << " s (now "
               << percent(now) << "%)\n";
   }

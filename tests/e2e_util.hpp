@@ -622,7 +622,7 @@ class E2E : public ::testing::Test {
       // reclaim) come in bursts: let one pass before each further run (two more at most).
       for (int attempt = 2; attempt <= 3 && !p.mismatch.empty(); ++attempt) {
         usleep(1000000 * (attempt - 1));
-        wait_for_quiet_machine("e2e     ");
+        wait_for_quiet_machine("e2e      ");
         Profiled again = profile(exe, args, env, expect_exit);
         again.mismatch = mismatch(again);
         again.attempts = attempt;

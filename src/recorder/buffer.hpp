@@ -154,12 +154,13 @@ unsigned writers_for(unsigned configured, unsigned cpus);
 // A backlog of a few chunks is not "behind": a writer polls every millisecond or so and a
 // fine-grained thread fills a chunk every 2 ms, so any delay in the writer's scheduling (it runs
 // at a low priority on CPUs the program fills) leaves 2-4 chunks waiting. With a limit of 2, a
-// 2-thread fib compressed about half of its blocks while it ran: the writer took 3-5% of the
-// run's CPU samples instead of 1.3%, on CPUs the program needed, and compressing makes a
-// CPU-starved writer slower still (LZ4 costs several times a raw write). So the limit is each
-// thread's share of half the buffer memory (`max_chunks`), at most 16 chunks (4 MiB, about 30 ms
-// of a fine-grained thread's events) and at least 2: with 128 busy threads and 1024 chunks it is
-// 4, and the writers compress well before the memory runs out and threads must wait.
+// 2-thread fib compressed about half of its blocks while it ran: the writer took 2.8-4.8% of
+// the run's CPU samples instead of 1.3-1.6% (four interleaved pairs), on CPUs the program needed,
+// and compressing makes a CPU-starved writer slower still (LZ4 costs several times a raw write). So
+// the limit is each thread's share of half the buffer memory (`max_chunks`), at most 16 chunks (4
+// MiB, about 30 ms of a fine-grained thread's events) and at least 2: with 128 busy threads and
+// 1024 chunks it is 4, and the writers compress well before the memory runs out and threads must
+// wait.
 uint32_t behind_chunks_for(size_t max_chunks, uint32_t threads);
 
 // Sets the output file and limits; must come before anything is written.
