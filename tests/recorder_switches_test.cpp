@@ -72,6 +72,16 @@ Measured measure(recorder::SwitchRing* ring) {
   Measured result;
   std::atomic<bool> stop{false};
   if (!pin_to_cpu0()) return result;
+  // The TSC's rate, before the rival exists: calibrated beside it, a preemption just after the
+  // 2 ms window (the rival's time slice, 3-4 ms) made the rate 2.9x too high, the spin 2.9x too
+  // long and the gaps seen 2.9x too short (seen 152 ms against 436 ms reported, in CI).
+  uint64_t ticks_per_ms = 0;
+  {
+    uint64_t n0 = now_ns(), t0 = __rdtsc();
+    while (now_ns() - n0 < 2000000) {
+    }
+    ticks_per_ms = (__rdtsc() - t0) / 2;
+  }
   std::thread rival([&] {  // shares CPU 0: preempts the measured thread again and again
     pin_to_cpu0();
     while (!stop.load(std::memory_order_relaxed)) {
@@ -80,13 +90,6 @@ Measured measure(recorder::SwitchRing* ring) {
   // Spin 300 ms of wall time; a jump of more than ~20 us between two TSC reads is time the
   // thread spent off the CPU.
   uint64_t start = __rdtsc(), last = start, gaps = 0;
-  uint64_t ticks_per_ms = 0;
-  {
-    uint64_t n0 = now_ns(), t0 = __rdtsc();
-    while (now_ns() - n0 < 2000000) {
-    }
-    ticks_per_ms = (__rdtsc() - t0) / 2;
-  }
   // The reported intervals count only inside the spin itself (clipped to it): a preemption
   // just before or after it (the calibration above, the rival's last time slice) is none of
   // the thread's TSC gaps. Counting whole intervals anywhere around the spin once reported
@@ -105,7 +108,11 @@ Measured measure(recorder::SwitchRing* ring) {
   uint64_t lost = 0;
   recorder::switch_ring_drain(ring, 7, out, lost);
   EXPECT_EQ(lost, 0u);
-  result.seen_ms = double(gaps) / double(ticks_per_ms);
+  // In ms at the rate the spin itself shows (its TSC ticks over its wall time, 300 ms long):
+  // a disturbed 2 ms calibration does not scale what was seen.
+  const double spin_ticks_per_ms =
+      end_ns > begin_ns ? double(last - start) / (double(end_ns - begin_ns) / 1e6) : 0;
+  result.seen_ms = spin_ticks_per_ms > 0 ? double(gaps) / spin_ticks_per_ms : 0;
   result.reported_ms = reported_ms(out, trace::RecordType::Preemptions, begin_ns, end_ns);
   return result;
 }
