@@ -20,10 +20,12 @@
 #     parallel region's time of a plain 1-thread run under the same runtime (median of a few;
 #     the region time the program prints, so that process start-up and exit are in neither);
 #     target <= 1.10: recording must not inflate the work it measures;
+#     The work leaves out the OpenMP runtime's own cost between events (runtime_overhead_removed,
+#     timed by `record` on empty tasks: "rt s", its median), so that it is the program's own;
 #   - beside it the same program under the OMPT limit (the runtime with an empty tool that
 #     registers the recorder's callbacks, bench/empty_ompt_tool.c), also 1 thread and
-#     alternated: work / limit near 1 says the recorder's own cost was taken out, and limit /
-#     plain is the cost of the runtime's OMPT path (calling a tool at all), which is in the work.
+#     alternated: (work + rt) / limit near 1 says the recorder's own cost was taken out, and
+#     limit / plain is the cost of the runtime's OMPT path (calling a tool at all).
 # PASS / MISS beside each target; a MISS does not fail the script, a failing command does.
 # First it prints this machine's page-fault times (bench/fault_tail.c): a tail of faults of
 # 10 us and more (a virtual machine's host backing memory lazily) explains start-up misses.
@@ -109,10 +111,11 @@ FAULTS=-
 [[ -x $OUT/fault_tail ]] && FAULTS=$("$OUT/fault_tail" 64)
 echo "  this machine's $FAULTS"
 echo
-printf '%-8s %8s | %-20s %6s %-5s | %-20s %6s | %-16s %-16s %-16s | %-18s %-24s | %7s %7s %6s %-5s | %7s %10s %11s\n' \
+printf '%-8s %8s | %-20s %6s %-5s | %-20s %6s | %-16s %-16s %-16s | %-18s %-24s | %7s %7s %6s %-5s | %7s %7s %15s %11s\n' \
   program tasks 'parallelism min/med/max' min/med ok 'raw min/med/max' min/med \
   'span us min/med/max' 'start-up us' 'slow faults us' 'stalls min/med/max' \
-  'stalls_removed min/med/max' 'work s' 'plain s' ratio ok 'limit s' 'work/limit' 'limit/plain'
+  'stalls_removed min/med/max' 'work s' 'plain s' ratio ok 'rt s' 'limit s' '(work+rt)/limit' \
+  'limit/plain'
 
 ROWS_JSON=()
 for p in $PROGRAMS; do
@@ -141,7 +144,7 @@ for p in $PROGRAMS; do
   # The work ratio: 1-thread recordings against plain 1-thread runs, alternated, both on the same
   # CPU (the recorder's writer moves to the others): virtual CPUs of one machine can run at
   # different speeds (40% apart, seen here), which would otherwise decide the ratio.
-  work=() plain=() limit=()
+  work=() plain=() limit=() rt=() workrt=()
   for ((i = 0; i < WORK_RUNS; i++)); do
     timed "$WORK/plain.out" "${PIN[@]}" env OMP_NUM_THREADS=1 LD_PRELOAD="$RT" "$bin" "${args[@]}"
     plain+=("$(sed -n 's/.* region=\([0-9.]*\) s.*/\1/p' "$WORK/plain.out")")
@@ -152,7 +155,13 @@ for p in $PROGRAMS; do
     timed "$WORK/rec1.out" "${PIN[@]}" env OMP_NUM_THREADS=1 "$TL" record --runtime "$RT" \
       -o "$trace" -- "$bin" "${args[@]}"
     timed "$WORK/report.json" "$TL" report --format json "$trace"
-    work+=("$(json_program "$WORK/report.json" work_seconds)")
+    w=$(json_program "$WORK/report.json" work_seconds)
+    work+=("$w")
+    r=$(json_any "$WORK/report.json" runtime_overhead_removed)
+    hz=$(json_any "$WORK/report.json" ticks_per_second)
+    if [[ $r =~ ^[0-9] && $hz =~ ^[0-9] ]]; then r=$(calc "printf \"%.6f\", $r / $hz"); else r=0; fi
+    rt+=("$r")
+    workrt+=("$(calc "printf \"%.6f\", $w + $r")")
   done
 
   read -r p_min p_med p_max <<<"$(stats "${par[@]}")"
@@ -171,9 +180,10 @@ for p in $PROGRAMS; do
   ratio=$(calc "printf \"%.3f\", $w_med / $pl_med")
   w_ok=$(passmiss "$ratio" "<=" "$TARGET_WORK_RATIO")
   li_med=$(median "${limit[@]}")
-  w_li=$(calc "printf \"%.3f\", $w_med / $li_med")
+  rt_med=$(median "${rt[@]}")
+  w_li=$(calc "printf \"%.3f\", $(median "${workrt[@]}") / $li_med")
   li_pl=$(calc "printf \"%.3f\", $li_med / $pl_med")
-  printf '%-8s %8s | %-20s %6s %-5s | %-20s %6s | %-16s %-16s %-16s | %-18s %-24s | %7.3f %7.3f %6s %-5s | %7.3f %10s %11s\n' \
+  printf '%-8s %8s | %-20s %6s %-5s | %-20s %6s | %-16s %-16s %-16s | %-18s %-24s | %7.3f %7.3f %6s %-5s | %7.3f %7.3f %15s %11s\n' \
     "$p" "$tasks" "$(fmt3 "$p_min")/$(fmt3 "$p_med")/$(fmt3 "$p_max")" "$p_rel" "$p_ok" \
     "$(fmt3 "$r_min")/$(fmt3 "$r_med")/$(fmt3 "$r_max")" "$r_rel" \
     "$(fmt3 "$sp_min" 0)/$(fmt3 "$sp_med" 0)/$(fmt3 "$sp_max" 0)" \
@@ -181,21 +191,23 @@ for p in $PROGRAMS; do
     "$(fmt3 "$f_min" 0)/$(fmt3 "$f_med" 0)/$(fmt3 "$f_max" 0)" \
     "$(fmt3 "$s_min" 0)/$(fmt3 "$s_med" 0)/$(fmt3 "$s_max" 0)" \
     "$(fmt3 "$sr_min" 0)/$(fmt3 "$sr_med" 0)/$(fmt3 "$sr_max" 0)" "$w_med" "$pl_med" "$ratio" "$w_ok" \
-    "$li_med" "$w_li" "$li_pl"
+    "$rt_med" "$li_med" "$w_li" "$li_pl"
 
   list() { local IFS=,; local a=() x; for x in "$@"; do a+=("$(json_num "$x")"); done; echo "[${a[*]}]"; }
-  ROWS_JSON+=("$(printf '{"program": "%s", "args": %s, "threads": %s, "tasks": %s, "parallelism": %s, "parallelism_raw": %s, "recorder_stalls": %s, "recorder_stalls_removed": %s, "span_us": %s, "startup_critical_us": %s, "slow_faults_removed_us": %s, "parallelism_min_over_median": %s, "verdict_parallelism": "%s", "parallelism_raw_min_over_median": %s, "work_seconds_1t": %s, "plain_region_seconds_1t": %s, "work_ratio": %s, "verdict_work_ratio": "%s", "limit_region_seconds_1t": %s, "work_over_limit": %s, "limit_over_plain": %s}' \
+  ROWS_JSON+=("$(printf '{"program": "%s", "args": %s, "threads": %s, "tasks": %s, "parallelism": %s, "parallelism_raw": %s, "recorder_stalls": %s, "recorder_stalls_removed": %s, "span_us": %s, "startup_critical_us": %s, "slow_faults_removed_us": %s, "parallelism_min_over_median": %s, "verdict_parallelism": "%s", "parallelism_raw_min_over_median": %s, "work_seconds_1t": %s, "plain_region_seconds_1t": %s, "work_ratio": %s, "verdict_work_ratio": "%s", "runtime_removed_seconds_1t": %s, "limit_region_seconds_1t": %s, "work_and_runtime_over_limit": %s, "limit_over_plain": %s}' \
     "$p" "$(json_str "${ARGS[$p]}")" "$T" "$tasks" "$(list "${par[@]}")" "$(list "${raw[@]}")" \
     "$(list "${stalls[@]}")" "$(list "${stalls_rm[@]}")" "$(list "${span[@]}")" \
     "$(list "${startup[@]}")" "$(list "${faults[@]}")" "$p_rel" "$p_ok" "$(json_num "$r_rel")" \
-    "$(list "${work[@]}")" "$(list "${plain[@]}")" "$ratio" "$w_ok" "$(list "${limit[@]}")" \
+    "$(list "${work[@]}")" "$(list "${plain[@]}")" "$ratio" "$w_ok" "$(list "${rt[@]}")" \
+    "$(list "${limit[@]}")" \
     "$w_li" "$li_pl")")
 done
 echo
 echo "targets: parallelism min >= ${TARGET_MIN_OVER_MEDIAN} x median (robust figure);" \
   "work ratio (1-thread recorded work / plain 1-thread region time) <= ${TARGET_WORK_RATIO};" \
-  "work/limit: the recorded work over the region time under an empty OMPT tool (the recorder's" \
-  "cost taken out leaves about 1), limit/plain: what calling a tool costs the runtime"
+  "rt: the runtime's own cost taken out of that work; (work+rt)/limit: over the region time" \
+  "under an empty OMPT tool (the recorder's cost taken out leaves about 1), limit/plain: what" \
+  "calling a tool costs the runtime"
 
 stamp
 TOTAL_S=$(calc "printf \"%.1f\", ($_T - $START_US) / 1e6")

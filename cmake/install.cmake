@@ -2,6 +2,7 @@
 #   P/bin/tasklens                              the command
 #   P/lib/tasklens/libtasklens_recorder.so      the recorder it preloads into programs
 #   P/lib/tasklens/libomp.so.5                  LLVM 16's OpenMP runtime it records with
+#   P/lib/tasklens/tasklens-runtime-calibration{,-gcc} empty tasks that time the runtime's own cost
 #   P/include/tasklens/{tasklens.h,tbb.h}       the annotation header and oneTBB's wrappers
 #   P/<libdir>/cmake/tasklens/                  find_package(tasklens): tasklens::headers
 #   P/share/man/man1/tasklens.1                 the man page, from the commands' --help
@@ -15,6 +16,9 @@ include(CMakePackageConfigHelpers)
 set(TASKLENS_PRIVATE_LIBDIR "lib/tasklens")  # fixed: record.cpp finds it as ../lib/tasklens
 install(TARGETS tasklens RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS tasklens_recorder LIBRARY DESTINATION ${TASKLENS_PRIVATE_LIBDIR})
+if(TARGET tasklens_runtime_calibration)
+  install(PROGRAMS ${TASKLENS_CALIBRATION_OUTPUTS} DESTINATION ${TASKLENS_PRIVATE_LIBDIR})
+endif()
 if(TASKLENS_OMP_RUNTIME AND EXISTS "${TASKLENS_OMP_RUNTIME}")
   install(FILES "${TASKLENS_OMP_RUNTIME}" DESTINATION ${TASKLENS_PRIVATE_LIBDIR})
 endif()

@@ -66,7 +66,9 @@ struct Program {
   // nqueens, knapsack, health) the test checks only a floor and a spread (see Parallelism).
   bool stable_parallelism = false;
   // Lower bound of the parallelism at test size on 2 threads for the unstable ones (the
-  // measured minimum over 15 recordings, halved).
+  // measured minimum, halved: since the runtime's own cost is taken out of the work, measured
+  // 2026-11-26 over 6-8 recordings fib 8.5-10.7, nqueens 5.1-17.4, knapsack 7.7-14.9, health
+  // 2.4-3.3).
   double parallelism_floor = 1;
 };
 
@@ -82,7 +84,7 @@ const std::vector<Program>& programs() {
        {"23"},
        false,
        false,
-       5.5},
+       4},
       {"nqueens",
        "nqueens",
        {},
@@ -93,7 +95,7 @@ const std::vector<Program>& programs() {
        {"9"},
        false,
        false,
-       6},
+       2.5},
       {"health",
        "health",
        {},
@@ -104,7 +106,7 @@ const std::vector<Program>& programs() {
        {"5", "100"},
        false,
        false,
-       1.5},
+       1.2},
       {"uts",
        "uts",
        {},
@@ -146,7 +148,7 @@ const std::vector<Program>& programs() {
        {"24"},
        false,
        false,
-       6},
+       3.5},
       {"sparselu", "sparselu", {}, true, {}, {}, 0, {"24", "16"}, false, true},
       {"sparselu_for",
        "sparselu",
@@ -335,8 +337,16 @@ constexpr Bounds kOneThreadCacheBound{0.05, 1.6};  // the same, cache_bound prog
 // 0.29 once (4.1 against 1.2 ms): on 2 threads a task of 0.1-0.3 us costs 2-3x as much, its
 // deque and descriptor shared with the other thread. Lost work would still show: a factor of
 // 0.1 or less.
-constexpr Bounds kOneThreadTiny{0.2, 1.6};
+// Since the runtime's own cost between events is taken out (timed by `record` on empty tasks),
+// the work of these programs is a third to a sixth of what the strands measured, and what the
+// calibration misses weighs that much more: libomp's one-thread path costs a real program's
+// tasks 2-5x what it costs empty tasks (knapsack at medium size, 2026-11-26: intervals of 130-320
+// ticks against a calibration of 42-160), so the 1-thread work keeps more of it: knapsack
+// 1.66-1.99, fib 1.33, nqueens 1.06, health 0.93 (bench size). Likewise 4 threads on 2 cores:
+// health 1.9-1.99. Lost work or a task counted twice in one run still shows beyond 2.5.
+constexpr Bounds kOneThreadTiny{0.2, 2.5};
 constexpr Bounds kFourThreads{0.6, 1.9};  // work(4 threads) / work(2 threads)
+constexpr Bounds kFourThreadsTiny{0.6, 2.5};
 constexpr Bounds kFourThreadsCacheBound{0.6, 2.2};
 constexpr Bounds kUntied{0.6, 1.9};  // work(untied) / work(tied), 2 threads
 
@@ -379,7 +389,10 @@ TEST_P(Work, FourThreadsOnTwoCoresAgainstTwo) {
   const Program& p = GetParam();
   expect_ratio([&] { return rec("", "clang", p.medium_args, 4); },
                [&] { return rec("", "clang", p.medium_args, 2); },
-               p.cache_bound ? kFourThreadsCacheBound : kFourThreads, "4 against 2 threads");
+               p.cache_bound           ? kFourThreadsCacheBound
+               : !p.stable_parallelism ? kFourThreadsTiny
+                                       : kFourThreads,
+               "4 against 2 threads");
 }
 
 TEST_P(Work, UntiedAgainstTied) {
@@ -555,8 +568,9 @@ TEST_P(Cutoff, CountsResultsAndParallelismFitTheDag) {
     SCOPED_TRACE(v);
     // The default depth: the same result; fewer tasks (manual) or the same tasks (if, final:
     // undeferred and included tasks are still tasks); coarser tasks, so no more parallelism
-    // than the uncut program beyond noise (1.5: the uncut figure of fib, nqueens, knapsack
-    // varies by that much, see Parallelism).
+    // than the uncut program beyond noise (2: the uncut figure of fib, nqueens, knapsack
+    // varies by 1.5 (see Parallelism), and the runtime's cost taken out of included tasks
+    // differs from deferred ones': nqueens final against uncut 1.64 once, 2026-11-26).
     const Rec cut = rec(v, "clang", p.args, 2);
     if (cut.line.ok) {
       EXPECT_EQ(cut.line.result, uncut.line.result) << cut.what;
@@ -567,7 +581,7 @@ TEST_P(Cutoff, CountsResultsAndParallelismFitTheDag) {
         EXPECT_EQ(cut.line.tasks, uncut.line.tasks) << cut.what;
       }
     }
-    EXPECT_LE(cut.parallelism, 1.5 * uncut_par)
+    EXPECT_LE(cut.parallelism, 2 * uncut_par)
         << cut.what << ": the cut-off variant has more parallelism than the uncut one ("
         << uncut.parallelism << ", " << uncut2.parallelism << ")";
 

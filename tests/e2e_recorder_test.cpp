@@ -74,6 +74,42 @@ TEST_F(Recorder, ItsCostPerEventIsMeasuredDuringTheRunAndTakenOut) {
   EXPECT_LT(removed, per_event * 21891 * 8);
 }
 
+// The OpenMP runtime's own cost between events (creating, starting and joining tasks) is timed
+// after the program on empty tasks and taken out of the work; --keep-runtime-cost keeps it, and
+// `record --no-runtime-calibration` does not measure it. fib with no work of its own: its strands
+// are nearly all the runtime's.
+TEST_F(Recorder, TheRuntimesOwnCostIsTakenOutOfTheWork) {
+  const std::string trace = path("runtime.tlens");
+  RunResult rec = record(example("fib", "clang"), {"20", "0"}, trace, default_env(1));
+  ASSERT_TRUE(rec.exited(0)) << rec.describe();
+  EXPECT_EQ(rec.err.find("runtime's own cost was not measured"), std::string::npos) << rec.err;
+  json j = report_json(trace);
+  ASSERT_FALSE(j.is_null());
+  EXPECT_GE(num(j, "runtime_cost_kinds"), 3) << "the calibration measured too few kinds";
+  const double removed = num(j, "runtime_overhead_removed");
+  RunResult kept_run =
+      run({TASKLENS_BIN, "report", trace, "--format", "json", "--keep-runtime-cost"});
+  ASSERT_TRUE(kept_run.exited(0)) << kept_run.describe();
+  const json kept = json::parse(kept_run.out);
+  EXPECT_EQ(num(kept, "runtime_overhead_removed"), 0);
+  EXPECT_EQ(num(kept, "runtime_cost_kinds"), 0);
+  const double work = num(j["program"], "work"), work_kept = num(kept["program"], "work");
+  EXPECT_GT(removed, 0.2 * work_kept) << "work " << work << ", kept " << work_kept;
+  EXPECT_LT(work, 0.8 * work_kept);
+  EXPECT_LE(work + removed, 1.01 * work_kept);
+  RunResult text = run({TASKLENS_BIN, "report", trace});
+  EXPECT_NE(text.out.find("of the OpenMP runtime's own cost"), std::string::npos) << text.out;
+
+  const std::string plain = path("runtime-plain.tlens");
+  rec = record(example("fib", "clang"), {"20", "0"}, plain, default_env(1),
+               {"--no-runtime-calibration"});
+  ASSERT_TRUE(rec.exited(0)) << rec.describe();
+  j = report_json(plain);
+  ASSERT_FALSE(j.is_null());
+  EXPECT_EQ(num(j, "runtime_cost_kinds"), 0);
+  EXPECT_EQ(num(j, "runtime_overhead_removed"), 0);
+}
+
 // The recorder stores its event blocks raw while the program runs, and `record` compresses them
 // once it has ended: the trace the user gets is as compressed as one compressed on the fly, and
 // reads the same. TASKLENS_DEFER_COMPRESSION=0 compresses on the fly.

@@ -53,6 +53,11 @@ class TraceBuilder {
   void slow_fault(uint32_t t, uint64_t from, uint64_t to) { slow_faults_.push_back({t, from, to}); }
   // The recorder measured `ticks` per event for the TSC (a ProbeCost record).
   void probe_cost(uint64_t ticks) { probe_ticks_ = ticks; }
+  // The runtime's cost per kind of interval, as `tasklens record` measures it (a RuntimeCost
+  // record).
+  void runtime_cost(std::vector<trace::RuntimeCostEntry> entries) {
+    runtime_costs_ = std::move(entries);
+  }
   void version_minor(uint16_t minor) { version_minor_ = minor; }
 
   void ev(uint32_t t, uint64_t time, trace::EventKind kind, std::initializer_list<uint64_t> fields,
@@ -132,6 +137,12 @@ class TraceBuilder {
         if (metrics_[m] == trace::Metric::Tsc) pc.milli_per_event[m] = probe_ticks_ * 1000;
       trace::append_record(out, trace::RecordType::ProbeCost, &pc, sizeof pc);
     }
+    if (!runtime_costs_.empty()) {
+      trace::RuntimeCostHeader h{};
+      h.count = static_cast<uint32_t>(runtime_costs_.size());
+      trace::append_record(out, trace::RecordType::RuntimeCost, &h, sizeof h, runtime_costs_.data(),
+                           runtime_costs_.size() * sizeof(trace::RuntimeCostEntry));
+    }
     trace::ClockSync a{0, 0}, b{1000000000, 1000000000};
     trace::append_record(out, trace::RecordType::ClockSync, &a, sizeof a);
     trace::append_record(out, trace::RecordType::ClockSync, &b, sizeof b);
@@ -162,6 +173,7 @@ class TraceBuilder {
   std::vector<Preemption> blocked_;
   std::vector<Preemption> slow_faults_;
   uint64_t probe_ticks_ = 0;
+  std::vector<trace::RuntimeCostEntry> runtime_costs_;
   std::optional<uint16_t> version_minor_;  // the header's minor version, if not this reader's
   uint32_t runtime_flags_;
   std::string runtime_version_;

@@ -178,6 +178,11 @@ Overheads measure_overheads(const model::Model& m) {
     o.steal.ticks = o.spawn.ticks;
     o.steal.measured = false;
   }
+  // What the model took out of the strands as the runtime's cost is paid again at every strand.
+  if (m.runtime_removed > 0 && !order.empty()) {
+    o.inside = double(m.runtime_removed) / double(order.size());
+    for (OverheadCost* c : {&o.spawn, &o.steal, &o.sync, &o.cont}) c->ticks += o.inside;
+  }
   if (o.spawn.samples == 0) o.spawn.measured = false;
   if (o.sync.samples == 0) o.sync.measured = false;
   if (o.cont.samples == 0) o.cont.measured = false;

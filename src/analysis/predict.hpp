@@ -70,6 +70,9 @@ struct OverheadCost {
 };
 struct Overheads {
   OverheadCost spawn, steal, sync, cont;
+  // The runtime's own cost that the model took out of the strands (Model::runtime_removed), per
+  // timed strand: already included in each of the four, since it too is paid per strand.
+  double inside = 0;
 };
 Overheads measure_overheads(const model::Model& model);
 

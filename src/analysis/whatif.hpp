@@ -70,7 +70,9 @@ struct Overhead {
 };
 // The shortest strands of explicit tasks hold almost nothing but runtime code (a task that only
 // returns, the code between two task creations): their 5th percentile estimates the runtime's
-// cost per task. Needs 100 task strands or more (otherwise samples == 0, per_task == 0).
+// cost per task, plus the mean per strand of the runtime's cost the model took out of the
+// strands (Model::runtime_removed). Needs 100 task strands or more (otherwise samples == 0,
+// per_task == 0).
 Overhead estimate_task_overhead(const model::Model& m);
 
 struct Burdened {

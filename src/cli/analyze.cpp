@@ -76,7 +76,8 @@ Loaded load(const std::string& path, SpanMode mode) {
   timings.lap("open");
   l.model = model::build_model(*l.trace, {.huge_pages = big_blocks_in_huge_pages(),
                                           .blocked_as_work = model_settings().blocked_as_work,
-                                          .keep_slow_faults = model_settings().keep_slow_faults});
+                                          .keep_slow_faults = model_settings().keep_slow_faults,
+                                          .keep_runtime_cost = model_settings().keep_runtime_cost});
   timings.lap("model");
   l.labels = report::label_sites(l.model, l.trace->modules());
   report::merge_sites_by_location(l.model, l.labels);

@@ -105,8 +105,9 @@ std::vector<report::DiagnosisItem> diagnose(const Loaded& loaded, const analysis
 
 // How every reader command builds its models (flags common to them all, set by main()).
 struct ModelSettings {
-  bool blocked_as_work = false;   // --blocked-as-work (model::BuildOptions::blocked_as_work)
-  bool keep_slow_faults = false;  // --keep-slow-faults (model::BuildOptions::keep_slow_faults)
+  bool blocked_as_work = false;    // --blocked-as-work (model::BuildOptions::blocked_as_work)
+  bool keep_slow_faults = false;   // --keep-slow-faults (model::BuildOptions::keep_slow_faults)
+  bool keep_runtime_cost = false;  // --keep-runtime-cost (model::BuildOptions::keep_runtime_cost)
 };
 ModelSettings& model_settings();
 

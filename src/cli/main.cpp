@@ -83,6 +83,10 @@ int run(int argc, char** argv) {
                    "How the trace's event blocks are compressed: lz4 (fast, the default), zstd "
                    "(files about half as big, twice the CPU while recording) or none")
       ->capture_default_str();
+  record->add_flag("--no-runtime-calibration", rec.no_runtime_calibration,
+                   "Do not time the OpenMP runtime's own cost after the program (about 0.2 s on "
+                   "empty tasks): its cost of creating, starting and joining tasks then stays in "
+                   "the work");
   record->add_option("command", rec.command, "The program and its arguments (after --)")
       ->required();
   record->allow_extras(false);
@@ -289,6 +293,11 @@ int run(int argc, char** argv) {
                   "Count the time of page faults that took far longer than the thread's usual "
                   "ones as work; by default the part beyond a usual fault is taken out, like "
                   "preemption: the machine held the thread (paging memory in, reclaim)");
+  for (CLI::App* sub : {report, whatif, advise, tasks, sched, predict, exp, view, diff})
+    sub->add_flag("--keep-runtime-cost", model_settings().keep_runtime_cost,
+                  "Count the OpenMP runtime's own cost between events (creating, starting and "
+                  "joining tasks, fetching loop chunks: measured by `record` on empty tasks) as "
+                  "work; by default it is taken out, so that the work is the program's own");
 
   // CLI11 reads an unsigned option with strtoull, which takes "-3" as 2^64 - 3; and a floating
   // one with strtod, which takes "nan" and "inf" (a NaN target once silently meant the default).

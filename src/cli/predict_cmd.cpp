@@ -199,7 +199,13 @@ void run_predict(const PredictOptions& opt) {
         "waits, so predictions are pessimistic; record with at most as many threads as idle "
         "CPUs",
         100.0 * double(m.preempted) / double(std::max<uint64_t>(1, view.work_ticks))));
-  if (runs[from]->workers == 1 && view.overheads.spawn.ticks < 1 && view.overheads.sync.ticks < 1)
+  if (view.overheads.inside > 0)
+    view.notes.push_back(fmt::format(
+        "each overhead includes {:.0f} TSC ticks per strand of the OpenMP runtime's own cost "
+        "that the work excludes (timed on empty tasks after the run)",
+        view.overheads.inside));
+  else if (runs[from]->workers == 1 && view.overheads.spawn.ticks < 1 &&
+           view.overheads.sync.ticks < 1)
     view.notes.push_back(
         "one worker runs each task the moment it is created and returns from a taskwait at once: "
         "the runtime's cost of creating, starting and waiting for tasks is inside the strands' "

@@ -25,6 +25,7 @@
 
 #include "cli/errors.hpp"
 #include "cli/output_file.hpp"
+#include "cli/runtime_calibration.hpp"
 #include "recorder/metric.hpp"
 #include "recorder/switches.hpp"
 #include "trace/losses.hpp"
@@ -321,6 +322,7 @@ int run_record(const RecordOptions& opt) {
 
   std::string preload = recorder_lib;
   if (!runtime.empty()) preload += ":" + runtime;
+  const std::string runtime_preload = preload;  // without the user's: the runtime calibration's
   const char* old_preload = getenv("LD_PRELOAD");
   if (old_preload && *old_preload) preload += std::string(":") + old_preload;
 
@@ -400,7 +402,6 @@ int run_record(const RecordOptions& opt) {
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);
   background.join();
-  recorder::switch_ring_close(arm);
   g_child = 0;
   for (size_t i = 0; i < std::size(kForwarded); ++i)
     sigaction(kForwarded[i], &old_actions[i], nullptr);
@@ -447,8 +448,34 @@ int run_record(const RecordOptions& opt) {
         }
         ::close(fd);
       }
-      // The event blocks the recorder stored raw, compressed now that the program has ended.
       uint64_t file_bytes = scan.file_bytes + (appended ? rec.size() : 0);
+      // The OpenMP runtime's own cost between events, timed on empty tasks now that the
+      // program has ended, under the same runtime and recorder (runtime_calibration.hpp).
+      if (!opt.no_runtime_calibration && scan.openmp && scan.primary == trace::Metric::Tsc &&
+          appended) {
+        const std::string program = find_calibration_program(recorder_lib, scan.libgomp);
+        const RuntimeCalibration c =
+            program.empty() ? RuntimeCalibration{{},
+                                                 0,
+                                                 0,
+                                                 "the calibration program is not "
+                                                 "installed next to the recorder"}
+                            : calibrate_runtime(program, runtime_preload, out_dir.string());
+        if (c.entries.empty())
+          fmt::print(stderr,
+                     "tasklens: note: the OpenMP runtime's own cost was not measured ({}): it "
+                     "stays in the work\n",
+                     c.why);
+        else if (append_runtime_cost(out.string(), c))
+          file_bytes += sizeof(trace::RecordHeader) + sizeof(trace::RuntimeCostHeader) +
+                        c.entries.size() * sizeof(trace::RuntimeCostEntry);
+        else
+          fmt::print(stderr,
+                     "tasklens: note: could not append the OpenMP runtime's cost to {} ({}): it "
+                     "stays in the work\n",
+                     out.string(), std::strerror(errno));
+      }
+      // The event blocks the recorder stored raw, compressed now that the program has ended.
       if (opt.compression != "none") {
         const trace::RepackResult packed = trace::compress_raw_blocks(
             out.string(),
@@ -490,6 +517,7 @@ int run_record(const RecordOptions& opt) {
       }
     }
   }
+  recorder::switch_ring_close(arm);
   if (WIFSIGNALED(status)) {
     // Die the same way, so that shells and scripts see the same termination.
     rlimit no_core{0, 0};

@@ -10,7 +10,8 @@ struct RecordOptions {
   std::string metric = "auto";  // cycles where the machine has hardware counters, else tsc
   std::string runtime;    // empty: LLVM 16's libomp if available; "program": the program's own
   unsigned flush_ms = 0;  // 0: the recorder's default
-  std::string compression = "lz4";  // of the event blocks: lz4, zstd or none
+  std::string compression = "lz4";      // of the event blocks: lz4, zstd or none
+  bool no_runtime_calibration = false;  // keep the runtime's own cost in the work
   std::vector<std::string> command;
 };
 

@@ -22,6 +22,14 @@ class ModelError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// One interval of a thread's time that went into a strand, by its kind (trace::RuntimeCostEntry):
+// what `tasklens record`'s runtime calibration times in a program of empty tasks.
+struct IntervalSample {
+  uint16_t before, after;  // trace::interval_key of the events that start and end it
+  uint8_t solo;            // the thread's team had one thread
+  uint64_t ticks;          // after preemption and the recorder's own cost were taken out
+};
+
 struct BuildOptions {
   // The caller's allocator puts big arrays in transparent huge pages (src/cli/huge_blocks.hpp).
   // The builder's vectors are populated ahead of it either way (model/prefault.hpp): in small
@@ -39,6 +47,12 @@ struct BuildOptions {
   // Keep the time of page faults far slower than their thread's typical one (SlowFaults records)
   // in the work; by default it is taken out, like preemption: the machine held the thread.
   bool keep_slow_faults = false;
+  // Keep the OpenMP runtime's own cost between events (trace::RuntimeCostEntry) in the work; by
+  // default it is taken out, so that the work is the program's and T1 - work the runtime's.
+  bool keep_runtime_cost = false;
+  // When set, every interval added to a strand is appended here (the runtime calibration), and
+  // no runtime cost is taken out. TSC metric only.
+  std::vector<IntervalSample>* interval_sink = nullptr;
 };
 
 // Throws trace::TraceError for undecodable input and ModelError when the trace holds no

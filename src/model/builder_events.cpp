@@ -287,6 +287,13 @@ void Builder::handle(const Event& e, uint32_t thread) {
     debt -= probe;
   }
   last_metric_[thread] = e.metric;
+  // The kind of interval this event ends (the runtime's own cost between the two events).
+  uint16_t key_before = 0, key = 0;
+  if (track_keys_) {
+    key = event_key(e);
+    key_before = last_key_[thread];
+    last_key_[thread] = key;
+  }
   uint64_t extra_delta[trace::kMaxMetrics];
   for (uint32_t m = 0; m < extra_count_; ++m) {
     uint64_t v = e.values[m + 1], d = v - last_extra[m];
@@ -305,6 +312,16 @@ void Builder::handle(const Event& e, uint32_t thread) {
     TaskState& ts = tasks_[cur];
     if (ts.open != kNone && !ts.waiting && !mutex_wait_[thread]) {
       PStrand& s = strands_[ts.open];
+      if (key_before != 0) {
+        const bool solo = ts.team_size <= 1;
+        if (options_.interval_sink) {
+          options_.interval_sink->push_back(IntervalSample{key_before, key, solo, delta});
+        } else {
+          const uint64_t runtime = runtime_cost(key_before, key, solo, delta);
+          delta -= runtime;
+          runtime_total_ += runtime;
+        }
+      }
       s.work += delta;
       s.end = e.time;
       if (extra_count_) add_extra_work(ts.open, extra_delta);
@@ -565,6 +582,7 @@ Model Builder::run() {
     probe_ticks_ = (trace_.probe_cost().milli_per_event[tsc_metric_] + 500) / 1000;
     probe_in_run_ = trace_.probe_cost().source == uint32_t(trace::ProbeSource::Run);
   }
+  load_runtime_cost();
   for (const auto& m : trace_.modules()) {
     std::string base = m.path.substr(m.path.find_last_of('/') + 1);
     if (base.rfind("libomp", 0) == 0 || base.rfind("libgomp", 0) == 0 ||
@@ -588,6 +606,7 @@ Model Builder::run() {
   mutex_wait_.assign(n, 0);
   last_metric_.assign(n, 0);
   probe_debt_.assign(n, 0);
+  if (track_keys_) last_key_.assign(n, 0);
   last_extra_.assign(size_t(n) * extra_count_, 0);
   // Sizes from the stream lengths (a few bytes per event): growing these vectors while
   // building costs more than the building itself on large traces.

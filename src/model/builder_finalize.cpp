@@ -324,6 +324,9 @@ Model Builder::finalize() {
   m.probe_per_event = probe_ticks_;
   m.probe_removed = probe_total_;
   m.probe_measured_in_run = probe_in_run_;
+  m.runtime_removed = runtime_total_;
+  m.runtime_cost_kinds = uint32_t(runtime_kinds_.size());
+  m.runtime_cost_scale = runtime_speed_;
   m.thread_count = trace_.stream_count();
   if (!m.loops_have_chunks)
     m.warnings.push_back(

@@ -180,6 +180,12 @@ struct Model {
   uint64_t probe_per_event = 0;       // TSC ticks of the recorder's cost per event (calibrated)
   uint64_t probe_removed = 0;         // TSC ticks of that cost taken out of the strands, in all
   bool probe_measured_in_run = false;  // probe_per_event was timed during the run (else start-up)
+  // The OpenMP runtime's own cost between events (measured by `tasklens record` on empty tasks)
+  // taken out of the strands, in TSC ticks; `runtime_cost_kinds` kinds of interval were measured
+  // (0: the trace has no such measure, or it was kept in the work).
+  uint64_t runtime_removed = 0;
+  uint32_t runtime_cost_kinds = 0;
+  double runtime_cost_scale = 1;  // the calibration's speed scale (0.5 to 1) at the end
   uint32_t thread_count = 0;
   std::vector<std::string> warnings;  // for the report (one line each)
   // What the recording lost and why (a full disk, the recorder out of memory, an exec): each

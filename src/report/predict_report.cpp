@@ -58,7 +58,8 @@ std::string render_predict(const PredictView& v, Format format) {
     j["overheads"] = {{"spawn", cost_json(v, v.overheads.spawn)},
                       {"steal", cost_json(v, v.overheads.steal)},
                       {"sync", cost_json(v, v.overheads.sync)},
-                      {"continue", cost_json(v, v.overheads.cont)}};
+                      {"continue", cost_json(v, v.overheads.cont)},
+                      {"inside_strands", v.overheads.inside}};
     j["notes"] = v.notes;
     Json rows = Json::array();
     for (const PredictRow& r : v.rows) {

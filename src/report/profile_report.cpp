@@ -483,6 +483,9 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
     j["probe_cost_per_event"] = m.probe_per_event;
     j["probe_removed"] = m.probe_removed;
     j["probe_cost_source"] = m.probe_measured_in_run ? "run" : "start-up";
+    j["runtime_overhead_removed"] = m.runtime_removed;
+    j["runtime_cost_kinds"] = m.runtime_cost_kinds;
+    j["runtime_cost_scale"] = m.runtime_cost_scale;
     j["diagnosis"] = diagnosis_json(verdict);
     j["warnings"] = m.warnings;
     // Each way the recording lost data, by cause (none: an empty list).
@@ -567,6 +570,15 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
         "note: {} of recording cost ({} per event, measured {}) was taken out of the work\n",
         format_work(m, m.probe_removed), format_work(m, m.probe_per_event),
         m.probe_measured_in_run ? "during the run" : "at start-up");
+  if (m.runtime_removed > p.work / 100)
+    out += fmt::format(
+        "note: {} of the OpenMP runtime's own cost (creating, starting and joining tasks, "
+        "fetching loop chunks: timed on empty tasks after the run) was taken out of the work, "
+        "{:.0f}% of what the strands measured: the tasks' own code is the rest "
+        "(--keep-runtime-cost keeps it)\n",
+        format_work(m, m.runtime_removed),
+        100.0 * double(m.runtime_removed) /
+            double(std::max<uint64_t>(1, p.work + m.runtime_removed)));
   if (m.recorder_stalled > p.work / 1000)
     out += fmt::format(
         "note: {} that threads spent inside tasklens getting event buffers ({} waits for its "

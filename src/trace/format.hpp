@@ -31,7 +31,8 @@ inline constexpr uint16_t kVersionMajor = 4;  // readers refuse later majors
 // Minor 3: the MutexReleased event (ordered regions; older readers see a loop with `ordered` as
 // if it had none).
 // Minor 4: the SlowFaults record (older readers count slow page faults as work).
-inline constexpr uint16_t kVersionMinor = 4;  // additions that old readers can skip
+// Minor 5: the RuntimeCost record (older readers keep the runtime's own cost in the work).
+inline constexpr uint16_t kVersionMinor = 5;  // additions that old readers can skip
 
 // Metrics one trace can hold (the first is the primary one, every analysis's work).
 inline constexpr int kMaxMetrics = 8;
@@ -142,6 +143,30 @@ struct ProbeCost {
 };
 static_assert(sizeof(ProbeCost) == 72);
 
+// Payload of RecordType::RuntimeCost. An interval of a thread's time between two consecutive
+// events lies in a strand and holds the runtime's code after the first event's callback and
+// before the second's. `tasklens record` times those intervals in a program of empty tasks
+// (src/recorder/runtime_calibration.c) run under the same runtime and recorder, and keeps the
+// median of each kind of interval: what the runtime costs there when the program does nothing.
+// The model takes that much (at most the interval) out of the same kind of interval of the
+// program's strands. An interval's kind is the pair of its events' keys (interval_key below) and
+// whether the thread's team has one thread: one-thread teams run tasks at once, along other paths.
+struct RuntimeCostHeader {
+  uint32_t count;    // entries that follow
+  uint32_t samples;  // intervals timed in all
+  uint64_t tasks;    // tasks the calibration ran
+};
+static_assert(sizeof(RuntimeCostHeader) == 16);
+struct RuntimeCostEntry {
+  uint16_t before;  // interval_key of the event that starts the interval
+  uint16_t after;   // interval_key of the event that ends it
+  uint8_t solo;     // 1: the thread's team has one thread
+  uint8_t reserved[3];
+  uint32_t samples;      // intervals of this kind timed
+  uint64_t milli_ticks;  // their median, in 1000ths of a TSC tick (after the recorder's own cost)
+};
+static_assert(sizeof(RuntimeCostEntry) == 20);
+
 struct LaunchStatus {
   int32_t exit_code;  // valid when signal == 0
   int32_t signal;     // terminating signal, 0 if the program exited
@@ -179,6 +204,10 @@ enum class RecordType : uint32_t {
   // payload like Preemptions: of each page fault that took far longer than the thread's typical
   // one, the interval beyond that typical time (the thread stayed on its CPU; version 4.4).
   SlowFaults = 15,
+  // payload: RuntimeCostHeader, then count x RuntimeCostEntry: the OpenMP runtime's own time
+  // between two of the recorder's events, measured by `tasklens record` on empty tasks after the
+  // program ran (version 4.5).
+  RuntimeCost = 16,
 };
 
 // Code addresses with this bit set are not in any module: SiteNames records give their source
@@ -305,6 +334,14 @@ enum class EventKind : uint8_t {
   // only): with MutexWaitBegin/End of that kind, it brackets one iteration's ordered part.
   MutexReleased = 41,  // mutex_kind
 };
+
+// An event's key for RuntimeCost records: its kind, and where the runtime's path depends on it
+// a subtype: TaskCreate the task's flags (1 untied, 2 undeferred, 4 final), TaskSchedule the
+// prior task's status, SyncBegin/End and SyncWaitBegin/End the kind of synchronization,
+// WorkBegin/End the kind of work, Dispatch its kind (each below 16).
+inline constexpr uint16_t interval_key(EventKind kind, uint64_t subtype) {
+  return static_cast<uint16_t>(static_cast<uint16_t>(kind) << 4 | (subtype & 15));
+}
 inline constexpr int kEventKindCount = 42;
 // OMPT's ompt_task_status_t values carried by TaskSchedule.
 inline constexpr uint64_t kTaskStatusComplete = 1, kTaskStatusCancel = 3, kTaskStatusSwitch = 7;

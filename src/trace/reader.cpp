@@ -499,6 +499,19 @@ void TraceFile::parse() {
         std::memcpy(&probe_cost_, p, sizeof probe_cost_);
         has_probe_cost_ = true;
         break;
+      case RecordType::RuntimeCost: {
+        need(sizeof(RuntimeCostHeader));
+        RuntimeCostHeader h;
+        std::memcpy(&h, p, sizeof h);
+        if (h.count > 65536 || n < sizeof h + size_t(h.count) * sizeof(RuntimeCostEntry))
+          fail("corrupted runtime cost record at byte " + std::to_string(pos) + " (" +
+               std::to_string(h.count) + " entries in " + std::to_string(n) + " bytes)");
+        runtime_costs_.resize(h.count);
+        if (h.count)
+          std::memcpy(runtime_costs_.data(), p + sizeof h, h.count * sizeof(RuntimeCostEntry));
+        runtime_cost_header_ = h;  // the last record wins
+        break;
+      }
       case RecordType::RecorderStats:
         need(sizeof(RecorderStats));
         std::memcpy(&recorder_stats_, p, sizeof recorder_stats_);
@@ -607,6 +620,7 @@ TraceFile::Scan TraceFile::scan(const std::string& path) {
     return r;
   }
   uint64_t pos = h.header_size;
+  r.primary = static_cast<Metric>(h.metric);
   std::vector<bool> seen;
   while (r.file_bytes - pos >= sizeof(RecordHeader)) {
     // A record header and what follows it (an event block's header, or a Finish record).
@@ -634,6 +648,17 @@ TraceFile::Scan TraceFile::scan(const std::string& path) {
       r.tasks_created = f.tasks_created;
       r.events_lost = f.events_lost;
       r.finish_reason = f.reason;
+    } else if (rh.type == static_cast<uint32_t>(RecordType::RuntimeInfo) && payload >= 4) {
+      // u32 flags, then the version string: oneTBB's starts with "oneTBB".
+      const size_t text = std::min(payload, want - sizeof rh) - 4;
+      const char* version = reinterpret_cast<const char*>(head + sizeof rh + 4);
+      if (text < 6 || std::memcmp(version, "oneTBB", 6) != 0) r.openmp = true;
+    } else if (rh.type == static_cast<uint32_t>(RecordType::ModuleMap) && payload <= (1u << 20)) {
+      // A program built by gcc loads libgomp beside the preloaded runtime (it calls its GOMP_*
+      // entry points, which the runtime also has).
+      std::string map(payload, '\0');
+      if (read_at(map.data(), payload, pos + sizeof rh))
+        r.libgomp = map.find("/libgomp.so") != std::string::npos;
     } else if (rh.type == static_cast<uint32_t>(RecordType::RecorderStats) &&
                payload >= sizeof(RecorderStats)) {
       std::memcpy(&r.stats, head + sizeof rh, sizeof r.stats);

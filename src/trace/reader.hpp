@@ -124,7 +124,10 @@ class TraceFile {
     uint32_t finish_reason = 0;  // likewise (FinishReason)
     uint32_t streams = 0;
     bool has_stats = false;
-    RecorderStats stats{};  // the recorder's losses (write errors, when it first failed)
+    RecorderStats stats{};         // the recorder's losses (write errors, when it first failed)
+    Metric primary = Metric::Tsc;  // the file's primary metric
+    bool openmp = false;           // an OpenMP runtime reported itself (RuntimeInfo, not oneTBB)
+    bool libgomp = false;          // the program loaded libgomp (gcc's runtime; ModuleMap)
   };
   static Scan scan(const std::string& path);
 
@@ -161,6 +164,10 @@ class TraceFile {
   // The recorder's cost per event, calibrated at start-up (version 4.2 on; zeros before).
   bool has_probe_cost() const { return has_probe_cost_; }
   const ProbeCost& probe_cost() const { return probe_cost_; }
+  // The runtime's own cost per kind of interval, measured by `tasklens record` after the run
+  // (version 4.5 on; empty before, or when it was not measured).
+  const std::vector<RuntimeCostEntry>& runtime_costs() const { return runtime_costs_; }
+  const RuntimeCostHeader& runtime_cost_header() const { return runtime_cost_header_; }
   // Names of user regions (RegionBegin/RegionEnd events), indexed by name id, gathered from
   // every RegionNames record of the file; an id no record names has an empty name.
   const std::vector<std::string>& region_names() const { return region_names_; }
@@ -237,6 +244,8 @@ class TraceFile {
   bool has_recorder_stats_ = false;
   ProbeCost probe_cost_{};
   bool has_probe_cost_ = false;
+  std::vector<RuntimeCostEntry> runtime_costs_;
+  RuntimeCostHeader runtime_cost_header_{};
   std::vector<std::string> region_names_;
   std::vector<bool> region_named_;  // ids some record named (a name may be empty)
   std::unordered_map<uint64_t, SiteName> site_names_;

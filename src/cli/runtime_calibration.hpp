@@ -1,0 +1,41 @@
+// The OpenMP runtime's own cost between the recorder's events, measured after the program by
+// running tasklens-runtime-calibration (src/recorder/runtime_calibration.c: empty tasks and loops)
+// under the same runtime and recorder, and appended to the program's trace as a RuntimeCost
+// record (trace/format.hpp). The model takes it out of the strands, so that the work is the
+// program's own and T1 - work the runtime's tasking overhead (issue 19, item 3).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/builder.hpp"
+#include "trace/format.hpp"
+
+namespace tasklens::cli {
+
+struct RuntimeCalibration {
+  std::vector<trace::RuntimeCostEntry> entries;  // empty: not measured (`why` says why)
+  uint32_t samples = 0;                          // intervals timed
+  uint64_t tasks = 0;                            // tasks the calibration ran
+  std::string why;
+};
+
+// The calibration program next to the recorder (the build tree, or lib/tasklens when installed),
+// built with gcc for a program that loaded libgomp, else with clang; empty if there is none.
+std::string find_calibration_program(const std::string& recorder_lib, bool gcc);
+
+// Runs `program` with `preload` (the recorder, then the runtime) into a scratch trace in `dir`,
+// and measures the runtime's cost per kind of interval. Never throws; gives up after 20 s.
+RuntimeCalibration calibrate_runtime(const std::string& program, const std::string& preload,
+                                     const std::string& dir);
+
+// The medians of each kind of interval that has at least `min_samples` of them (the record's
+// entries, sorted by kind).
+std::vector<trace::RuntimeCostEntry> runtime_cost_entries(
+    std::vector<model::IntervalSample> samples, uint32_t min_samples);
+
+// Appends `c` to the trace at `path` as a RuntimeCost record; false (errno set) if it could not.
+bool append_runtime_cost(const std::string& path, const RuntimeCalibration& c);
+
+}  // namespace tasklens::cli

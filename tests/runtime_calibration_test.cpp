@@ -1,0 +1,114 @@
+// `tasklens record`'s runtime calibration (src/cli/runtime_calibration.cpp): the medians it keeps
+// per kind of interval, and the record it appends to a trace, read back.
+#include "cli/runtime_calibration.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <vector>
+
+#include "model_team.hpp"
+#include "trace/reader.hpp"
+#include "trace_builder.hpp"
+
+namespace tasklens::cli {
+namespace {
+
+using fixtures::TraceBuilder;
+
+model::IntervalSample sample(uint16_t before, uint16_t after, bool solo, uint64_t ticks) {
+  return model::IntervalSample{before, after, uint8_t(solo ? 1 : 0), ticks};
+}
+
+TEST(RuntimeCalibration, KeepsTheMedianOfEachKindWithEnoughIntervals) {
+  std::vector<model::IntervalSample> s;
+  // 17 intervals of one kind in teams of two: 10 .. 26 ticks, and one host pause of 1 s.
+  for (uint64_t t = 10; t <= 26; ++t) s.push_back(sample(16, 32, false, t));
+  s.push_back(sample(16, 32, false, 2'000'000'000));
+  // The same kind in one-thread teams, 16 intervals of 7 ticks: a kind of its own.
+  for (int i = 0; i < 16; ++i) s.push_back(sample(16, 32, true, 7));
+  // Too few of another kind.
+  for (int i = 0; i < 15; ++i) s.push_back(sample(32, 16, false, 100));
+  // A kind whose median is 0 (two events at one time): nothing to take out, no entry.
+  for (int i = 0; i < 20; ++i) s.push_back(sample(48, 16, false, i < 12 ? 0 : 5));
+  const std::vector<trace::RuntimeCostEntry> e = runtime_cost_entries(s, 16);
+  ASSERT_EQ(e.size(), 2u);
+  EXPECT_EQ(e[0].before, 16);
+  EXPECT_EQ(e[0].after, 32);
+  EXPECT_EQ(e[0].solo, 0);
+  EXPECT_EQ(e[0].samples, 18u);
+  EXPECT_EQ(e[0].milli_ticks, 18500u);  // the pause does not move it: (18 + 19) / 2
+  EXPECT_EQ(e[1].solo, 1);
+  EXPECT_EQ(e[1].samples, 16u);
+  EXPECT_EQ(e[1].milli_ticks, 7000u);
+}
+
+TEST(RuntimeCalibration, TheAppendedRecordReadsBack) {
+  TraceBuilder tb(2);
+  fixtures::Region r{tb};
+  r.begin();
+  r.end(100, 110);
+  const std::vector<uint8_t> bytes = tb.bytes();
+  char path[] = "/tmp/tasklens_calibration_testXXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(write(fd, bytes.data(), bytes.size()), ssize_t(bytes.size()));
+  close(fd);
+  RuntimeCalibration c;
+  c.samples = 1234;
+  c.tasks = 99;
+  trace::RuntimeCostEntry e{};
+  e.before = trace::interval_key(trace::EventKind::TaskCreate, 0);
+  e.after = trace::interval_key(trace::EventKind::TaskSchedule, 7);
+  e.solo = 1;
+  e.samples = 40;
+  e.milli_ticks = 150500;
+  c.entries = {e, e};
+  c.entries[1].solo = 0;
+  ASSERT_TRUE(append_runtime_cost(path, c));
+  const trace::TraceFile t = trace::TraceFile::open(path);
+  unlink(path);
+  ASSERT_EQ(t.runtime_costs().size(), 2u);
+  EXPECT_EQ(t.runtime_cost_header().samples, 1234u);
+  EXPECT_EQ(t.runtime_cost_header().tasks, 99u);
+  EXPECT_EQ(t.runtime_costs()[0].before, e.before);
+  EXPECT_EQ(t.runtime_costs()[0].after, e.after);
+  EXPECT_EQ(t.runtime_costs()[0].milli_ticks, 150500u);
+  EXPECT_EQ(t.runtime_costs()[1].solo, 0);
+}
+
+TEST(RuntimeCalibration, ADamagedRecordIsRefusedWithItsName) {
+  for (uint32_t count : {100000u, 5u}) {
+    TraceBuilder tb(2);
+    fixtures::Region r{tb};
+    r.begin();
+    r.end(100, 110);
+    std::vector<uint8_t> bytes = tb.bytes();
+    trace::RuntimeCostHeader h{};
+    h.count = count;  // but one entry follows
+    trace::RuntimeCostEntry e{};
+    trace::append_record(bytes, trace::RecordType::RuntimeCost, &h, sizeof h, &e, sizeof e);
+    char path[] = "/tmp/tasklens_calibration_testXXXXXX";
+    const int fd = mkstemp(path);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(write(fd, bytes.data(), bytes.size()), ssize_t(bytes.size()));
+    close(fd);
+    try {
+      trace::TraceFile::open(path);
+      ADD_FAILURE() << count << " entries: the record was accepted";
+    } catch (const trace::TraceError& err) {
+      EXPECT_NE(std::string(err.what()).find("runtime cost"), std::string::npos) << err.what();
+    }
+    unlink(path);
+  }
+}
+
+TEST(RuntimeCalibration, AMissingTraceIsNotWritten) {
+  RuntimeCalibration c;
+  c.entries.resize(1);
+  EXPECT_FALSE(append_runtime_cost("/nonexistent/dir/x.tlens", c));
+}
+
+}  // namespace
+}  // namespace tasklens::cli
