@@ -37,11 +37,11 @@ TEST(RuntimeCalibration, KeepsTheMedianOfEachKindWithEnoughIntervals) {
   EXPECT_EQ(e[0].before, 16);
   EXPECT_EQ(e[0].after, 32);
   EXPECT_EQ(e[0].solo, 0);
-  EXPECT_EQ(e[0].samples, 18u);
-  EXPECT_EQ(e[0].milli_ticks, 18500u);  // the pause does not move it: (18 + 19) / 2
+  EXPECT_EQ(uint32_t{e[0].samples}, 18u);
+  EXPECT_EQ(uint64_t{e[0].milli_ticks}, 18500u);  // the pause does not move it: (18 + 19) / 2
   EXPECT_EQ(e[1].solo, 1);
-  EXPECT_EQ(e[1].samples, 16u);
-  EXPECT_EQ(e[1].milli_ticks, 7000u);
+  EXPECT_EQ(uint32_t{e[1].samples}, 16u);
+  EXPECT_EQ(uint64_t{e[1].milli_ticks}, 7000u);
 }
 
 TEST(RuntimeCalibration, TheAppendedRecordReadsBack) {
@@ -70,11 +70,11 @@ TEST(RuntimeCalibration, TheAppendedRecordReadsBack) {
   const trace::TraceFile t = trace::TraceFile::open(path);
   unlink(path);
   ASSERT_EQ(t.runtime_costs().size(), 2u);
-  EXPECT_EQ(t.runtime_cost_header().samples, 1234u);
-  EXPECT_EQ(t.runtime_cost_header().tasks, 99u);
-  EXPECT_EQ(t.runtime_costs()[0].before, e.before);
-  EXPECT_EQ(t.runtime_costs()[0].after, e.after);
-  EXPECT_EQ(t.runtime_costs()[0].milli_ticks, 150500u);
+  EXPECT_EQ(uint32_t{t.runtime_cost_header().samples}, 1234u);
+  EXPECT_EQ(uint64_t{t.runtime_cost_header().tasks}, 99u);
+  EXPECT_EQ(uint16_t{t.runtime_costs()[0].before}, uint16_t{e.before});
+  EXPECT_EQ(uint16_t{t.runtime_costs()[0].after}, uint16_t{e.after});
+  EXPECT_EQ(uint64_t{t.runtime_costs()[0].milli_ticks}, 150500u);
   EXPECT_EQ(t.runtime_costs()[1].solo, 0);
 }
 
