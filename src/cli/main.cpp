@@ -84,10 +84,9 @@ int run(int argc, char** argv) {
                    "(files about half as big, twice the CPU while recording) or none")
       ->capture_default_str();
   record->add_flag("--no-runtime-calibration", rec.no_runtime_calibration,
-                   "Do not time the OpenMP runtime's own cost after the program (a few hundredths "
-                   "of a second on "
-                   "empty tasks): its cost of creating, starting and joining tasks then stays in "
-                   "the work");
+                   "Do not time the OpenMP runtime's own cost after the program (a few "
+                   "hundredths of a second on empty tasks): its cost of creating, starting and "
+                   "joining tasks then stays in the work");
   record->add_option("command", rec.command, "The program and its arguments (after --)")
       ->required();
   record->allow_extras(false);
