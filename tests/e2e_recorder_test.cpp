@@ -100,6 +100,35 @@ TEST_F(Recorder, TheRuntimesOwnCostIsTakenOutOfTheWork) {
   RunResult text = run({TASKLENS_BIN, "report", trace});
   EXPECT_NE(text.out.find("of the OpenMP runtime's own cost"), std::string::npos) << text.out;
 
+  // The measure is cached per machine and runtime: a second recording takes the same one,
+  // without running the calibration; --recalibrate measures again.
+  const std::string cache = path("cache");
+  EnvOverrides cached = default_env(1);
+  cached["TASKLENS_CACHE_DIR"] = cache;
+  const std::string first = path("cached-1.tlens"), second = path("cached-2.tlens");
+  ASSERT_TRUE(record(example("fib", "clang"), {"16", "0"}, first, cached).exited(0));
+  std::vector<std::filesystem::path> files;
+  for (const auto& f : std::filesystem::directory_iterator(cache)) files.push_back(f.path());
+  ASSERT_EQ(files.size(), 1u) << "no cached measure in " << cache;
+  const auto written = std::filesystem::last_write_time(files[0]);
+  ASSERT_TRUE(record(example("fib", "clang"), {"16", "0"}, second, cached).exited(0));
+  EXPECT_EQ(std::filesystem::last_write_time(files[0]), written);
+  const trace::TraceFile t1 = trace::TraceFile::open(first), t2 = trace::TraceFile::open(second);
+  ASSERT_FALSE(t1.runtime_costs().empty());
+  ASSERT_EQ(t1.runtime_costs().size(), t2.runtime_costs().size());
+  EXPECT_EQ(std::memcmp(t1.runtime_costs().data(), t2.runtime_costs().data(),
+                        t1.runtime_costs().size() * sizeof(trace::RuntimeCostEntry)),
+            0);
+  // A damaged cache file is measured again and replaced.
+  std::ofstream(files[0], std::ios::trunc) << "not a measure";
+  ASSERT_TRUE(record(example("fib", "clang"), {"16", "0"}, second, cached).exited(0));
+  EXPECT_GT(std::filesystem::file_size(files[0]), 100u);
+  EXPECT_FALSE(trace::TraceFile::open(second).runtime_costs().empty());
+  const auto repaired = std::filesystem::last_write_time(files[0]);
+  ASSERT_TRUE(
+      record(example("fib", "clang"), {"16", "0"}, second, cached, {"--recalibrate"}).exited(0));
+  EXPECT_NE(std::filesystem::last_write_time(files[0]), repaired);
+
   const std::string plain = path("runtime-plain.tlens");
   rec = record(example("fib", "clang"), {"20", "0"}, plain, default_env(1),
                {"--no-runtime-calibration"});

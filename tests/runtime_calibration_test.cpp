@@ -104,6 +104,44 @@ TEST(RuntimeCalibration, ADamagedRecordIsRefusedWithItsName) {
   }
 }
 
+TEST(RuntimeCalibration, CombinedRunsKeepTheLeastMedianOfKindsMostRunsMeasured) {
+  auto entry = [](uint16_t before, uint64_t milli, uint32_t samples) {
+    trace::RuntimeCostEntry e{};
+    e.before = before;
+    e.after = 16;
+    e.milli_ticks = milli;
+    e.samples = samples;
+    return e;
+  };
+  RuntimeCalibration a, b, c, failed;
+  a.entries = {entry(32, 90000, 20), entry(48, 5000, 30)};
+  a.samples = 50;
+  a.tasks = 7;
+  b.entries = {entry(32, 60000, 25)};
+  b.samples = 25;
+  b.tasks = 7;
+  c.entries = {entry(32, 120000, 22), entry(64, 1000, 40)};
+  c.samples = 62;
+  c.tasks = 7;
+  failed.why = "it crashed";
+  const RuntimeCalibration r = combine_calibrations({a, b, failed, c});
+  // Kind 32 in all three: the least median, 60 ticks, from 67 intervals; 48 and 64 in one run
+  // of three each: dropped.
+  ASSERT_EQ(r.entries.size(), 1u);
+  EXPECT_EQ(uint16_t{r.entries[0].before}, 32);
+  EXPECT_EQ(uint64_t{r.entries[0].milli_ticks}, 60000u);
+  EXPECT_EQ(uint32_t{r.entries[0].samples}, 67u);
+  EXPECT_EQ(r.samples, 137u);
+  EXPECT_EQ(r.tasks, 21u);
+  EXPECT_TRUE(r.why.empty());
+  // Two runs: a kind one of them measured stays.
+  EXPECT_EQ(combine_calibrations({a, b}).entries.size(), 2u);
+  // Nothing measured: the first reason why.
+  const RuntimeCalibration none = combine_calibrations({failed, failed});
+  EXPECT_TRUE(none.entries.empty());
+  EXPECT_EQ(none.why, "it crashed");
+}
+
 TEST(RuntimeCalibration, AMissingTraceIsNotWritten) {
   RuntimeCalibration c;
   c.entries.resize(1);

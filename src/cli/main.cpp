@@ -84,9 +84,13 @@ int run(int argc, char** argv) {
                    "(files about half as big, twice the CPU while recording) or none")
       ->capture_default_str();
   record->add_flag("--no-runtime-calibration", rec.no_runtime_calibration,
-                   "Do not time the OpenMP runtime's own cost after the program (a few "
-                   "hundredths of a second on empty tasks): its cost of creating, starting and "
-                   "joining tasks then stays in the work");
+                   "Do not take the OpenMP runtime's own cost out of the work (it is timed on "
+                   "empty tasks once per machine and runtime, a tenth of a second): its cost of "
+                   "creating, starting and joining tasks then stays in the work");
+  record->add_flag("--recalibrate", rec.recalibrate,
+                   "Time the OpenMP runtime's own cost again (three runs of empty tasks) instead "
+                   "of taking the measure cached for this machine and runtime (kept a week in "
+                   "TASKLENS_CACHE_DIR, else ~/.cache/tasklens)");
   record->add_option("command", rec.command, "The program and its arguments (after --)")
       ->required();
   record->allow_extras(false);

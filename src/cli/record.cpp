@@ -455,12 +455,13 @@ int run_record(const RecordOptions& opt) {
           appended) {
         const std::string program = find_calibration_program(recorder_lib, scan.libgomp);
         const RuntimeCalibration c =
-            program.empty() ? RuntimeCalibration{{},
-                                                 0,
-                                                 0,
-                                                 "the calibration program is not "
-                                                 "installed next to the recorder"}
-                            : calibrate_runtime(program, runtime_preload, out_dir.string());
+            program.empty()
+                ? RuntimeCalibration{{},
+                                     0,
+                                     0,
+                                     "the calibration program is not "
+                                     "installed next to the recorder"}
+                : cached_calibration(program, runtime_preload, out_dir.string(), opt.recalibrate);
         if (c.entries.empty())
           fmt::print(stderr,
                      "tasklens: note: the OpenMP runtime's own cost was not measured ({}): it "

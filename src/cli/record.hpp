@@ -12,6 +12,7 @@ struct RecordOptions {
   unsigned flush_ms = 0;  // 0: the recorder's default
   std::string compression = "lz4";      // of the event blocks: lz4, zstd or none
   bool no_runtime_calibration = false;  // keep the runtime's own cost in the work
+  bool recalibrate = false;  // time the runtime's cost again instead of taking the cached one
   std::vector<std::string> command;
 };
 

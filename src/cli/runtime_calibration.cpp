@@ -1,6 +1,7 @@
 #include "cli/runtime_calibration.hpp"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -10,8 +11,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
+#include <fstream>
+#include <tuple>
 
 #include "trace/reader.hpp"
 
@@ -159,6 +164,174 @@ RuntimeCalibration calibrate_runtime(const std::string& program, const std::stri
   }
   fs::remove(out);
   return r;
+}
+
+RuntimeCalibration combine_calibrations(const std::vector<RuntimeCalibration>& runs) {
+  RuntimeCalibration r;
+  struct Kind {
+    trace::RuntimeCostEntry e;
+    size_t runs;
+  };
+  std::vector<Kind> kinds;
+  size_t measured = 0;
+  for (const RuntimeCalibration& c : runs) {
+    if (c.entries.empty()) {
+      if (r.why.empty()) r.why = c.why;
+      continue;
+    }
+    ++measured;
+    r.samples += c.samples;
+    r.tasks += c.tasks;
+    for (const trace::RuntimeCostEntry& e : c.entries) {
+      auto it = std::find_if(kinds.begin(), kinds.end(), [&e](const Kind& k) {
+        return k.e.before == e.before && k.e.after == e.after && k.e.solo == e.solo;
+      });
+      if (it == kinds.end()) {
+        kinds.push_back(Kind{e, 1});
+      } else {
+        it->e.milli_ticks = std::min<uint64_t>(it->e.milli_ticks, e.milli_ticks);
+        it->e.samples += e.samples;
+        ++it->runs;
+      }
+    }
+  }
+  for (const Kind& k : kinds)
+    if (2 * k.runs >= measured) r.entries.push_back(k.e);
+  std::sort(r.entries.begin(), r.entries.end(),
+            [](const trace::RuntimeCostEntry& a, const trace::RuntimeCostEntry& b) {
+              return std::tie(a.before, a.after, a.solo) < std::tie(b.before, b.after, b.solo);
+            });
+  if (!r.entries.empty()) r.why.clear();
+  return r;
+}
+
+namespace {
+
+constexpr char kCacheMagic[8] = {'T', 'L', 'R', 'T', 'C', 'O', 'S', 'T'};
+constexpr uint32_t kCacheVersion = 1;
+constexpr int64_t kCacheSeconds = 7 * 24 * 3600;
+
+uint64_t fnv1a(uint64_t h, const std::string& s) {
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return (h ^ 0xff) * 1099511628211ull;  // a separator, so that "ab","c" != "a","bc"
+}
+
+std::string file_identity(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return path + ":missing";
+  return path + ":" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
+         std::to_string(st.st_mtim.tv_nsec);
+}
+
+std::string cache_dir() {
+  if (const char* d = getenv("TASKLENS_CACHE_DIR"); d && *d) return d;
+  if (const char* x = getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/tasklens";
+  if (const char* h = getenv("HOME"); h && *h) return std::string(h) + "/.cache/tasklens";
+  return {};
+}
+
+// What the runtime's costs depend on besides the binaries: the CPU, how many CPUs the threads
+// may use, and the runtime's settings.
+uint64_t cache_key(const std::string& program, const std::string& preload) {
+  uint64_t h = 1469598103934665603ull;
+  h = fnv1a(h, "v" + std::to_string(kCacheVersion));
+  h = fnv1a(h, file_identity(program));
+  size_t from = 0;
+  while (from <= preload.size()) {
+    const size_t to = std::min(preload.find(':', from), preload.size());
+    if (to > from) h = fnv1a(h, file_identity(preload.substr(from, to - from)));
+    from = to + 1;
+  }
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);)
+    if (line.rfind("model name", 0) == 0) {
+      h = fnv1a(h, line);
+      break;
+    }
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const int cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+  h = fnv1a(h, std::to_string(std::min(cpus, 4)));
+  std::vector<std::string> settings;
+  for (char** e = environ; *e; ++e)
+    if (std::strncmp(*e, "OMP_", 4) == 0 || std::strncmp(*e, "KMP_", 4) == 0)
+      settings.emplace_back(*e);
+  std::sort(settings.begin(), settings.end());
+  for (const std::string& v : settings) h = fnv1a(h, v);
+  return h;
+}
+
+bool read_cache(const std::string& path, RuntimeCalibration& c) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || time(nullptr) - st.st_mtim.tv_sec > kCacheSeconds)
+    return false;
+  std::ifstream in(path, std::ios::binary);
+  char magic[8];
+  uint32_t version = 0;
+  trace::RuntimeCostHeader h{};
+  if (!in.read(magic, 8) || std::memcmp(magic, kCacheMagic, 8) != 0 ||
+      !in.read(reinterpret_cast<char*>(&version), 4) || version != kCacheVersion ||
+      !in.read(reinterpret_cast<char*>(&h), sizeof h) || h.count == 0 || h.count > 65536)
+    return false;
+  std::vector<trace::RuntimeCostEntry> entries(h.count);
+  if (!in.read(reinterpret_cast<char*>(entries.data()),
+               std::streamsize(h.count * sizeof(trace::RuntimeCostEntry))))
+    return false;
+  c.entries = std::move(entries);
+  c.samples = h.samples;
+  c.tasks = h.tasks;
+  c.why.clear();
+  return true;
+}
+
+// Written whole under another name, then renamed: a reader never sees half a file.
+void write_cache(const std::string& dir, const std::string& path, const RuntimeCalibration& c) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  const std::string tmp = path + ".tmp" + std::to_string(getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    trace::RuntimeCostHeader h{};
+    h.count = uint32_t(c.entries.size());
+    h.samples = c.samples;
+    h.tasks = c.tasks;
+    out.write(kCacheMagic, 8);
+    out.write(reinterpret_cast<const char*>(&kCacheVersion), 4);
+    out.write(reinterpret_cast<const char*>(&h), sizeof h);
+    out.write(reinterpret_cast<const char*>(c.entries.data()),
+              std::streamsize(c.entries.size() * sizeof(trace::RuntimeCostEntry)));
+    if (!out) {
+      out.close();
+      fs::remove(tmp, ec);
+      return;
+    }
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) fs::remove(tmp, ec);
+}
+
+}  // namespace
+
+RuntimeCalibration cached_calibration(const std::string& program, const std::string& preload,
+                                      const std::string& scratch_dir, bool fresh) {
+  const std::string dir = cache_dir();
+  std::string path;
+  if (!dir.empty()) {
+    char name[64];
+    std::snprintf(name, sizeof name, "runtime-cost-%016llx.bin",
+                  static_cast<unsigned long long>(cache_key(program, preload)));
+    path = dir + "/" + name;
+    RuntimeCalibration c;
+    if (!fresh && read_cache(path, c)) return c;
+  }
+  std::vector<RuntimeCalibration> runs;
+  for (int i = 0; i < 3; ++i) {
+    runs.push_back(calibrate_runtime(program, preload, scratch_dir));
+    if (runs.back().entries.empty()) break;  // it failed: it would fail again
+  }
+  RuntimeCalibration c = combine_calibrations(runs);
+  if (!path.empty() && !c.entries.empty()) write_cache(dir, path, c);
+  return c;
 }
 
 bool append_runtime_cost(const std::string& path, const RuntimeCalibration& c) {

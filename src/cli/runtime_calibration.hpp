@@ -35,6 +35,20 @@ RuntimeCalibration calibrate_runtime(const std::string& program, const std::stri
 std::vector<trace::RuntimeCostEntry> runtime_cost_entries(
     std::vector<model::IntervalSample> samples, uint32_t min_samples);
 
+// Several calibrations as one: per kind of interval, the least of their medians (the machine at
+// its fastest: the model scales a calibration down to a faster run, never up), kept when at
+// least half of them measured it.
+RuntimeCalibration combine_calibrations(const std::vector<RuntimeCalibration>& runs);
+
+// The calibration for this program's runtime on this machine: from the cache (TASKLENS_CACHE_DIR,
+// else $XDG_CACHE_HOME/tasklens, else ~/.cache/tasklens) when one younger than a week was made
+// with the same calibration program, preloaded libraries (size and time of each), CPU model,
+// number of usable CPUs (up to 4) and OMP_* / KMP_* settings; else three calibrations combined,
+// then stored there (`fresh` forces that). Recordings of one machine and runtime then take the
+// same measure out, and pay for it once.
+RuntimeCalibration cached_calibration(const std::string& program, const std::string& preload,
+                                      const std::string& scratch_dir, bool fresh);
+
 // Appends `c` to the trace at `path` as a RuntimeCost record; false (errno set) if it could not.
 bool append_runtime_cost(const std::string& path, const RuntimeCalibration& c);
 
