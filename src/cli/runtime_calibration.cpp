@@ -16,7 +16,6 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <tuple>
 
 #include "trace/reader.hpp"
 
@@ -189,7 +188,9 @@ RuntimeCalibration combine_calibrations(const std::vector<RuntimeCalibration>& r
       if (it == kinds.end()) {
         kinds.push_back(Kind{e, 1});
       } else {
-        it->e.milli_ticks = std::min<uint64_t>(it->e.milli_ticks, e.milli_ticks);
+        // By value: the packed fields are not aligned for a reference.
+        const uint64_t least = it->e.milli_ticks, other = e.milli_ticks;
+        it->e.milli_ticks = other < least ? other : least;
         it->e.samples += e.samples;
         ++it->runs;
       }
@@ -199,7 +200,9 @@ RuntimeCalibration combine_calibrations(const std::vector<RuntimeCalibration>& r
     if (2 * k.runs >= measured) r.entries.push_back(k.e);
   std::sort(r.entries.begin(), r.entries.end(),
             [](const trace::RuntimeCostEntry& a, const trace::RuntimeCostEntry& b) {
-              return std::tie(a.before, a.after, a.solo) < std::tie(b.before, b.after, b.solo);
+              const uint64_t ka = uint64_t{a.before} << 24 | uint64_t{a.after} << 8 | a.solo,
+                             kb = uint64_t{b.before} << 24 | uint64_t{b.after} << 8 | b.solo;
+              return ka < kb;
             });
   if (!r.entries.empty()) r.why.clear();
   return r;
