@@ -66,9 +66,7 @@ struct Program {
   // nqueens, knapsack, health) the test checks only a floor and a spread (see Parallelism).
   bool stable_parallelism = false;
   // Lower bound of the parallelism at test size on 2 threads for the unstable ones (the
-  // measured minimum, halved: since the runtime's own cost is taken out of the work, measured
-  // 2026-11-26 over 6-8 recordings fib 8.5-10.7, nqueens 5.1-17.4, knapsack 7.7-14.9, health
-  // 2.4-3.3).
+  // measured minimum over 15 recordings, halved).
   double parallelism_floor = 1;
 };
 
@@ -84,7 +82,7 @@ const std::vector<Program>& programs() {
        {"23"},
        false,
        false,
-       4},
+       5.5},
       {"nqueens",
        "nqueens",
        {},
@@ -95,7 +93,7 @@ const std::vector<Program>& programs() {
        {"9"},
        false,
        false,
-       2.5},
+       6},
       {"health",
        "health",
        {},
@@ -106,7 +104,7 @@ const std::vector<Program>& programs() {
        {"5", "100"},
        false,
        false,
-       1.2},
+       1.5},
       {"uts",
        "uts",
        {},
@@ -148,7 +146,7 @@ const std::vector<Program>& programs() {
        {"24"},
        false,
        false,
-       3.5},
+       6},
       {"sparselu", "sparselu", {}, true, {}, {}, 0, {"24", "16"}, false, true},
       {"sparselu_for",
        "sparselu",
@@ -258,14 +256,26 @@ class Invariance : public E2E, public ::testing::WithParamInterface<Program> {
     Rec r;
     r.what = std::filesystem::path(exe).filename().string() + " " + shell_quote_join(args) + ", " +
              std::to_string(threads) + " threads";
-    Profiled run = profile(exe, args, default_env(threads));
-    r.line = parse_line(run.rec.out);
-    EXPECT_TRUE(r.line.ok) << r.what << ": no result line: " << run.rec.describe();
-    if (!run.report.is_object()) return r;
-    EXPECT_TRUE(run.report.value("complete", false)) << r.what << ": trace incomplete";
-    r.tasks = num(run.report, "tasks");
-    r.work = num(run.report["program"], "work");
-    r.parallelism = num(run.report["program"], "parallelism");
+    const Profiled profiled = profile(exe, args, default_env(threads));
+    r.line = parse_line(profiled.rec.out);
+    EXPECT_TRUE(r.line.ok) << r.what << ": no result line: " << profiled.rec.describe();
+    if (!profiled.report.is_object()) return r;
+    EXPECT_TRUE(profiled.report.value("complete", false)) << r.what << ": trace incomplete";
+    // What these checks are about is the DAG and the recorder's measure. The runtime's own cost
+    // that the model takes out by default is an estimate whose fit depends on the build's path
+    // through the runtime (gcc's GOMP_* entry points, untied tasks, one-thread teams:
+    // docs/model.md; measured fib at test size 2026-11-27: gcc 22-29 against clang 9.9-12.6
+    // with it taken out), so the figures are read with it kept (model_runtime_cost_test and
+    // e2e_recorder_test check the estimate).
+    const RunResult kept =
+        run({TASKLENS_BIN, "report", profiled.trace, "--format", "json", "--keep-runtime-cost"});
+    EXPECT_TRUE(kept.exited(0)) << kept.describe();
+    if (!kept.exited(0)) return r;
+    const json report = json::parse(kept.out);
+    EXPECT_EQ(num(report, "runtime_overhead_removed"), 0) << r.what;
+    r.tasks = num(report, "tasks");
+    r.work = num(report["program"], "work");
+    r.parallelism = num(report["program"], "parallelism");
     if (r.line.ok) {
       EXPECT_EQ(r.tasks, static_cast<double>(r.line.tasks))
           << r.what << ": the report's tasks are not the tasks the program created";
@@ -337,16 +347,8 @@ constexpr Bounds kOneThreadCacheBound{0.05, 1.6};  // the same, cache_bound prog
 // 0.29 once (4.1 against 1.2 ms): on 2 threads a task of 0.1-0.3 us costs 2-3x as much, its
 // deque and descriptor shared with the other thread. Lost work would still show: a factor of
 // 0.1 or less.
-// Since the runtime's own cost between events is taken out (timed by `record` on empty tasks),
-// the work of these programs is a third to a sixth of what the strands measured, and what the
-// calibration misses weighs that much more: libomp's one-thread path costs a real program's
-// tasks 2-5x what it costs empty tasks (knapsack at medium size, 2026-11-26: intervals of 130-320
-// ticks against a calibration of 42-160), so the 1-thread work keeps more of it: knapsack
-// 1.66-1.99, fib 1.33, nqueens 1.06, health 0.93 (bench size). Likewise 4 threads on 2 cores:
-// health 1.9-1.99. Lost work or a task counted twice in one run still shows beyond 2.5.
-constexpr Bounds kOneThreadTiny{0.2, 2.5};
+constexpr Bounds kOneThreadTiny{0.2, 1.6};
 constexpr Bounds kFourThreads{0.6, 1.9};  // work(4 threads) / work(2 threads)
-constexpr Bounds kFourThreadsTiny{0.6, 2.5};
 constexpr Bounds kFourThreadsCacheBound{0.6, 2.2};
 constexpr Bounds kUntied{0.6, 1.9};  // work(untied) / work(tied), 2 threads
 
@@ -389,10 +391,7 @@ TEST_P(Work, FourThreadsOnTwoCoresAgainstTwo) {
   const Program& p = GetParam();
   expect_ratio([&] { return rec("", "clang", p.medium_args, 4); },
                [&] { return rec("", "clang", p.medium_args, 2); },
-               p.cache_bound           ? kFourThreadsCacheBound
-               : !p.stable_parallelism ? kFourThreadsTiny
-                                       : kFourThreads,
-               "4 against 2 threads");
+               p.cache_bound ? kFourThreadsCacheBound : kFourThreads, "4 against 2 threads");
 }
 
 TEST_P(Work, UntiedAgainstTied) {
@@ -568,9 +567,8 @@ TEST_P(Cutoff, CountsResultsAndParallelismFitTheDag) {
     SCOPED_TRACE(v);
     // The default depth: the same result; fewer tasks (manual) or the same tasks (if, final:
     // undeferred and included tasks are still tasks); coarser tasks, so no more parallelism
-    // than the uncut program beyond noise (2: the uncut figure of fib, nqueens, knapsack
-    // varies by 1.5 (see Parallelism), and the runtime's cost taken out of included tasks
-    // differs from deferred ones': nqueens final against uncut 1.64 once, 2026-11-26).
+    // than the uncut program beyond noise (1.5: the uncut figure of fib, nqueens, knapsack
+    // varies by that much, see Parallelism).
     const Rec cut = rec(v, "clang", p.args, 2);
     if (cut.line.ok) {
       EXPECT_EQ(cut.line.result, uncut.line.result) << cut.what;
@@ -581,7 +579,7 @@ TEST_P(Cutoff, CountsResultsAndParallelismFitTheDag) {
         EXPECT_EQ(cut.line.tasks, uncut.line.tasks) << cut.what;
       }
     }
-    EXPECT_LE(cut.parallelism, 2 * uncut_par)
+    EXPECT_LE(cut.parallelism, 1.5 * uncut_par)
         << cut.what << ": the cut-off variant has more parallelism than the uncut one ("
         << uncut.parallelism << ", " << uncut2.parallelism << ")";
 
