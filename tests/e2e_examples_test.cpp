@@ -208,12 +208,27 @@ PrimesCosts primes_costs(uint64_t n, uint64_t q, uint64_t block) {
 // region is one strand per thread, S = p2 + p3 (W/S = 1.34), and the report says that too.
 TEST_P(Examples, PrimesStaticTwoThreadsSharesAreSeenTogetherAndUneven) {
   const PrimesCosts c = primes_costs(8192, 64, 256);
-  const auto loop_work =
+  const double want = 100.0 * (c.part[2] + c.part[3]) / (c.work / 2) - 100.0;
+  const E2E::Check site_work =
       gcc() ? E2E::Check()
             : site_work_check("primes.c", "site: primes-static-loop", "loop", c.work);
+  // The shares' imbalance is a timing of the two threads against each other: judged, and
+  // retried, with the run's other timings (two virtual CPUs can run at different speeds).
+  const E2E::Check loop_work = gcc() ? E2E::Check() : E2E::Check([&](const Profiled& run) {
+    std::string bad = site_work(run);
+    for (const auto& s : run.report.value("sites", json::array()))
+      if (s.value("kind", "") == "loop" && s.contains("loop") &&
+          s["loop"].contains("share_imbalance_percent")) {
+        const double got = s["loop"]["share_imbalance_percent"].get<double>();
+        if (std::abs(got - want) > 0.2 * want)
+          bad += "share imbalance " + std::to_string(got) + "% is not within 20% of the analytic " +
+                 std::to_string(want) + "%\n";
+      }
+    return bad;
+  });
   const double span = gcc() ? c.part[2] + c.part[3] : (c.part[2] + c.part[3]) / 2;
-  auto p = profile_analytic(exe("primes"), {"static", "8192", "64"}, {c.work, span},
-                            default_env(), 0, loop_work);
+  auto p = profile_analytic(exe("primes"), {"static", "8192", "64"}, {c.work, span}, default_env(),
+                            0, loop_work);
   expect_report_invariants(p.report);
   if (gcc()) {
     bool bound = false;
@@ -225,7 +240,6 @@ TEST_P(Examples, PrimesStaticTwoThreadsSharesAreSeenTogetherAndUneven) {
   if (loop.is_null()) return;
   EXPECT_EQ(loop_work(p), "");
   ASSERT_TRUE(loop.contains("loop")) << loop.dump();
-  const double want = 100.0 * (c.part[2] + c.part[3]) / (c.work / 2) - 100.0;
   EXPECT_NEAR(loop["loop"]["share_imbalance_percent"].get<double>(), want, 0.2 * want);
 }
 
