@@ -11,10 +11,12 @@
 //                    the threads; WriterStats)
 //
 // Usage: event_path THREADS. Environment: EVENT_PATH_SECONDS (3), EVENT_PATH_WRITERS (0: the
-// recorder's default for this machine), EVENT_PATH_OUT (/dev/shm/tasklens_event_path.tlens),
-// EVENT_PATH_BUFFER_MB (256), EVENT_PATH_COMPRESSION (lz4, zstd, none), EVENT_PATH_POLICY (batch,
-// idle or normal; batch as in the recorder), EVENT_PATH_SAMPLE (a .tlens: its longest
-// event stream is replayed instead of the synthesized events).
+// recorder's default for this machine), EVENT_PATH_MAX_WRITERS (0: the recorder's default, one
+// per 4 CPUs: helpers started while the writers fall behind; `helpers=` counts them),
+// EVENT_PATH_OUT (/dev/shm/tasklens_event_path.tlens), EVENT_PATH_BUFFER_MB (256),
+// EVENT_PATH_COMPRESSION (lz4, zstd, none), EVENT_PATH_POLICY (batch, idle or normal; batch as in
+// the recorder), EVENT_PATH_SAMPLE (a .tlens: its longest event stream is replayed instead of the
+// synthesized events).
 #include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
@@ -189,6 +191,7 @@ int main(int argc, char** argv) {
   recorder::WriterConfig config;
   config.fd = fd;
   config.writers = static_cast<unsigned>(std::max(0L, env_long("EVENT_PATH_WRITERS", 0)));
+  config.max_writers = static_cast<unsigned>(std::max(0L, env_long("EVENT_PATH_MAX_WRITERS", 0)));
   config.max_chunks = static_cast<size_t>(env_long("EVENT_PATH_BUFFER_MB", 256)) * 1024 * 1024 /
                       recorder::kChunkBytes;
   // The recorder's own default (SCHED_BATCH) unless EVENT_PATH_POLICY says idle or normal.
@@ -250,9 +253,9 @@ int main(int argc, char** argv) {
   const double writer_cpu = static_cast<double>(s.writer_cpu_ns) * 1e-9 + finish_cpu;
   const double per_core = writer_cpu > 0 ? static_cast<double>(raw) / writer_cpu : 0;
   std::printf(
-      "threads=%d writers=%u seconds=%.2f raw_mb=%.1f raw_mb_s=%.1f file_mb=%.1f ratio=%.2f "
-      "writer_cpu_s=%.3f per_core_mb_s=%.1f stalls=%llu stall_ms=%.1f chunks=%llu%s\n",
-      threads, during.writers, produced_s, static_cast<double>(raw) / 1e6,
+      "threads=%d writers=%u helpers=%u seconds=%.2f raw_mb=%.1f raw_mb_s=%.1f file_mb=%.1f "
+      "ratio=%.2f writer_cpu_s=%.3f per_core_mb_s=%.1f stalls=%llu stall_ms=%.1f chunks=%llu%s\n",
+      threads, during.writers, during.helpers, produced_s, static_cast<double>(raw) / 1e6,
       static_cast<double>(raw) / 1e6 / produced_s, static_cast<double>(file_bytes) / 1e6,
       file_bytes > 0 ? static_cast<double>(raw) / static_cast<double>(file_bytes) : 0.0, writer_cpu,
       per_core / 1e6, static_cast<unsigned long long>(s.stalls),

@@ -32,6 +32,7 @@ using recorder::Chunk;
 struct Scenario {
   int threads = 4;
   unsigned writers = 1;
+  unsigned max_writers = 0;  // with helpers (WriterConfig::max_writers); 0: `writers`, no helper
   size_t max_chunks = 6;
   unsigned writer_delay_us = 0;  // slows the writers down: producers must wait
   uint64_t events = 200000;      // per thread, ~4 bytes each: several chunks per thread
@@ -55,6 +56,7 @@ ChildResult record(const Scenario& s, int fd) {
   config.flush_period_ms = 1;  // many partial flushes racing with the producers
   config.max_chunks = s.max_chunks;
   config.writers = s.writers;
+  config.max_writers = s.max_writers ? s.max_writers : s.writers;
   config.test_delay_us = s.writer_delay_us;
   config.defer_compression = s.defer;
   config.raw_budget = s.raw_budget;
@@ -187,6 +189,38 @@ TEST(RecorderBuffer, SeveralWritersManyThreadsTinyPool) {
   EXPECT_GT(stats.writer_cpu_ns, 0u);
 }
 
+// One writer for many threads that fall behind it: helpers start, take over the backlogs of
+// whichever threads have them (one writer at a time per thread: the order holds), and give the
+// written chunks back to the waiting threads.
+TEST(RecorderBuffer, HelpersStartWhenTheWritersFallBehind) {
+  Scenario s;
+  s.threads = 8;
+  s.writers = 1;
+  s.max_writers = 3;
+  s.max_chunks = 12;
+  s.writer_delay_us = 1000;  // far slower than the producers, even under TSan
+  s.events = 400000;         // ~ 6 chunks per thread: 48 chunks through a pool of 12
+  recorder::WriterStats stats = record_and_check(s);
+  EXPECT_GE(stats.helpers, 1u) << "the threads waited, yet no helper started";
+  EXPECT_LE(stats.helpers, 2u) << "more writers than max_writers";
+  EXPECT_EQ(stats.writers, 1u + stats.helpers);
+  EXPECT_GT(stats.stalls, 0u);
+}
+
+// Writers that keep up start no helper, whatever max_writers allows.
+TEST(RecorderBuffer, NoHelperWhileTheWritersKeepUp) {
+  Scenario s;
+  s.threads = 2;
+  s.writers = 1;
+  s.max_writers = 4;
+  s.max_chunks = 64;  // more than the threads ever fill: nobody waits
+  s.events = 100000;
+  recorder::WriterStats stats = record_and_check(s);
+  EXPECT_EQ(stats.stalls, 0u);
+  EXPECT_EQ(stats.helpers, 0u);
+  EXPECT_EQ(stats.writers, 1u);
+}
+
 // More writers than threads: some writers serve nobody; every thread still gets its chunks.
 TEST(RecorderBuffer, MoreWritersThanThreads) {
   Scenario s;
@@ -253,6 +287,11 @@ TEST(RecorderBuffer, BehindMeansAShareOfTheBufferMemory) {
 }
 
 TEST(RecorderBuffer, WriterCountFollowsCpus) {
+  EXPECT_EQ(recorder::max_writers_for(0, 1, 2), 1u);      // a small machine: no helper
+  EXPECT_EQ(recorder::max_writers_for(0, 16, 128), 32u);  // one writer per 4 CPUs
+  EXPECT_EQ(recorder::max_writers_for(0, 4, 8), 4u);      // never fewer than those started
+  EXPECT_EQ(recorder::max_writers_for(6, 2, 128), 6u);    // as configured
+  EXPECT_EQ(recorder::max_writers_for(1000, 2, 8), recorder::kMaxWriters);
   EXPECT_EQ(recorder::writers_for(0, 1), 1u);
   EXPECT_EQ(recorder::writers_for(0, 2), 1u);
   EXPECT_EQ(recorder::writers_for(0, 8), 1u);

@@ -71,6 +71,11 @@ unsigned writers_for(unsigned configured, unsigned cpus) {
   return std::clamp(n, 1u, kMaxWriters);
 }
 
+unsigned max_writers_for(unsigned configured, unsigned writers, unsigned cpus) {
+  const unsigned n = configured ? configured : cpus / 4;
+  return std::clamp(std::max(n, writers), 1u, kMaxWriters);
+}
+
 uint32_t behind_chunks_for(size_t max_chunks, uint32_t threads) {
   const uint64_t share = max_chunks / (2 * uint64_t{std::max<uint32_t>(threads, 1)});
   return static_cast<uint32_t>(std::clamp<uint64_t>(share, 2, 16));
@@ -323,9 +328,9 @@ WriterStats writer_stats() {
   s.write_errors = p.write_errors.load(std::memory_order_relaxed);
   s.first_write_errno = p.first_write_errno;
   s.first_write_error_ms = p.first_write_error_ms;
-  s.writers = p.writer_running.load(std::memory_order_acquire)
-                  ? p.writer_count.load(std::memory_order_relaxed)
-                  : 0;
+  const bool running = p.writer_running.load(std::memory_order_acquire);
+  s.helpers = running ? p.helper_count.load(std::memory_order_acquire) : 0;
+  s.writers = running ? p.writer_count.load(std::memory_order_relaxed) + s.helpers : 0;
   for (unsigned i = 0; i < s.writers; ++i)
     s.writer_cpu_ns += p.writers[i].cpu_ns.load(std::memory_order_relaxed);
   return s;

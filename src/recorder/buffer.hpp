@@ -80,6 +80,11 @@ struct ThreadBuffer {
   uint32_t thread = 0;
   uint32_t slot = 0;  // registration order: the buffer's writer is slot % (number of writers)
   uint32_t next_seq = 0;
+  // Held by the one writer that writes this buffer's chunks at a time: its own writer, or a
+  // helper that takes over a backlog (WriterConfig::max_writers). Whoever holds it is the only
+  // producer of `spare` and the only one to write `written` of this thread's chunks. Writers
+  // only: the owner thread never touches it.
+  std::atomic<uint32_t> claim{0};
   // What the owner lost waiting for the writer: how often, and TSC ticks.
   std::atomic<uint64_t> stalls{0};
   std::atomic<uint64_t> stall_ticks{0};
@@ -119,6 +124,14 @@ struct WriterConfig {
   // 128-CPU node 16 writers absorb the events of 128 busy threads. Each runs under the policy
   // below, so a writer only ever takes a CPU the program leaves idle.
   unsigned writers = 0;
+  // The most writer threads there may be (`TASKLENS_MAX_WRITERS`); 0: one per 4 online CPUs,
+  // and never fewer than `writers`. Beyond `writers`, helpers are started one at a time while
+  // the writers stay behind (a backlog of full chunks, a thread waiting for one): each takes
+  // the full chunks of whichever threads have a backlog. A busy node whose cores compress
+  // slowly (or whose busy threads all landed on one writer) then gets more compressing cores
+  // instead of program threads waiting for buffers; a node whose writers keep up never starts
+  // one.
+  unsigned max_writers = 0;
   // How the writers are scheduled (WriterPolicy).
   WriterPolicy policy = WriterPolicy::Batch;
   // Tests only: the writer sleeps this long before each chunk it writes (forces stalls).
@@ -139,6 +152,7 @@ struct WriterStats {
   uint32_t first_write_errno = 0;
   uint32_t first_write_error_ms = 0;  // ms into the recording
   unsigned writers = 0;               // writer threads running (0: the threads write themselves)
+  unsigned helpers = 0;               // of which helpers started because the others fell behind
   uint64_t writer_cpu_ns = 0;         // CPU time of the writer threads so far (benchmarks)
 };
 
@@ -147,6 +161,10 @@ inline constexpr unsigned kMaxWriters = 128;
 
 // The writer count a configuration asks for on a machine with `cpus` online CPUs.
 unsigned writers_for(unsigned configured, unsigned cpus);
+
+// The most writers (those started with the recording and helpers) for WriterConfig::max_writers
+// `configured` (0: automatic), `writers` started with the recording, and `cpus` online CPUs.
+unsigned max_writers_for(unsigned configured, unsigned writers, unsigned cpus);
 
 // Under deferred compression, how many full chunks a thread may have waiting for its writer
 // before the writer compresses them as it goes (fewer bytes to write) until it catches up.

@@ -65,7 +65,17 @@ struct Pool {
   std::atomic<bool> writer_running{false};
   std::atomic<uint32_t> writer_count{0};
   std::atomic<uint32_t> writers_go{0};  // the writers start their work when this becomes 1
+  // Helpers (WriterConfig::max_writers) run as writers [writer_count, writer_count +
+  // helper_count): they own no thread, and take over the full chunks of any thread with a
+  // backlog. Started by writer 0 only; the count only grows.
+  std::atomic<uint32_t> helper_count{0};
+  unsigned max_helpers = 0;
   Writer writers[kMaxWriters];
+  // Written chunks a helper could not give back to their thread (its spare ring full, or its
+  // writer serving waiting threads): the writers serve waiting threads from here too. Writers
+  // only (a program thread never takes this lock).
+  std::mutex shared_stash_mutex;
+  std::vector<Chunk*> shared_stash;
   // The compression context of whoever writes without being a writer thread: the finishing
   // thread, and the producing threads themselves when no writer runs. Used under solo_mutex.
   Writer solo;
@@ -99,6 +109,15 @@ inline Writer& writer_of(Pool& p, const ThreadBuffer* b) {
 inline bool owned_by(Pool& p, const ThreadBuffer* b, unsigned w) {
   return b->slot % p.writer_count.load(std::memory_order_relaxed) == w;
 }
+
+// The right to write b's chunks and push to its spare ring (ThreadBuffer::claim): never waited
+// for; a writer that does not get it leaves b to the one that has it.
+inline bool try_claim(ThreadBuffer* b) {
+  uint32_t free = 0;
+  return b->claim.compare_exchange_strong(free, 1, std::memory_order_acquire,
+                                          std::memory_order_relaxed);
+}
+inline void release_claim(ThreadBuffer* b) { b->claim.store(0, std::memory_order_release); }
 
 void wake_writer(Writer& w);
 

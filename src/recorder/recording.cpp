@@ -397,6 +397,7 @@ bool start_trace() {
   wc.raw_budget = g_config.raw_budget;
   wc.policy = g_config.writer_policy;
   wc.writers = g_config.writers;
+  wc.max_writers = g_config.max_writers;
   wc.test_delay_us = g_config.writer_test_delay_us;
   wc.reserve_fd = make_reserve();
   wc.start_monotonic_ns = static_cast<uint64_t>(start_mono.tv_sec) * 1000000000ull +
@@ -478,6 +479,12 @@ __attribute__((constructor)) void recorder_constructor() {
     long v = std::strtol(w, nullptr, 10);
     if (v >= 1 && v <= 1024) g_config.writers = static_cast<unsigned>(v);
   }
+  // TASKLENS_MAX_WRITERS: how many writers there may be with the helpers started when they fall
+  // behind (default: one per 4 CPUs, and at least TASKLENS_WRITERS).
+  if (const char* w = getenv("TASKLENS_MAX_WRITERS")) {
+    long v = std::strtol(w, nullptr, 10);
+    if (v >= 1 && v <= 1024) g_config.max_writers = static_cast<unsigned>(v);
+  }
   unsetenv("TASKLENS_OUTPUT");
   unsetenv("TASKLENS_METRIC");
   unsetenv("TASKLENS_FLUSH_MS");
@@ -517,6 +524,7 @@ __attribute__((constructor)) void recorder_constructor() {
   unsetenv("TASKLENS_TEST_WRITER_DELAY_US");
   unsetenv("TASKLENS_BUFFER_MB");
   unsetenv("TASKLENS_WRITERS");
+  unsetenv("TASKLENS_MAX_WRITERS");
   unsetenv("TASKLENS_PREEMPTIONS");
   unsetenv("TASKLENS_FAULTS");
   unsetenv("TASKLENS_WARMUP_MS");

@@ -98,6 +98,7 @@ struct Config {
   uint64_t raw_budget = 0;                           // TASKLENS_RAW_BUDGET_MB (WriterConfig)
   WriterPolicy writer_policy = WriterPolicy::Batch;  // TASKLENS_WRITER_POLICY (WriterConfig)
   unsigned writers = 0;               // writer threads; 0: automatic (WriterConfig::writers)
+  unsigned max_writers = 0;           // with helpers; 0: automatic (WriterConfig::max_writers)
   unsigned writer_test_delay_us = 0;  // tests only (WriterConfig::test_delay_us)
 };
 extern Config g_config;

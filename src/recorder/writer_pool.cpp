@@ -174,14 +174,46 @@ Writer& home(Pool& p, const ThreadBuffer* b) {
   return p.writer_count.load(std::memory_order_relaxed) ? writer_of(p, b) : p.solo;
 }
 
-void give_back(Pool& p, ThreadBuffer* b, Chunk* c) {
-  Writer& w = home(p, b);
+// Called with b's claim held (so that this is the one producer of b's spare ring), by b's own
+// writer or by a helper (`helper`), or by the finishing thread once every writer has stopped.
+void give_back(Pool& p, ThreadBuffer* b, Chunk* c, bool helper) {
   c->written = 0;
   c->committed.store(0, std::memory_order_relaxed);
+  if (helper) {
+    // A helper has no stash of its own: the chunk goes to its thread when that thread waits
+    // for one or has room for a spare while its writer serves no waiting thread, else to the
+    // shared stash, where the writers serving waiting threads find it.
+    Writer& w = writer_of(p, b);
+    const bool waiting = b->waiting.load(std::memory_order_acquire);
+    if ((waiting || w.waiters.load(std::memory_order_acquire) == 0) &&
+        b->spare.size() < kSpareKeep && b->spare.push(c)) {
+      if (waiting) {
+        b->spare_word.fetch_add(1, std::memory_order_release);
+        futex_wake_one(&b->spare_word);
+      }
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(p.shared_stash_mutex);
+      p.shared_stash.push_back(c);
+    }
+    if (w.waiters.load(std::memory_order_acquire) != 0) wake_writer(w);
+    return;
+  }
+  Writer& w = home(p, b);
   if (w.waiters.load(std::memory_order_acquire) == 0 && b->spare.size() < kSpareKeep &&
       b->spare.push(c))
     return;
   w.stash.push_back(c);
+}
+
+// Moves chunks from the shared stash (what helpers could not give back) to writer w's stash.
+void take_shared_stash(Pool& p, Writer& w) {
+  std::lock_guard<std::mutex> lock(p.shared_stash_mutex);
+  while (!p.shared_stash.empty() && w.stash.size() < kSpareKeep) {
+    w.stash.push_back(p.shared_stash.back());
+    p.shared_stash.pop_back();
+  }
 }
 
 // Serves writer `me`'s threads that wait for a chunk: from its stash, else from any other
@@ -193,24 +225,33 @@ void serve_waiters(Pool& p, unsigned me) {
   if (w.waiters.load(std::memory_order_acquire) == 0) {
     // Nobody of ours waits: what the stash holds goes back to our threads' spare rings, where
     // the other writers find it for their waiting threads (a stash only its writer sees).
+    // A spare ring whose claim a helper holds is the helper's to fill for now.
     for (ThreadBuffer* b = p.buffers.load(std::memory_order_acquire); b && !w.stash.empty();
-         b = b->next.load(std::memory_order_relaxed))
-      while (owned_by(p, b, me) && !w.stash.empty() && b->spare.size() < kSpareKeep &&
-             b->spare.push(w.stash.back()))
+         b = b->next.load(std::memory_order_relaxed)) {
+      if (!owned_by(p, b, me) || !try_claim(b)) continue;
+      while (!w.stash.empty() && b->spare.size() < kSpareKeep && b->spare.push(w.stash.back()))
         w.stash.pop_back();
+      release_claim(b);
+    }
     return;
   }
   for (ThreadBuffer* b = p.buffers.load(std::memory_order_acquire); b;
        b = b->next.load(std::memory_order_relaxed)) {
     if (!owned_by(p, b, me) || !b->waiting.load(std::memory_order_acquire)) continue;
+    if (w.stash.empty()) take_shared_stash(p, w);
     if (w.stash.empty()) {
       for (ThreadBuffer* o = p.buffers.load(std::memory_order_acquire); o && w.stash.empty();
            o = o->next.load(std::memory_order_relaxed))
         if (o != b && !o->waiting.load(std::memory_order_relaxed))
           if (Chunk* c = o->spare.pop()) w.stash.push_back(c);
     }
-    while (!w.stash.empty() && b->spare.size() < kSpareKeep && b->spare.push(w.stash.back()))
-      w.stash.pop_back();
+    // Without the claim, a helper is writing b's chunks: it gives one back to b (which waits)
+    // as soon as it is written.
+    if (try_claim(b)) {
+      while (!w.stash.empty() && b->spare.size() < kSpareKeep && b->spare.push(w.stash.back()))
+        w.stash.pop_back();
+      release_claim(b);
+    }
     b->spare_word.fetch_add(1, std::memory_order_release);
     futex_wake_one(&b->spare_word);
   }
@@ -218,23 +259,39 @@ void serve_waiters(Pool& p, unsigned me) {
 
 // ------------------------------------------------------------------------------ passes
 
-// Writes b's full chunks in order with `ctx`'s compression context, and recycles them.
-void write_full_chunks(Pool& p, Writer& ctx, ThreadBuffer* b) {
-  while (Chunk* c = b->full.pop()) {
+// Writes b's full chunks in order with `ctx`'s compression context, and recycles them, unless
+// another writer holds b's claim (it is writing them). Returns whether it wrote any. Only those
+// there when it starts: a thread that fills chunks as fast as they are written would otherwise
+// keep its writer here, and the writer's other threads, its flushes and (writer 0) the helpers'
+// start would wait.
+bool write_full_chunks(Pool& p, Writer& ctx, ThreadBuffer* b, bool helper = false) {
+  uint32_t n = b->full.size();
+  if (n == 0 || !try_claim(b)) return false;
+  bool wrote = false;
+  while (n-- > 0) {
+    Chunk* c = b->full.pop();
+    if (!c) break;
     if (p.config.test_delay_us) usleep(p.config.test_delay_us);
     write_block(ctx, c, c->committed.load(std::memory_order_acquire), may_store_raw(p, ctx, b));
-    give_back(p, b, c);
+    give_back(p, b, c, helper);
+    wrote = true;
   }
+  release_claim(b);
+  return wrote;
 }
 
-// Writes the published tail of b's current chunk, and moves its context switches to
-// ctx.switches. A chunk handed to a writer is only recycled by that same writer, after it was
-// written, so the chunk we look at here stays valid while we use it.
+// Writes the published tail of b's current chunk (unless a helper holds b's claim: the next
+// flush does), and moves its context switches to ctx.switches. A chunk handed to the writers is
+// only recycled by the holder of b's claim, after it was written, so the chunk we look at here
+// stays valid while we hold it.
 void flush_thread(Writer& ctx, ThreadBuffer* b, uint64_t& lost) {
-  Chunk* c = b->current.load(std::memory_order_acquire);
-  if (c)
-    write_block(ctx, c, c->committed.load(std::memory_order_acquire),
-                may_store_raw(pool(), ctx, b));
+  if (try_claim(b)) {
+    Chunk* c = b->current.load(std::memory_order_acquire);
+    if (c)
+      write_block(ctx, c, c->committed.load(std::memory_order_acquire),
+                  may_store_raw(pool(), ctx, b));
+    release_claim(b);
+  }
   switch_ring_drain(b->switches, b->thread, ctx.switches, lost);
 }
 
@@ -281,9 +338,15 @@ void writer_pass(Pool& p, unsigned me, bool flush) {
 // the process's mask when the recorder starts) leaves the others idle: the writers run there, so
 // that recording takes none of the program's CPU time for it. With no CPU outside the mask, or if
 // the kernel refuses (a cpuset), they stay where they were.
+// The program's mask, taken by writer_start on the program's thread: a helper is started by
+// writer 0, whose own mask is already the other CPUs'.
+cpu_set_t g_program_cpus;
+bool g_program_cpus_known = false;
+
 void move_off_program_cpus() {
-  cpu_set_t program, others;
-  if (sched_getaffinity(0, sizeof program, &program) != 0) return;
+  if (!g_program_cpus_known) return;
+  const cpu_set_t& program = g_program_cpus;
+  cpu_set_t others;
   CPU_ZERO(&others);
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   for (long c = 0; c < cpus && c < CPU_SETSIZE; ++c)
@@ -303,6 +366,67 @@ void note_cpu(Writer& w) {
         std::memory_order_relaxed);
 }
 
+// A helper's life: the full chunks of any thread that has some, whoever's they are (claimed
+// one thread at a time, so that each thread's chunks are still written by one writer at a time
+// and in order), until the recording stops. It sleeps while there are none.
+void helper_loop(Pool& p, unsigned me) {
+  Writer& w = p.writers[me];
+  long poll_ns = 1000000;
+  while (!p.stop.load(std::memory_order_acquire)) {
+    const uint32_t seen = w.word.load(std::memory_order_acquire);
+    bool wrote = false;
+    for (ThreadBuffer* b = p.buffers.load(std::memory_order_acquire); b;
+         b = b->next.load(std::memory_order_relaxed))
+      wrote |= write_full_chunks(p, w, b, true);
+    note_cpu(w);
+    if (wrote) {
+      poll_ns = 1000000;
+      continue;
+    }
+    futex_wait(&w.word, seen, poll_ns);
+    poll_ns = std::min<long>(poll_ns * 2, 20000000);
+  }
+  note_cpu(w);
+}
+
+void* writer_main(void* arg);
+
+// Writer 0, before each pass: whether the writers are behind (a thread with a backlog of full
+// chunks past behind_chunks_for, or a thread waiting for a chunk), and if they have been for
+// kBehindPasses passes in a row, one more helper (at most one per kHelperEveryMs, up to
+// Pool::max_helpers). Running helpers are woken while the writers are behind.
+constexpr int kBehindPasses = 3;
+constexpr int64_t kHelperEveryMs = 10;
+
+void consider_helpers(Pool& p, int& behind_passes, timespec& last_helper, const timespec& now) {
+  const uint32_t limit =
+      behind_chunks_for(p.config.max_chunks, p.registered.load(std::memory_order_relaxed));
+  const unsigned homes = p.writer_count.load(std::memory_order_relaxed);
+  bool behind = false;
+  for (unsigned i = 0; i < homes && !behind; ++i)
+    behind = p.writers[i].waiters.load(std::memory_order_relaxed) > 0;
+  for (ThreadBuffer* b = p.buffers.load(std::memory_order_acquire); b && !behind;
+       b = b->next.load(std::memory_order_relaxed))
+    behind = b->full.size() >= limit;
+  behind_passes = behind ? behind_passes + 1 : 0;
+  if (!behind) return;
+  const unsigned helpers = p.helper_count.load(std::memory_order_relaxed);
+  for (unsigned i = 0; i < helpers; ++i) wake_writer(p.writers[homes + i]);
+  if (behind_passes < kBehindPasses || helpers >= p.max_helpers ||
+      ms_between(last_helper, now) < kHelperEveryMs || p.stop.load(std::memory_order_acquire))
+    return;
+  // This thread blocks every signal (writer_start created it so): the helper inherits that.
+  const unsigned me = homes + helpers;
+  if (pthread_create(&p.writers[me].thread, nullptr, writer_main,
+                     reinterpret_cast<void*>(static_cast<uintptr_t>(me))) != 0) {
+    p.max_helpers = helpers;  // the system's thread limit: no more tries
+    return;
+  }
+  p.helper_count.store(helpers + 1, std::memory_order_release);
+  last_helper = now;
+  behind_passes = 0;
+}
+
 void* writer_main(void* arg) {
   const auto me = static_cast<unsigned>(reinterpret_cast<uintptr_t>(arg));
   pthread_setname_np(pthread_self(), "tasklens-writer");  // 15 characters: the kernel's limit
@@ -317,6 +441,12 @@ void* writer_main(void* arg) {
   }
   // Until every writer exists the writer count, and so which threads are whose, is not known.
   while (p.writers_go.load(std::memory_order_acquire) == 0) futex_wait(&p.writers_go, 0, 1000000);
+  if (me >= p.writer_count.load(std::memory_order_relaxed)) {
+    helper_loop(p, me);
+    return nullptr;
+  }
+  timespec last_helper{};
+  int behind_passes = 0;
   timespec last_sync, last_flush;
   clock_gettime(CLOCK_MONOTONIC, &last_sync);
   last_flush = last_sync;
@@ -341,6 +471,8 @@ void* writer_main(void* arg) {
     timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     const bool flush = ms_between(last_flush, now) >= p.config.flush_period_ms;
+    // Judged before the pass drains the backlogs it would see.
+    if (me == 0) consider_helpers(p, behind_passes, last_helper, now);
     writer_pass(p, me, flush);
     if (flush) last_flush = now;
     if (me == 0) {
@@ -365,8 +497,9 @@ bool writer_start() {
   Pool& p = pool();
   clock_sync_record();
   populate_ahead(p);
-  const unsigned want = writers_for(
-      p.config.writers, static_cast<unsigned>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN))));
+  const unsigned cpus = static_cast<unsigned>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  const unsigned want = writers_for(p.config.writers, cpus);
+  g_program_cpus_known = sched_getaffinity(0, sizeof g_program_cpus, &g_program_cpus) == 0;
   // Which writer serves a thread depends on the count: fixed before any writer looks at a
   // buffer (they wait for writers_go).
   p.writer_count.store(want, std::memory_order_relaxed);
@@ -386,6 +519,10 @@ bool writer_start() {
   // none, the threads write their chunks themselves again (writer_finish writes any chunk
   // they handed over meanwhile).
   if (started > 0) p.writer_count.store(started, std::memory_order_relaxed);
+  p.max_helpers = started == 0
+                      ? 0
+                      : std::min(max_writers_for(p.config.max_writers, want, cpus), kMaxWriters) -
+                            std::min(started, kMaxWriters);
   if (started == 0) p.writer_running.store(false, std::memory_order_release);
   p.writers_go.store(1, std::memory_order_release);
   futex_wake_all(&p.writers_go);
@@ -399,6 +536,10 @@ void writer_finish(const void* tail, size_t tail_size) {
       p.writer_running.load(std::memory_order_acquire) ? p.writer_count.load() : 0;
   for (unsigned i = 0; i < writers; ++i) wake_writer(p.writers[i]);
   for (unsigned i = 0; i < writers; ++i) pthread_join(p.writers[i].thread, nullptr);
+  // Writer 0, which starts the helpers, has ended: their count is final.
+  const unsigned helpers = writers ? p.helper_count.load(std::memory_order_acquire) : 0;
+  for (unsigned i = 0; i < helpers; ++i) wake_writer(p.writers[writers + i]);
+  for (unsigned i = 0; i < helpers; ++i) pthread_join(p.writers[writers + i].thread, nullptr);
   {
     // Every writer has stopped: this thread drains all buffers (with the solo context, which
     // threads without a writer may be using too).
@@ -406,7 +547,8 @@ void writer_finish(const void* tail, size_t tail_size) {
     write_side_records(p);
     for (ThreadBuffer* b = p.buffers.load(std::memory_order_acquire); b;
          b = b->next.load(std::memory_order_relaxed))
-      write_full_chunks(p, p.solo, b);
+      while (write_full_chunks(p, p.solo, b)) {
+      }
     for (unsigned i = 0; i < writers; ++i) serve_waiters(p, i);
     uint64_t lost = 0;
     for (ThreadBuffer* b = p.buffers.load(std::memory_order_acquire); b;
