@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# bench/instructions.sh [BUILD_DIR=./build]: the recorder's cost in the program's threads as a
+# count of instructions (issue 24), which, unlike a time, does not move with the machine.
+#
+# On a shared or virtual machine the same run takes 1.5-2x longer from one minute to the next
+# (bench/overhead.sh's spreads), so a change of the hot path that saves 10% of its time cannot be
+# seen in wall times. Valgrind's callgrind counts the instructions executed inside the recorder's
+# callbacks (every function named recorder::...::on_*: OMPT's task, sync, work, dispatch...
+# callbacks, with everything they call), the same on any machine for the same code.
+#
+# For each shape of the program suite (examples/suite, clang-14 -O3, tied, no cut-off, at small
+# sizes: fib 18, n-queens 8, health 4 x 100, uts 8), on 1 thread (the issue's per-task target is
+# on 1 thread), prints the tasks (as the program counts them) and the instructions in the
+# callbacks, in all and per task. TASKLENS_INSTRUCTIONS_THREADS="1 2" adds 2-thread teams:
+# valgrind runs one thread at a time, so their idle workers' spinning makes some shapes (health)
+# take many minutes there.
+#
+# Why the programs are linked with the recorder and LLVM 16's runtime here rather than run under
+# `tasklens record`: valgrind's launcher is itself a dynamically linked program, so an LD_PRELOAD
+# given to valgrind loads the recorder into the launcher, whose start-up then takes the
+# recorder's settings out of the environment the program would get. Linked, the recorder starts
+# in the program as under `record` (TASKLENS_OUTPUT names its trace).
+#
+# Needs valgrind (apt-get install valgrind) and clang-14. About 30 s.
+# Knobs: TASKLENS_INSTRUCTIONS_SHAPES ("fib nqueens health uts"), TASKLENS_INSTRUCTIONS_THREADS
+# ("1").
+set -euo pipefail
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$SRC/bench/lib.sh"
+BUILD=$(cd "${1:-$SRC/build}" && pwd)
+REC=$BUILD/libtasklens_recorder.so
+RT=$SRC/third_party/libomp16/libomp.so.5
+SHAPES=${TASKLENS_INSTRUCTIONS_SHAPES:-"fib nqueens health uts"}
+THREADS=${TASKLENS_INSTRUCTIONS_THREADS:-1}
+declare -A ARGS=([fib]="18" [nqueens]="8" [health]="4 100" [uts]="8")
+
+for tool in valgrind callgrind_annotate clang-14; do
+  command -v "$tool" >/dev/null || {
+    echo "instructions: $tool not found (apt-get install valgrind clang-14)" >&2
+    exit 2
+  }
+done
+[[ -f $REC ]] || {
+  echo "instructions: $REC not found (cmake --build $BUILD --target tasklens_recorder)" >&2
+  exit 2
+}
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+
+echo "tasklens recorder instructions per task: $(git -C "$SRC" describe --always --dirty 2>/dev/null || echo unknown), build $BUILD"
+echo "  callgrind counts the instructions inside the recorder's callbacks (recorder::...::on_*)"
+printf "%-9s %3s %9s | %12s %10s\n" shape thr tasks 'callback Ir' 'Ir/task'
+for s in $SHAPES; do
+  [[ -n ${ARGS[$s]+x} ]] || {
+    echo "instructions: unknown shape '$s'" >&2
+    exit 2
+  }
+  bin=$WORK/$s
+  clang-14 -std=gnu11 -O3 -fopenmp -o "$bin" "$SRC/examples/suite/$s.c" -lm \
+    -Wl,--no-as-needed "$REC" "$RT" -Wl,-rpath,"$(dirname "$RT")":"$BUILD" -Wl,--disable-new-dtags
+  read -r -a args <<<"${ARGS[$s]}"
+  for T in $THREADS; do
+    out=$WORK/cg.$s.$T
+    OMP_NUM_THREADS=$T TASKLENS_OUTPUT=$WORK/$s.$T.tlens TASKLENS_COMPRESSION=none \
+      valgrind --tool=callgrind --callgrind-out-file="$out" --toggle-collect='*recorder::*::on_*' \
+      "$bin" "${args[@]}" >"$WORK/stdout" 2>"$WORK/stderr" || {
+      echo "instructions: $s failed under valgrind:" >&2
+      cat "$WORK/stderr" >&2
+      exit 1
+    }
+    tasks=$(sed -n 's/.* tasks=\([0-9]*\).*/\1/p' "$WORK/stdout" | head -1)
+    [[ -s $WORK/$s.$T.tlens && -n $tasks && $tasks -gt 0 ]] || {
+      echo "instructions: $s wrote no trace or no task count (is the recorder built?)" >&2
+      exit 1
+    }
+    ir=$(callgrind_annotate "$out" 2>/dev/null | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }')
+    printf "%-9s %3s %9s | %12s %10.1f\n" "$s" "$T" "$tasks" "$ir" "$(calc "print $ir / $tasks")"
+  done
+done
