@@ -165,6 +165,26 @@ TEST(DiffReport, NotesSayWhatTheComparisonCannotShow) {
   preempted.clear();
   for (const auto& n : report::diff_notes(f.b, f.o, d)) preempted += n;
   EXPECT_EQ(preempted.find("preempted"), std::string::npos) << preempted;
+  EXPECT_EQ(preempted.find("runtime's own cost"), std::string::npos) << "none was taken out";
+}
+
+// The runtime's own cost taken out of the work (model_runtime_cost_test) is said, per task, for
+// both recordings: a team of several threads pays more per task than a one-thread team.
+TEST(DiffReport, NotesSayTheRuntimesCostPerTaskWasTakenOut) {
+  Fixture f;
+  f.base.task_count = 100;
+  f.other.task_count = 100;
+  f.base.runtime_removed = 6700;    // 67 ns per task at 1e9 ticks per second
+  f.other.runtime_removed = 19400;  // 194 ns
+  std::string all;
+  for (const auto& n : report::diff_notes(f.b, f.o, f.diff)) all += n + "\n";
+  EXPECT_NE(all.find("runtime's own cost was taken out of the work (67 ns per task in base, 194 in "
+                     "other)"),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("--keep-runtime-cost"), std::string::npos) << all;
+  const json j = json::parse(report::render_diff(f.b, f.o, f.diff, report::Format::Json, 100));
+  EXPECT_EQ(j["notes"].size(), 1u) << j["notes"].dump();
 }
 
 }  // namespace

@@ -134,13 +134,25 @@ TEST_F(Loops, StencilProxyHasItsAnalyticParallelismWithOneTwoAndFourThreads) {
   a.par_tol = 0.15;
   for (int threads : {1, 2, 4}) {
     SCOPED_TRACE("OMP_NUM_THREADS=" + std::to_string(threads));
-    auto p = profile_analytic(example("stencil", "clang"), {}, a, default_env(threads));
+    // Each loop's parallelism is a timing too (a pause in one chunk lowers it): judged, and
+    // retried, with the run's other timings.
+    auto loops_parallel = [](const Profiled& run) -> std::string {
+      std::string m;
+      for (const char* marker : {"site: stencil-flux", "site: stencil-update"})
+        for (const json& loop :
+             sites_at(run.report, "stencil.c", marker_line("stencil.c", marker), "loop"))
+          if (num(loop, "parallelism") <= 64 / 1.15)
+            m += std::string(marker) + ": parallelism " + std::to_string(num(loop, "parallelism")) +
+                 ", not above 64 / 1.15\n";
+      return m;
+    };
+    auto p = profile_analytic(example("stencil", "clang"), {}, a, default_env(threads), 0,
+                              loops_parallel);
     if (p.report.is_null()) continue;
     for (const char* marker : {"site: stencil-flux", "site: stencil-update"}) {
       json loop = expect_site(p.report, "stencil.c", marker, "loop");
       if (!loop.is_null()) {
         EXPECT_EQ(num(loop, "count"), 4) << marker;
-        EXPECT_GT(num(loop, "parallelism"), 64 / 1.15) << marker;
       }
     }
   }

@@ -213,6 +213,24 @@ std::vector<std::string> diff_notes(const DiffRun& base, const DiffRun& other, c
         "run at once, so contention and false sharing show only in part; record on a quiet "
         "machine",
         100.0 * double(other.model->preempted) / other_time));
+  // The work the model reports leaves out the runtime's own cost between events, estimated per
+  // kind of interval (docs/model.md): per task it grows with the team (a team of several threads
+  // queues, steals and waits where a one-thread team runs each task at once), so a recording on
+  // more threads may show less work than the oracle, and a user must know that the comparison
+  // is of the tasks' own code.
+  const auto per_task_ns = [](const DiffRun& r) {
+    const model::Model& m = *r.model;
+    return m.task_count && r.tsc_hz > 0
+               ? double(m.runtime_removed) / double(m.task_count) / r.tsc_hz * 1e9
+               : 0.0;
+  };
+  if (base.model->runtime_removed > 0 || other.model->runtime_removed > 0)
+    notes.push_back(fmt::format(
+        "the OpenMP runtime's own cost was taken out of the work ({:.0f} ns per task in base, "
+        "{:.0f} in other): the work compared is the tasks' own code; --keep-runtime-cost compares "
+        "what the strands measured, the runtime's cost included (which grows with the team: "
+        "queuing, stealing and waiting for tasks)",
+        per_task_ns(base), per_task_ns(other)));
   if (basename_of(base.info.program) != basename_of(other.info.program))
     notes.push_back(fmt::format("different executables ({} and {}): units are matched by name",
                                 basename_of(base.info.program), basename_of(other.info.program)));
