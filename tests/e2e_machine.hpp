@@ -99,8 +99,8 @@ inline double machine_pause_fraction(int ms = 100) {
 // under `quiet` of its time to pauses (machine_pause_fraction), so that the retry does not
 // fall into the same burst as the run it repeats. Says in the log (`tag`: the test's) what it
 // saw when it had to wait (`tag` as false_sharing_shows_now's: "[ " tag "]" opens the line).
-inline void wait_for_quiet_machine(const std::string& tag, double quiet = 0.05,
-                                   double max_seconds = 10) {
+inline double wait_for_quiet_machine(const std::string& tag, double quiet = 0.05,
+                                     double max_seconds = 10) {
   const auto start = std::chrono::steady_clock::now();
   double worst = 0, now = machine_pause_fraction();
   while (now >= quiet) {
@@ -119,6 +119,7 @@ inline void wait_for_quiet_machine(const std::string& tag, double quiet = 0.05,
               << "% of its time to pauses; waited " << std::round(10 * waited) / 10 << " s (now "
               << percent(now) << "%)\n";
   }
+  return worst;
 }
 
 }  // namespace tasklens::e2e

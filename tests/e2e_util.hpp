@@ -619,14 +619,17 @@ class E2E : public ::testing::Test {
       std::cerr << "[ e2e      ] " << exe << ": first run off the analytic profile, retrying:\n"
                 << p.mismatch;
       // Disturbances of a shared VM (writeback, a host stealing the vCPU, the kernel's memory
-      // reclaim) come in bursts: let one pass before each further run (two more at most).
-      for (int attempt = 2; attempt <= 3 && !p.mismatch.empty(); ++attempt) {
-        usleep(1000000 * (attempt - 1));
-        wait_for_quiet_machine("e2e      ");
+      // reclaim) come in bursts: let one pass before each further run (two more at most, and
+      // one more for each of up to two runs after which the machine was seen losing 10% of its
+      // time to pauses: a CI run once failed a test's three runs while the host lost 22-32%).
+      int last = 3;
+      for (int attempt = 2; attempt <= last && !p.mismatch.empty(); ++attempt) {
+        usleep(1000000 * std::min(attempt - 1, 2));
+        if (wait_for_quiet_machine("e2e      ") >= 0.10 && last < 5) ++last;
         Profiled again = profile(exe, args, env, expect_exit);
         again.mismatch = mismatch(again);
         again.attempts = attempt;
-        if (!again.mismatch.empty() && attempt < 3)
+        if (!again.mismatch.empty() && attempt < last)
           std::cerr << "[ e2e      ] " << exe << ": run " << attempt << " off too, retrying:\n"
                     << again.mismatch;
         p = again;
