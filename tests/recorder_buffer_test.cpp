@@ -193,14 +193,14 @@ TEST(RecorderBuffer, SeveralWritersManyThreadsTinyPool) {
 // whichever threads have them (one writer at a time per thread: the order holds), and give the
 // written chunks back to the waiting threads.
 TEST(RecorderBuffer, HelpersStartWhenTheWritersFallBehind) {
-  Scenario s;
-  s.threads = 8;
-  s.writers = 1;
-  s.max_writers = 3;
-  s.max_chunks = 12;
-  s.writer_delay_us = 1000;  // far slower than the producers, even under TSan
-  s.events = 400000;         // ~ 6 chunks per thread: 48 chunks through a pool of 12
-  recorder::WriterStats stats = record_and_check(s);
+  // A writer far slower than the producers, even under TSan; ~ 6 chunks per thread: 48 chunks
+  // through a pool of 12.
+  const recorder::WriterStats stats = record_and_check({.threads = 8,
+                                                        .writers = 1,
+                                                        .max_writers = 3,
+                                                        .max_chunks = 12,
+                                                        .writer_delay_us = 1000,
+                                                        .events = 400000});
   EXPECT_GE(stats.helpers, 1u) << "the threads waited, yet no helper started";
   EXPECT_LE(stats.helpers, 2u) << "more writers than max_writers";
   EXPECT_EQ(stats.writers, 1u + stats.helpers);
@@ -209,13 +209,9 @@ TEST(RecorderBuffer, HelpersStartWhenTheWritersFallBehind) {
 
 // Writers that keep up start no helper, whatever max_writers allows.
 TEST(RecorderBuffer, NoHelperWhileTheWritersKeepUp) {
-  Scenario s;
-  s.threads = 2;
-  s.writers = 1;
-  s.max_writers = 4;
-  s.max_chunks = 64;  // more than the threads ever fill: nobody waits
-  s.events = 100000;
-  recorder::WriterStats stats = record_and_check(s);
+  // A pool of more chunks than the threads ever fill: nobody waits.
+  const recorder::WriterStats stats = record_and_check(
+      {.threads = 2, .writers = 1, .max_writers = 4, .max_chunks = 64, .events = 100000});
   EXPECT_EQ(stats.stalls, 0u);
   EXPECT_EQ(stats.helpers, 0u);
   EXPECT_EQ(stats.writers, 1u);

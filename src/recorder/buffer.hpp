@@ -9,8 +9,10 @@
 // There are several writers on a large machine (WriterConfig::writers): one LZ4 stream
 // compresses ~0.5-0.7 GB/s per core and one busy fine-grained thread makes ~50 MB/s of events,
 // so a single writer would saturate at 10-14 busy threads. Each thread's buffer belongs to one
-// writer (assigned when it registers), which writes that thread's chunks in order; writers
-// compress without any lock and take the file's lock only for the write() of a finished block.
+// writer (assigned when it registers), which writes that thread's chunks in order; when the
+// writers fall behind, helpers take over backlogs (WriterConfig::max_writers), one writer at a
+// time per thread (ThreadBuffer::claim). Writers compress without any lock and take the file's
+// lock only for the write() of a finished block.
 //
 // Nothing on a program thread's path waits for a lock the writer can hold: a full chunk goes to
 // the writer through the thread's own single-producer ring, and comes back through another one;

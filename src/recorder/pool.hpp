@@ -113,8 +113,8 @@ inline bool owned_by(Pool& p, const ThreadBuffer* b, unsigned w) {
 // The right to write b's chunks and push to its spare ring (ThreadBuffer::claim): never waited
 // for; a writer that does not get it leaves b to the one that has it.
 inline bool try_claim(ThreadBuffer* b) {
-  uint32_t free = 0;
-  return b->claim.compare_exchange_strong(free, 1, std::memory_order_acquire,
+  uint32_t unclaimed = 0;
+  return b->claim.compare_exchange_strong(unclaimed, 1, std::memory_order_acquire,
                                           std::memory_order_relaxed);
 }
 inline void release_claim(ThreadBuffer* b) { b->claim.store(0, std::memory_order_release); }

@@ -1,7 +1,10 @@
 // The writer threads: each compresses the full chunks of its own threads (buffer slot % number
 // of writers) without any lock, writes them under file_mutex, recycles them, and every flush
 // period writes the published part of its threads' current chunks and their context switches.
-// Writer 0 also writes the side records and the clock pairs and faults the arena in ahead.
+// Writer 0 also writes the side records and the clock pairs, faults the arena in ahead and
+// starts helpers while the writers fall behind: a helper owns no thread and writes the full
+// chunks of whichever thread has some. Each thread's claim keeps its chunks to one writer at a
+// time, in order.
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -176,35 +179,41 @@ Writer& home(Pool& p, const ThreadBuffer* b) {
 
 // Called with b's claim held (so that this is the one producer of b's spare ring), by b's own
 // writer or by a helper (`helper`), or by the finishing thread once every writer has stopped.
+// The chunk goes back to its thread when that thread waits for one (woken here) or has room for
+// a spare while its writer serves no waiting thread; else to the stash of b's writer, which
+// serves its waiting threads, or, from a helper (a stash is its writer's alone), to the shared
+// stash the writers serve waiting threads from.
 void give_back(Pool& p, ThreadBuffer* b, Chunk* c, bool helper) {
+  Writer& w = home(p, b);
   c->written = 0;
   c->committed.store(0, std::memory_order_relaxed);
-  if (helper) {
-    // A helper has no stash of its own: the chunk goes to its thread when that thread waits
-    // for one or has room for a spare while its writer serves no waiting thread, else to the
-    // shared stash, where the writers serving waiting threads find it.
-    Writer& w = writer_of(p, b);
-    const bool waiting = b->waiting.load(std::memory_order_acquire);
-    if ((waiting || w.waiters.load(std::memory_order_acquire) == 0) &&
-        b->spare.size() < kSpareKeep && b->spare.push(c)) {
-      if (waiting) {
-        b->spare_word.fetch_add(1, std::memory_order_release);
-        futex_wake_one(&b->spare_word);
-      }
-      return;
+  const bool waiting = b->waiting.load(std::memory_order_acquire);
+  if ((waiting || w.waiters.load(std::memory_order_acquire) == 0) && b->spare.size() < kSpareKeep &&
+      b->spare.push(c)) {
+    if (waiting) {
+      b->spare_word.fetch_add(1, std::memory_order_release);
+      futex_wake_one(&b->spare_word);
     }
-    {
-      std::lock_guard<std::mutex> lock(p.shared_stash_mutex);
-      p.shared_stash.push_back(c);
-    }
-    if (w.waiters.load(std::memory_order_acquire) != 0) wake_writer(w);
     return;
   }
-  Writer& w = home(p, b);
-  if (w.waiters.load(std::memory_order_acquire) == 0 && b->spare.size() < kSpareKeep &&
-      b->spare.push(c))
+  if (!helper) {
+    w.stash.push_back(c);
     return;
-  w.stash.push_back(c);
+  }
+  {
+    std::lock_guard<std::mutex> lock(p.shared_stash_mutex);
+    p.shared_stash.push_back(c);
+  }
+  if (w.waiters.load(std::memory_order_acquire) != 0) wake_writer(w);
+}
+
+// Moves writer w's stashed chunks to b's spare ring while it has room, unless another writer
+// holds b's claim (then that one fills it).
+void refill_spares(Writer& w, ThreadBuffer* b) {
+  if (!try_claim(b)) return;
+  while (!w.stash.empty() && b->spare.size() < kSpareKeep && b->spare.push(w.stash.back()))
+    w.stash.pop_back();
+  release_claim(b);
 }
 
 // Moves chunks from the shared stash (what helpers could not give back) to writer w's stash.
@@ -216,23 +225,18 @@ void take_shared_stash(Pool& p, Writer& w) {
   }
 }
 
-// Serves writer `me`'s threads that wait for a chunk: from its stash, else from any other
-// thread's spares (a thread that stopped making events would otherwise keep them; taking from
-// a spare ring is safe for any number of takers), and wakes them. Only writer `me` pushes to
-// its threads' spare rings, as each ring has one producer.
+// Serves writer `me`'s threads that wait for a chunk: from its stash, else from the shared
+// stash, else from any other thread's spares (a thread that stopped making events would
+// otherwise keep them; taking from a spare ring is safe for any number of takers), and wakes
+// them. A spare ring has one producer: whoever holds its thread's claim pushes to it.
 void serve_waiters(Pool& p, unsigned me) {
   Writer& w = p.writers[me];
   if (w.waiters.load(std::memory_order_acquire) == 0) {
     // Nobody of ours waits: what the stash holds goes back to our threads' spare rings, where
     // the other writers find it for their waiting threads (a stash only its writer sees).
-    // A spare ring whose claim a helper holds is the helper's to fill for now.
     for (ThreadBuffer* b = p.buffers.load(std::memory_order_acquire); b && !w.stash.empty();
-         b = b->next.load(std::memory_order_relaxed)) {
-      if (!owned_by(p, b, me) || !try_claim(b)) continue;
-      while (!w.stash.empty() && b->spare.size() < kSpareKeep && b->spare.push(w.stash.back()))
-        w.stash.pop_back();
-      release_claim(b);
-    }
+         b = b->next.load(std::memory_order_relaxed))
+      if (owned_by(p, b, me)) refill_spares(w, b);
     return;
   }
   for (ThreadBuffer* b = p.buffers.load(std::memory_order_acquire); b;
@@ -247,11 +251,7 @@ void serve_waiters(Pool& p, unsigned me) {
     }
     // Without the claim, a helper is writing b's chunks: it gives one back to b (which waits)
     // as soon as it is written.
-    if (try_claim(b)) {
-      while (!w.stash.empty() && b->spare.size() < kSpareKeep && b->spare.push(w.stash.back()))
-        w.stash.pop_back();
-      release_claim(b);
-    }
+    refill_spares(w, b);
     b->spare_word.fetch_add(1, std::memory_order_release);
     futex_wake_one(&b->spare_word);
   }
@@ -337,9 +337,9 @@ void writer_pass(Pool& p, unsigned me, bool flush) {
 // of CPU per fine-grained task). A program kept to some CPUs (taskset, OMP_PLACES aside: this is
 // the process's mask when the recorder starts) leaves the others idle: the writers run there, so
 // that recording takes none of the program's CPU time for it. With no CPU outside the mask, or if
-// the kernel refuses (a cpuset), they stay where they were.
-// The program's mask, taken by writer_start on the program's thread: a helper is started by
-// writer 0, whose own mask is already the other CPUs'.
+// the kernel refuses (a cpuset), they stay where they were. The mask is the one writer_start
+// took on the program's thread: a helper is started by writer 0, whose own mask is already the
+// other CPUs'.
 cpu_set_t g_program_cpus;
 bool g_program_cpus_known = false;
 
