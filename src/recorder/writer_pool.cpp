@@ -301,9 +301,62 @@ void write_switches(Pool& p, Writer& ctx, uint64_t lost) {
   ctx.switches.clear();
 }
 
+// ------------------------------------------------------------------------------ helpers
+
+void* writer_main(void* arg);
+int64_t ms_between(const timespec& a, const timespec& b);
+
+// Writer 0 watches whether the writers are behind: a thread with a backlog of full chunks past
+// behind_chunks_for, or a thread waiting for a chunk. Once they have been at every look for
+// kBehindMs, it starts one more helper (at most one per kHelperEveryMs, up to
+// Pool::max_helpers), and wakes the running ones while they are behind. It looks before each of
+// its passes and after each thread it writes in one: a pass over threads with long backlogs
+// takes a long time (a chunk is a millisecond of compression), and a judgement made only
+// between passes came so late that a 2 s run of 8 busy threads started no helper.
+constexpr int64_t kBehindMs = 5;
+constexpr int64_t kHelperEveryMs = 10;
+
+struct HelperWatch {
+  bool behind = false;
+  timespec behind_since{};
+  timespec last_helper{};
+};
+
+void consider_helpers(Pool& p, HelperWatch& watch) {
+  const uint32_t limit =
+      behind_chunks_for(p.config.max_chunks, p.registered.load(std::memory_order_relaxed));
+  const unsigned homes = p.writer_count.load(std::memory_order_relaxed);
+  bool behind = false;
+  for (unsigned i = 0; i < homes && !behind; ++i)
+    behind = p.writers[i].waiters.load(std::memory_order_relaxed) > 0;
+  for (ThreadBuffer* b = p.buffers.load(std::memory_order_acquire); b && !behind;
+       b = b->next.load(std::memory_order_relaxed))
+    behind = b->full.size() >= limit;
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  if (!behind || !watch.behind) watch.behind_since = now;
+  watch.behind = behind;
+  if (!behind) return;
+  const unsigned helpers = p.helper_count.load(std::memory_order_relaxed);
+  for (unsigned i = 0; i < helpers; ++i) wake_writer(p.writers[homes + i]);
+  if (ms_between(watch.behind_since, now) < kBehindMs || helpers >= p.max_helpers ||
+      ms_between(watch.last_helper, now) < kHelperEveryMs || p.stop.load(std::memory_order_acquire))
+    return;
+  // This thread blocks every signal (writer_start created it so): the helper inherits that.
+  const unsigned me = homes + helpers;
+  if (pthread_create(&p.writers[me].thread, nullptr, writer_main,
+                     reinterpret_cast<void*>(static_cast<uintptr_t>(me))) != 0) {
+    p.max_helpers = helpers;  // the system's thread limit: no more tries
+    return;
+  }
+  p.helper_count.store(helpers + 1, std::memory_order_release);
+  watch.last_helper = now;
+  watch.behind_since = now;  // the new helper's effect is judged afresh
+}
+
 // One pass of writer `me`: its threads' full chunks first (then recycled), then, on a flush,
 // the published tail of their current chunks and their context switches.
-void writer_pass(Pool& p, unsigned me, bool flush) {
+void writer_pass(Pool& p, unsigned me, bool flush, HelperWatch* watch) {
   Writer& w = p.writers[me];
   if (me == 0) write_side_records(p);
   // A thread switching tens of thousands of times a second fills its switch ring within one
@@ -320,7 +373,7 @@ void writer_pass(Pool& p, unsigned me, bool flush) {
   for (ThreadBuffer* b = p.buffers.load(std::memory_order_acquire); b;
        b = b->next.load(std::memory_order_relaxed))
     if (owned_by(p, b, me)) {
-      write_full_chunks(p, w, b);
+      if (write_full_chunks(p, w, b) && watch) consider_helpers(p, *watch);
       drain_full_rings();
     }
   serve_waiters(p, me);
@@ -389,44 +442,6 @@ void helper_loop(Pool& p, unsigned me) {
   note_cpu(w);
 }
 
-void* writer_main(void* arg);
-
-// Writer 0, before each pass: whether the writers are behind (a thread with a backlog of full
-// chunks past behind_chunks_for, or a thread waiting for a chunk), and if they have been for
-// kBehindPasses passes in a row, one more helper (at most one per kHelperEveryMs, up to
-// Pool::max_helpers). Running helpers are woken while the writers are behind.
-constexpr int kBehindPasses = 3;
-constexpr int64_t kHelperEveryMs = 10;
-
-void consider_helpers(Pool& p, int& behind_passes, timespec& last_helper, const timespec& now) {
-  const uint32_t limit =
-      behind_chunks_for(p.config.max_chunks, p.registered.load(std::memory_order_relaxed));
-  const unsigned homes = p.writer_count.load(std::memory_order_relaxed);
-  bool behind = false;
-  for (unsigned i = 0; i < homes && !behind; ++i)
-    behind = p.writers[i].waiters.load(std::memory_order_relaxed) > 0;
-  for (ThreadBuffer* b = p.buffers.load(std::memory_order_acquire); b && !behind;
-       b = b->next.load(std::memory_order_relaxed))
-    behind = b->full.size() >= limit;
-  behind_passes = behind ? behind_passes + 1 : 0;
-  if (!behind) return;
-  const unsigned helpers = p.helper_count.load(std::memory_order_relaxed);
-  for (unsigned i = 0; i < helpers; ++i) wake_writer(p.writers[homes + i]);
-  if (behind_passes < kBehindPasses || helpers >= p.max_helpers ||
-      ms_between(last_helper, now) < kHelperEveryMs || p.stop.load(std::memory_order_acquire))
-    return;
-  // This thread blocks every signal (writer_start created it so): the helper inherits that.
-  const unsigned me = homes + helpers;
-  if (pthread_create(&p.writers[me].thread, nullptr, writer_main,
-                     reinterpret_cast<void*>(static_cast<uintptr_t>(me))) != 0) {
-    p.max_helpers = helpers;  // the system's thread limit: no more tries
-    return;
-  }
-  p.helper_count.store(helpers + 1, std::memory_order_release);
-  last_helper = now;
-  behind_passes = 0;
-}
-
 void* writer_main(void* arg) {
   const auto me = static_cast<unsigned>(reinterpret_cast<uintptr_t>(arg));
   pthread_setname_np(pthread_self(), "tasklens-writer");  // 15 characters: the kernel's limit
@@ -445,8 +460,7 @@ void* writer_main(void* arg) {
     helper_loop(p, me);
     return nullptr;
   }
-  timespec last_helper{};
-  int behind_passes = 0;
+  HelperWatch watch;  // writer 0's
   timespec last_sync, last_flush;
   clock_gettime(CLOCK_MONOTONIC, &last_sync);
   last_flush = last_sync;
@@ -471,9 +485,9 @@ void* writer_main(void* arg) {
     timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     const bool flush = ms_between(last_flush, now) >= p.config.flush_period_ms;
-    // Judged before the pass drains the backlogs it would see.
-    if (me == 0) consider_helpers(p, behind_passes, last_helper, now);
-    writer_pass(p, me, flush);
+    // Judged before the pass drains the backlogs it would see, and during it.
+    if (me == 0) consider_helpers(p, watch);
+    writer_pass(p, me, flush, me == 0 ? &watch : nullptr);
     if (flush) last_flush = now;
     if (me == 0) {
       populate_ahead(p);
