@@ -262,6 +262,34 @@ TEST_P(Semantics, ConstructsDuplicatedByTheCompilerAreOneRowPerSite) {
   }
 }
 
+// A detached task ends when its event is fulfilled, not when its body ends: the task that depends
+// on it waits for the fulfilment, S = max(b1 + b2, max(a, b1) + c) = 80000 (a tool that ended it
+// with its body: a + c = 50000), and the fulfilling task's work after the call stays its own
+// (W = 100000). Fulfilled after its body ended (the defaults) and while it still runs (a = 40000,
+// b1 = 10000). gcc's detach clause cannot run under libomp: `record` refuses the gcc build before
+// it runs (exit code 3, no trace) and says why.
+TEST_P(Semantics, ADetachedTaskEndsWhenItsEventIsFulfilled) {
+  if (gcc()) {
+    const std::string out = path("detach.tlens");
+    RunResult r = record(exe("sem_detach"), {}, out);
+    EXPECT_TRUE(r.exited(3)) << r.describe();
+    EXPECT_NE(r.err.find("detach"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("clang"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out.find("analytic"), std::string::npos) << "the program ran:\n" << r.out;
+    EXPECT_FALSE(std::filesystem::exists(out));
+    return;
+  }
+  auto late = profile_analytic(exe("sem_detach"), {}, {100000, 80000});
+  expect_report_invariants(late.report);
+  json b = expect_site(late.report, "sem_detach.c", "site: detach-B", "task");
+  if (!b.is_null()) {
+    EXPECT_NEAR(num(b, "work") / kUnitTicks, 50000, 50000 * 0.1) << b;
+  }
+  auto early =
+      profile_analytic(exe("sem_detach"), {"40000", "10000", "10000", "40000"}, {100000, 80000});
+  expect_report_invariants(early.report);
+}
+
 INSTANTIATE_TEST_SUITE_P(Compilers, Semantics, ::testing::Values("clang", "gcc"), compiler_name);
 
 }  // namespace

@@ -26,6 +26,7 @@
 #include "cli/errors.hpp"
 #include "cli/output_file.hpp"
 #include "cli/runtime_calibration.hpp"
+#include "cli/runtime_compat.hpp"
 #include "recorder/metric.hpp"
 #include "recorder/switches.hpp"
 #include "trace/losses.hpp"
@@ -266,6 +267,17 @@ int run_record(const RecordOptions& opt) {
       std::find(metrics.begin(), metrics.end(), trace::Metric::Tsc) != metrics.end();
   std::string recorder_lib = find_recorder();
   std::string runtime = find_runtime(opt.runtime);
+  // A program the preloaded runtime cannot run is refused before it runs, not crashed
+  // (runtime_compat.hpp); an explicit --runtime runs it anyway.
+  if (!runtime.empty() && opt.runtime.empty()) {
+    const char* path_list = getenv("PATH");
+    const std::string program =
+        find_command(opt.command[0], path_list ? path_list : "/bin:/usr/bin");
+    if (!program.empty())
+      if (std::string why = gomp_incompatibility(opt.command[0], read_elf_dynamic(program));
+          !why.empty())
+        throw EnvironmentError(why);
+  }
 
   // Only a trace file is kept as .old: a directory or a device named by mistake (-o /tmp,
   // -o /dev/null) would be renamed away. A symlink is followed, as export's -o is
@@ -510,6 +522,8 @@ int run_record(const RecordOptions& opt) {
                                     scan.events_lost, scan.finish_reason))
           fmt::print(stderr, "tasklens: {}: {}\n", loss.cause == "exec" ? "note" : "warning",
                      loss.message);
+        if (std::string note = gomp_crash_note(killed_by, scan.libgomp); !note.empty())
+          fmt::print(stderr, "tasklens: note: {}\n", note);
         if (!scan.has_finish && !killed_by)
           fmt::print(stderr, "tasklens: warning: the trace is incomplete ({})\n",
                      trace::incomplete_cause(true, ls.exit_code, 0));

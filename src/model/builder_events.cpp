@@ -91,17 +91,26 @@ void Builder::on_create(const Event& e, uint32_t thread) {
 void Builder::on_schedule(const Event& e, uint32_t thread) {
   uint32_t prior = e.f[0] ? task(e.f[0]) : kNone;
   uint64_t status = e.f[1];
+  if (status == kStatusEarlyFulfill || status == kStatusLateFulfill) {
+    // Not a switch: the thread that called omp_fulfill_event goes on with its own task.
+    if (prior != kNone) on_fulfill(prior, thread, e.time, status == kStatusLateFulfill);
+    return;
+  }
   uint32_t next = e.f[2] ? task(e.f[2]) : kNone;
   if (prior != kNone) {
     TaskState& ps = tasks_[prior];
     close_strand(prior);
-    if (status == kStatusComplete || status == kStatusCancel || status == kStatusDetach ||
-        status == kStatusLateFulfill) {
+    if (status == kStatusComplete || status == kStatusCancel || status == kStatusDetach) {
       ps.done = true;
       end_task_regions(prior);
       if (ps.extra && ps.extra->chunks) join_chunks(prior);
       if ((ps.flags & kTaskUndeferred) && ps.parent != kNone)
         add_next_pred(ps.parent, kTaskRef | prior);
+      // Fulfilled while its body ran: it completes at the later of the two.
+      if (status != kStatusDetach && ps.extra && ps.extra->fulfill_join != kNone) {
+        edge(ps.prev, ps.extra->fulfill_join);
+        ps.prev = ps.extra->fulfill_join;
+      }
     }
   }
   current_[thread] = next;
@@ -118,6 +127,40 @@ void Builder::on_schedule(const Event& e, uint32_t thread) {
     edge(ns.creator_strand, s);
   } else if (!ns.waiting && !ns.done && ns.open == kNone) {
     continue_task(next, thread, e.time);  // resumed after a suspension (taskyield, untied)
+  }
+}
+
+// A task with a detach clause completes once its body has ended AND its event is fulfilled
+// (omp_fulfill_event), so what the fulfilling task did before that call comes before the
+// detached task's end: before the tasks that depend on it, and before the taskwait, taskgroup
+// or barrier that waits for it. The runtime reports the call as a switch from the detached
+// task to no task (early: its body still runs; late: it has ended). The fulfilment becomes a
+// strand of no work in the fulfilling task, after its strand up to the call, and that strand
+// is the detached task's end: it follows the detached task's body at once if that has ended,
+// else when it does. It lies in the fulfilling task, not the detached one, so that in the
+// serial order it comes after the work it waits for (the fulfilling task is usually created
+// after the detached one, and the tasks waiting for the detached one after both).
+void Builder::on_fulfill(uint32_t detached, uint32_t thread, uint64_t time, bool late) {
+  const uint32_t me = current_[thread];
+  // A thread outside every task (one the program made), or the task fulfilling its own event:
+  // no other strand comes before the end.
+  if (me == kNone || me == detached || tasks_[me].scope == kNone || tasks_[detached].scope == kNone)
+    return;
+  const bool was_open = tasks_[me].open != kNone;
+  const uint32_t before = close_strand(me);
+  const uint32_t scope = tasks_[me].scope;
+  const uint32_t join = static_cast<uint32_t>(strands_.size());
+  strands_.push_back(PStrand{0, time, time, thread, scope, code_id(cur_code_), code_id(cur_code_)});
+  append_item(scope, join);
+  fulfill_joins_.push_back(join);
+  edge(before, join);
+  if (was_open) edge(before, open_strand(me, thread, time));
+  TaskState& ds = tasks_[detached];
+  if (late && ds.done) {
+    edge(ds.prev, join);
+    ds.prev = join;
+  } else {
+    ds.more().fulfill_join = join;
   }
 }
 

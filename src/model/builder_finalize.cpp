@@ -176,7 +176,7 @@ Model Builder::finalize() {
   std::vector<uint32_t>().swap(first_strand);
   std::vector<PNode>().swap(nodes_);
   std::vector<std::vector<uint32_t>>().swap(ids_);
-  uint64_t backward = 0;
+  uint64_t backward = 0, backward_fulfill = 0;  // of which from a detached task's fulfilment
   // Strands move to their final place in sequential passes over blocks of the provisional ones
   // (the scattered accesses are writes, which do not stall like scattered reads), taken by this
   // thread and, once the edges are done, by theirs.
@@ -207,19 +207,19 @@ Model Builder::finalize() {
   // the CSR arrays (no comparison sort: there are millions of edges). On a thread of their own:
   // they need only the numbering, like the strands' move.
   std::future<void> edges_done = std::async(std::launch::async, [&] {
-    auto resolve = [&](uint32_t ref) -> uint32_t {
-      uint32_t from = (ref & kTaskRef) ? task_end[ref & ~kTaskRef] : ref;
-      return from == kNone ? kNone : strand_id[from];  // kNone: the task never ran (killed)
-    };
     m.pred_begin.assign(size_t{next_strand} + 1, 0);
     for (auto& [ref, to] : edges_) {
-      uint32_t a = resolve(ref), b = strand_id[to];
+      const uint32_t from = (ref & kTaskRef) ? task_end[ref & ~kTaskRef] : ref;
+      // kNone: the task never ran (killed)
+      uint32_t a = from == kNone ? kNone : strand_id[from], b = strand_id[to];
       if (a == kNone || b == kNone || a == b) {
         to = kNone;
         continue;
       }
       if (a > b) {
         ++backward;
+        if (std::binary_search(fulfill_joins_.begin(), fulfill_joins_.end(), from))
+          ++backward_fulfill;
         to = kNone;
         continue;
       }
@@ -389,9 +389,15 @@ Model Builder::finalize() {
     m.warnings.push_back(std::to_string(region_unmatched_) +
                          " region end(s) had no matching begin in the same task (or a different "
                          "name) and were ignored");
-  if (backward)
-    m.warnings.push_back(std::to_string(backward) +
+  if (backward > backward_fulfill)
+    m.warnings.push_back(std::to_string(backward - backward_fulfill) +
                          " dependence edges contradicted the program order and were ignored");
+  if (backward_fulfill)
+    m.warnings.push_back(
+        std::to_string(backward_fulfill) +
+        " task(s) waiting for a detached task were created before the task that fulfilled its "
+        "event: tasklens cannot order them after the fulfilment (they count as starting when "
+        "its body ended), so the span may be too short");
   if (anomalies_)
     m.warnings.push_back(std::to_string(anomalies_) +
                          " events did not match the construct they belong to (the trace may "

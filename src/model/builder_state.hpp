@@ -22,7 +22,7 @@ using trace::EventKind;
 constexpr uint64_t kTaskInitial = 0x1;
 constexpr uint64_t kTaskUndeferred = 0x08000000;
 constexpr uint64_t kStatusComplete = 1, kStatusCancel = 3, kStatusDetach = 4,
-                   kStatusLateFulfill = 6;
+                   kStatusEarlyFulfill = 5, kStatusLateFulfill = 6;
 constexpr uint64_t kSyncBarrier = 1, kSyncBarrierImplicit = 2, kSyncBarrierExplicit = 3,
                    kSyncBarrierImplementation = 4, kSyncTaskwait = 5, kSyncTaskgroup = 6,
                    kSyncBarrierImplicitWorkshare = 8, kSyncBarrierImplicitParallel = 9,
@@ -86,6 +86,9 @@ struct TaskExtra {
   // oneTBB: the strand before the task's current chunk, and its chunks' last strands (each
   // joins the task's last strand, not the chunk after it).
   uint32_t chunk_fork = kNone;
+  // A detached task fulfilled before its body ended: the strand that stands for the fulfilment
+  // (Builder::on_fulfill), which becomes the task's end when its body ends.
+  uint32_t fulfill_join = kNone;
   std::vector<uint32_t>* next_preds = nullptr;  // joins into the next strand this task opens
   std::vector<uint32_t>* loop_members = nullptr;
   std::unordered_map<uint64_t, DepEntry>* deps = nullptr;  // for its children's depend clauses
@@ -324,6 +327,7 @@ class Builder {
   void on_implicit_begin(const Event& e, uint32_t thread);
   void on_create(const Event& e, uint32_t thread);
   void on_schedule(const Event& e, uint32_t thread);
+  void on_fulfill(uint32_t detached, uint32_t thread, uint64_t time, bool late);
   void on_sync_begin(const Event& e, uint32_t thread);
   void on_sync_end(const Event& e, uint32_t thread);
   void on_work_begin(const Event& e, uint32_t thread);
@@ -355,6 +359,7 @@ class Builder {
   std::vector<PNode> nodes_;
   std::vector<PStrand> strands_;
   std::vector<std::pair<uint32_t, uint32_t>> items_;  // (node, item) in append order
+  std::vector<uint32_t> fulfill_joins_;  // on_fulfill's strands, in creation order (sorted)
   std::vector<std::pair<uint32_t, uint32_t>> edges_;  // (source or kTaskRef | task, target)
   std::vector<Site> sites_;
   std::unordered_map<uint64_t, uint32_t> site_ids_;
