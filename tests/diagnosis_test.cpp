@@ -125,6 +125,81 @@ TEST(Diagnosis, SerialFragmentsAreListedByCriticalShare) {
   EXPECT_EQ(serial[0].critical, 600u);
 }
 
+// A parallel region entered 100 times in a row (a time-step loop around `parallel for`): each
+// entry holds `own` of its own (the team's start and end) around a loop of two chunks of 100.
+struct Entries {
+  Model m;
+  std::vector<report::SiteLabel> labels;
+  report::FragmentLabels fragments;
+  analysis::Profile profile;
+  explicit Entries(uint64_t own, double ticks_per_second = 1e9, uint64_t entries = 100) {
+    ModelBuilder b;
+    const uint32_t par = b.add_site(SiteKind::Parallel);
+    const uint32_t loop = b.add_site(SiteKind::Loop);
+    uint32_t prev = b.strand(10);
+    for (uint64_t i = 0; i < entries; ++i) {
+      b.open(NodeKind::Parallel, par);
+      const uint32_t fork = b.strand(own / 2, {prev});
+      b.open(NodeKind::Loop, loop);
+      const uint32_t c0 = b.strand(100, {fork}, 0), c1 = b.strand(100, {fork}, 1);
+      b.close();
+      prev = b.strand(own - own / 2, {c0, c1});
+      b.close();
+    }
+    b.strand(0, {prev});
+    m = b.finish();
+    m.thread_count = 2;
+    m.ticks_per_second = ticks_per_second;
+    labels = {{"<program>", "", 0, "(outside any construct)", false, ""},
+              {"s.c:12", "/src/s.c", 12, "main", false, ""},
+              {"s.c:13", "/src/s.c", 13, "main", false, ""}};
+    profile = analysis::compute_profile(m);
+  }
+  std::vector<report::DiagnosisItem> diagnose() const {
+    report::DiagnosisInput in;
+    in.model = &m;
+    in.profile = &profile;
+    in.labels = &labels;
+    return report::diagnose(in);
+  }
+};
+
+const report::DiagnosisItem* find_kind(const std::vector<report::DiagnosisItem>& items,
+                                       const std::string& kind) {
+  for (const auto& d : items)
+    if (d.kind == kind) return &d;
+  return nullptr;
+}
+
+TEST(Diagnosis, ARegionEnteredAgainAndAgainIsToldToBeEnteredOnce) {
+  Entries e(60);  // 60 of 160 per entry: 6000 of the 16010 critical path, 37%
+  ASSERT_EQ(e.profile.span, 10u + 100 * 160);
+  const auto items = e.diagnose();
+  const report::DiagnosisItem* d = find_kind(items, "region-entries");
+  ASSERT_NE(d, nullptr) << report::diagnosis_table(items);
+  EXPECT_EQ(d->location, "s.c:12");
+  EXPECT_NE(d->finding.find("entered 100 times"), std::string::npos) << d->finding;
+  EXPECT_NE(d->evidence.find("37%"), std::string::npos) << d->evidence;
+  EXPECT_NE(d->advice.find("#pragma omp parallel"), std::string::npos) << d->advice;
+  // Nothing tells the user to split the region's own strands.
+  for (const auto& item : items) {
+    if (item.kind == "whatif-gain" || item.kind == "low-parallelism")
+      EXPECT_NE(item.location, "s.c:12") << item.finding;
+  }
+}
+
+TEST(Diagnosis, ARegionWithWorkOfItsOwnOrFewEntriesIsNotAskedToBeEnteredOnce) {
+  // 60 us of its own at each entry (1 tick = 1 ns): real work of the region, not its entry.
+  Entries heavy(120000);
+  EXPECT_EQ(find_kind(heavy.diagnose(), "region-entries"), nullptr);
+  // 10 entries: too few for the entries to be the problem.
+  Entries few(60, 1e9, 10);
+  EXPECT_EQ(find_kind(few.diagnose(), "region-entries"), nullptr);
+  // 2 of 102 per entry: under 10% of the critical path.
+  Entries light(2);
+  EXPECT_EQ(find_kind(light.diagnose(), "region-entries"), nullptr);
+}
+
 TEST(Diagnosis, TheTableAndTheJsonSayTheSame) {
   Amdahl a;
   const auto items = a.diagnose();

@@ -97,6 +97,36 @@ TEST_F(Diagnosis, UnevenStaticSharesAreNamedAtTheLoop) {
   }
 }
 
+// stencil with 2000 time steps of two `parallel for` over 2 cells of 1 unit: entering each
+// region costs about as much as its loop. The diagnosis asks for the team to be created once,
+// at a region's line, and nothing asks to split the regions' own strands. The gcc build's
+// regions hold their loops' work in their own strands (gcc splits a static loop itself): that
+// is team-bound, not region-entries.
+TEST_F(Diagnosis, ARegionEnteredAgainAndAgainIsNamed) {
+  const std::vector<std::string> args = {"2000", "2", "1", "1", "1"};
+  const json r = report_of(example("stencil", "clang"), args);
+  if (!r.is_null()) {
+    const json d = item(r, "region-entries");
+    expect_location(d, "stencil.c", marker_line("stencil.c", "site: stencil-flux"),
+                    marker_line("stencil.c", "site: stencil-update"));
+    if (!d.is_null()) {
+      EXPECT_NE(d["advice"].get<std::string>().find("#pragma omp parallel"), std::string::npos)
+          << d.dump();
+      EXPECT_NE(d["finding"].get<std::string>().find("entered 2000 times"), std::string::npos)
+          << d.dump();
+    }
+    for (const json& x : r["diagnosis"]) {
+      if (x["kind"] != "whatif-gain") continue;
+      EXPECT_EQ(x["finding"].get<std::string>().find("splitting the parallel"), std::string::npos)
+          << x.dump();
+    }
+  }
+  const json g = report_of(example("stencil", "gcc"), args);
+  if (!g.is_null()) {
+    for (const json& x : g["diagnosis"]) EXPECT_NE(x["kind"], "region-entries") << x.dump();
+  }
+}
+
 // report --base: the false-sharing example's shared loop does several times its 1-thread work
 // on 2 threads; the diagnosis names it. A base of another program is refused.
 TEST_F(Diagnosis, WorkInflationFromABaseRecordingIsNamedAtItsLoop) {

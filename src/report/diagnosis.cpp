@@ -184,10 +184,9 @@ void few_tasks(const DiagnosisInput& in, std::vector<DiagnosisItem>& out) {
   }
 }
 
-void loops(const DiagnosisInput& in, std::vector<DiagnosisItem>& out) {
-  const model::Model& m = *in.model;
+void loops(const DiagnosisInput& in, const std::vector<analysis::LoopFacts>& facts,
+           std::vector<DiagnosisItem>& out) {
   const analysis::Profile& p = *in.profile;
-  const std::vector<analysis::LoopFacts> facts = loop_facts_by_site(m);
   for (const analysis::SiteRow& row : p.sites) {
     if (row.site >= facts.size() || row.site >= in.labels->size()) continue;
     const analysis::LoopFacts& f = facts[row.site];
@@ -231,7 +230,67 @@ void loops(const DiagnosisInput& in, std::vector<DiagnosisItem>& out) {
   }
 }
 
-void low_parallelism(const DiagnosisInput& in, std::vector<DiagnosisItem>& out) {
+// A parallel region entered again and again (`#pragma omp parallel for` inside a time-step
+// loop) whose own strands hold a sizeable share of the critical path, a little at each entry:
+// the team's start and end, and the code around the constructs inside it. Splitting that code
+// (what whatif-gain would propose for the site holding most of the path) cannot help; entering
+// the team fewer times does. A region whose entries hold more than kRegionEntryMax each on the
+// path does real work of its own there: the other findings cover it.
+constexpr uint64_t kRegionEntries = 64;
+constexpr double kRegionEntryShare = 10;   // % of the critical path, directly in the site
+constexpr double kRegionEntryMax = 50e-6;  // seconds on the critical path per entry
+// The sites that qualify, by site index. A region whose loops gcc split by the team itself
+// (team-bound) has its loops' work in its own strands: that is work, not entries.
+std::vector<uint8_t> entered_too_often(const model::Model& m, const analysis::Profile& p,
+                                       const std::vector<analysis::LoopFacts>& facts) {
+  std::vector<uint8_t> out(m.sites.size(), 0);
+  for (const analysis::SiteRow& row : p.sites) {
+    if (row.site >= m.sites.size() || m.sites[row.site].kind != SiteKind::Parallel ||
+        row.count < kRegionEntries || row.critical_path_percent < kRegionEntryShare)
+      continue;
+    if (row.site < facts.size() && static_cast<double>(facts[row.site].team_bound_work) >=
+                                       kTeamBoundShare * static_cast<double>(row.work))
+      continue;
+    const double per_entry =
+        static_cast<double>(row.critical_work) / static_cast<double>(row.count);
+    // A metric without a time equivalent (a counter): the count and the share decide alone.
+    out[row.site] = !m.metric_is_time || m.ticks_per_second <= 0 ||
+                    per_entry <= kRegionEntryMax * m.ticks_per_second;
+  }
+  return out;
+}
+
+void region_entries(const DiagnosisInput& in, const std::vector<uint8_t>& too_often,
+                    std::vector<DiagnosisItem>& out) {
+  const model::Model& m = *in.model;
+  const analysis::Profile& p = *in.profile;
+  const double target = parallelism_target(m);
+  if (p.span == 0 || p.parallelism >= target) return;
+  for (const analysis::SiteRow& row : p.sites) {
+    if (!too_often[row.site] || row.site >= in.labels->size()) continue;
+    const SiteLabel& l = (*in.labels)[row.site];
+    DiagnosisItem d;
+    d.kind = "region-entries";
+    d.finding = fmt::format(
+        "the parallel region at {} is entered {} times, and each entry costs the critical path "
+        "{}",
+        l.site, row.count, format_work(m, row.critical_work / row.count));
+    d.evidence = fmt::format(
+        "its own strands (starting and ending the team, and the code around the constructs "
+        "inside it) hold {:.0f}% of the critical path",
+        row.critical_path_percent);
+    d.location = l.site;
+    d.advice =
+        "create the team once: put one `#pragma omp parallel` around the loop that enters it "
+        "again and again, with `#pragma omp for` inside (the serial code between its loops in "
+        "`single` or `masked`), or fuse adjacent parallel loops into one region";
+    d.weight = row.critical_path_percent / 100.0 / (p.parallelism / target + 1);
+    out.push_back(std::move(d));
+  }
+}
+
+void low_parallelism(const DiagnosisInput& in, const std::vector<uint8_t>& too_often,
+                     std::vector<DiagnosisItem>& out) {
   const model::Model& m = *in.model;
   const analysis::Profile& p = *in.profile;
   if (p.span == 0) return;
@@ -239,7 +298,8 @@ void low_parallelism(const DiagnosisInput& in, std::vector<DiagnosisItem>& out) 
   if (p.parallelism >= target) return;
   const analysis::SiteRow* top = nullptr;
   for (const analysis::SiteRow& row : p.sites)
-    if (m.sites[row.site].kind != SiteKind::Program && row.critical_path_percent > 0) {
+    if (m.sites[row.site].kind != SiteKind::Program && row.critical_path_percent > 0 &&
+        !too_often[row.site]) {  // region-entries says what to do about those
       top = &row;
       break;
     }
@@ -298,13 +358,16 @@ void inflation(const DiagnosisInput& in, std::vector<DiagnosisItem>& out) {
   }
 }
 
-void whatif_gain(const DiagnosisInput& in, std::vector<DiagnosisItem>& out) {
+void whatif_gain(const DiagnosisInput& in, const std::vector<uint8_t>& too_often,
+                 std::vector<DiagnosisItem>& out) {
   const model::Model& m = *in.model;
   const analysis::Profile& p = *in.profile;
   if (p.span == 0 || p.parallelism >= parallelism_target(m)) return;
   const analysis::SiteRow* top = nullptr;
+  // (A region entered too often is region-entries': its own strands are not work to split.)
   for (const analysis::SiteRow& row : p.sites)
-    if (m.sites[row.site].kind != SiteKind::Program && row.critical_path_percent >= 20) {
+    if (m.sites[row.site].kind != SiteKind::Program && row.critical_path_percent >= 20 &&
+        !too_often[row.site]) {
       top = &row;
       break;
     }
@@ -421,13 +484,16 @@ std::vector<DiagnosisItem> diagnose(const DiagnosisInput& in) {
   if (in.fragments) serial_code(in, out);
   tiny_tasks(in, out);
   few_tasks(in, out);
-  loops(in, out);
+  const std::vector<analysis::LoopFacts> facts = loop_facts_by_site(*in.model);
+  const std::vector<uint8_t> too_often = entered_too_often(*in.model, *in.profile, facts);
+  loops(in, facts, out);
+  region_entries(in, too_often, out);
   inflation(in, out);
-  whatif_gain(in, out);
+  whatif_gain(in, too_often, out);
   // (The what-if names the site and the gain: the plain statement would repeat it.)
   if (std::none_of(out.begin(), out.end(),
                    [](const DiagnosisItem& d) { return d.kind == "whatif-gain"; }))
-    low_parallelism(in, out);
+    low_parallelism(in, too_often, out);
   std::stable_sort(out.begin(), out.end(), [](const DiagnosisItem& a, const DiagnosisItem& b) {
     return a.weight > b.weight;
   });

@@ -22,6 +22,11 @@
 //    cores (of this machine, or the threads recorded if more): the site holding most of the
 //    critical path is named. Weight: (1 - parallelism / target) / 4 (the other findings say
 //    why, when they can). Not given with a whatif-gain finding, which names the site and more.
+//  * region-entries: a parallel region entered 64 times or more whose own strands (the team's
+//    start and end, the code around the constructs inside it) hold 10% or more of the critical
+//    path, at most 50 us per entry, below the adviser's target: enter the team fewer times.
+//    Weight: that share times the span's share of the time on `target` cores (as serial-code).
+//    whatif-gain passes over such a site.
 //  * work-inflation (report --base): the construct site (diff's unit) whose work grew the most
 //    from the base recording, costing 10% or more of this recording's critical path and at
 //    least 1.3x the base's work. Weight: that cost's share of the span.
@@ -48,8 +53,8 @@
 namespace tasklens::report {
 
 struct DiagnosisItem {
-  std::string kind;      // serial-code, tiny-tasks, uneven-shares, team-bound, low-parallelism,
-                         // untrustworthy
+  std::string kind;      // serial-code, tiny-tasks, uneven-shares, team-bound, region-entries,
+                         // low-parallelism, work-inflation, whatif-gain, untrustworthy
   std::string finding;   // what is wrong, in a sentence
   std::string evidence;  // the figures behind it
   std::string location;  // file:line or file:first-last; empty when the finding has none
