@@ -200,6 +200,73 @@ TEST_P(TbbSemantics, ArenaExecuteAndNestedArenaMatchAnalyticAtLargerSizes) {
   check_arena(p.report, 5000, p.disturbance);
 }
 
+// A flow graph and a parallel_pipeline (examples/tbb_flow.cpp): oneTBB hands a graph's tasks to
+// its arena with submit and runs a pipeline inside libtbb, so both need hooks of their own. Each
+// is one tbb_algorithm row at its line in the example (the graph's first try_put, the pipeline's
+// call), with every message's work inside it, and its serial parts chained. clang++ does not
+// inline the graph's try_put into main: no frame of the user's code is then in the spawn's
+// inline chain, and the graph's tasks count for the code around them (the program row), their
+// work and span the same.
+class TbbFlow : public E2E, public ::testing::WithParamInterface<std::string> {
+ protected:
+  std::string exe() const {
+    const std::string path = std::string(TASKLENS_EXAMPLES_DIR) + "/tbb_flow";
+    return GetParam() == "plain" ? path : path + "_" + GetParam();
+  }
+  // The construct's row at `marker`: one, of kind tbb_algorithm, with the messages' `work`
+  // units (within 10%); no row outside the example. For a graph built by clang++, no row.
+  void expect_construct(const json& report, const std::string& marker, double work, bool graph) {
+    const std::string file = "tbb_flow.cpp";
+    const int line = marker_line(file, marker);
+    std::vector<json> rows;
+    for (const json& s : sites_of_kind(report, "tbb_algorithm")) {
+      const std::string name = s.value("site", "");
+      if (site_file(name) == file && site_line(name) >= line &&
+          site_line(name) <= line + kSiteLineSlack)
+        rows.push_back(s);
+    }
+    for (const json& s : report["sites"]) {
+      if (s.value("kind", "") == "program") continue;
+      EXPECT_EQ(site_file(s.value("site", "")), file) << site_list(report);
+    }
+    if (graph && GetParam() == "wrapped_clang" && rows.empty()) return;
+    ASSERT_EQ(rows.size(), 1u) << marker << ":\n" << site_list(report);
+    EXPECT_NEAR(num(rows[0], "work") / kUnitTicks, work, 0.1 * work) << rows[0].dump();
+  }
+};
+
+// B serial: its 32 messages are one chain, S = p0 + a + N b + c + e = 15100 (independent
+// messages: 2700; the graph unseen: W = 2000).
+TEST_P(TbbFlow, AFlowGraphIsRecordedAndItsSerialNodeIsAChain) {
+  auto p = profile_analytic(exe(), {"serial"}, {24400, 15100});
+  expect_report_invariants(p.report);
+  expect_construct(p.report, "site: flow-put", 22400, true);
+}
+
+// Every message's path independent: S = p0 + a + b + c + e. At 4 times the default sizes (the
+// span, 10800, would otherwise be a few short strands that the threads' frequent short
+// preemptions under oneTBB's spinning can shorten by more than the 1% slack).
+TEST_P(TbbFlow, AFlowGraphOfUnlimitedNodesIsAsParallelAsItsMessages) {
+  auto p = profile_analytic(exe(), {"unlimited", "32", "800", "1600", "400", "4000", "4000"},
+                            {97600, 10800});
+  expect_report_invariants(p.report);
+  expect_construct(p.report, "site: flow-put", 89600, true);
+}
+
+// Serial in-order input and output filters around a parallel one: S = p0 + N a + b + c + e =
+// 8900. No fragment is named by an offset inside libtbb.
+TEST_P(TbbFlow, APipelineIsAConstructAtItsCallWithItsSerialFiltersChained) {
+  auto p = profile_analytic(exe(), {"pipeline"}, {24400, 8900});
+  expect_report_invariants(p.report);
+  expect_construct(p.report, "site: flow-pipeline", 22400, false);
+  RunResult list = tasklens_command("whatif", {"--list", p.trace});
+  EXPECT_TRUE(list.exited(0)) << list.describe();
+  EXPECT_EQ(list.out.find("+0x"), std::string::npos) << list.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Ways, TbbFlow, ::testing::Values("plain", "wrapped", "wrapped_clang"),
+                         [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
+
 INSTANTIATE_TEST_SUITE_P(Ways, TbbSemantics, ::testing::Values("plain", "wrapped", "wrapped_clang"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;

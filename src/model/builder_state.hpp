@@ -430,6 +430,9 @@ class Builder {
   std::vector<std::pair<uint64_t, uint64_t>> runtime_ranges_;
   // oneTBB: per task_group_context address, the tasks spawned into it since its last wait.
   std::unordered_map<uint64_t, std::vector<uint32_t>> tbb_groups_;
+  // oneTBB: the group each task was spawned into (0: none), by task index; grown only by oneTBB
+  // spawns (a bypassed task takes its spawner's).
+  std::vector<uint64_t> tbb_group_of_;
   // Per group: the algorithm call whose tasks are being spawned into it (until its wait ends).
   struct TbbCall {
     uint32_t parent = kNone;

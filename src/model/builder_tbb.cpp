@@ -11,6 +11,8 @@ namespace {
 
 using trace::TbbKind;
 constexpr uint64_t kTbbRootFlag = 0x80;  // spawned by execute_and_wait: a new construct
+// Returned by the running task for the scheduler to run next (task bypass): in that task's group.
+constexpr uint64_t kTbbBypassFlag = 0x40;
 
 SiteKind site_kind_of(TbbKind kind) {
   switch (kind) {
@@ -66,8 +68,11 @@ void Builder::on_tbb_spawn(const Event& e, uint32_t thread) {
   uint32_t p = e.f[0] ? task(e.f[0]) : outside_task(thread, e.time);
   uint32_t c = task(e.f[1]);
   uint64_t group = e.f[2];
-  auto kind = static_cast<TbbKind>(e.f[3] & ~kTbbRootFlag);
+  auto kind = static_cast<TbbKind>(e.f[3] & ~(kTbbRootFlag | kTbbBypassFlag));
   bool root = e.f[3] & kTbbRootFlag;
+  // A bypassed task is in its spawner's group: a flow graph's nodes return their successors'
+  // tasks, which the graph's wait_for_all must join like the tasks it submitted.
+  if (!group && (e.f[3] & kTbbBypassFlag) && p < tbb_group_of_.size()) group = tbb_group_of_[p];
   TaskState& ps = tasks_[p];
   if (ps.scope == kNone) {  // a parent we never saw start: hang it under the root
     ps.node = ps.scope = 0;
@@ -106,7 +111,11 @@ void Builder::on_tbb_spawn(const Event& e, uint32_t thread) {
       if (call) *call = TbbCall{p, static_cast<uint8_t>(kind), nodes_[cs.node].instance};
     }
   }
-  if (group) tbb_groups_[group].push_back(c);
+  if (group) {
+    tbb_groups_[group].push_back(c);
+    if (tbb_group_of_.size() <= c) tbb_group_of_.resize(size_t{c} + 1, 0);
+    tbb_group_of_[c] = group;
+  }
   uint32_t s = open_strand(p, thread, e.time);
   edge(creator, s);
 }

@@ -28,6 +28,7 @@
 // The entry points we define must be exported although the recorder hides everything else:
 // they get the visibility of their declarations in these headers.
 #pragma GCC visibility push(default)
+#include <oneapi/tbb/parallel_pipeline.h>
 #include <oneapi/tbb/task_arena.h>
 #include <oneapi/tbb/task_group.h>
 #include <oneapi/tbb/version.h>
@@ -60,6 +61,9 @@ namespace {
 constexpr int kExecuteSlot = 2, kCancelSlot = 3;
 constexpr uint64_t kRootFlag =
     0x80;  // TbbSpawn kind: spawned by execute_and_wait (a new construct)
+// TbbSpawn kind: returned by the running task for the scheduler to run next (task bypass), so it
+// belongs to that task's group (the model joins it where that group is waited for).
+constexpr uint64_t kBypassFlag = 0x40;
 
 using SpawnFn = void (*)(d1::task&, d1::task_group_context&);
 using SpawnSlotFn = void (*)(d1::task&, d1::task_group_context&, d1::slot_id);
@@ -69,6 +73,9 @@ using WaitFn = void (*)(d1::wait_context&, d1::task_group_context&);
 using ArenaExecuteFn = void (*)(d1::task_arena_base&, d1::delegate_base&);
 using EnqueueFn = void (*)(d1::task&, d1::task_arena_base*);
 using EnqueueCtxFn = void (*)(d1::task&, d1::task_group_context&, d1::task_arena_base*);
+using SubmitFn = void (*)(d1::task&, d1::task_group_context&, tbb::detail::r1::arena*,
+                          std::uintptr_t);
+using PipelineFn = void (*)(d1::task_group_context&, std::size_t, const d1::filter_node&);
 using InitializeFn = void (*)(d1::task_group_context&);
 using AllocateFn = void* (*)(d1::small_object_pool*&, std::size_t);
 using ArenaInitializeFn = void (*)(d1::task_arena_base&);
@@ -81,6 +88,8 @@ struct RealEntryPoints {
   ArenaExecuteFn arena_execute = nullptr;
   EnqueueFn enqueue = nullptr;
   EnqueueCtxFn enqueue_ctx = nullptr;
+  SubmitFn submit = nullptr;
+  PipelineFn parallel_pipeline = nullptr;
   InitializeFn initialize = nullptr;
   AllocateFn allocate = nullptr;
   ArenaInitializeFn arena_initialize = nullptr;
@@ -115,6 +124,11 @@ void resolve_all() {
   resolve(g_real.enqueue_ctx,
           "_ZN3tbb6detail2r17enqueueERNS0_2d14taskERNS2_18task_group_contextEPNS2_15task_arena_"
           "baseE");
+  resolve(g_real.submit,
+          "_ZN3tbb6detail2r16submitERNS0_2d14taskERNS2_18task_group_contextEPNS1_5arenaEm");
+  resolve(g_real.parallel_pipeline,
+          "_ZN3tbb6detail2r117parallel_pipelineERNS0_2d118task_group_contextEmRKNS2_11filter_"
+          "nodeE");
 }
 
 // The real function, resolved now if the program's TBB was not known before main() (it calls
@@ -384,9 +398,10 @@ d1::task* run_shadowed(d1::task* task, d1::execution_data& ed) {
                   Slot == kExecuteSlot ? trace::kTaskStatusComplete : trace::kTaskStatusCancel);
   d1::task* next = fn(task, ed);
   // Task bypass: the scheduler runs the returned task next, without a spawn (task_group's
-  // deferred task_handles, flow graphs). Seen as spawned by this task, so it is recorded too;
-  // its group is unknown, so no wait joins it (it counts as work, not on a join path).
-  if (next) on_spawn(*next, nullptr, nullptr, 0);
+  // deferred task_handles, flow graphs: a node's body returns its successor's task). Seen as
+  // spawned by this task, in this task's group (kBypassFlag): the wait that joins this task's
+  // group joins it too.
+  if (next) on_spawn(*next, nullptr, nullptr, kBypassFlag);
   return next;
 }
 
@@ -580,8 +595,8 @@ void tbb_prepare(bool old_abi) {
            std::to_string(interface) + ")";
     resolve_all();
     bool complete = g_real.spawn && g_real.spawn_slot && g_real.execute_and_wait && g_real.wait &&
-                    g_real.arena_execute && g_real.enqueue && g_real.enqueue_ctx &&
-                    g_real.initialize && g_real.allocate;
+                    g_real.arena_execute && g_real.enqueue && g_real.enqueue_ctx && g_real.submit &&
+                    g_real.parallel_pipeline && g_real.initialize && g_real.allocate;
     if (interface / 1000 == TBB_INTERFACE_VERSION_MAJOR && complete) {
       flags = trace::kRuntimeTbb;
       g_tbb_on = true;
@@ -622,8 +637,13 @@ void spawn(d1::task& t, d1::task_group_context& ctx, d1::slot_id id) {
 void execute_and_wait(d1::task& t, d1::task_group_context& t_ctx, d1::wait_context& wait_ctx,
                       d1::task_group_context& w_ctx) {
   const void* ra = __builtin_return_address(0);
+  // A site announced for this call (a wrapper's, parallel_pipeline's) names its wait too, which
+  // a once-site would no longer be there for after the root's spawn: the code after the wait
+  // then starts at the user's line, not at the return address inside libtbb.
+  ThreadState* s = tbb_state();
+  const void* code = s && s->tbb_site ? reinterpret_cast<const void*>(s->tbb_site) : ra;
   on_spawn(t, &t_ctx, ra, kRootFlag);
-  Waiting waiting(tbb_state(), &w_ctx, ra);
+  Waiting waiting(s, &w_ctx, code);
   real(g_real.execute_and_wait)(t, t_ctx, wait_ctx, w_ctx);
 }
 
@@ -701,6 +721,32 @@ void enqueue(d1::task& t, d1::task_arena_base* arena) {
 void enqueue(d1::task& t, d1::task_group_context& ctx, d1::task_arena_base* arena) {
   on_spawn(t, &ctx, __builtin_return_address(0), 0);
   real(g_real.enqueue_ctx)(t, ctx, arena);
+}
+
+// A flow graph's tasks: every node's body runs in a task that spawn_in_graph_arena and
+// enqueue_in_graph_arena hand to the graph's arena through submit (without this hook a flow
+// graph's work was not recorded at all). A node's task made while another node's task runs (a
+// try_put from its body) is that task's spawn, which is the message's edge; the graph's
+// wait_for_all is a wait in its context, which joins them.
+void submit(d1::task& t, d1::task_group_context& ctx, arena* a, std::uintptr_t as_critical) {
+  on_spawn(t, &ctx, __builtin_return_address(0), 0);
+  real(g_real.submit)(t, ctx, a, as_critical);
+}
+
+// parallel_pipeline runs inside libtbb: the spawns and the wait of its tasks come from the
+// library's code, where no line is the user's, so they counted as code outside any construct.
+// Its call site (in the program, where the header's parallel_pipeline was inlined) is announced
+// for the pipeline's root (its execute_and_wait), as a wrapper would: the pipeline becomes a
+// construct at the user's line, its tasks inside it.
+void parallel_pipeline(d1::task_group_context& ctx, std::size_t max_tokens,
+                       const d1::filter_node& filters) {
+  using namespace tasklens::recorder;
+  ThreadState* t = tbb_state();
+  if (recording(t) && t->tbb_site == 0) {
+    t->tbb_site = reinterpret_cast<uint64_t>(__builtin_return_address(0));
+    t->tbb_site_kind = static_cast<uint32_t>(tasklens::trace::TbbKind::Other) | kSiteOnce;
+  }
+  real(g_real.parallel_pipeline)(ctx, max_tokens, filters);
 }
 
 }  // namespace tbb::detail::r1

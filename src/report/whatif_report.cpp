@@ -66,14 +66,31 @@ std::string factor_name(double k) {
 
 namespace {
 
-// "file:line" of a code address; "module+0x..." without line information; "" for address 0.
+// A shared library's code without line information (a runtime's own code): its nearest symbol
+// is often not the function the address is in (stripped libraries keep only their exported
+// names), so it names neither the fragment nor its function.
+bool in_library_without_lines(uint64_t address, const symbols::Location& l,
+                              const std::vector<trace::ModuleInfo>& modules) {
+  if (address == 0 || (!l.file.empty() && l.line)) return false;
+  for (const auto& mod : modules)
+    if (address >= mod.begin && address < mod.end)
+      return basename_of(mod.path).find(".so") != std::string::npos;
+  return false;
+}
+
+// "file:line" of a code address; "" for address 0. Without line information: "module+0x..."
+// in the program itself, as sites do; in a shared library (a runtime's code without debug
+// information, such as libtbb's own parallel_pipeline) only the library's name: its offsets
+// mean nothing to the user, and its code there is one fragment end as far as the user can act.
 std::string where(uint64_t address, const symbols::Location& l,
                   const std::vector<trace::ModuleInfo>& modules) {
   if (address == 0) return "";
   if (!l.file.empty() && l.line) return fmt::format("{}:{}", basename_of(l.file), l.line);
-  for (const auto& mod : modules)  // no line information: module+offset, as sites do
+  for (const auto& mod : modules)
     if (address >= mod.begin && address < mod.end)
-      return fmt::format("{}+0x{:x}", basename_of(mod.path), address - mod.base);
+      return in_library_without_lines(address, l, modules)
+                 ? basename_of(mod.path)
+                 : fmt::format("{}+0x{:x}", basename_of(mod.path), address - mod.base);
   return fmt::format("0x{:x}", address);
 }
 
@@ -132,7 +149,10 @@ FragmentLabels label_fragments(const model::Model& m, const std::vector<trace::M
     const std::string label = fragment_label(m.fragments[f], b, e, modules);
     // The code ran in the function of its end (a task's first strand starts at the creation
     // site, in the parent); without an end, in the function of its start.
-    std::string fn = user_function(m.fragments[f].end ? e.function : b.function);
+    const uint64_t at = m.fragments[f].end ? m.fragments[f].end : m.fragments[f].begin;
+    std::string fn = in_library_without_lines(at, m.fragments[f].end ? e : b, modules)
+                         ? std::string()
+                         : user_function(m.fragments[f].end ? e.function : b.function);
     if ((is_outlined(fn) || fn.empty()) && site_of[f] < site_labels.size())
       fn = site_labels[site_of[f]].function;
     if (is_outlined(fn)) fn.clear();
