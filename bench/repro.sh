@@ -8,6 +8,9 @@
 #   - min / median / max of program.parallelism (the robust figure: preemption, recorder stalls
 #     and blocking removed) and of program.parallelism_raw (nothing removed; "-" when the
 #     report has no such key), with min / median; target: min >= 0.85 x median (robust);
+#   - the work (ms, min / median / max): with the span, which of the two moved the parallelism (on a
+#     host whose virtual CPUs share cores, the same program's work on 2 threads moves with
+#     how busy the sibling is);
 #   - recorder_stalls (a count) and recorder_stalls_removed (time), min / median / max, when the
 #     report has them ("-" otherwise);
 #   - slow_faults_removed (us, min / median / max): page faults far slower than the thread's
@@ -111,9 +114,9 @@ FAULTS=-
 [[ -x $OUT/fault_tail ]] && FAULTS=$("$OUT/fault_tail" 64)
 echo "  this machine's $FAULTS"
 echo
-printf '%-8s %8s | %-20s %6s %-5s | %-20s %6s | %-16s %-16s %-16s | %-18s %-24s | %7s %7s %6s %-5s | %7s %7s %15s %11s\n' \
+printf '%-8s %8s | %-20s %6s %-5s | %-20s %6s | %-16s %-16s %-16s %-16s | %-18s %-24s | %7s %7s %6s %-5s | %7s %7s %15s %11s\n' \
   program tasks 'parallelism min/med/max' min/med ok 'raw min/med/max' min/med \
-  'span us min/med/max' 'start-up us' 'slow faults us' 'stalls min/med/max' \
+  'work ms min/med/max' 'span us min/med/max' 'start-up us' 'slow faults us' 'stalls min/med/max' \
   'stalls_removed min/med/max' 'work s' 'plain s' ratio ok 'rt s' 'limit s' '(work+rt)/limit' \
   'limit/plain'
 
@@ -122,7 +125,7 @@ for p in $PROGRAMS; do
   bin=$EXAMPLES/suite_${p}_clang
   read -r -a args <<<"${ARGS[$p]}"
   trace=$WORK/$p.tlens
-  par=() raw=() stalls=() stalls_rm=() span=() startup=() faults=()
+  par=() raw=() stalls=() stalls_rm=() span=() startup=() faults=() wk=()
   for ((i = 0; i < N; i++)); do
     rm -f "$trace" "$trace.old"
     timed "$WORK/rec.out" env OMP_NUM_THREADS="$T" "$TL" record --runtime "$RT" -o "$trace" \
@@ -135,6 +138,8 @@ for p in $PROGRAMS; do
     stalls_rm+=("$(json_any "$WORK/report.json" recorder_stalls_removed)")
     sp=$(json_program "$WORK/report.json" span_seconds)
     span+=("$(calc "printf \"%.1f\", ${sp:-0} * 1e6")")
+    wks=$(json_program "$WORK/report.json" work_seconds)
+    wk+=("$(calc "printf \"%.2f\", ${wks:-0} * 1e3")")
     startup+=("$(startup_us "$WORK/report.json")")
     f=$(json_any "$WORK/report.json" slow_faults_removed)
     hz=$(json_any "$WORK/report.json" ticks_per_second)
@@ -169,6 +174,7 @@ for p in $PROGRAMS; do
   read -r s_min s_med s_max <<<"$(stats "${stalls[@]}")"
   read -r sr_min sr_med sr_max <<<"$(stats "${stalls_rm[@]}")"
   read -r sp_min sp_med sp_max <<<"$(stats "${span[@]}")"
+  read -r wk_min wk_med wk_max <<<"$(stats "${wk[@]}")"
   read -r su_min su_med su_max <<<"$(stats "${startup[@]}")"
   read -r f_min f_med f_max <<<"$(stats "${faults[@]}")"
   p_rel=$(calc "printf \"%.3f\", $p_min / $p_med")
@@ -183,9 +189,10 @@ for p in $PROGRAMS; do
   rt_med=$(median "${rt[@]}")
   w_li=$(calc "printf \"%.3f\", $(median "${workrt[@]}") / $li_med")
   li_pl=$(calc "printf \"%.3f\", $li_med / $pl_med")
-  printf '%-8s %8s | %-20s %6s %-5s | %-20s %6s | %-16s %-16s %-16s | %-18s %-24s | %7.3f %7.3f %6s %-5s | %7.3f %7.3f %15s %11s\n' \
+  printf '%-8s %8s | %-20s %6s %-5s | %-20s %6s | %-16s %-16s %-16s %-16s | %-18s %-24s | %7.3f %7.3f %6s %-5s | %7.3f %7.3f %15s %11s\n' \
     "$p" "$tasks" "$(fmt3 "$p_min")/$(fmt3 "$p_med")/$(fmt3 "$p_max")" "$p_rel" "$p_ok" \
     "$(fmt3 "$r_min")/$(fmt3 "$r_med")/$(fmt3 "$r_max")" "$r_rel" \
+    "$(fmt3 "$wk_min" 0)/$(fmt3 "$wk_med" 0)/$(fmt3 "$wk_max" 0)" \
     "$(fmt3 "$sp_min" 0)/$(fmt3 "$sp_med" 0)/$(fmt3 "$sp_max" 0)" \
     "$(fmt3 "$su_min" 0)/$(fmt3 "$su_med" 0)/$(fmt3 "$su_max" 0)" \
     "$(fmt3 "$f_min" 0)/$(fmt3 "$f_med" 0)/$(fmt3 "$f_max" 0)" \
@@ -194,9 +201,9 @@ for p in $PROGRAMS; do
     "$rt_med" "$li_med" "$w_li" "$li_pl"
 
   list() { local IFS=,; local a=() x; for x in "$@"; do a+=("$(json_num "$x")"); done; echo "[${a[*]}]"; }
-  ROWS_JSON+=("$(printf '{"program": "%s", "args": %s, "threads": %s, "tasks": %s, "parallelism": %s, "parallelism_raw": %s, "recorder_stalls": %s, "recorder_stalls_removed": %s, "span_us": %s, "startup_critical_us": %s, "slow_faults_removed_us": %s, "parallelism_min_over_median": %s, "verdict_parallelism": "%s", "parallelism_raw_min_over_median": %s, "work_seconds_1t": %s, "plain_region_seconds_1t": %s, "work_ratio": %s, "verdict_work_ratio": "%s", "runtime_removed_seconds_1t": %s, "limit_region_seconds_1t": %s, "work_and_runtime_over_limit": %s, "limit_over_plain": %s}' \
+  ROWS_JSON+=("$(printf '{"program": "%s", "args": %s, "threads": %s, "tasks": %s, "parallelism": %s, "parallelism_raw": %s, "recorder_stalls": %s, "recorder_stalls_removed": %s, "work_ms": %s, "span_us": %s, "startup_critical_us": %s, "slow_faults_removed_us": %s, "parallelism_min_over_median": %s, "verdict_parallelism": "%s", "parallelism_raw_min_over_median": %s, "work_seconds_1t": %s, "plain_region_seconds_1t": %s, "work_ratio": %s, "verdict_work_ratio": "%s", "runtime_removed_seconds_1t": %s, "limit_region_seconds_1t": %s, "work_and_runtime_over_limit": %s, "limit_over_plain": %s}' \
     "$p" "$(json_str "${ARGS[$p]}")" "$T" "$tasks" "$(list "${par[@]}")" "$(list "${raw[@]}")" \
-    "$(list "${stalls[@]}")" "$(list "${stalls_rm[@]}")" "$(list "${span[@]}")" \
+    "$(list "${stalls[@]}")" "$(list "${stalls_rm[@]}")" "$(list "${wk[@]}")" "$(list "${span[@]}")" \
     "$(list "${startup[@]}")" "$(list "${faults[@]}")" "$p_rel" "$p_ok" "$(json_num "$r_rel")" \
     "$(list "${work[@]}")" "$(list "${plain[@]}")" "$ratio" "$w_ok" "$(list "${rt[@]}")" \
     "$(list "${limit[@]}")" \
