@@ -248,13 +248,21 @@ size_t attribute_library_sites(model::Model& m, const std::vector<SiteLabel>& la
   for (uint32_t v = 0; v < m.nodes.size(); ++v) {  // parents come before children
     model::Node& n = m.nodes[v];
     if (n.site == model::kNone || n.site >= labels.size() || !labels[n.site].library) continue;
+    uint32_t up = n.parent;
+    while (up != model::kNone && m.nodes[up].site == model::kNone) up = m.nodes[up].parent;
+    uint32_t outer = up == model::kNone ? 0 : m.nodes[up].site;
+    // Nothing of the program's around it but the program itself (a oneTBB flow graph fed from
+    // main through a try_put that clang++ did not inline): folded in, the library's parallel
+    // work would read as serial code. A construct named by a line of the library's headers
+    // keeps its row; not a task_arena::execute the library makes for itself (a graph's
+    // wait_for_all), which is only a wait.
+    if (outer < m.sites.size() && m.sites[outer].kind == model::SiteKind::Program &&
+        labels[n.site].line != 0 && m.sites[n.site].kind != model::SiteKind::ArenaExecute)
+      continue;
     if (!seen[n.site]) {
       seen[n.site] = 1;
       ++moved;
     }
-    uint32_t up = n.parent;
-    while (up != model::kNone && m.nodes[up].site == model::kNone) up = m.nodes[up].parent;
-    uint32_t outer = up == model::kNone ? 0 : m.nodes[up].site;
     n.site = outer;
     if (up != model::kNone) n.instance = m.nodes[up].instance;
   }
