@@ -104,7 +104,14 @@ TEST_F(Diagnosis, UnevenStaticSharesAreNamedAtTheLoop) {
 // is team-bound, not region-entries.
 TEST_F(Diagnosis, ARegionEnteredAgainAndAgainIsNamed) {
   const std::vector<std::string> args = {"2000", "2", "1", "1", "1"};
-  const json r = report_of(example("stencil", "clang"), args);
+  Profiled clang = profile(example("stencil", "clang"), args);
+  const json& r = clang.report;
+  // advise's steps through those regions' own code say what parallelizes them.
+  const json advice = tasklens_command_json("advise", {clang.trace});
+  bool noted = false;
+  for (const json& n : advice.value("notes", json::array()))
+    noted = noted || n.get<std::string>().find("#pragma omp parallel") != std::string::npos;
+  EXPECT_TRUE(noted) << advice.dump(1);
   if (!r.is_null()) {
     const json d = item(r, "region-entries");
     expect_location(d, "stencil.c", marker_line("stencil.c", "site: stencil-flux"),

@@ -13,6 +13,7 @@
 #include <optional>
 #include <set>
 #include <thread>
+#include <unordered_map>
 
 #include "analysis/algebra.hpp"
 #include "analysis/profile.hpp"
@@ -21,6 +22,7 @@
 #include "cli/huge_blocks.hpp"
 #include "cli/timings.hpp"
 #include "model/builder.hpp"
+#include "report/diagnosis.hpp"
 #include "report/printable.hpp"
 #include "report/profile_report.hpp"
 #include "report/whatif_report.hpp"
@@ -496,6 +498,59 @@ void run_whatif(const WhatIfOptions& opt) {
   write_and_exit(report::render_whatif(m, r, l.labels, run_info_of(l), format, top));
 }
 
+// A step whose fragment is mostly the own code of a parallel region entered again and again
+// (report's region-entries: the team's start and end) is parallelized by entering the team
+// fewer times, which the step's line cannot say.
+std::vector<std::string> entered_region_notes(const Loaded& l, const report::FragmentLabels& fl,
+                                              const analysis::Advice& advice) {
+  std::vector<std::string> notes;
+  if (advice.steps.empty()) return notes;
+  const analysis::Profile profile = analysis::compute_profile(l.model);
+  const std::vector<uint8_t> too_often = report::regions_entered_too_often(l.model, profile);
+  if (std::none_of(too_often.begin(), too_often.end(), [](uint8_t x) { return x != 0; }))
+    return notes;
+  // The steps of each such region, in the order the regions first come.
+  std::vector<std::pair<uint32_t, std::vector<size_t>>> by_site;
+  for (size_t i = 0; i < advice.steps.size(); ++i) {
+    const uint32_t g = advice.steps[i].group;
+    std::unordered_map<uint32_t, uint64_t> work_by_site;
+    for (const model::Strand& st : l.model.strands)
+      if (st.fragment < fl.group_of.size() && fl.group_of[st.fragment] == g)
+        work_by_site[st.site] += st.work;
+    uint32_t site = model::kNone;
+    uint64_t most = 0;
+    for (const auto& [s, w] : work_by_site)
+      if (w > most || (w == most && s < site)) {
+        site = s;
+        most = w;
+      }
+    if (site >= too_often.size() || !too_often[site] || site >= l.labels.size()) continue;
+    auto it = std::find_if(by_site.begin(), by_site.end(),
+                           [&](const auto& entry) { return entry.first == site; });
+    if (it == by_site.end()) it = by_site.insert(by_site.end(), {site, {}});
+    it->second.push_back(i);
+  }
+  for (const auto& [site, steps] : by_site) {
+    uint64_t entries = 0;
+    for (const analysis::SiteRow& row : profile.sites)
+      if (row.site == site) entries = row.count;
+    std::string which;
+    for (size_t k = 0; k < steps.size(); ++k)
+      which += fmt::format("{}{} ({})",
+                           k == 0                  ? ""
+                           : k + 1 == steps.size() ? " and "
+                                                   : ", ",
+                           steps[k] + 1, fl.label[advice.steps[steps[k]].group]);
+    notes.push_back(fmt::format(
+        "step{} {} {} the own code of the parallel region at {}, entered {} times (starting and "
+        "ending its team): what parallelizes it is creating the team once, one `#pragma omp "
+        "parallel` around the loop that enters it with `#pragma omp for` inside",
+        steps.size() == 1 ? "" : "s", which, steps.size() == 1 ? "is" : "are", l.labels[site].site,
+        entries));
+  }
+  return notes;
+}
+
 report::AdviceReport advice_options(const AdviseOptions& opt) {
   report::AdviceReport r;
   r.options.mode = parse_mode(opt.mode);
@@ -522,6 +577,7 @@ void run_advise(const AdviseOptions& opt) {
   report::FragmentLabels fl = report::label_fragments(l.model, l.trace->modules(), l.labels);
   r.advice =
       analysis::advise(l.model, fl.group_of, static_cast<uint32_t>(fl.label.size()), r.options);
+  r.notes = entered_region_notes(l, fl, r.advice);
   write_and_exit(report::render_advice(l.model, r, fl, run_info_of(l), format));
 }
 

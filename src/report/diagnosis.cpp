@@ -477,6 +477,11 @@ std::vector<SerialFragment> serial_fragments(const model::Model& m, const analys
   return groups;
 }
 
+std::vector<uint8_t> regions_entered_too_often(const model::Model& model,
+                                               const analysis::Profile& profile) {
+  return entered_too_often(model, profile, loop_facts_by_site(model));
+}
+
 std::vector<DiagnosisItem> diagnose(const DiagnosisInput& in) {
   std::vector<DiagnosisItem> out;
   if (!in.model || !in.profile || !in.labels) return out;

@@ -84,6 +84,11 @@ std::vector<SerialFragment> serial_fragments(const model::Model& model,
                                              const analysis::Profile& profile,
                                              const FragmentLabels& fragments, size_t limit = 8);
 
+// The parallel regions region-entries names (by site index: 1 for those), for `advise`, whose
+// steps would otherwise propose parallelizing such a region's own code.
+std::vector<uint8_t> regions_entered_too_often(const model::Model& model,
+                                               const analysis::Profile& profile);
+
 // The table's lines ("Diagnosis, most important first:" then one numbered line per finding;
 // "" when there is none) and the JSON list ([{kind, finding, evidence, location, advice}]).
 std::string diagnosis_table(const std::vector<DiagnosisItem>& items);

@@ -272,6 +272,7 @@ std::string render_advice(const model::Model& m, const AdviceReport& r, const Fr
            {"span", s.span},
            {"parallelism", s.parallelism}});
     j["steps"] = steps;
+    j["notes"] = r.notes;
     j["stop"] = analysis::to_string(a.stop);
     if (a.stop == analysis::AdviseStop::TooSmall)
       j["stop_candidate"] = {{"fragment", label(a.stop_group)},
@@ -330,7 +331,9 @@ std::string render_advice(const model::Model& m, const AdviceReport& r, const Fr
   }
   out +=
       "(crit.%: the fragment's share of the critical path before the step; parallelism: "
-      "after it)\n\n";
+      "after it)\n";
+  for (const std::string& note : r.notes) out += fmt::format("note: {}\n", note);
+  out += "\n";
   switch (a.stop) {
     case analysis::AdviseStop::TargetReached:
       out += "stopped: the target parallelism is reached\n";

@@ -47,6 +47,9 @@ struct AdviceReport {
   analysis::Advice advice;
   analysis::AdviseOptions options;
   std::string target_origin;  // how the target was chosen ("8 x 2 cores", "--target")
+  // What a step's line cannot say (a step whose fragment is a region's own code, entered again
+  // and again): after the table, and as JSON "notes".
+  std::vector<std::string> notes;
 };
 std::string render_advice(const model::Model& model, const AdviceReport& report,
                           const FragmentLabels& fragments, const RunInfo& info, Format format);
