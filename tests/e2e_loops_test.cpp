@@ -121,11 +121,23 @@ TEST_F(Loops, UnevenStaticSharesAreReportedApart) {
   bool noted = false;
   for (const auto& n : p.report["notes"]) noted = noted || contains_nocase(n, "schedule(dynamic)");
   EXPECT_TRUE(noted) << p.report["notes"].dump();
-  // Equal shares say nothing.
+  // Equal shares say nothing. A disturbed machine can make two equal shares differ by more
+  // than the note's 10% (16% seen once): such a run is recorded again once.
+  auto uneven_note = [&](const json& report) {
+    for (const auto& n : report["notes"])
+      if (contains_nocase(n, "schedule(dynamic)")) return n.get<std::string>();
+    return std::string();
+  };
   auto even = profile(example("loop_forms", "clang"), {"static"}, default_env(2));
   ASSERT_FALSE(even.report.is_null());
-  for (const auto& n : even.report["notes"])
-    EXPECT_FALSE(contains_nocase(n, "schedule(dynamic)")) << n;
+  if (!uneven_note(even.report).empty()) {
+    std::cerr << "[ e2e      ] equal static shares noted as uneven, recording again: "
+              << uneven_note(even.report) << "\n";
+    wait_for_quiet_machine("e2e      ");
+    even = profile(example("loop_forms", "clang"), {"static"}, default_env(2));
+    ASSERT_FALSE(even.report.is_null());
+  }
+  EXPECT_EQ(uneven_note(even.report), "");
 }
 
 // The stencil proxy: two static loops per step and a serial step, W/S = 32.5 whatever the team.
