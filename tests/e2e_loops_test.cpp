@@ -55,22 +55,42 @@ TEST_P(LoopForms, ParallelismIsTheIterationCountWithOneTwoAndFourThreads) {
   const std::string exe = example("loop_forms", compiler());
   Analytic a{form().work, form().span};
   a.par_tol = 0.15;
-  std::vector<double> seen;
-  for (int threads : {1, 2, 4}) {
+  const int counts[] = {1, 2, 4};
+  auto record_with = [&](int threads) {
     SCOPED_TRACE("OMP_NUM_THREADS=" + std::to_string(threads));
     auto p = profile_analytic(exe, {form().name}, a, default_env(threads));
-    if (p.report.is_null()) continue;
+    if (p.report.is_null()) return -1.0;
     expect_report_invariants(p.report);
-    seen.push_back(num(p.report["program"], "parallelism"));
     // Only the iterations seen together say so; schedule(dynamic, 4) chunks are 4 iterations.
     bool marked = false;
     for (const auto& s : p.report["sites"])
       if (s.contains("loop") && s["loop"]["strands_seen_together"].get<double>() > 0) marked = true;
     EXPECT_EQ(marked, form().together) << "a loop row says its iterations were seen together";
+    return num(p.report["program"], "parallelism");
+  };
+  std::vector<double> seen;
+  for (int threads : counts) seen.push_back(record_with(threads));
+  ASSERT_TRUE(std::none_of(seen.begin(), seen.end(), [](double x) { return x < 0; }));
+  auto spread = [&] {
+    const auto [lo, hi] = std::minmax_element(seen.begin(), seen.end());
+    return *hi / *lo;
+  };
+  if (spread() > 1.15 * 1.15) {
+    // Each run is judged against the analytic value with the machine's disturbance allowed for
+    // (profile_analytic): a disturbed one can pass that and still be the odd one out here (4
+    // threads on 2 cores gave 42.7 against 61.2 and 61.3 once). The one farthest from the
+    // median of the three is recorded again, once.
+    std::vector<double> sorted = seen;
+    std::sort(sorted.begin(), sorted.end());
+    size_t odd = 0;
+    for (size_t i = 1; i < seen.size(); i++)
+      if (std::abs(seen[i] - sorted[1]) > std::abs(seen[odd] - sorted[1])) odd = i;
+    std::cerr << "[ e2e      ] " << counts[odd] << " threads gave " << seen[odd]
+              << " against a median of " << sorted[1] << "; recording it again\n";
+    wait_for_quiet_machine("e2e      ");
+    seen[odd] = record_with(counts[odd]);
   }
-  ASSERT_EQ(seen.size(), 3u);
-  const auto [lo, hi] = std::minmax_element(seen.begin(), seen.end());
-  EXPECT_LE(*hi / *lo, 1.15 * 1.15)
+  EXPECT_LE(spread(), 1.15 * 1.15)
       << "1, 2, 4 threads: " << seen[0] << ", " << seen[1] << ", " << seen[2];
 }
 
