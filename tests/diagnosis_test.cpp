@@ -16,6 +16,18 @@ using model::Model;
 using model::NodeKind;
 using model::SiteKind;
 
+// report::diagnose on a hand-built model (`fragments` may be null).
+std::vector<report::DiagnosisItem> diagnose_model(const Model& m, const analysis::Profile& profile,
+                                                  const std::vector<report::SiteLabel>& labels,
+                                                  const report::FragmentLabels* fragments) {
+  report::DiagnosisInput in;
+  in.model = &m;
+  in.profile = &profile;
+  in.labels = &labels;
+  in.fragments = fragments;
+  return report::diagnose(in);
+}
+
 // Serial code of 600 (fragment 1, "a.c:3-9"), then 4 parallel tasks of 100 (site "a.c:12"):
 // W = 1000, S = 700, the serial code is 600/700 of the critical path.
 struct Amdahl {
@@ -47,12 +59,7 @@ struct Amdahl {
     profile = analysis::compute_profile(m);
   }
   std::vector<report::DiagnosisItem> diagnose() const {
-    report::DiagnosisInput in;
-    in.model = &m;
-    in.profile = &profile;
-    in.labels = &labels;
-    in.fragments = &fragments;
-    return report::diagnose(in);
+    return diagnose_model(m, profile, labels, &fragments);
   }
 };
 
@@ -130,7 +137,6 @@ TEST(Diagnosis, SerialFragmentsAreListedByCriticalShare) {
 struct Entries {
   Model m;
   std::vector<report::SiteLabel> labels;
-  report::FragmentLabels fragments;
   analysis::Profile profile;
   explicit Entries(uint64_t own, double ticks_per_second = 1e9, uint64_t entries = 100) {
     ModelBuilder b;
@@ -156,11 +162,7 @@ struct Entries {
     profile = analysis::compute_profile(m);
   }
   std::vector<report::DiagnosisItem> diagnose() const {
-    report::DiagnosisInput in;
-    in.model = &m;
-    in.profile = &profile;
-    in.labels = &labels;
-    return report::diagnose(in);
+    return diagnose_model(m, profile, labels, nullptr);
   }
 };
 

@@ -509,17 +509,20 @@ std::vector<std::string> entered_region_notes(const Loaded& l, const report::Fra
   const std::vector<uint8_t> too_often = report::regions_entered_too_often(l.model, profile);
   if (std::none_of(too_often.begin(), too_often.end(), [](uint8_t x) { return x != 0; }))
     return notes;
+  // Each step's group: the site holding most of its work, from one pass over the strands.
+  std::unordered_map<uint32_t, std::unordered_map<uint32_t, uint64_t>> work_by_group;
+  for (const analysis::AdviceStep& step : advice.steps) work_by_group[step.group];
+  for (const model::Strand& st : l.model.strands) {
+    if (st.fragment >= fl.group_of.size()) continue;
+    auto it = work_by_group.find(fl.group_of[st.fragment]);
+    if (it != work_by_group.end()) it->second[st.site] += st.work;
+  }
   // The steps of each such region, in the order the regions first come.
   std::vector<std::pair<uint32_t, std::vector<size_t>>> by_site;
   for (size_t i = 0; i < advice.steps.size(); ++i) {
-    const uint32_t g = advice.steps[i].group;
-    std::unordered_map<uint32_t, uint64_t> work_by_site;
-    for (const model::Strand& st : l.model.strands)
-      if (st.fragment < fl.group_of.size() && fl.group_of[st.fragment] == g)
-        work_by_site[st.site] += st.work;
     uint32_t site = model::kNone;
     uint64_t most = 0;
-    for (const auto& [s, w] : work_by_site)
+    for (const auto& [s, w] : work_by_group[advice.steps[i].group])
       if (w > most || (w == most && s < site)) {
         site = s;
         most = w;
