@@ -75,18 +75,19 @@ TEST_P(LoopForms, ParallelismIsTheIterationCountWithOneTwoAndFourThreads) {
     const auto [lo, hi] = std::minmax_element(seen.begin(), seen.end());
     return *hi / *lo;
   };
-  if (spread() > 1.15 * 1.15) {
+  for (int again = 0; again < 3 && spread() > 1.15 * 1.15; ++again) {
     // Each run is judged against the analytic value with the machine's disturbance allowed for
     // (profile_analytic): a disturbed one can pass that and still be the odd one out here (4
     // threads on 2 cores gave 42.7 against 61.2 and 61.3 once). The one farthest from the
-    // median of the three is recorded again, once.
-    std::vector<double> sorted = seen;
-    std::sort(sorted.begin(), sorted.end());
+    // analytic value is recorded again, up to three times (a host losing half its time to
+    // pauses gave 59.5, 43.7 and 48.8 against 64 once). (Not the one farthest from the median:
+    // there that was 59.5, the closest to the truth.)
+    const double analytic = form().work / form().span;
     size_t odd = 0;
     for (size_t i = 1; i < seen.size(); i++)
-      if (std::abs(seen[i] - sorted[1]) > std::abs(seen[odd] - sorted[1])) odd = i;
+      if (std::abs(seen[i] - analytic) > std::abs(seen[odd] - analytic)) odd = i;
     std::cerr << "[ e2e      ] " << counts[odd] << " threads gave " << seen[odd]
-              << " against a median of " << sorted[1] << "; recording it again\n";
+              << " against an analytic " << analytic << "; recording it again\n";
     wait_for_quiet_machine("e2e      ");
     seen[odd] = record_with(counts[odd]);
   }

@@ -1,10 +1,14 @@
 // End to end: `tasklens whatif` and `tasklens advise` on recorded programs. The what-if on a
 // program limited by a serial region predicts the parallelism its optimized twin (the region
-// really parallelized) measures; the adviser names that region first.
+// really parallelized) measures; the adviser names that region first. The cut-off the adviser
+// recommends for a recursion of tiny tasks, written into the program, makes the tasks it says,
+// with about the parallelism it says; the report's diagnosis gives the same cut-off.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "e2e_util.hpp"
@@ -151,6 +155,112 @@ TEST_F(WhatIfErrors, BadQuestionsGetOneLineErrors) {
   ASSERT_TRUE(list.exited(0)) << list.describe();
   EXPECT_NE(list.out.find("amdahl.c:"), std::string::npos) << list.out;
   EXPECT_NE(list.out.find("(none recorded)"), std::string::npos) << list.out;
+}
+
+class CutoffAdvice : public E2E {
+ protected:
+  static std::string fmt_number(double x) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", x);
+    return buf;
+  }
+};
+
+// n-queens 9 with a task per square (72378 tasks): the adviser's cut-off for a target of 16,
+// written into the program (the suite's manual cut-off variant at that depth), makes exactly the
+// tasks it said and gives the parallelism it estimated, within what a recording of tiny tasks
+// allows (2.5x: their recorded work includes costs that the plain calls of the cut-off program
+// do not have, and the host moves both recordings).
+TEST_F(CutoffAdvice, TheRecommendedCutoffMakesTheTasksItSaysWithAboutItsParallelism) {
+  const std::string uncut = path("uncut.tlens"), cut = path("cut.tlens");
+  RunResult rec = record(example("suite_nqueens", "clang"), {"9"}, uncut);
+  ASSERT_TRUE(rec.exited(0)) << rec.describe();
+  const json a = tasklens_command_json("advise", {uncut, "--target", "16"});
+  ASSERT_FALSE(a.is_null());
+  ASSERT_EQ(a["cutoffs"].size(), 1u) << a["cutoffs"].dump(2);
+  const json& c = a["cutoffs"][0];
+  ASSERT_EQ(c["sites"].size(), 1u);
+  EXPECT_EQ(c["sites"][0].get<std::string>().rfind("nqueens.c:", 0), 0u) << c.dump(2);
+  EXPECT_EQ(c["tasks"], 72378);
+  EXPECT_EQ(c["max_depth"], 9);  // a queen per row, a row per level
+  EXPECT_NE(c["scope"].get<std::string>().find("single"), std::string::npos) << c.dump(2);
+  EXPECT_EQ(c["verdict"], "reached");
+  const int depth = c["recommended_depth"].get<int>();
+  ASSERT_GE(depth, 1);
+  ASSERT_LT(depth, 9);
+  const double predicted = c["recommended"]["parallelism"].get<double>();
+  EXPECT_GE(c["recommended"]["burdened_parallelism"].get<double>(), 16);
+  // More depth, more tasks and more parallelism; the depth above the recommended one misses.
+  double last = 0;
+  uint64_t last_tasks = 0;
+  for (const json& l : c["levels"]) {
+    EXPECT_GE(l["parallelism"].get<double>(), last) << c.dump(2);
+    EXPECT_GT(l["tasks_kept"].get<uint64_t>(), last_tasks) << c.dump(2);
+    last = l["parallelism"].get<double>();
+    last_tasks = l["tasks_kept"].get<uint64_t>();
+    if (l["depth"].get<int>() == depth - 1) {
+      EXPECT_LT(l["parallelism"].get<double>(), 16);
+    }
+  }
+  EXPECT_NE(c["advice"].get<std::string>().find("depth < " + std::to_string(depth)),
+            std::string::npos)
+      << c["advice"];
+
+  // The cut-off written: the suite's variant makes the tasks of depth < cutoff calls.
+  double measured = 0;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if (attempt > 0) wait_for_quiet_machine("e2e      ");
+    RunResult rc =
+        record(example("suite_nqueens_cutoff_manual", "clang"), {"9", std::to_string(depth)}, cut);
+    ASSERT_TRUE(rc.exited(0)) << rc.describe();
+    const json r = report_json(cut);
+    ASSERT_FALSE(r.is_null());
+    EXPECT_EQ(r["tasks"], c["recommended"]["tasks_kept"]);
+    for (const json& site : r["sites"])
+      if (site["kind"] == "single") measured = site["parallelism"].get<double>();
+    if (measured > predicted / 2.5 && measured < predicted * 2.5) break;
+    std::cerr << "[ e2e      ] the cut-off program's parallelism " << measured
+              << " against an estimate of " << predicted << ", recording again\n";
+  }
+  EXPECT_GT(measured, predicted / 2.5);
+  EXPECT_LT(measured, predicted * 2.5);
+  std::cerr << "[ e2e      ] cut-off at depth " << depth << ": parallelism " << measured
+            << ", estimated " << predicted << "\n";
+  // Its own advice: the recursion now goes as deep as the cut-off.
+  const json again = tasklens_command_json("advise", {cut, "--target", "16"});
+  ASSERT_FALSE(again.is_null());
+  if (depth >= 2) {
+    ASSERT_EQ(again["cutoffs"].size(), 1u);
+    EXPECT_EQ(again["cutoffs"][0]["max_depth"], depth);
+  }
+}
+
+// fib with a task per call: the report's tiny-tasks finding names both task sites as one
+// recursion and gives the cut-off advise recommends for the report's target.
+TEST_F(CutoffAdvice, TheReportsTinyTaskFindingGivesTheAdvisersCutoff) {
+  const std::string trace = path("fib.tlens");
+  RunResult rec = record(example("suite_fib", "clang"), {"18"}, trace);
+  ASSERT_TRUE(rec.exited(0)) << rec.describe();
+  const json r = report_json(trace);
+  ASSERT_FALSE(r.is_null());
+  json tiny;
+  for (const json& d : r["diagnosis"])
+    if (d["kind"] == "tiny-tasks") tiny = d;
+  ASSERT_FALSE(tiny.is_null()) << r["diagnosis"].dump(2);
+  const std::string finding = tiny["finding"];
+  EXPECT_EQ(std::count(finding.begin(), finding.end(), ','), 1) << "one finding, two sites";
+  EXPECT_NE(finding.find("fib.c:"), std::string::npos) << finding;
+  // The report's target: 8 x the cores of this machine or the threads recorded, if more.
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const double target = 8.0 * std::max(2u, cores);
+  const json a = tasklens_command_json("advise", {trace, "--target", fmt_number(target)});
+  ASSERT_FALSE(a.is_null());
+  ASSERT_EQ(a["cutoffs"].size(), 1u);
+  EXPECT_EQ(a["cutoffs"][0]["sites"].size(), 2u);
+  const std::string advice = tiny["advice"];
+  const std::string depth = std::to_string(a["cutoffs"][0]["recommended_depth"].get<int>());
+  EXPECT_NE(advice.find("a cut-off at depth " + depth + ":"), std::string::npos)
+      << advice << "\nadvise: " << a["cutoffs"][0]["advice"];
 }
 
 }  // namespace

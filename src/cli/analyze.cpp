@@ -16,6 +16,7 @@
 #include <unordered_map>
 
 #include "analysis/algebra.hpp"
+#include "analysis/cutoff.hpp"
 #include "analysis/profile.hpp"
 #include "analysis/whatif.hpp"
 #include "cli/errors.hpp"
@@ -573,6 +574,9 @@ report::AdviceReport advice_options(const AdviseOptions& opt) {
   return r;
 }
 
+// advise's cut-off section covers the recursions with the most tasks: a program has one or two.
+constexpr size_t kCutoffRecursions = 3;
+
 void run_advise(const AdviseOptions& opt) {
   report::Format format = parse_format(opt.format);
   report::AdviceReport r = advice_options(opt);
@@ -581,6 +585,15 @@ void run_advise(const AdviseOptions& opt) {
   r.advice =
       analysis::advise(l.model, fl.group_of, static_cast<uint32_t>(fl.label.size()), r.options);
   r.notes = entered_region_notes(l, fl, r.advice);
+  Timings::global().lap("advise");
+  // The cut-off of the recursions with the most tasks (a program has one or two).
+  std::vector<analysis::Recursion> recursions = analysis::find_recursions(l.model);
+  if (recursions.size() > kCutoffRecursions) recursions.resize(kCutoffRecursions);
+  for (const analysis::Recursion& rec : recursions)
+    r.cutoffs.push_back(
+        analysis::advise_cutoff(l.model, rec, r.options.target, r.advice.overhead.per_task));
+  r.site_labels = &l.labels;
+  Timings::global().lap("cut-off");
   write_and_exit(report::render_advice(l.model, r, fl, run_info_of(l), format));
 }
 

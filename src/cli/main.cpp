@@ -150,7 +150,9 @@ int run(int argc, char** argv) {
       "parallelism reaches the target, the candidate does less than K times the tasking\n"
       "overhead per strand (the overhead is estimated from the trace), nothing is left, or\n"
       "--max-steps. Prints each step and the burdened parallelism (every task start charged\n"
-      "the tasking overhead, as Cilkview does).");
+      "the tasking overhead, as Cilkview does). Then, for each recursion of tasks (task sites\n"
+      "nested in each other), the cut-off depth to write for the target: the shallowest whose\n"
+      "tasks still give it, computed from the recorded DAG.");
   advise->add_option("trace", ad.trace, "Trace file")->capture_default_str();
   advise->add_option("--target", ad.target,
                      "Target parallelism (default: 8 x the cores of this machine)");

@@ -6,7 +6,9 @@
 #include <thread>
 
 #include "analysis/algebra.hpp"
+#include "analysis/cutoff.hpp"
 #include "analysis/whatif.hpp"
+#include "report/cutoff_report.hpp"
 #include "report/loop_report.hpp"
 
 namespace tasklens::report {
@@ -125,24 +127,72 @@ void tiny_tasks(const DiagnosisInput& in, std::vector<DiagnosisItem>& out) {
                              100.0 * (1.0 - delay));
     }
   }
-  for (const analysis::TypeSizes& type : *in.task_sizes) {
-    if (type.count < 8 || type.tiny * 2 < type.count || type.site >= in.labels->size()) continue;
-    const SiteLabel& l = (*in.labels)[type.site];
+  // Tiny task types of one recursion (fib's two spawns) are one finding, whose advice is the
+  // cut-off to write (analysis/cutoff.hpp); the recursions are found only when needed.
+  std::vector<const analysis::TypeSizes*> tiny;
+  for (const analysis::TypeSizes& type : *in.task_sizes)
+    if (type.count >= 8 && type.tiny * 2 >= type.count && type.site < in.labels->size())
+      tiny.push_back(&type);
+  if (tiny.empty()) return;
+  const bool any_tasks = std::any_of(tiny.begin(), tiny.end(), [](auto* t) { return !t->chunks; });
+  const std::vector<analysis::Recursion> recursions =
+      any_tasks ? analysis::find_recursions(m) : std::vector<analysis::Recursion>();
+  auto recursion_of = [&](const analysis::TypeSizes& type) -> size_t {
+    for (size_t r = 0; r < recursions.size() && !type.chunks; ++r)
+      if (std::binary_search(recursions[r].sites.begin(), recursions[r].sites.end(), type.site))
+        return r;
+    return recursions.size();
+  };
+  uint64_t per_task = 0;
+  bool overhead_known = false;
+  std::vector<uint8_t> done(recursions.size(), 0);
+  for (const analysis::TypeSizes* first : tiny) {
+    const size_t r = recursion_of(*first);
+    if (r < recursions.size() && done[r]) continue;
+    std::vector<const analysis::TypeSizes*> group{first};
+    if (r < recursions.size()) {
+      done[r] = 1;
+      for (const analysis::TypeSizes* other : tiny)
+        if (other != first && recursion_of(*other) == r) group.push_back(other);
+    }
+    uint64_t count = 0, small = 0, total = 0;
+    std::string sites;
+    const analysis::TypeSizes* largest = first;
+    for (const analysis::TypeSizes* t : group) {
+      count += t->count;
+      small += t->tiny;
+      total += t->total;
+      sites += (sites.empty() ? "" : ", ") + (*in.labels)[t->site].site;
+      if (t->count > largest->count) largest = t;
+    }
     DiagnosisItem d;
     d.kind = "tiny-tasks";
     d.finding = fmt::format("the {} at {} are too small to pay for themselves",
-                            type.chunks ? "loop chunks" : "tasks", l.site);
-    d.evidence = fmt::format("{} of {} ({:.0f}%) take under 1 us, median {}{}", type.tiny,
-                             type.count, analysis::percent_of(type.tiny, type.count),
-                             format_work(m, type.median), overhead);
-    d.location = l.site;
-    d.advice = type.chunks
-                   ? "give the loop larger chunks (schedule(dynamic, N) with N iterations "
-                     "worth 10 us or more)"
-                   : "raise the cut-off: stop creating tasks below a size (an if() or final() "
-                     "clause, or a depth or size limit in the code), so that each task does 10 "
-                     "us of work or more";
-    const double share = work ? static_cast<double>(type.total) / static_cast<double>(work) : 0;
+                            first->chunks ? "loop chunks" : "tasks", sites);
+    d.evidence =
+        fmt::format("{} of {} ({:.0f}%) take under 1 us, median {}{}", small, count,
+                    analysis::percent_of(small, count), format_work(m, largest->median), overhead);
+    d.location = (*in.labels)[largest->site].site;
+    if (first->chunks) {
+      d.advice =
+          "give the loop larger chunks (schedule(dynamic, N) with N iterations worth 10 us or "
+          "more)";
+    } else if (r < recursions.size()) {
+      if (!overhead_known) {
+        per_task = analysis::estimate_task_overhead(m).per_task;
+        overhead_known = true;
+      }
+      const analysis::CutoffAdvice cut =
+          analysis::advise_cutoff(m, recursions[r], parallelism_target(m), per_task, 0);
+      d.advice =
+          cutoff_sentence(m, cut, *in.labels) + "; `tasklens advise` shows the depths around it";
+    } else {
+      d.advice =
+          "make each task do more: create fewer, larger tasks (several items per task, or an "
+          "if() clause that runs the small ones at once), so that each does 10 us of work or "
+          "more";
+    }
+    const double share = work ? static_cast<double>(total) / static_cast<double>(work) : 0;
     d.weight = share * std::max(delay, 0.1);
     out.push_back(std::move(d));
   }

@@ -6,6 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "report/cutoff_report.hpp"
 #include "report/json_text.hpp"
 
 namespace tasklens::report {
@@ -285,6 +286,7 @@ std::string render_advice(const model::Model& m, const AdviceReport& r, const Fr
                       {{"span", a.burdened_after.span},
                        {"parallelism", a.burdened_after.parallelism},
                        {"overhead_percent", a.burdened_after.overhead_percent}}}};
+    j["cutoffs"] = r.site_labels ? cutoff_json(m, r.cutoffs, *r.site_labels) : Json::array();
     return json_text(j, 2) + "\n";
   }
   if (format == Format::Csv) {
@@ -359,6 +361,7 @@ std::string render_advice(const model::Model& m, const AdviceReport& r, const Fr
       "(overhead {:.1f}% of its critical path), {:.2f} after the steps ({:.1f}%)\n",
       a.burdened_before.parallelism, a.burdened_before.overhead_percent,
       a.burdened_after.parallelism, a.burdened_after.overhead_percent);
+  if (r.site_labels) out += cutoff_table(m, r.cutoffs, *r.site_labels);
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/cutoff.hpp"
 #include "analysis/whatif.hpp"
 #include "report/profile_report.hpp"
 
@@ -50,6 +51,9 @@ struct AdviceReport {
   // What a step's line cannot say (a step whose fragment is a region's own code, entered again
   // and again): after the table, and as JSON "notes".
   std::vector<std::string> notes;
+  // The cut-off of each recursion (analysis/cutoff.hpp), named with `site_labels`.
+  std::vector<analysis::CutoffAdvice> cutoffs;
+  const std::vector<SiteLabel>* site_labels = nullptr;
 };
 std::string render_advice(const model::Model& model, const AdviceReport& report,
                           const FragmentLabels& fragments, const RunInfo& info, Format format);

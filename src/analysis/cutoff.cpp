@@ -1,0 +1,401 @@
+// The cut-off adviser (analysis/cutoff.hpp).
+#include "analysis/cutoff.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <numeric>
+
+#include "analysis/algebra.hpp"
+
+namespace tasklens::analysis {
+
+using model::kNone;
+using model::Model;
+using model::NodeKind;
+
+namespace {
+
+// A cut-off that keeps this share of the most parallelism a recursion can give is as good as the
+// deepest one: the tasks past it add nothing.
+constexpr double kNearlyAll = 0.98;
+
+bool is_task_like(NodeKind k) {
+  return k == NodeKind::Task || k == NodeKind::ImplicitTask || k == NodeKind::Program;
+}
+
+// A task of a recursion candidate: an explicit task of a task site (not one of a taskloop's).
+bool is_site_task(const Model& m, uint32_t v) {
+  const model::Node& n = m.nodes[v];
+  return n.kind == NodeKind::Task && n.site < m.sites.size() &&
+         m.sites[n.site].kind == model::SiteKind::Task &&
+         (n.parent == kNone || m.nodes[n.parent].kind != NodeKind::Taskloop);
+}
+
+// The nearest task-like ancestor-or-self of every node (the task whose code a strand of that
+// node runs).
+std::vector<uint32_t> owning_tasks(const Model& m) {
+  std::vector<uint32_t> owner(m.nodes.size(), 0);
+  for (uint32_t v = 0; v < m.nodes.size(); ++v) {
+    const model::Node& n = m.nodes[v];
+    owner[v] = is_task_like(n.kind) || n.parent == kNone || n.parent >= v ? v : owner[n.parent];
+  }
+  return owner;
+}
+
+// The depth of a recursion's deepest task and its scope: the innermost node holding every task
+// of depth 1 (nodes are in preorder: the ancestor of the first that contains the last).
+struct Extent {
+  uint32_t max_depth = 0, scope = 0;
+};
+Extent extent_of(const Model& m, const std::vector<uint8_t>& in_set) {
+  std::vector<uint32_t> depth(m.nodes.size(), 0);
+  Extent e;
+  uint32_t first = kNone, last = kNone;
+  for (uint32_t v = 0; v < m.nodes.size(); ++v) {
+    const model::Node& node = m.nodes[v];
+    const uint32_t inherited = node.parent != kNone && node.parent < v ? depth[node.parent] : 0;
+    const bool member = is_site_task(m, v) && node.site < in_set.size() && in_set[node.site];
+    depth[v] = inherited + member;
+    if (!member) continue;
+    e.max_depth = std::max(e.max_depth, depth[v]);
+    if (depth[v] == 1) {
+      if (first == kNone) first = v;
+      last = v;
+    }
+  }
+  if (first == kNone) return e;
+  uint32_t scope = first;
+  while (scope != kNone && scope != 0 && last >= scope + m.nodes[scope].subtree_size) {
+    const uint32_t up = m.nodes[scope].parent;
+    scope = up < scope ? up : 0;
+  }
+  // One task of depth 1 is its own scope; several share their parent's, or an ancestor's.
+  e.scope = scope == kNone ? 0 : scope;
+  return e;
+}
+
+std::vector<uint8_t> site_set(const Model& m, const Recursion& r) {
+  std::vector<uint8_t> in_set(m.sites.size(), 0);
+  for (uint32_t s : r.sites)
+    if (s < in_set.size()) in_set[s] = 1;
+  return in_set;
+}
+
+// What every depth's evaluation of one recursion shares: per strand, whether it starts a task
+// (the burden) and which inlinable task's own code it ends; per depth, the recursion's tasks'
+// work.
+struct Context {
+  const Model& m;
+  uint32_t max_depth = 0;
+  uint32_t lo = 0, hi = 0;  // the scope's strands
+  uint64_t work = 0;        // and their work
+  struct Call {
+    uint32_t depth, creator;
+  };
+  std::vector<Call> calls;  // the recursion's tasks whose creator is known
+  // Per strand: the index in `calls` of the task whose own code ends with it (kNone: none), and
+  // the recursion depth of the task it starts (0: a task not of the recursion; kNone: none).
+  std::vector<uint32_t> ending_call, starting_depth;
+  // The work of the recursion's tasks (their subtree's: the calls under them included), by
+  // depth: depth d's are [by_depth_begin[d], by_depth_begin[d + 1]).
+  std::vector<uint64_t> by_depth;
+  std::vector<size_t> by_depth_begin;
+  // The longest paths of one evaluation, kept for the next: faulting in two arrays of 8 bytes
+  // per strand again for every depth cost as much as the pass itself.
+  mutable std::vector<uint64_t> dist, burdened;
+
+  Context(const Model& model, const Recursion& r) : m(model) {
+    const uint32_t nodes = static_cast<uint32_t>(m.nodes.size());
+    const uint32_t n = static_cast<uint32_t>(m.strands.size());
+    const std::vector<uint8_t> in_set = site_set(m, r);
+    const Extent extent = extent_of(m, in_set);
+    if (extent.scope < nodes) {
+      lo = std::min(m.nodes[extent.scope].strand_begin, n);
+      hi = std::min(std::max(m.nodes[extent.scope].strand_end, lo), n);
+    }
+    // The depth of the nearest recursion task ancestor-or-self (nodes are in preorder).
+    std::vector<uint32_t> depth(nodes, 0);
+    std::vector<uint8_t> member(nodes, 0);
+    for (uint32_t v = 0; v < nodes; ++v) {
+      const model::Node& node = m.nodes[v];
+      const uint32_t inherited = node.parent != kNone && node.parent < v ? depth[node.parent] : 0;
+      member[v] = is_site_task(m, v) && in_set[node.site];
+      depth[v] = inherited + member[v];
+      if (member[v]) max_depth = std::max(max_depth, depth[v]);
+    }
+    const std::vector<uint32_t> owner = owning_tasks(m);
+    std::vector<uint32_t> own_last(nodes, kNone);
+    for (uint32_t s = 0; s < n; ++s) {
+      const uint32_t v = m.strands[s].node;
+      if (v < nodes) own_last[owner[v]] = s;
+    }
+    std::vector<uint64_t> prefix(size_t(n) + 1, 0);
+    for (uint32_t s = 0; s < n; ++s) prefix[s + 1] = prefix[s] + m.strands[s].work;
+    work = prefix[hi] - prefix[lo];
+    ending_call.assign(n, kNone);
+    starting_depth.assign(n, kNone);
+    by_depth_begin.assign(size_t(max_depth) + 2, 0);
+    for (uint32_t v = 0; v < nodes; ++v)
+      if (member[v]) ++by_depth_begin[depth[v] + 1];
+    for (size_t d = 1; d < by_depth_begin.size(); ++d) by_depth_begin[d] += by_depth_begin[d - 1];
+    by_depth.resize(by_depth_begin.back());
+    std::vector<size_t> fill(by_depth_begin.begin(), by_depth_begin.end() - 1);
+    for (uint32_t v = 0; v < nodes; ++v) {
+      const model::Node& node = m.nodes[v];
+      const bool has_strands = node.strand_begin < node.strand_end && node.strand_end <= n;
+      if (member[v])
+        by_depth[fill[depth[v]]++] =
+            has_strands ? prefix[node.strand_end] - prefix[node.strand_begin] : 0;
+      if (node.kind != NodeKind::Task || !has_strands) continue;
+      starting_depth[node.strand_begin] = member[v] ? depth[v] : 0;
+      if (!member[v] || own_last[v] == kNone || node.parent == kNone) continue;
+      // The creator: the latest predecessor of the task's first strand that runs the code of
+      // the task the new one was created in (the others are dependences).
+      const uint32_t creating_task = owner[node.parent];
+      uint32_t creator = kNone;
+      for (uint32_t p : m.preds_of(node.strand_begin))
+        if (p < n && m.strands[p].node < nodes && owner[m.strands[p].node] == creating_task &&
+            (creator == kNone || p > creator))
+          creator = p;
+      if (creator == kNone) continue;
+      ending_call[own_last[v]] = static_cast<uint32_t>(calls.size());
+      calls.push_back({depth[v], creator});
+    }
+  }
+
+  // The longest paths with the tasks deeper than `kept` inlined, the burdened one if `Burden`.
+  template <bool Burden>
+  void longest_paths(uint32_t kept, uint64_t per_task, uint64_t& best,
+                     uint64_t& best_burdened) const {
+    const uint32_t* begin = m.pred_begin.data();
+    const uint32_t* preds = m.preds.data();
+    const model::DivisibleStrand* divisible = m.divisible.data();
+    const model::DivisibleStrand* const divisible_end = divisible + m.divisible.size();
+    while (divisible != divisible_end && divisible->strand < lo) ++divisible;
+    uint64_t* d = dist.data();
+    uint64_t* b = burdened.data();
+    // Within the scope only: edges from outside it do not count (a site's instance span).
+    for (uint32_t s = lo; s < hi; ++s) {
+      uint64_t longest = 0, longest_burdened = 0;
+      for (uint32_t i = begin[s], e = begin[s + 1]; i < e; ++i) {
+        const uint32_t p = preds[i];
+        if (p < lo) continue;
+        longest = std::max(longest, d[p]);
+        if constexpr (Burden) longest_burdened = std::max(longest_burdened, b[p]);
+      }
+      uint64_t weight = m.strands[s].work;
+      if (divisible != divisible_end && divisible->strand == s)
+        weight = iteration_span(weight, (divisible++)->iterations);
+      d[s] = longest + weight;
+      best = std::max(best, d[s]);
+      if constexpr (Burden) {
+        // A task still made (of the recursion at a kept depth, or of no recursion) pays.
+        b[s] = longest_burdened + weight + (starting_depth[s] <= kept ? per_task : 0);
+        best_burdened = std::max(best_burdened, b[s]);
+      }
+      // An inlined task ends here: what followed its creation waits for it, as after a call.
+      if (ending_call[s] != kNone) {
+        const Call& c = calls[ending_call[s]];
+        if (c.depth > kept) {
+          d[c.creator] = std::max(d[c.creator], d[s]);
+          if constexpr (Burden) b[c.creator] = std::max(b[c.creator], b[s]);
+        }
+      }
+    }
+  }
+
+  // `with_burden`: also the burdened span (a second longest path, as long again).
+  CutoffLevel evaluate(uint32_t cut, uint64_t per_task, bool with_burden = true) const {
+    CutoffLevel level;
+    level.depth = std::min(cut, max_depth);
+    const uint32_t n = static_cast<uint32_t>(m.strands.size());
+    dist.resize(n);  // (every entry is written before it is read)
+    burdened.resize(with_burden ? n : 0);
+    uint64_t best = 0, best_burdened = 0;
+    if (with_burden)
+      longest_paths<true>(level.depth, per_task, best, best_burdened);
+    else
+      longest_paths<false>(level.depth, per_task, best, best_burdened);
+    level.span = best;
+    level.burdened_span = best_burdened;
+    if (level.depth >= 1) {
+      level.tasks_kept = by_depth_begin[level.depth + 1] - by_depth_begin[1];
+      std::vector<uint64_t> leaves(
+          by_depth.begin() + static_cast<std::ptrdiff_t>(by_depth_begin[level.depth]),
+          by_depth.begin() + static_cast<std::ptrdiff_t>(by_depth_begin[level.depth + 1]));
+      level.leaf_tasks = leaves.size();
+      if (!leaves.empty()) {
+        auto mid = leaves.begin() + static_cast<std::ptrdiff_t>(leaves.size() / 2);
+        std::nth_element(leaves.begin(), mid, leaves.end());
+        level.leaf_median_work = *mid;
+        level.leaf_smallest_work = *std::min_element(leaves.begin(), leaves.end());
+      }
+    }
+    return level;
+  }
+};
+
+void finish(CutoffLevel& level, uint64_t work) {
+  level.parallelism = parallelism_of(work, level.span);
+  level.burdened_parallelism = parallelism_of(work, level.burdened_span);
+}
+
+}  // namespace
+
+const char* to_string(CutoffVerdict verdict) {
+  switch (verdict) {
+    case CutoffVerdict::Reached:
+      return "reached";
+    case CutoffVerdict::ReachedUnburdened:
+      return "reached_without_overhead";
+    case CutoffVerdict::NotReached:
+      return "not_reached";
+  }
+  return "?";
+}
+
+std::vector<Recursion> find_recursions(const Model& m) {
+  const uint32_t sites = static_cast<uint32_t>(m.sites.size());
+  // The site graph: a -> b when a task of site b has a task of site a as its nearest explicit
+  // task ancestor. A recursion is a strongly connected set of sites with a cycle: a leaf task
+  // type that a recursion creates (and that creates none of its tasks) is not part of it.
+  std::vector<std::vector<uint32_t>> next(sites);
+  std::vector<uint32_t> nearest(m.nodes.size(), kNone);
+  std::vector<uint64_t> count(sites, 0);
+  std::vector<uint8_t> self_loop(sites, 0);
+  for (uint32_t v = 0; v < m.nodes.size(); ++v) {
+    const model::Node& node = m.nodes[v];
+    const uint32_t above = node.parent != kNone && node.parent < v ? nearest[node.parent] : kNone;
+    const bool member = is_site_task(m, v);
+    nearest[v] = member ? v : above;
+    if (!member) continue;
+    ++count[node.site];
+    if (above == kNone) continue;
+    const uint32_t from = m.nodes[above].site;
+    if (from == node.site) self_loop[from] = 1;
+    auto& out = next[from];
+    if (std::find(out.begin(), out.end(), node.site) == out.end()) out.push_back(node.site);
+  }
+  // Tarjan's strongly connected components, iteratively (a program may have many sites).
+  std::vector<uint32_t> index(sites, kNone), low(sites, 0), component(sites, kNone), stack;
+  std::vector<uint8_t> on_stack(sites, 0);
+  uint32_t counter = 0, components = 0;
+  for (uint32_t root = 0; root < sites; ++root) {
+    if (count[root] == 0 || index[root] != kNone) continue;
+    std::vector<std::pair<uint32_t, size_t>> frames{{root, 0}};
+    index[root] = low[root] = counter++;
+    stack.push_back(root);
+    on_stack[root] = 1;
+    while (!frames.empty()) {
+      auto& [v, edge] = frames.back();
+      if (edge < next[v].size()) {
+        const uint32_t w = next[v][edge++];
+        if (index[w] == kNone) {
+          index[w] = low[w] = counter++;
+          stack.push_back(w);
+          on_stack[w] = 1;
+          frames.emplace_back(w, 0);
+        } else if (on_stack[w]) {
+          low[v] = std::min(low[v], index[w]);
+        }
+        continue;
+      }
+      const uint32_t done = v;
+      frames.pop_back();
+      if (!frames.empty()) low[frames.back().first] = std::min(low[frames.back().first], low[done]);
+      if (low[done] != index[done]) continue;
+      for (uint32_t w = kNone; w != done;) {
+        w = stack.back();
+        stack.pop_back();
+        on_stack[w] = 0;
+        component[w] = components;
+      }
+      ++components;
+    }
+  }
+  std::vector<Recursion> groups(components);
+  for (uint32_t s = 0; s < sites; ++s)
+    if (component[s] != kNone) {
+      groups[component[s]].sites.push_back(s);
+      groups[component[s]].tasks += count[s];
+    }
+  std::vector<Recursion> recursions;
+  for (Recursion& r : groups) {
+    if (r.sites.size() < 2 && !(r.sites.size() == 1 && self_loop[r.sites[0]])) continue;
+    const Extent e = extent_of(m, site_set(m, r));
+    r.max_depth = e.max_depth;
+    r.scope = e.scope;
+    if (r.max_depth >= 2) recursions.push_back(std::move(r));
+  }
+  std::stable_sort(recursions.begin(), recursions.end(),
+                   [](const Recursion& a, const Recursion& b) { return a.tasks > b.tasks; });
+  return recursions;
+}
+
+CutoffLevel evaluate_cutoff(const Model& m, const Recursion& recursion, uint32_t depth,
+                            uint64_t per_task) {
+  const Context context(m, recursion);
+  CutoffLevel level = context.evaluate(depth, per_task);
+  finish(level, context.work);
+  return level;
+}
+
+CutoffAdvice advise_cutoff(const Model& m, const Recursion& recursion, double target,
+                           uint64_t per_task, uint32_t neighbours) {
+  CutoffAdvice a;
+  a.recursion = recursion;
+  a.per_task = per_task;
+  a.target = target;
+  const Context context(m, recursion);
+  a.work = context.work;
+  a.recursion.max_depth = context.max_depth;
+  a.recursion.scope = extent_of(m, site_set(m, recursion)).scope;
+  const uint32_t deepest = std::max(1u, context.max_depth);
+  // Evaluated depths, any order (a deque: references stay valid), with or without the burden.
+  std::deque<std::pair<CutoffLevel, bool>> known;
+  auto at = [&](uint32_t d, bool with_burden = true) -> const CutoffLevel& {
+    for (auto& [l, burdened] : known)
+      if (l.depth == d && (burdened || !with_burden)) return l;
+    CutoffLevel l = context.evaluate(d, per_task, with_burden);
+    finish(l, a.work);
+    known.emplace_back(l, with_burden);
+    return known.back().first;
+  };
+  a.recorded = at(deepest);
+  // The shallowest depth whose parallelism, without the burden, is at least `bar`: more depth,
+  // more parallelism (inlining only adds constraints), so a binary search finds it.
+  auto shallowest = [&](double bar) {
+    uint32_t lo = 1, hi = deepest;
+    while (lo < hi) {
+      const uint32_t mid = lo + (hi - lo) / 2;
+      if (at(mid, false).parallelism >= bar)
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+    return lo;
+  };
+  const double most = a.recorded.parallelism;
+  uint32_t chosen = kNone;
+  if (most >= target) {
+    // Burdened, more tasks cost more too: from that depth on, the first that reaches the target
+    // (a few depths past it at most: each level multiplies the tasks).
+    const uint32_t unburdened = shallowest(target);
+    for (uint32_t d = unburdened; d <= deepest && d <= unburdened + 4 && chosen == kNone; ++d)
+      if (at(d).burdened_parallelism >= target) chosen = d;
+    a.verdict = chosen != kNone ? CutoffVerdict::Reached : CutoffVerdict::ReachedUnburdened;
+    if (chosen == kNone) chosen = unburdened;
+  } else {
+    // Not reached at any depth: the shallowest with (nearly) the most there is, which spares
+    // the tasks that add nothing.
+    a.verdict = CutoffVerdict::NotReached;
+    chosen = shallowest(most * kNearlyAll);
+  }
+  a.recommended = chosen;
+  const uint32_t first = chosen > neighbours ? chosen - neighbours : 1;
+  for (uint32_t d = first; d <= std::min(deepest, chosen + neighbours); ++d)
+    a.levels.push_back(at(d));
+  return a;
+}
+
+}  // namespace tasklens::analysis

@@ -1,0 +1,173 @@
+#include "report/cutoff_report.hpp"
+
+#include <fmt/format.h>
+
+namespace tasklens::report {
+
+using analysis::CutoffAdvice;
+using analysis::CutoffLevel;
+using analysis::CutoffVerdict;
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+const CutoffLevel& recommended_level(const CutoffAdvice& a) {
+  for (const CutoffLevel& l : a.levels)
+    if (l.depth == a.recommended) return l;
+  return a.recorded;
+}
+
+std::string how_to_write(uint32_t depth) {
+  return fmt::format(
+      "a cut-off at depth {0}: create the tasks only while the recursion is less than {0} deep "
+      "(`if (depth < {0})` on the task pragma, or a plain call when depth >= {0}, with depth 0 "
+      "at the top call and passed down)",
+      depth);
+}
+
+Json level_json(const model::Model& m, const CutoffLevel& l) {
+  return {{"depth", l.depth},
+          {"tasks_kept", l.tasks_kept},
+          {"leaf_tasks", l.leaf_tasks},
+          {"leaf_median_work", l.leaf_median_work},
+          {"leaf_median_seconds", seconds_of(m, l.leaf_median_work)},
+          {"leaf_smallest_work", l.leaf_smallest_work},
+          {"span", l.span},
+          {"parallelism", l.parallelism},
+          {"burdened_span", l.burdened_span},
+          {"burdened_parallelism", l.burdened_parallelism}};
+}
+
+// The construct the recursion's parallelism is measured in: its scope, or the nearest construct
+// around it with a site ("single at nqueens.c:85").
+std::string scope_name(const model::Model& m, const analysis::Recursion& r,
+                       const std::vector<SiteLabel>& labels) {
+  for (uint32_t v = r.scope; v < m.nodes.size(); v = m.nodes[v].parent) {
+    const uint32_t site = m.nodes[v].site;
+    if (site != model::kNone && site != 0 && site < labels.size() && site < m.sites.size())
+      return fmt::format("{} at {}", model::to_string(m.sites[site].kind), labels[site].site);
+    if (m.nodes[v].parent >= v) break;
+  }
+  return "the whole program";
+}
+
+}  // namespace
+
+std::string recursion_name(const analysis::Recursion& r, const std::vector<SiteLabel>& labels) {
+  std::string sites, function;
+  for (uint32_t s : r.sites) {
+    if (s >= labels.size()) continue;
+    sites += (sites.empty() ? "" : ", ") + labels[s].site;
+    if (function.empty()) function = labels[s].function;
+  }
+  return function.empty() ? sites : fmt::format("{} ({})", sites, function);
+}
+
+std::string cutoff_sentence(const model::Model& m, const CutoffAdvice& a,
+                            const std::vector<SiteLabel>& labels) {
+  const CutoffLevel& l = recommended_level(a);
+  const std::string where = recursion_name(a.recursion, labels);
+  const std::string overhead =
+      a.per_task ? fmt::format(" ({:.1f} with every task charged the tasking overhead of {})",
+                               l.burdened_parallelism, format_work(m, a.per_task))
+                 : std::string();
+  switch (a.verdict) {
+    case CutoffVerdict::Reached:
+      if (l.depth >= a.recursion.max_depth)
+        return fmt::format(
+            "the tasks at {} are needed as deep as they go ({} levels): a shallower cut-off "
+            "would bring the parallelism below the target of {:g}; give each task more work of "
+            "its own instead (a larger base case)",
+            where, a.recursion.max_depth, a.target);
+      return fmt::format(
+          "write {}: {} tasks instead of {}, the {} deepest doing about {} each (median, the "
+          "calls under them included, as recorded); the parallelism of the {} would be about "
+          "{:.1f}{}, for a target of {:g} (an estimate from this recording: record the program "
+          "with the cut-off to measure it)",
+          how_to_write(l.depth), l.tasks_kept, a.recursion.tasks, l.leaf_tasks,
+          format_work(m, l.leaf_median_work), scope_name(m, a.recursion, labels), l.parallelism,
+          overhead, a.target);
+    case CutoffVerdict::ReachedUnburdened:
+      return fmt::format(
+          "{} would keep the parallelism at {:.1f}, but with every task charged the tasking "
+          "overhead of {} it is {:.1f}, below the target of {:g}: the tasks of {} do too little "
+          "to pay for themselves at any depth; give each more work of its own (a larger base "
+          "case), then cut off there",
+          how_to_write(l.depth), l.parallelism, format_work(m, a.per_task), l.burdened_parallelism,
+          a.target, where);
+    case CutoffVerdict::NotReached:
+      break;
+  }
+  return fmt::format(
+      "no cut-off of {} reaches the target of {:g}, the most being {:.1f}: {} keeps {:.1f} of it "
+      "with {} tasks instead of {} (the deeper tasks add nothing); what limits the parallelism "
+      "is elsewhere on the critical path",
+      where, a.target, a.recorded.parallelism, how_to_write(l.depth), l.parallelism, l.tasks_kept,
+      a.recursion.tasks);
+}
+
+std::string cutoff_table(const model::Model& m, const std::vector<CutoffAdvice>& advice,
+                         const std::vector<SiteLabel>& labels) {
+  std::string out;
+  for (const CutoffAdvice& a : advice) {
+    out += fmt::format(
+        "\ncut-off of the recursion at {}: {} tasks, nested up to {} deep; parallelism of the {}\n",
+        recursion_name(a.recursion, labels), a.recursion.tasks, a.recursion.max_depth,
+        scope_name(m, a.recursion, labels));
+    out += fmt::format("  {:>6} {:>12} {:>12} {:>16} {:>12} {:>10}\n", "depth", "tasks", "deepest",
+                       "deepest median", "parallelism", "burdened");
+    auto row = [&](const CutoffLevel& l, const char* mark) {
+      out += fmt::format("  {:>6} {:>12} {:>12} {:>16} {:>12.2f} {:>10.2f}{}\n", l.depth,
+                         l.tasks_kept, l.leaf_tasks, format_work(m, l.leaf_median_work),
+                         l.parallelism, l.burdened_parallelism, mark);
+    };
+    bool recorded_listed = false;
+    for (const CutoffLevel& l : a.levels) {
+      const bool recorded = l.depth == a.recorded.depth;
+      recorded_listed = recorded_listed || recorded;
+      row(l, l.depth == a.recommended
+                 ? (recorded ? "  <- recommended (as recorded)" : "  <- recommended")
+             : recorded ? "  (as recorded)"
+                        : "");
+    }
+    if (!recorded_listed) row(a.recorded, "  (as recorded)");
+    out +=
+        "  (tasks: made with that cut-off; deepest: those at that depth, each running the calls "
+        "under it; burdened: every task charged the tasking overhead)\n";
+    out += fmt::format("  {}\n", cutoff_sentence(m, a, labels));
+  }
+  return out;
+}
+
+Json cutoff_json(const model::Model& m, const std::vector<CutoffAdvice>& advice,
+                 const std::vector<SiteLabel>& labels) {
+  Json list = Json::array();
+  for (const CutoffAdvice& a : advice) {
+    Json sites = Json::array();
+    std::string function;
+    for (uint32_t s : a.recursion.sites)
+      if (s < labels.size()) {
+        sites.push_back(labels[s].site);
+        if (function.empty()) function = labels[s].function;
+      }
+    Json levels = Json::array();
+    for (const CutoffLevel& l : a.levels) levels.push_back(level_json(m, l));
+    list.push_back({{"sites", sites},
+                    {"function", function},
+                    {"scope", scope_name(m, a.recursion, labels)},
+                    {"work", a.work},
+                    {"tasks", a.recursion.tasks},
+                    {"max_depth", a.recursion.max_depth},
+                    {"target", a.target},
+                    {"per_task_overhead", a.per_task},
+                    {"verdict", analysis::to_string(a.verdict)},
+                    {"recommended_depth", a.recommended},
+                    {"recommended", level_json(m, recommended_level(a))},
+                    {"recorded", level_json(m, a.recorded)},
+                    {"levels", levels},
+                    {"advice", cutoff_sentence(m, a, labels)}});
+  }
+  return list;
+}
+
+}  // namespace tasklens::report

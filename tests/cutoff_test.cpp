@@ -1,0 +1,274 @@
+// The cut-off adviser (analysis/cutoff.hpp): recursions found, the span with a cut-off against
+// fib's analytic one and against brute force (explicit edges, relaxed until stable) on random
+// recursive programs, the recommended depth against the target.
+#include "analysis/cutoff.hpp"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+#include "analysis/profile.hpp"
+#include "model_fixtures.hpp"
+
+namespace tasklens {
+namespace {
+
+using analysis::CutoffVerdict;
+using analysis::Recursion;
+using fixtures::ModelBuilder;
+using model::Model;
+using model::NodeKind;
+using model::SiteKind;
+
+// fib_model's work and span (model_fixtures.hpp), and the span of one of its calls when the
+// tasks deeper than `cut` run as plain calls (a call at depth `d`).
+uint64_t fib_work(uint32_t n) { return n < 2 ? 1 : 2 + fib_work(n - 1) + fib_work(n - 2); }
+uint64_t fib_calls(uint32_t n) { return n < 2 ? 1 : 1 + fib_calls(n - 1) + fib_calls(n - 2); }
+uint64_t fib_span_cut(uint32_t n, uint32_t d, uint32_t cut) {
+  if (n < 2) return 1;
+  if (d >= cut) return fib_work(n);  // its children are inlined: the whole call is serial
+  return 2 + fib_span_cut(n - 1, d + 1, cut);
+}
+
+TEST(Cutoff, FibIsOneRecursionAsDeepAsItsArgument) {
+  uint32_t site = 0;
+  const Model m = fixtures::fib_model(10, &site);
+  const std::vector<Recursion> r = analysis::find_recursions(m);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].sites, std::vector<uint32_t>{site});
+  EXPECT_EQ(r[0].max_depth, 10u);
+  EXPECT_EQ(r[0].tasks, fib_calls(10));  // a task per call
+}
+
+TEST(Cutoff, FibSpanAtEveryDepthIsTheAnalyticOne) {
+  const uint32_t n = 12;
+  const Model m = fixtures::fib_model(n);
+  const std::vector<Recursion> r = analysis::find_recursions(m);
+  ASSERT_EQ(r.size(), 1u);
+  // The scope is the top call's task (the only task of depth 1): the program's first and last
+  // strands are outside it.
+  const uint64_t work = fib_work(n);
+  for (uint32_t cut = 1; cut <= n; ++cut) {
+    SCOPED_TRACE("cut-off at depth " + std::to_string(cut));
+    const analysis::CutoffLevel l = analysis::evaluate_cutoff(m, r[0], cut, 0);
+    EXPECT_EQ(l.span, fib_span_cut(n, 1, cut));
+    EXPECT_DOUBLE_EQ(l.parallelism, double(work) / double(l.span));
+    EXPECT_EQ(l.burdened_span, l.span);  // no overhead given
+    // Kept: the calls of depth <= cut (2^d of them at depth d while n - d >= 1 ...): counted.
+    uint64_t kept = 0, leaves = 0;
+    auto count = [&](auto&& self, uint32_t k, uint32_t d) -> void {
+      if (d > cut) return;
+      ++kept;
+      if (d == cut) ++leaves;
+      if (k >= 2) {
+        self(self, k - 1, d + 1);
+        self(self, k - 2, d + 1);
+      }
+    };
+    count(count, n, 1);
+    EXPECT_EQ(l.tasks_kept, kept);
+    EXPECT_EQ(l.leaf_tasks, leaves);
+  }
+  // At its full depth the scope's span is the recording's (the program's, less its two strands).
+  EXPECT_EQ(analysis::evaluate_cutoff(m, r[0], n, 0).span, analysis::longest_path(m) - 2);
+  EXPECT_EQ(m.nodes[r[0].scope].kind, NodeKind::Task);
+}
+
+// A random recursive program with known creators: every task creates 0-3 children of the
+// recursion (or, sometimes, of another task site), each from the strand running then, which
+// sometimes goes on in a new strand; it waits for its children or not; siblings sometimes depend
+// on each other. `calls` records each recursion task's creator, own last strand and depth.
+struct Call {
+  uint32_t first, creator, last, depth;
+};
+struct RandomProgram {
+  Model model;
+  std::vector<Call> calls;
+  std::vector<uint32_t> task_firsts;    // every task's first strand (burden)
+  std::vector<uint32_t> first_depth;    // its recursion depth, 0 if not the recursion's
+  uint32_t scope_lo = 0, scope_hi = 0;  // the recursion's scope's strands
+};
+
+RandomProgram random_program(std::mt19937_64& rng) {
+  ModelBuilder b;
+  RandomProgram p;
+  const uint32_t rec_a = b.add_site(SiteKind::Task), rec_b = b.add_site(SiteKind::Task),
+                 other = b.add_site(SiteKind::Task);
+  auto pick = [&](uint32_t k) { return std::uniform_int_distribution<uint32_t>(0, k - 1)(rng); };
+  auto work = [&] { return std::uniform_int_distribution<uint64_t>(0, 50)(rng); };
+  std::vector<uint32_t> ends;  // strands the program's last strand joins (unwaited tasks)
+  uint32_t budget = 120;
+  // Returns the task's own last strand.
+  auto task = [&](auto&& self, uint32_t creator, uint32_t depth, bool member,
+                  uint32_t dep) -> uint32_t {
+    // The recursion's two sites alternate with the depth (like fib's two spawns, they nest in
+    // each other); the other site's tasks are leaves, created by the recursion, not part of it.
+    b.open(NodeKind::Task, member ? (depth % 2 ? rec_a : rec_b) : other);
+    std::vector<uint32_t> first_preds{creator};
+    if (dep != model::kNone) first_preds.push_back(dep);
+    const uint32_t first = b.strand(work(), first_preds);
+    p.task_firsts.push_back(first);
+    p.first_depth.push_back(member ? depth : 0);
+    uint32_t current = first;
+    std::vector<uint32_t> children;
+    const uint32_t kids = member && budget > 3 && depth < 7 ? pick(4) : 0;
+    for (uint32_t k = 0; k < kids && budget > 3; ++k) {
+      --budget;
+      const bool child_member = pick(5) != 0;
+      const uint32_t sibling_dep =
+          !children.empty() && pick(4) == 0 ? children.back() : model::kNone;
+      const size_t call_index = p.calls.size();
+      if (child_member) p.calls.push_back({0, current, 0, depth + 1});
+      const uint32_t child_first = b.strand_count();
+      const uint32_t last = self(self, current, depth + 1, child_member, sibling_dep);
+      if (child_member) {
+        p.calls[call_index].first = child_first;
+        p.calls[call_index].last = last;
+      }
+      children.push_back(last);
+      if (pick(2)) current = b.strand(work(), {current});  // the task goes on in a new strand
+    }
+    uint32_t last = current;
+    if (!children.empty()) {
+      if (pick(3)) {  // a taskwait
+        std::vector<uint32_t> preds{current};
+        preds.insert(preds.end(), children.begin(), children.end());
+        last = b.strand(work(), preds);
+      } else {
+        ends.insert(ends.end(), children.begin(), children.end());
+        last = b.strand(work(), {current});
+      }
+    }
+    b.close();
+    return last;
+  };
+  // One top call (the scope is its task) or two (the scope is the program's root).
+  const uint32_t start = b.strand(work());
+  const uint32_t tops = 1 + pick(2);
+  for (uint32_t t = 0; t < tops; ++t) {
+    const size_t root_call = p.calls.size();
+    p.calls.push_back({0, start, 0, 1});
+    p.calls[root_call].first = b.strand_count();
+    p.calls[root_call].last = task(task, start, 1, true, model::kNone);
+    ends.push_back(p.calls[root_call].last);
+  }
+  ends.push_back(start);
+  b.strand(work(), ends);
+  p.model = b.finish();
+  if (tops == 1) {
+    p.scope_lo = p.calls[0].first;
+    p.scope_hi = p.calls[0].last + 1;
+  } else {
+    p.scope_lo = 0;
+    p.scope_hi = static_cast<uint32_t>(p.model.strands.size());
+  }
+  return p;
+}
+
+// The program with a cut-off, by explicit edges: an inlined call's last strand precedes every
+// successor of its creator that comes after it; then the longest path by relaxation, within the
+// recursion's scope (random_program's scope_lo .. scope_hi).
+uint64_t brute_cut_span(const RandomProgram& p, uint32_t cut, uint64_t per_task) {
+  const Model& m = p.model;
+  const size_t n = m.strands.size();
+  const uint32_t lo = p.scope_lo, hi = p.scope_hi;
+  std::vector<std::vector<uint32_t>> preds(n);
+  for (uint32_t s = 0; s < n; ++s)
+    for (uint32_t q : m.preds_of(s)) preds[s].push_back(q);
+  for (const Call& c : p.calls) {
+    if (c.depth <= cut) continue;
+    for (uint32_t x = c.last + 1; x < n; ++x)
+      for (uint32_t q : m.preds_of(x))
+        if (q == c.creator) preds[x].push_back(c.last);
+  }
+  std::vector<uint64_t> weight(n);
+  for (uint32_t s = 0; s < n; ++s) weight[s] = m.strands[s].work;
+  for (size_t i = 0; i < p.task_firsts.size(); ++i)
+    if (p.first_depth[i] <= cut) weight[p.task_firsts[i]] += per_task;
+  std::vector<uint64_t> dist(weight);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (uint32_t s = lo; s < hi; ++s)
+      for (uint32_t q : preds[s])
+        if (q >= lo && q < hi && dist[q] + weight[s] > dist[s]) {
+          dist[s] = dist[q] + weight[s];
+          changed = true;
+        }
+  }
+  uint64_t best = 0;
+  for (uint32_t s = lo; s < hi; ++s) best = std::max(best, dist[s]);
+  return best;
+}
+
+TEST(Cutoff, SpanWithACutoffMatchesBruteForceOnRandomRecursivePrograms) {
+  std::mt19937_64 rng(20261127);
+  int checked = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    const RandomProgram p = random_program(rng);
+    ASSERT_EQ(fixtures::check_model(p.model), "");
+    const std::vector<Recursion> r = analysis::find_recursions(p.model);
+    if (r.empty()) continue;
+    ASSERT_EQ(r.size(), 1u) << "the two sites nest in each other, so they are one recursion";
+    uint32_t deepest = 0;
+    for (const Call& c : p.calls) deepest = std::max(deepest, c.depth);
+    EXPECT_EQ(r[0].max_depth, deepest);
+    for (uint32_t cut = 1; cut <= deepest; ++cut) {
+      for (uint64_t per_task : {uint64_t{0}, uint64_t{7}}) {
+        SCOPED_TRACE("trial " + std::to_string(trial) + ", cut " + std::to_string(cut));
+        const analysis::CutoffLevel l = analysis::evaluate_cutoff(p.model, r[0], cut, per_task);
+        EXPECT_EQ(l.span, brute_cut_span(p, cut, 0));
+        EXPECT_EQ(l.burdened_span, brute_cut_span(p, cut, per_task));
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 300);
+}
+
+TEST(Cutoff, ATaskLoopIsNoRecursion) {
+  const Model m = fixtures::fork_join_model({5, 5, 5, 5});
+  EXPECT_TRUE(analysis::find_recursions(m).empty());
+}
+
+TEST(Cutoff, RecommendsTheShallowestDepthReachingTheTarget) {
+  const uint32_t n = 16;
+  const Model m = fixtures::fib_model(n);
+  const Recursion r = analysis::find_recursions(m).at(0);
+  const uint64_t work = fib_work(n);
+  for (double target : {4.0, 16.0, 40.0}) {
+    SCOPED_TRACE("target " + std::to_string(target));
+    const analysis::CutoffAdvice a = analysis::advise_cutoff(m, r, target, 0);
+    EXPECT_EQ(a.verdict, CutoffVerdict::Reached);
+    uint32_t shallowest = n + 1;
+    for (uint32_t d = n; d >= 1; --d)
+      if (double(work) / double(fib_span_cut(n, 1, d)) >= target) shallowest = d;
+    EXPECT_EQ(a.recommended, shallowest);
+    bool listed = false;
+    for (const analysis::CutoffLevel& l : a.levels) listed = listed || l.depth == a.recommended;
+    EXPECT_TRUE(listed);
+    EXPECT_EQ(a.recorded.depth, n);
+  }
+  // Beyond what the recording holds: the deepest is no help.
+  const analysis::CutoffAdvice none = analysis::advise_cutoff(m, r, 1e6, 0);
+  EXPECT_EQ(none.verdict, CutoffVerdict::NotReached);
+}
+
+TEST(Cutoff, TheOverheadOfManyTasksMovesTheRecommendationShallowerOrSaysSo) {
+  const uint32_t n = 16;
+  const Model m = fixtures::fib_model(n);
+  const Recursion r = analysis::find_recursions(m).at(0);
+  // With each task costing 3 units, the deep levels' tasks (work 1 or 2) cost more than they do.
+  const analysis::CutoffAdvice a = analysis::advise_cutoff(m, r, 16, 3);
+  ASSERT_NE(a.verdict, CutoffVerdict::NotReached);
+  const analysis::CutoffLevel deepest = analysis::evaluate_cutoff(m, r, n, 3);
+  EXPECT_LT(deepest.burdened_parallelism, deepest.parallelism);
+  for (const analysis::CutoffLevel& l : a.levels)
+    if (l.depth == a.recommended) {
+      EXPECT_GE(a.verdict == CutoffVerdict::Reached ? l.burdened_parallelism : l.parallelism, 16);
+      EXPECT_LT(l.tasks_kept, deepest.tasks_kept);
+    }
+}
+
+}  // namespace
+}  // namespace tasklens
