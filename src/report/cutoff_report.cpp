@@ -20,8 +20,9 @@ const CutoffLevel& recommended_level(const CutoffAdvice& a) {
 std::string how_to_write(uint32_t depth) {
   return fmt::format(
       "a cut-off at depth {0}: create the tasks only while the recursion is less than {0} deep "
-      "(`if (depth < {0})` on the task pragma, or a plain call when depth >= {0}, with depth 0 "
-      "at the top call and passed down)",
+      "(test `depth < {0}` where the task is made, `#pragma omp task` or `task_group::run`, and "
+      "make a plain call otherwise, with depth 0 at the top call and passed down; an "
+      "`if(depth < {0})` clause runs the calls in the same order but still makes every task)",
       depth);
 }
 
@@ -48,7 +49,7 @@ std::string scope_name(const model::Model& m, const analysis::Recursion& r,
       return fmt::format("{} at {}", model::to_string(m.sites[site].kind), labels[site].site);
     if (m.nodes[v].parent >= v) break;
   }
-  return "the whole program";
+  return "whole program";
 }
 
 }  // namespace
