@@ -145,6 +145,33 @@ TEST_F(Cli, DefaultTraceNameInTheCurrentDirectory) {
   EXPECT_NE(rep.out.find("<whole program>"), std::string::npos) << rep.out;
 }
 
+// A trace whose model cannot fit in the memory the machine (or TASKLENS_MEMORY_LIMIT) gives is
+// refused before it is read, in one line with exit code 6, rather than ended by the kernel's
+// out-of-memory killer; within the budget it is read as before.
+TEST_F(Cli, ATraceTooLargeForTheMemoryIsRefusedBeforeItIsRead) {
+  const std::string trace = path("t.tlens");
+  ASSERT_TRUE(record(example("suite_fib", "clang"), {"16"}, trace).exited(0));  // 3192 tasks
+  EnvOverrides small = default_env();
+  small["TASKLENS_MEMORY_LIMIT"] = "64K";
+  for (const char* command : {"report", "tasks", "advise", "view"}) {
+    RunResult r = run({TASKLENS_BIN, command, trace}, small);
+    EXPECT_TRUE(r.exited(6)) << r.describe();
+    EXPECT_EQ(lines_of(r.err).size(), 1u) << r.describe();
+    EXPECT_NE(r.err.find("t.tlens: reading this trace needs at least"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("TASKLENS_MEMORY_LIMIT is 0 MiB"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("record a shorter run"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "");
+  }
+  EnvOverrides roomy = default_env();
+  roomy["TASKLENS_MEMORY_LIMIT"] = "1G";
+  EXPECT_TRUE(run({TASKLENS_BIN, "report", trace}, roomy).exited(0));
+  EnvOverrides wrong = default_env();
+  wrong["TASKLENS_MEMORY_LIMIT"] = "lots";
+  RunResult bad = run({TASKLENS_BIN, "report", trace}, wrong);
+  EXPECT_TRUE(bad.exited(2)) << bad.describe();
+  EXPECT_NE(bad.err.find("TASKLENS_MEMORY_LIMIT=lots is not a size"), std::string::npos) << bad.err;
+}
+
 TEST_F(Cli, TableCsvAndTopAgreeWithJson) {
   const std::string trace = path("t.tlens");
   ASSERT_TRUE(record(example("treesum", "clang"), {}, trace).exited(0));

@@ -21,6 +21,7 @@
 #include "analysis/whatif.hpp"
 #include "cli/errors.hpp"
 #include "cli/huge_blocks.hpp"
+#include "cli/memory_budget.hpp"
 #include "cli/timings.hpp"
 #include "model/builder.hpp"
 #include "report/diagnosis.hpp"
@@ -76,6 +77,7 @@ Loaded load(const std::string& path, SpanMode mode) {
   Loaded l;
   Timings& timings = Timings::global();
   l.trace = std::make_unique<trace::TraceFile>(trace::TraceFile::open(path));
+  check_model_fits(*l.trace, path);  // before the kernel's out-of-memory killer would
   timings.lap("open");
   l.model = model::build_model(*l.trace, {.huge_pages = big_blocks_in_huge_pages(),
                                           .blocked_as_work = model_settings().blocked_as_work,

@@ -18,4 +18,10 @@ class EnvironmentError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The machine has not the memory a reader needs for this trace: exit 6 (as std::bad_alloc).
+class OutOfMemoryError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 }  // namespace tasklens::cli

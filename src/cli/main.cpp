@@ -396,8 +396,14 @@ int main(int argc, char** argv) {
   } catch (const model::ModelError& e) {
     fmt::print(stderr, "tasklens: {}\n", e.what());
     return 5;
+  } catch (const cli::OutOfMemoryError& e) {
+    fmt::print(stderr, "tasklens: {}\n", e.what());
+    return 6;
   } catch (const std::bad_alloc&) {
-    fmt::print(stderr, "tasklens: out of memory\n");
+    fmt::print(stderr,
+               "tasklens: out of memory: this machine could not give tasklens the memory it "
+               "asked for; read the trace on a machine with more memory (a reader holds about "
+               "500 bytes per task), or record a shorter run\n");
     return 6;
   } catch (const std::exception& e) {
     fmt::print(stderr, "tasklens: internal error: {}\n", e.what());

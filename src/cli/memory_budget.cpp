@@ -1,0 +1,163 @@
+#include "cli/memory_budget.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "cli/errors.hpp"
+
+namespace tasklens::cli {
+namespace {
+
+// The least a reader holds per task and per event byte, below what bench/run.sh and the shapes of
+// docs/benchmarks.md measure (fib, n-queens, mergesort: 396-514 bytes per task at the peak of
+// `report`; 15-22 per byte of decoded events), so that the check refuses only what cannot fit.
+constexpr uint64_t kBytesPerTask = 360;
+constexpr uint64_t kBytesPerEventByte = 12;  // measured 15-22 per byte of (decoded) events
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return in ? text.str() : std::string();
+}
+
+std::string gib(uint64_t bytes) {
+  if (bytes < (1ull << 30)) return fmt::format("{:.0f} MiB", double(bytes) / (1ull << 20));
+  return fmt::format("{:.1f} GiB", double(bytes) / (1ull << 30));
+}
+
+// The least room the cgroups of this process leave (v2: every level's memory.max less its
+// memory.current); nullopt without a limit.
+std::optional<uint64_t> cgroup_room() {
+  std::istringstream lines(read_file("/proc/self/cgroup"));
+  std::string line, path;
+  while (std::getline(lines, line))
+    if (line.rfind("0::", 0) == 0) path = line.substr(3);
+  if (path.empty()) return std::nullopt;
+  std::optional<uint64_t> room;
+  for (;;) {
+    const std::string dir = "/sys/fs/cgroup" + (path == "/" ? std::string() : path);
+    if (auto limit = cgroup_limit(read_file(dir + "/memory.max"))) {
+      const auto used = parse_size(read_file(dir + "/memory.current"));
+      const uint64_t left = *limit > used.value_or(0) ? *limit - used.value_or(0) : 0;
+      room = room ? std::min(*room, left) : left;
+    }
+    if (path == "/" || path.empty()) break;
+    const size_t slash = path.rfind('/');
+    path = slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
+  }
+  return room;
+}
+
+}  // namespace
+
+std::optional<uint64_t> parse_size(const std::string& text) {
+  size_t i = 0;
+  while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+  uint64_t value = 0;
+  size_t digits = 0;
+  for (; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i, ++digits) {
+    if (value > (UINT64_MAX - 9) / 10) return std::nullopt;
+    value = value * 10 + uint64_t(text[i] - '0');
+  }
+  if (digits == 0) return std::nullopt;
+  int shift = 0;
+  if (i < text.size()) {
+    switch (std::toupper(static_cast<unsigned char>(text[i]))) {
+      case 'K':
+        shift = 10;
+        ++i;
+        break;
+      case 'M':
+        shift = 20;
+        ++i;
+        break;
+      case 'G':
+        shift = 30;
+        ++i;
+        break;
+      case 'T':
+        shift = 40;
+        ++i;
+        break;
+      default:
+        break;
+    }
+  }
+  while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+  if (i != text.size()) return std::nullopt;
+  if (shift && value > (UINT64_MAX >> shift)) return std::nullopt;
+  return value << shift;
+}
+
+std::optional<uint64_t> cgroup_limit(const std::string& text) {
+  if (text.rfind("max", 0) == 0) return std::nullopt;
+  return parse_size(text);
+}
+
+std::optional<uint64_t> available_from_meminfo(const std::string& text) {
+  std::istringstream lines(text);
+  std::string line;
+  std::optional<uint64_t> available;
+  uint64_t swap_free = 0;
+  auto kib = [](const std::string& rest) -> std::optional<uint64_t> {
+    std::istringstream fields(rest);
+    uint64_t value = 0;
+    if (!(fields >> value)) return std::nullopt;
+    return value * 1024;
+  };
+  while (std::getline(lines, line)) {
+    if (line.rfind("MemAvailable:", 0) == 0) available = kib(line.substr(13));
+    if (line.rfind("SwapFree:", 0) == 0) swap_free = kib(line.substr(9)).value_or(0);
+  }
+  if (!available) return std::nullopt;
+  return *available + swap_free;
+}
+
+std::optional<MemoryBudget> memory_budget() {
+  std::optional<MemoryBudget> budget;
+  auto consider = [&](uint64_t bytes, const char* source) {
+    if (!budget || bytes < budget->bytes) budget = MemoryBudget{bytes, source};
+  };
+  if (auto available = available_from_meminfo(read_file("/proc/meminfo")))
+    consider(*available, "the memory available on this machine (MemAvailable and free swap)");
+  if (auto room = cgroup_room()) consider(*room, "the room left by this process's cgroup limit");
+  if (const char* limit = std::getenv("TASKLENS_MEMORY_LIMIT")) {
+    const auto bytes = parse_size(limit);
+    if (!bytes)
+      throw UsageError(fmt::format(
+          "TASKLENS_MEMORY_LIMIT={} is not a size: give bytes, or a number with K, M, G or T",
+          limit));
+    consider(*bytes, "TASKLENS_MEMORY_LIMIT");
+  }
+  return budget;
+}
+
+uint64_t model_bytes_at_least(const trace::TraceFile& trace) {
+  uint64_t event_bytes = 0;
+  for (uint32_t i = 0; i < trace.stream_count(); ++i) event_bytes += trace.stream_bytes(i);
+  const uint64_t tasks = trace.has_finish() ? trace.finish().tasks_created : 0;
+  return std::max(tasks * kBytesPerTask, event_bytes * kBytesPerEventByte);
+}
+
+void check_model_fits(const trace::TraceFile& trace, const std::string& path) {
+  const std::optional<MemoryBudget> budget = memory_budget();
+  if (!budget) return;
+  const uint64_t need = model_bytes_at_least(trace);
+  if (need <= budget->bytes) return;
+  const uint64_t tasks = trace.has_finish() ? trace.finish().tasks_created : 0;
+  throw OutOfMemoryError(fmt::format(
+      "{}: reading this trace needs at least {}{} and {} is {}; read it on a machine with more "
+      "memory, or record a shorter run (a smaller input, or a cut-off: fewer tasks)",
+      path, gib(need),
+      tasks ? fmt::format(" ({} tasks, about {} bytes each)", tasks, kBytesPerTask) : "",
+      budget->source, gib(budget->bytes)));
+}
+
+}  // namespace tasklens::cli
