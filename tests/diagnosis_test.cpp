@@ -123,6 +123,23 @@ TEST(Diagnosis, AnIncompleteTraceIsSaidFirst) {
   EXPECT_EQ(items[0].kind, "untrustworthy");
 }
 
+// A host that took 10% or more of the CPUs' time away during the recording makes it
+// untrustworthy; less, or unknown, says nothing.
+TEST(Diagnosis, AHostThatStoleTimeMakesTheRecordingUntrustworthy) {
+  auto untrustworthy = [](double steal) {
+    Amdahl a;
+    a.m.host_steal_percent = steal;
+    for (const auto& d : a.diagnose())
+      if (d.kind == "untrustworthy") return d.evidence;
+    return std::string();
+  };
+  EXPECT_EQ(untrustworthy(-1), "");
+  EXPECT_EQ(untrustworthy(9.5), "");
+  const std::string evidence = untrustworthy(44);
+  EXPECT_NE(evidence.find("took 44% of the CPUs' time away (steal)"), std::string::npos)
+      << evidence;
+}
+
 TEST(Diagnosis, SerialFragmentsAreListedByCriticalShare) {
   Amdahl a;
   const auto serial = report::serial_fragments(a.m, a.profile, a.fragments);

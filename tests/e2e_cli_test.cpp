@@ -177,6 +177,10 @@ TEST_F(Cli, TableCsvAndTopAgreeWithJson) {
   ASSERT_TRUE(record(example("treesum", "clang"), {}, trace).exited(0));
   json j = report_json(trace);
   ASSERT_FALSE(j.is_null());
+  // The recorder read the hypervisor's steal over the run (/proc/stat): a share, 0 on bare metal.
+  ASSERT_TRUE(j["host_steal_percent"].is_number()) << j["host_steal_percent"];
+  EXPECT_GE(j["host_steal_percent"].get<double>(), 0);
+  EXPECT_LE(j["host_steal_percent"].get<double>(), 100);
   RunResult table = run({TASKLENS_BIN, "report", trace});
   ASSERT_TRUE(table.exited(0)) << table.describe();
   EXPECT_NE(table.out.find("crit.%"), std::string::npos);

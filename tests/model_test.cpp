@@ -525,6 +525,34 @@ TEST(Model, TheRecordersCostPerEventIsTakenOutOfEveryInterval) {
   EXPECT_EQ(taken.probe_removed, 6u + 6 + 3 + 1 + 1 + 7);
 }
 
+// The hypervisor's steal during the recording (a HostSteal record): its share of the CPUs' time,
+// with a warning from 2%; unknown (-1) in a trace without the record.
+TEST(Model, TheHostsStealIsReportedFromTwoPercent) {
+  auto build = [](std::optional<std::pair<uint64_t, uint64_t>> steal) {
+    TraceBuilder tb(2);
+    if (steal) tb.host_steal(steal->first, steal->second);
+    Region r{tb};
+    r.begin();
+    r.end(100, 110);
+    return tb.build();
+  };
+  auto warned = [](const model::Model& m) {
+    for (const std::string& w : m.warnings)
+      if (w.find("steal time") != std::string::npos) return true;
+    return false;
+  };
+  const model::Model none = build(std::nullopt), quiet = build({{1, 100}}),
+                     stolen = build({{44, 100}});
+  EXPECT_EQ(none.host_steal_percent, -1);
+  EXPECT_FALSE(warned(none));
+  EXPECT_DOUBLE_EQ(quiet.host_steal_percent, 1.0);
+  EXPECT_FALSE(warned(quiet));
+  EXPECT_DOUBLE_EQ(stolen.host_steal_percent, 44.0);
+  EXPECT_TRUE(warned(stolen));
+  // A damaged record (more steal than time) is ignored.
+  EXPECT_EQ(build({{200, 100}}).host_steal_percent, -1);
+}
+
 // A trace of a later minor version reads (its unknown records are skipped), with a warning.
 TEST(Model, ATraceOfALaterMinorVersionReadsWithAWarning) {
   for (uint16_t minor : {trace::kVersionMinor, uint16_t(trace::kVersionMinor + 1)}) {

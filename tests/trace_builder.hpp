@@ -59,6 +59,10 @@ class TraceBuilder {
     runtime_costs_ = std::move(entries);
   }
   void version_minor(uint16_t minor) { version_minor_ = minor; }
+  // The hypervisor's steal over the recording, in the kernel's ticks (a HostSteal record).
+  void host_steal(uint64_t steal, uint64_t total) {
+    host_steal_ = trace::HostSteal{2, 100, steal, total};
+  }
 
   void ev(uint32_t t, uint64_t time, trace::EventKind kind, std::initializer_list<uint64_t> fields,
           std::initializer_list<uint64_t> groups = {}) {
@@ -143,6 +147,8 @@ class TraceBuilder {
       trace::append_record(out, trace::RecordType::RuntimeCost, &h, sizeof h, runtime_costs_.data(),
                            runtime_costs_.size() * sizeof(trace::RuntimeCostEntry));
     }
+    if (host_steal_)
+      trace::append_record(out, trace::RecordType::HostSteal, &*host_steal_, sizeof *host_steal_);
     trace::ClockSync a{0, 0}, b{1000000000, 1000000000};
     trace::append_record(out, trace::RecordType::ClockSync, &a, sizeof a);
     trace::append_record(out, trace::RecordType::ClockSync, &b, sizeof b);
@@ -175,6 +181,7 @@ class TraceBuilder {
   uint64_t probe_ticks_ = 0;
   std::vector<trace::RuntimeCostEntry> runtime_costs_;
   std::optional<uint16_t> version_minor_;  // the header's minor version, if not this reader's
+  std::optional<trace::HostSteal> host_steal_;
   uint32_t runtime_flags_;
   std::string runtime_version_;
 };

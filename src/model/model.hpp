@@ -21,6 +21,11 @@ namespace tasklens::model {
 
 inline constexpr uint32_t kNone = 0xffffffffu;
 
+// Model::host_steal_percent from which the report warns (a few percent is common on a virtual
+// machine), and from which the recording's figures are not to be trusted (its diagnosis).
+inline constexpr double kHostStealWorthSaying = 2.0;
+inline constexpr double kHostStealDisturbing = 10.0;
+
 enum class NodeKind : uint8_t {
   Program,       // root: the initial task outside any construct
   Parallel,      // a parallel region instance
@@ -177,8 +182,11 @@ struct Model {
   uint64_t recorder_stalled = 0;      // TSC ticks of those waits removed from work
   uint64_t recorder_stall_ticks = 0;  // TSC ticks of all those waits, in strands or not
   uint64_t switches_lost = 0;         // context switches the recorder could not see (not removed)
-  uint64_t probe_per_event = 0;       // TSC ticks of the recorder's cost per event (calibrated)
-  uint64_t probe_removed = 0;         // TSC ticks of that cost taken out of the strands, in all
+  // The share of the program's CPUs' time the hypervisor took away during the recording ("steal":
+  // a virtual machine's host running something else), 0-100; -1 when the trace does not say.
+  double host_steal_percent = -1;
+  uint64_t probe_per_event = 0;        // TSC ticks of the recorder's cost per event (calibrated)
+  uint64_t probe_removed = 0;          // TSC ticks of that cost taken out of the strands, in all
   bool probe_measured_in_run = false;  // probe_per_event was timed during the run (else start-up)
   // The OpenMP runtime's own cost between events (measured by `tasklens record` on empty tasks)
   // taken out of the strands, in TSC ticks; `runtime_cost_kinds` kinds of interval were measured

@@ -18,6 +18,7 @@
 #include <optional>
 #include <vector>
 
+#include "recorder/host_steal.hpp"
 #include "recorder/tbb_hooks.hpp"
 #include "recorder/warmup.hpp"
 #include "trace/reader.hpp"
@@ -371,6 +372,7 @@ bool start_trace() {
   timespec start_mono;
   clock_gettime(CLOCK_MONOTONIC, &start_mono);
   g_pid = getpid();
+  host_steal_start();
   g_start_tsc = read_tsc();
   timespec rt;
   clock_gettime(CLOCK_REALTIME, &rt);

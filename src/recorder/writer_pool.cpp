@@ -19,6 +19,7 @@
 #include <cstring>
 
 #include "recorder/buffer.hpp"
+#include "recorder/host_steal.hpp"
 #include "recorder/metric.hpp"
 #include "recorder/pool.hpp"
 #include "recorder/switches.hpp"
@@ -592,6 +593,9 @@ void writer_finish(const void* tail, size_t tail_size) {
   rs.first_no_memory_ms = p.first_no_memory_ms;
   std::vector<uint8_t> stats;
   trace::append_record(stats, trace::RecordType::RecorderStats, &rs, sizeof rs);
+  trace::HostSteal steal;
+  if (host_steal_end(steal))
+    trace::append_record(stats, trace::RecordType::HostSteal, &steal, sizeof steal);
   std::lock_guard<std::mutex> lock(file_mutex());
   const bool failed = p.write_failed.load(std::memory_order_relaxed);
   if (failed && p.config.reserve_fd >= 0) {

@@ -486,6 +486,13 @@ void trust(const DiagnosisInput& in, std::vector<DiagnosisItem>& out) {
     why.push_back(fmt::format("{} context switches were not seen", m.switches_lost));
     weight = std::max(weight, 0.3);
   }
+  if (m.host_steal_percent >= model::kHostStealDisturbing) {
+    why.push_back(fmt::format(
+        "the virtual machine's host took {:.0f}% of the CPUs' time away (steal), time the "
+        "strands it paused count as work",
+        m.host_steal_percent));
+    weight = std::max(weight, 0.3);
+  }
   if (why.empty()) return;
   DiagnosisItem d;
   d.kind = "untrustworthy";

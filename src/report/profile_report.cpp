@@ -488,6 +488,10 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
     j["recorder_stalls_time"] = m.recorder_stall_ticks;
     j["recorder_stalls_removed"] = m.recorder_stalled;
     j["switches_lost"] = m.switches_lost;
+    if (m.host_steal_percent >= 0)
+      j["host_steal_percent"] = m.host_steal_percent;
+    else
+      j["host_steal_percent"] = nullptr;
     j["probe_cost_per_event"] = m.probe_per_event;
     j["probe_removed"] = m.probe_removed;
     j["probe_cost_source"] = m.probe_measured_in_run ? "run" : "start-up";

@@ -32,7 +32,7 @@ inline constexpr uint16_t kVersionMajor = 4;  // readers refuse later majors
 // if it had none).
 // Minor 4: the SlowFaults record (older readers count slow page faults as work).
 // Minor 5: the RuntimeCost record (older readers keep the runtime's own cost in the work).
-inline constexpr uint16_t kVersionMinor = 5;  // additions that old readers can skip
+inline constexpr uint16_t kVersionMinor = 6;  // additions that old readers can skip
 
 // Metrics one trace can hold (the first is the primary one, every analysis's work).
 inline constexpr int kMaxMetrics = 8;
@@ -130,6 +130,17 @@ struct RecorderStats {
 };
 static_assert(sizeof(RecorderStats) == 64);
 
+// Payload of RecordType::HostSteal: from the trace's start to its end, over the CPUs the program
+// may run on, the "steal" time of /proc/stat (a virtual machine's host running something else on
+// them) and all their time, in the kernel's clock ticks (ticks_per_second of them a second).
+struct HostSteal {
+  uint32_t cpus;
+  uint32_t ticks_per_second;
+  uint64_t steal_ticks;
+  uint64_t total_ticks;
+};
+static_assert(sizeof(HostSteal) == 24);
+
 // Payload of RecordType::ProbeCost: what recording one event costs the thread that records it,
 // per metric in the file's order (1000ths of the metric's unit per event; 0: not measured).
 // Every strand's measured work holds about one such cost per event; the model takes it out
@@ -208,6 +219,9 @@ enum class RecordType : uint32_t {
   // between two of the recorder's events, measured by `tasklens record` on empty tasks after the
   // program ran (version 4.5).
   RuntimeCost = 16,
+  // payload: HostSteal: the time the hypervisor took the program's CPUs away during the
+  // recording (version 4.6).
+  HostSteal = 17,
 };
 
 // Code addresses with this bit set are not in any module: SiteNames records give their source

@@ -517,6 +517,11 @@ void TraceFile::parse() {
         std::memcpy(&recorder_stats_, p, sizeof recorder_stats_);
         has_recorder_stats_ = true;
         break;
+      case RecordType::HostSteal:
+        need(sizeof(HostSteal));
+        std::memcpy(&host_steal_, p, sizeof host_steal_);
+        has_host_steal_ = host_steal_.steal_ticks <= host_steal_.total_ticks;  // else: damaged
+        break;
       case RecordType::RegionNames:
         parse_region_names(p, n, pos);
         break;

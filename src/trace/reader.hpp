@@ -161,6 +161,10 @@ class TraceFile {
   // The recorder's own account of its stalls and losses (version 4.2 on; zeros before).
   bool has_recorder_stats() const { return has_recorder_stats_; }
   const RecorderStats& recorder_stats() const { return recorder_stats_; }
+  // The hypervisor's steal during the recording (version 4.6; absent in older traces and where
+  // /proc/stat could not be read).
+  bool has_host_steal() const { return has_host_steal_; }
+  const HostSteal& host_steal() const { return host_steal_; }
   // The recorder's cost per event, calibrated at start-up (version 4.2 on; zeros before).
   bool has_probe_cost() const { return has_probe_cost_; }
   const ProbeCost& probe_cost() const { return probe_cost_; }
@@ -242,6 +246,8 @@ class TraceFile {
   std::vector<std::vector<std::pair<uint64_t, uint64_t>>> slow_faults_;
   RecorderStats recorder_stats_{};
   bool has_recorder_stats_ = false;
+  HostSteal host_steal_{};
+  bool has_host_steal_ = false;
   ProbeCost probe_cost_{};
   bool has_probe_cost_ = false;
   std::vector<RuntimeCostEntry> runtime_costs_;
