@@ -42,35 +42,40 @@ std::vector<uint32_t> owning_tasks(const Model& m) {
   return owner;
 }
 
-// The depth of a recursion's deepest task and its scope: the innermost node holding every task
-// of depth 1 (nodes are in preorder: the ancestor of the first that contains the last).
+// Per node, the recursion's depth (that of its nearest recursion task, itself included; 0 above
+// them) and whether it is one of its tasks; the deepest task's depth and the scope: the innermost
+// node holding every task of depth 1 (nodes are in preorder: the ancestor of the first that
+// contains the last; one task of depth 1 is its own scope).
 struct Extent {
+  std::vector<uint32_t> depth;
+  std::vector<uint8_t> member;
   uint32_t max_depth = 0, scope = 0;
 };
 Extent extent_of(const Model& m, const std::vector<uint8_t>& in_set) {
-  std::vector<uint32_t> depth(m.nodes.size(), 0);
+  const uint32_t nodes = static_cast<uint32_t>(m.nodes.size());
   Extent e;
+  e.depth.assign(nodes, 0);
+  e.member.assign(nodes, 0);
   uint32_t first = kNone, last = kNone;
-  for (uint32_t v = 0; v < m.nodes.size(); ++v) {
+  for (uint32_t v = 0; v < nodes; ++v) {
     const model::Node& node = m.nodes[v];
-    const uint32_t inherited = node.parent != kNone && node.parent < v ? depth[node.parent] : 0;
-    const bool member = is_site_task(m, v) && node.site < in_set.size() && in_set[node.site];
-    depth[v] = inherited + member;
-    if (!member) continue;
-    e.max_depth = std::max(e.max_depth, depth[v]);
-    if (depth[v] == 1) {
+    const uint32_t inherited = node.parent != kNone && node.parent < v ? e.depth[node.parent] : 0;
+    e.member[v] = is_site_task(m, v) && node.site < in_set.size() && in_set[node.site];
+    e.depth[v] = inherited + e.member[v];
+    if (!e.member[v]) continue;
+    e.max_depth = std::max(e.max_depth, e.depth[v]);
+    if (e.depth[v] == 1) {
       if (first == kNone) first = v;
       last = v;
     }
   }
   if (first == kNone) return e;
   uint32_t scope = first;
-  while (scope != kNone && scope != 0 && last >= scope + m.nodes[scope].subtree_size) {
+  while (scope != 0 && last >= scope + m.nodes[scope].subtree_size) {
     const uint32_t up = m.nodes[scope].parent;
     scope = up < scope ? up : 0;
   }
-  // One task of depth 1 is its own scope; several share their parent's, or an ancestor's.
-  e.scope = scope == kNone ? 0 : scope;
+  e.scope = scope;
   return e;
 }
 
@@ -86,9 +91,9 @@ std::vector<uint8_t> site_set(const Model& m, const Recursion& r) {
 // work.
 struct Context {
   const Model& m;
-  uint32_t max_depth = 0;
-  uint32_t lo = 0, hi = 0;  // the scope's strands
-  uint64_t work = 0;        // and their work
+  uint32_t max_depth = 0, scope = 0;  // as Extent
+  uint32_t lo = 0, hi = 0;            // the scope's strands
+  uint64_t work = 0;                  // and their work
   struct Call {
     uint32_t depth, creator;
   };
@@ -107,21 +112,14 @@ struct Context {
   Context(const Model& model, const Recursion& r) : m(model) {
     const uint32_t nodes = static_cast<uint32_t>(m.nodes.size());
     const uint32_t n = static_cast<uint32_t>(m.strands.size());
-    const std::vector<uint8_t> in_set = site_set(m, r);
-    const Extent extent = extent_of(m, in_set);
-    if (extent.scope < nodes) {
-      lo = std::min(m.nodes[extent.scope].strand_begin, n);
-      hi = std::min(std::max(m.nodes[extent.scope].strand_end, lo), n);
-    }
-    // The depth of the nearest recursion task ancestor-or-self (nodes are in preorder).
-    std::vector<uint32_t> depth(nodes, 0);
-    std::vector<uint8_t> member(nodes, 0);
-    for (uint32_t v = 0; v < nodes; ++v) {
-      const model::Node& node = m.nodes[v];
-      const uint32_t inherited = node.parent != kNone && node.parent < v ? depth[node.parent] : 0;
-      member[v] = is_site_task(m, v) && in_set[node.site];
-      depth[v] = inherited + member[v];
-      if (member[v]) max_depth = std::max(max_depth, depth[v]);
+    const Extent extent = extent_of(m, site_set(m, r));
+    const std::vector<uint32_t>& depth = extent.depth;
+    const std::vector<uint8_t>& member = extent.member;
+    max_depth = extent.max_depth;
+    scope = extent.scope;
+    if (scope < nodes) {
+      lo = std::min(m.nodes[scope].strand_begin, n);
+      hi = std::min(std::max(m.nodes[scope].strand_end, lo), n);
     }
     const std::vector<uint32_t> owner = owning_tasks(m);
     std::vector<uint32_t> own_last(nodes, kNone);
@@ -349,7 +347,7 @@ CutoffAdvice advise_cutoff(const Model& m, const Recursion& recursion, double ta
   const Context context(m, recursion);
   a.work = context.work;
   a.recursion.max_depth = context.max_depth;
-  a.recursion.scope = extent_of(m, site_set(m, recursion)).scope;
+  a.recursion.scope = context.scope;
   const uint32_t deepest = std::max(1u, context.max_depth);
   // Evaluated depths, any order (a deque: references stay valid), with or without the burden.
   std::deque<std::pair<CutoffLevel, bool>> known;

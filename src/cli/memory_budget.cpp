@@ -1,6 +1,7 @@
 #include "cli/memory_budget.hpp"
 
 #include <fmt/format.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <cctype>
@@ -128,6 +129,9 @@ std::optional<MemoryBudget> memory_budget() {
   if (auto available = available_from_meminfo(read_file("/proc/meminfo")))
     consider(*available, "the memory available on this machine (MemAvailable and free swap)");
   if (auto room = cgroup_room()) consider(*room, "the room left by this process's cgroup limit");
+  struct rlimit as {};
+  if (::getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY)
+    consider(as.rlim_cur, "the address space this process may have (ulimit -v)");
   if (const char* limit = std::getenv("TASKLENS_MEMORY_LIMIT")) {
     const auto bytes = parse_size(limit);
     if (!bytes)

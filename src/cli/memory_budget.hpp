@@ -5,8 +5,11 @@
 //
 // The budget is the least of: the memory the kernel says is available without swapping out
 // (MemAvailable) plus free swap; the cgroup's limit less what the cgroup already uses (a
-// container, a systemd slice); TASKLENS_MEMORY_LIMIT (bytes, or with a K, M, G or T suffix),
-// which a user sets to keep tasklens smaller, and which makes the check testable.
+// container, a systemd slice); the address space limit (ulimit -v); TASKLENS_MEMORY_LIMIT (bytes,
+// or with a K, M, G or T suffix), which a user sets to keep tasklens smaller, and which makes the
+// check testable. (The trace reader's own budget for a pipe of unknown length, trace/reader.cpp's
+// unknown_size_budget, is a quarter of the free memory and address space: the trace layer cannot
+// depend on this one.)
 #pragma once
 
 #include <cstdint>

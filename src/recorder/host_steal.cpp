@@ -41,8 +41,9 @@ Times read_times() {
   ::close(fd);
   if (!text) return t;
   text[used] = '\0';
-  for (char* line = text; line && *line;
-       line = std::strchr(line, '\n') ? std::strchr(line, '\n') + 1 : nullptr) {
+  for (char *line = text, *next; line && *line; line = next) {
+    next = std::strchr(line, '\n');
+    if (next) ++next;
     if (std::strncmp(line, "cpu", 3) != 0 || line[3] < '0' || line[3] > '9') continue;
     char* p = line + 3;
     const unsigned long cpu = std::strtoul(p, &p, 10);
