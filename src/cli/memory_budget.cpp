@@ -16,7 +16,7 @@ namespace tasklens::cli {
 namespace {
 
 // The least a reader holds per task and per event byte, below what bench/run.sh and the shapes of
-// docs/benchmarks.md measure (fib, n-queens, mergesort: 396-514 bytes per task at the peak of
+// docs/benchmarks.md measure (fib, n-queens, UTS, mergesort: 396-578 bytes per task at the peak of
 // `report`; 15-22 per byte of decoded events), so that the check refuses only what cannot fit.
 constexpr uint64_t kBytesPerTask = 360;
 constexpr uint64_t kBytesPerEventByte = 12;  // measured 15-22 per byte of (decoded) events

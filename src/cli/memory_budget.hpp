@@ -1,5 +1,5 @@
 // Whether a trace's model fits in the memory this machine can give a reader, checked before the
-// model is built: a reader holds about 400-500 bytes per task (docs/benchmarks.md), so a
+// model is built: a reader holds about 400-580 bytes per task (docs/benchmarks.md), so a
 // recording of a hundred million tasks needs tens of gigabytes. Without this check the kernel's
 // out-of-memory killer ends such a read, and may end other programs of the user's first.
 //
