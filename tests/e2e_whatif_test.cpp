@@ -236,10 +236,11 @@ TEST_F(CutoffAdvice, TheRecommendedCutoffMakesTheTasksItSaysWithAboutItsParallel
 }
 
 // fib with a task per call: the report's tiny-tasks finding names both task sites as one
-// recursion and gives the cut-off advise recommends for the report's target.
+// recursion and gives the cut-off advise recommends: both aim at the same target, 8 x the cores
+// or the threads recorded (4 here, more than a 2-core machine has).
 TEST_F(CutoffAdvice, TheReportsTinyTaskFindingGivesTheAdvisersCutoff) {
   const std::string trace = path("fib.tlens");
-  RunResult rec = record(example("suite_fib", "clang"), {"18"}, trace);
+  RunResult rec = record(example("suite_fib", "clang"), {"18"}, trace, default_env(4));
   ASSERT_TRUE(rec.exited(0)) << rec.describe();
   const json r = report_json(trace);
   ASSERT_FALSE(r.is_null());
@@ -250,11 +251,14 @@ TEST_F(CutoffAdvice, TheReportsTinyTaskFindingGivesTheAdvisersCutoff) {
   const std::string finding = tiny["finding"];
   EXPECT_EQ(std::count(finding.begin(), finding.end(), ','), 1) << "one finding, two sites";
   EXPECT_NE(finding.find("fib.c:"), std::string::npos) << finding;
-  // The report's target: 8 x the cores of this machine or the threads recorded, if more.
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  const double target = 8.0 * std::max(2u, cores);
-  const json a = tasklens_command_json("advise", {trace, "--target", fmt_number(target)});
+  const json a = tasklens_command_json("advise", {trace});
   ASSERT_FALSE(a.is_null());
+  EXPECT_EQ(a["target"], 8.0 * std::max(4u, cores)) << a["target_origin"];
+  if (cores < 4) {
+    EXPECT_NE(a["target_origin"].get<std::string>().find("4 threads recorded"), std::string::npos)
+        << a["target_origin"];
+  }
   ASSERT_EQ(a["cutoffs"].size(), 1u);
   EXPECT_EQ(a["cutoffs"][0]["sites"].size(), 2u);
   const std::string advice = tiny["advice"];

@@ -551,6 +551,19 @@ TEST(Model, TheHostsStealIsReportedFromTwoPercent) {
   EXPECT_TRUE(warned(stolen));
   // A damaged record (more steal than time) is ignored.
   EXPECT_EQ(build({{200, 100}}).host_steal_percent, -1);
+  // `record` reads the same share from the record headers alone, and warns with the same words.
+  TraceBuilder tb(2);
+  tb.host_steal(44, 100);
+  const std::vector<uint8_t> bytes = tb.bytes();
+  char path[] = "/tmp/tasklens_steal_testXXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_EQ(write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+  close(fd);
+  EXPECT_DOUBLE_EQ(trace::TraceFile::scan(path).host_steal_percent, 44.0);
+  unlink(path);
+  EXPECT_NE(model::host_steal_warning(44).find("44% of the time"), std::string::npos);
+  EXPECT_EQ(model::host_steal_warning(1.9), "");
+  EXPECT_EQ(model::host_steal_warning(-1), "");
 }
 
 // A trace of a later minor version reads (its unknown records are skipped), with a warning.

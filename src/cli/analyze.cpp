@@ -557,18 +557,17 @@ std::vector<std::string> entered_region_notes(const Loaded& l, const report::Fra
   return notes;
 }
 
-report::AdviceReport advice_options(const AdviseOptions& opt) {
+report::AdviceReport advice_options(const AdviseOptions& opt, const model::Model& m) {
   report::AdviceReport r;
   r.options.mode = parse_mode(opt.mode);
+  if (opt.target < 0) throw UsageError("--target must be positive");
   if (opt.target > 0) {
     r.options.target = opt.target;
     r.target_origin = "--target";
-  } else {
-    unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    r.options.target = 8.0 * cores;
-    r.target_origin = fmt::format("8 x the {} cores of this machine", cores);
+  } else {  // the report's findings aim at the same
+    r.options.target = report::parallelism_target(m);
+    r.target_origin = report::parallelism_target_origin(m);
   }
-  if (opt.target < 0) throw UsageError("--target must be positive");
   if (opt.factor != 0) r.options.factor = parse_factor(fmt::format("{:g}", opt.factor), "--factor");
   if (opt.k < 0) throw UsageError("--k must be 0 or more");
   r.options.max_steps = opt.max_steps;
@@ -581,8 +580,9 @@ constexpr size_t kCutoffRecursions = 3;
 
 void run_advise(const AdviseOptions& opt) {
   report::Format format = parse_format(opt.format);
-  report::AdviceReport r = advice_options(opt);
+  if (opt.target < 0) throw UsageError("--target must be positive");  // before a long read
   Loaded l = load(opt.trace, span_mode(opt.raw_span));
+  report::AdviceReport r = advice_options(opt, l.model);
   report::FragmentLabels fl = report::label_fragments(l.model, l.trace->modules(), l.labels);
   r.advice =
       analysis::advise(l.model, fl.group_of, static_cast<uint32_t>(fl.label.size()), r.options);

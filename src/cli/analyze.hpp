@@ -138,7 +138,8 @@ report::WhatIfReport whatif_report(const model::Model& model,
                                    const std::vector<analysis::Unit>& units,
                                    std::vector<std::string> kinds, std::vector<double> factors,
                                    analysis::WhatIfMode mode);
-// advise's options checked and resolved (target, factor, k), before any trace is read.
-report::AdviceReport advice_options(const AdviseOptions& options);
+// advise's options checked and resolved (target, factor, k); the target, unless given, is the
+// report's for this recording (report::parallelism_target).
+report::AdviceReport advice_options(const AdviseOptions& options, const model::Model& model);
 
 }  // namespace tasklens::cli

@@ -155,7 +155,8 @@ int run(int argc, char** argv) {
       "tasks still give it, computed from the recorded DAG.");
   advise->add_option("trace", ad.trace, "Trace file")->capture_default_str();
   advise->add_option("--target", ad.target,
-                     "Target parallelism (default: 8 x the cores of this machine)");
+                     "Target parallelism (default: 8 x the cores of this machine, or the threads "
+                     "recorded if more)");
   advise->add_option("--max-steps", ad.max_steps, "Most steps to take")->capture_default_str();
   advise->add_option("--factor", ad.factor,
                      "What-if factor of each step (default: the target parallelism)");

@@ -27,6 +27,7 @@
 #include "cli/output_file.hpp"
 #include "cli/runtime_calibration.hpp"
 #include "cli/runtime_compat.hpp"
+#include "model/model.hpp"
 #include "recorder/metric.hpp"
 #include "recorder/switches.hpp"
 #include "trace/losses.hpp"
@@ -522,6 +523,9 @@ int run_record(const RecordOptions& opt) {
                                     scan.events_lost, scan.finish_reason))
           fmt::print(stderr, "tasklens: {}: {}\n", loss.cause == "exec" ? "note" : "warning",
                      loss.message);
+        // Said now, not only in the report: the user may record again while the host is busy.
+        if (std::string w = model::host_steal_warning(scan.host_steal_percent); !w.empty())
+          fmt::print(stderr, "tasklens: warning: {}\n", w);
         if (std::string note = gomp_crash_note(killed_by, scan.libgomp); !note.empty())
           fmt::print(stderr, "tasklens: note: {}\n", note);
         if (!scan.has_finish && !killed_by)

@@ -129,7 +129,7 @@ report::ViewRun view_run(const std::string& path, Recording& rec, const ViewOpti
   run.sections.push_back(
       {"whatif", report::render_whatif(m, wr, l.labels, info, report::Format::Json, kAll)});
 
-  report::AdviceReport ar = advice_options(AdviseOptions{});
+  report::AdviceReport ar = advice_options(AdviseOptions{}, m);
   ar.options.mode = mode;
   ar.advice = analysis::advise(m, fl.group_of, static_cast<uint32_t>(fl.label.size()), ar.options);
   run.sections.push_back({"advise", report::render_advice(m, ar, fl, info, report::Format::Json)});

@@ -7,6 +7,17 @@
 #include "model/builder_state.hpp"
 
 namespace tasklens::model {
+
+// A host that takes a few percent is common on a virtual machine; past that the timings stretch
+// unevenly, which nothing the guest sees can take out.
+std::string host_steal_warning(double percent) {
+  if (percent < kHostStealWorthSaying) return {};
+  return "the virtual machine's host took " + std::to_string(static_cast<int>(percent + 0.5)) +
+         "% of the time of the program's CPUs away while it was recorded (steal time): a strand "
+         "running when its CPU was taken counts that time as work, and the figures move from one "
+         "recording to the next; record it again when the host is quieter, or on a machine of "
+         "your own";
+}
 namespace detail {
 
 Model Builder::finalize() {
@@ -321,9 +332,8 @@ Model Builder::finalize() {
   m.recorder_stalls = trace_.recorder_stats().stalls;
   m.recorder_stall_ticks = trace_.recorder_stats().stall_ticks;
   m.switches_lost = trace_.recorder_stats().switches_lost;
-  if (trace_.has_host_steal() && trace_.host_steal().total_ticks > 0)
-    m.host_steal_percent = 100.0 * static_cast<double>(trace_.host_steal().steal_ticks) /
-                           static_cast<double>(trace_.host_steal().total_ticks);
+  if (trace_.has_host_steal())
+    m.host_steal_percent = trace::host_steal_percent(trace_.host_steal());
   m.probe_per_event = probe_ticks_;
   m.probe_removed = probe_total_;
   m.probe_measured_in_run = probe_in_run_;
@@ -345,16 +355,8 @@ Model Builder::finalize() {
     // Events after a failed write are missing: the trace was cut short, though not killed.
     if (loss.cause == "disk_full" || loss.cause == "write_error") m.complete = false;
   }
-  // A host that takes a few percent is common on a virtual machine; past that the timings
-  // stretch unevenly, which nothing the guest sees can take out.
-  if (m.host_steal_percent >= kHostStealWorthSaying)
-    m.warnings.push_back(
-        "the virtual machine's host took " +
-        std::to_string(static_cast<int>(m.host_steal_percent + 0.5)) +
-        "% of the time of the program's CPUs away while it was recorded (steal time): a strand "
-        "running when its CPU was taken counts that time as work, and the figures move from one "
-        "recording to the next; record it again when the host is quieter, or on a machine of "
-        "your own");
+  if (std::string w = host_steal_warning(m.host_steal_percent); !w.empty())
+    m.warnings.push_back(std::move(w));
   if (m.switches_lost > 0)
     m.warnings.push_back(
         std::to_string(m.switches_lost) +

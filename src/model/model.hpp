@@ -25,6 +25,9 @@ inline constexpr uint32_t kNone = 0xffffffffu;
 // machine), and from which the recording's figures are not to be trusted (its diagnosis).
 inline constexpr double kHostStealWorthSaying = 2.0;
 inline constexpr double kHostStealDisturbing = 10.0;
+// What to tell the user of a recording whose host took `percent` of its CPUs' time (the
+// report's warning, `record`'s note); empty below kHostStealWorthSaying or when unknown (< 0).
+std::string host_steal_warning(double percent);
 
 enum class NodeKind : uint8_t {
   Program,       // root: the initial task outside any construct

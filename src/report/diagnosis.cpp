@@ -25,12 +25,6 @@ std::string fragment_location(std::string label) {
   return label;
 }
 
-// The adviser's default target: 8 x the cores (of this machine, or the threads recorded).
-double parallelism_target(const model::Model& m) {
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  return 8.0 * std::max<unsigned>(m.thread_count, cores);
-}
-
 std::string where(const SiteLabel& l) {
   return l.function.empty() ? l.site : fmt::format("{} ({})", l.site, l.function);
 }
@@ -507,6 +501,19 @@ void trust(const DiagnosisInput& in, std::vector<DiagnosisItem>& out) {
 }
 
 }  // namespace
+
+double parallelism_target(const model::Model& m) {
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  return 8.0 * std::max<unsigned>(m.thread_count, cores);
+}
+
+std::string parallelism_target_origin(const model::Model& m) {
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  return m.thread_count > cores
+             ? fmt::format("8 x the {} threads recorded (more than this machine's {} cores)",
+                           m.thread_count, cores)
+             : fmt::format("8 x the {} cores of this machine", cores);
+}
 
 std::vector<SerialFragment> serial_fragments(const model::Model& m, const analysis::Profile& p,
                                              const FragmentLabels& fl, size_t limit) {

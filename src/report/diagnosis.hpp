@@ -78,6 +78,12 @@ inline constexpr size_t kDiagnosisLines = 5;
 
 std::vector<DiagnosisItem> diagnose(const DiagnosisInput& input);
 
+// The parallelism the report's findings and `advise` aim at unless told otherwise: 8 x the
+// cores, of this machine or the threads recorded if there were more (a recording made on a
+// larger machine is judged for it), and how it was chosen, for the user.
+double parallelism_target(const model::Model& m);
+std::string parallelism_target_origin(const model::Model& m);
+
 // The serial code outside every construct (strands of the Program site) by code fragment group:
 // the groups with work, by critical-path share then work, at most `limit` of them.
 std::vector<SerialFragment> serial_fragments(const model::Model& model,

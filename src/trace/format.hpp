@@ -141,6 +141,13 @@ struct HostSteal {
 };
 static_assert(sizeof(HostSteal) == 24);
 
+// The share of the CPUs' time the host took, 0-100; -1 for a record that says nothing (no time)
+// or is damaged (more steal than time).
+inline double host_steal_percent(const HostSteal& s) {
+  if (s.total_ticks == 0 || s.steal_ticks > s.total_ticks) return -1;
+  return 100.0 * static_cast<double>(s.steal_ticks) / static_cast<double>(s.total_ticks);
+}
+
 // Payload of RecordType::ProbeCost: what recording one event costs the thread that records it,
 // per metric in the file's order (1000ths of the metric's unit per event; 0: not measured).
 // Every strand's measured work holds about one such cost per event; the model takes it out

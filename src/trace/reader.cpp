@@ -629,8 +629,8 @@ TraceFile::Scan TraceFile::scan(const std::string& path) {
   std::vector<bool> seen;
   while (r.file_bytes - pos >= sizeof(RecordHeader)) {
     // A record header and what follows it (an event block's header, or a Finish record).
-    uint8_t head[sizeof(RecordHeader) +
-                 std::max({sizeof(EventBlockHeader), sizeof(Finish), sizeof(RecorderStats)})];
+    uint8_t head[sizeof(RecordHeader) + std::max({sizeof(EventBlockHeader), sizeof(Finish),
+                                                  sizeof(RecorderStats), sizeof(HostSteal)})];
     const size_t want = static_cast<size_t>(std::min<uint64_t>(sizeof head, r.file_bytes - pos));
     if (!read_at(head, want, pos)) break;
     RecordHeader rh;
@@ -668,6 +668,11 @@ TraceFile::Scan TraceFile::scan(const std::string& path) {
                payload >= sizeof(RecorderStats)) {
       std::memcpy(&r.stats, head + sizeof rh, sizeof r.stats);
       r.has_stats = true;
+    } else if (rh.type == static_cast<uint32_t>(RecordType::HostSteal) &&
+               payload >= sizeof(HostSteal)) {
+      HostSteal steal;
+      std::memcpy(&steal, head + sizeof rh, sizeof steal);
+      r.host_steal_percent = host_steal_percent(steal);
     }
     pos += rh.size;
   }

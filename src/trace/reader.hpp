@@ -124,10 +124,11 @@ class TraceFile {
     uint32_t finish_reason = 0;  // likewise (FinishReason)
     uint32_t streams = 0;
     bool has_stats = false;
-    RecorderStats stats{};         // the recorder's losses (write errors, when it first failed)
-    Metric primary = Metric::Tsc;  // the file's primary metric
-    bool openmp = false;           // an OpenMP runtime reported itself (RuntimeInfo, not oneTBB)
-    bool libgomp = false;          // the program loaded libgomp (gcc's runtime; ModuleMap)
+    RecorderStats stats{};           // the recorder's losses (write errors, when it first failed)
+    Metric primary = Metric::Tsc;    // the file's primary metric
+    bool openmp = false;             // an OpenMP runtime reported itself (RuntimeInfo, not oneTBB)
+    bool libgomp = false;            // the program loaded libgomp (gcc's runtime; ModuleMap)
+    double host_steal_percent = -1;  // the HostSteal record's share (host_steal_percent), or -1
   };
   static Scan scan(const std::string& path);
 
