@@ -13,43 +13,10 @@
 #include "trace/format.hpp"
 #include "trace/reader.hpp"
 #include "trace_builder.hpp"
+#include "trace_stream_writer.hpp"
 
 namespace tasklens::trace {
 namespace {
-
-// Encodes events the way the recorder does (ids and ptrs as zig-zag deltas).
-struct StreamWriter {
-  std::vector<uint8_t> bytes;
-  uint64_t time = 1000, id = 0, ptr = 0, addr = 0;
-  void varint(uint64_t v) {
-    uint8_t buf[10];
-    uint8_t* e = put_varint(buf, v);
-    bytes.insert(bytes.end(), buf, e);
-  }
-  void begin(EventKind k, uint64_t at) {
-    bytes.push_back(static_cast<uint8_t>(k));
-    varint(at - time);
-    time = at;
-  }
-  void put_id(uint64_t v) {
-    varint(zigzag(static_cast<int64_t>(v - id)));
-    id = v;
-  }
-  void put_ptr(uint64_t v) {
-    varint(zigzag(static_cast<int64_t>(v - ptr)));
-    ptr = v;
-  }
-  void put_addr(uint64_t v) {
-    varint(zigzag(static_cast<int64_t>(v - addr)));
-    addr = v;
-  }
-};
-
-// What `tasklens record` appends after the program ended (here: killed by SIGKILL).
-void append_launch_status(std::vector<uint8_t>& out) {
-  LaunchStatus ls{0, 9, 1000};
-  append_record(out, RecordType::LaunchStatus, &ls, sizeof ls);
-}
 
 // Each stream in two blocks written in reverse order, or (block_bytes > 0) in blocks of that
 // many bytes, cut wherever they fall (inside events too).
@@ -98,15 +65,6 @@ std::vector<uint8_t> file_with(const std::vector<std::vector<uint8_t>>& streams,
     append_record(out, RecordType::Finish, &f, sizeof f);
   }
   return out;
-}
-
-std::string write_temp(const std::vector<uint8_t>& bytes) {
-  char path[] = "/tmp/tasklens_trace_testXXXXXX";
-  int fd = mkstemp(path);
-  EXPECT_GE(fd, 0);
-  EXPECT_EQ(write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
-  close(fd);
-  return path;
 }
 
 std::vector<uint8_t> sample_stream() {
@@ -541,65 +499,6 @@ TEST(Trace, CompactTbbEventsExpandToTheirFullForms) {
   }
 }
 
-// Files of format version 1 (five-byte schema entries, no data addresses) still read.
-TEST(Trace, Version1FilesStillRead) {
-  std::vector<uint8_t> schema(4);
-  uint32_t count = 0;
-  for (int k = 1; k <= static_cast<int>(EventKind::RegionEnd); ++k, ++count)
-    schema.insert(schema.end(),
-                  {static_cast<uint8_t>(k), kEventShapes[k].fixed, kEventShapes[k].repeated,
-                   kEventShapes[k].id_mask, kEventShapes[k].ptr_mask});
-  std::memcpy(schema.data(), &count, 4);
-  StreamWriter w;
-  w.begin(EventKind::TaskCreate, 1500);
-  w.put_id((1ull << 40) + 5);
-  w.put_id((1ull << 40) + 6);
-  w.varint(4);
-  w.put_ptr(0x55550000abcdull);
-  FileHeader h = make_file_header(1, 1000, 0, Metric::Tsc);
-  h.version_major = 1;
-  std::vector<uint8_t> out(reinterpret_cast<uint8_t*>(&h), reinterpret_cast<uint8_t*>(&h + 1));
-  append_record(out, RecordType::EventSchema, schema.data(), schema.size());
-  EventBlockHeader bh{};
-  bh.raw_size = static_cast<uint32_t>(w.bytes.size());
-  append_record(out, RecordType::EventBlock, &bh, sizeof bh, w.bytes.data(), w.bytes.size());
-  append_launch_status(out);
-  std::string p = write_temp(out);
-  TraceFile t = TraceFile::open(p);
-  std::vector<uint8_t> bytes = t.stream(0);
-  EventDecoder d = t.decoder(bytes);
-  Event e;
-  ASSERT_TRUE(d.next(e));
-  EXPECT_EQ(e.kind, EventKind::TaskCreate);
-  EXPECT_EQ(e.f[1], (1ull << 40) + 6);
-  EXPECT_EQ(e.f[3], 0x55550000abcdull);
-  unlink(p.c_str());
-}
-
-// Both ways of reading the events: the whole stream decompressed first, and block by block.
-void expect_error(const std::vector<uint8_t>& bytes, const std::string& fragment) {
-  std::string p = write_temp(bytes);
-  for (bool by_block : {false, true}) {
-    try {
-      TraceFile t = TraceFile::open(p);
-      for (uint32_t i = 0; i < t.stream_count(); ++i) {
-        std::vector<uint8_t> s = by_block ? std::vector<uint8_t>{} : t.stream(i);
-        EventDecoder d = by_block ? t.decoder(i) : t.decoder(s);
-        Event e;
-        while (d.next(e)) {
-        }
-      }
-      ADD_FAILURE() << "no error for: " << fragment << (by_block ? " (block by block)" : "");
-    } catch (const TraceError& e) {
-      std::string what = e.what();
-      EXPECT_NE(what.find(p), std::string::npos) << what;  // names the file
-      EXPECT_NE(what.find(fragment), std::string::npos) << what;
-      EXPECT_EQ(what.find('\n'), std::string::npos) << what;  // one line
-    }
-  }
-  unlink(p.c_str());
-}
-
 TEST(Trace, BadInputGetsOneLineErrorsNamingTheFile) {
   expect_error({}, "empty");
   expect_error({1, 2, 3}, "too short");
@@ -832,173 +731,6 @@ TEST(Trace, MalformedRegionNamesAreRefused) {
   std::string p = write_temp(with(region_names_payload({{4, "one"}, {4, "one"}})));
   EXPECT_EQ(TraceFile::open(p).region_names().at(4), "one");
   unlink(p.c_str());
-}
-
-// ------------------------------------------------------------------ several metrics (version 3)
-
-// A file of `metrics` (version 3, or `version` 2 with a 48-byte header) holding one stream.
-std::vector<uint8_t> metrics_file(const std::vector<Metric>& metrics,
-                                  const std::vector<uint8_t>& stream, uint16_t version = 3,
-                                  const std::vector<uint8_t>& schema = make_schema_payload()) {
-  FileHeader h = make_file_header(1, 1000, 0, metrics);
-  h.version_major = version;
-  size_t size = sizeof h;
-  if (version < 3) h.header_size = size = kFileHeaderV2Size;
-  std::vector<uint8_t> out(reinterpret_cast<uint8_t*>(&h), reinterpret_cast<uint8_t*>(&h) + size);
-  append_record(out, RecordType::EventSchema, schema.data(), schema.size());
-  uint32_t unknown = 0xbeef;  // a record type from the future: skipped
-  append_record(out, static_cast<RecordType>(77), &unknown, 4);
-  EventBlockHeader bh{};
-  bh.raw_size = static_cast<uint32_t>(stream.size());
-  append_record(out, RecordType::EventBlock, &bh, sizeof bh, stream.data(), stream.size());
-  append_launch_status(out);
-  return out;
-}
-
-// An event with no fields (ThreadEnd) at `at`, carrying the given metric deltas.
-void counted_event(StreamWriter& w, uint64_t at, std::initializer_list<uint64_t> deltas) {
-  w.begin(EventKind::ThreadEnd, at);
-  for (uint64_t d : deltas) w.varint(d);
-}
-
-TEST(Trace, MetricNamesArePerfsWithItsAliases) {
-  for (int i = 0; i < kMetricCount; ++i) {
-    Metric m = static_cast<Metric>(i), back;
-    std::string name = to_string(m);
-    ASSERT_TRUE(metric_from_name(name.data(), name.size(), back)) << name;
-    EXPECT_EQ(back, m) << name;
-  }
-  const std::pair<const char*, Metric> aliases[] = {{"cpu-cycles", Metric::Cycles},
-                                                    {"branch-instructions", Metric::Branches},
-                                                    {"faults", Metric::PageFaults},
-                                                    {"cs", Metric::ContextSwitches},
-                                                    {"migrations", Metric::CpuMigrations}};
-  for (auto [alias, metric] : aliases) {
-    Metric m;
-    ASSERT_TRUE(metric_from_name(alias, std::strlen(alias), m)) << alias;
-    EXPECT_EQ(m, metric) << alias;
-  }
-  Metric m;
-  EXPECT_FALSE(metric_from_name("task-clocks", 11, m));
-  EXPECT_FALSE(metric_from_name("tsc", 2, m));  // a prefix is no name
-  EXPECT_EQ(std::string(to_string(Metric::StalledCyclesBackend)), "stalled-cycles-backend");
-}
-
-// Version 3: a delta per metric other than the TSC, in the header's order; the TSC metric's
-// value is the time. An unknown record and an unknown event kind are skipped with the deltas.
-TEST(Trace, Version3EventsCarryADeltaPerNonTscMetric) {
-  std::vector<uint8_t> schema = make_schema_payload();
-  uint32_t count;
-  std::memcpy(&count, schema.data(), 4);
-  ++count;
-  std::memcpy(schema.data(), &count, 4);
-  schema.insert(schema.end(), {90, 1, 0, 0, 0, 0});  // kind 90: one plain field
-  StreamWriter w;
-  counted_event(w, 1100, {500, 2});
-  w.bytes.push_back(90);  // the unknown kind: dtime, two metric deltas, its field
-  w.varint(50);
-  w.time = 1150;
-  w.varint(70);
-  w.varint(1);
-  w.varint(12345);
-  counted_event(w, 1400, {300, 0});
-  const std::vector<Metric> metrics{Metric::TaskClock, Metric::Tsc, Metric::PageFaults};
-  std::string p = write_temp(metrics_file(metrics, w.bytes, 3, schema));
-  TraceFile t = TraceFile::open(p);
-  EXPECT_EQ(t.metrics(), metrics);
-  EXPECT_EQ(t.metric(), Metric::TaskClock);
-  EXPECT_EQ(t.header().version_major, 3);  // version 4 streams read the same (plus kinds)
-  std::vector<uint8_t> bytes = t.stream(0);
-  EventDecoder d = t.decoder(bytes);
-  Event e;
-  ASSERT_TRUE(d.next(e));
-  EXPECT_EQ(e.time, 1100u);
-  EXPECT_EQ(e.metric, 500u);
-  EXPECT_EQ(e.values[0], 500u);
-  EXPECT_EQ(e.values[1], 1100u);
-  EXPECT_EQ(e.values[2], 2u);
-  ASSERT_TRUE(d.next(e));  // the unknown event's deltas count
-  EXPECT_EQ(e.time, 1400u);
-  EXPECT_EQ(e.values[0], 870u);
-  EXPECT_EQ(e.values[1], 1400u);
-  EXPECT_EQ(e.values[2], 3u);
-  EXPECT_FALSE(d.next(e));
-  EXPECT_FALSE(d.truncated());
-  unlink(p.c_str());
-}
-
-// The TSC first: events carry only the others' deltas; an event cut inside its deltas (a
-// killed program) ends the stream cleanly.
-TEST(Trace, Version3WithTheTscPrimaryAndACutEvent) {
-  StreamWriter w;
-  counted_event(w, 1010, {7, 9});
-  w.begin(EventKind::ThreadEnd, 1020);
-  w.varint(1);  // the second delta is missing
-  const std::vector<Metric> metrics{Metric::Tsc, Metric::Instructions, Metric::ContextSwitches};
-  std::string p = write_temp(metrics_file(metrics, w.bytes));
-  TraceFile t = TraceFile::open(p);
-  std::vector<uint8_t> bytes = t.stream(0);
-  EventDecoder d = t.decoder(bytes);
-  Event e;
-  ASSERT_TRUE(d.next(e));
-  EXPECT_EQ(e.metric, 1010u);
-  EXPECT_EQ(e.values[1], 7u);
-  EXPECT_EQ(e.values[2], 9u);
-  EXPECT_FALSE(d.next(e));
-  EXPECT_TRUE(d.truncated());
-  unlink(p.c_str());
-}
-
-// Version 2 (48-byte header, one metric, a delta only when it is not the TSC) still reads.
-TEST(Trace, Version2FilesWithACounterMetricStillRead) {
-  StreamWriter w;
-  counted_event(w, 1100, {40});
-  counted_event(w, 1300, {2});
-  std::string p = write_temp(metrics_file({Metric::TaskClock}, w.bytes, 2));
-  TraceFile t = TraceFile::open(p);
-  EXPECT_EQ(t.metrics(), std::vector<Metric>{Metric::TaskClock});
-  std::vector<uint8_t> bytes = t.stream(0);
-  EventDecoder d = t.decoder(bytes);
-  Event e;
-  ASSERT_TRUE(d.next(e));
-  ASSERT_TRUE(d.next(e));
-  EXPECT_EQ(e.time, 1300u);
-  EXPECT_EQ(e.metric, 42u);
-  EXPECT_EQ(e.values[0], 42u);
-  EXPECT_FALSE(d.next(e));
-  EXPECT_FALSE(d.truncated());
-  unlink(p.c_str());
-}
-
-TEST(Trace, BadMetricListsInTheHeaderAreRefused) {
-  StreamWriter w;
-  counted_event(w, 1100, {1});
-  auto with_header = [&](auto edit) {
-    std::vector<uint8_t> f = metrics_file({Metric::Tsc, Metric::TaskClock}, w.bytes);
-    FileHeader h;
-    std::memcpy(&h, f.data(), sizeof h);
-    edit(h);
-    std::memcpy(f.data(), &h, sizeof h);
-    return f;
-  };
-  expect_error(with_header([](FileHeader& h) { h.metric_count = 0; }), "0 metrics");
-  expect_error(with_header([](FileHeader& h) { h.metric_count = kMaxMetrics + 1; }), "metrics");
-  expect_error(with_header([](FileHeader& h) { h.metrics[1] = kMetricCount; }), "unknown metric");
-  expect_error(with_header([](FileHeader& h) { h.metrics[1] = 0; }), "tsc listed twice");
-  expect_error(with_header([](FileHeader& h) { h.metric = 3; }), "primary metric");
-  // Version 3 with a version 2 header: the metric list is missing.
-  expect_error(with_header([](FileHeader& h) { h.header_size = kFileHeaderV2Size; }),
-               "corrupted file header");
-}
-
-TEST(Trace, VarintAndZigzag) {
-  for (int64_t v :
-       std::vector<int64_t>{0, 1, -1, 63, -64, 1LL << 40, -(1LL << 62), INT64_MAX, INT64_MIN})
-    EXPECT_EQ(unzigzag(zigzag(v)), v);
-  uint8_t buf[10];
-  EXPECT_EQ(put_varint(buf, 127) - buf, 1);
-  EXPECT_EQ(put_varint(buf, 128) - buf, 2);
-  EXPECT_EQ(put_varint(buf, UINT64_MAX) - buf, 10);
 }
 
 }  // namespace

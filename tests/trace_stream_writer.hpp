@@ -1,0 +1,84 @@
+// Hand-made event streams and trace files for the trace reader's tests (trace_test,
+// trace_versions_test): the encoding the recorder uses, written event by event.
+#pragma once
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "trace/format.hpp"
+#include "trace/reader.hpp"
+
+namespace tasklens::trace {
+
+// Encodes events the way the recorder does (ids and ptrs as zig-zag deltas).
+struct StreamWriter {
+  std::vector<uint8_t> bytes;
+  uint64_t time = 1000, id = 0, ptr = 0, addr = 0;
+  void varint(uint64_t v) {
+    uint8_t buf[10];
+    uint8_t* e = put_varint(buf, v);
+    bytes.insert(bytes.end(), buf, e);
+  }
+  void begin(EventKind k, uint64_t at) {
+    bytes.push_back(static_cast<uint8_t>(k));
+    varint(at - time);
+    time = at;
+  }
+  void put_id(uint64_t v) {
+    varint(zigzag(static_cast<int64_t>(v - id)));
+    id = v;
+  }
+  void put_ptr(uint64_t v) {
+    varint(zigzag(static_cast<int64_t>(v - ptr)));
+    ptr = v;
+  }
+  void put_addr(uint64_t v) {
+    varint(zigzag(static_cast<int64_t>(v - addr)));
+    addr = v;
+  }
+};
+
+// What `tasklens record` appends after the program ended (here: killed by SIGKILL).
+inline void append_launch_status(std::vector<uint8_t>& out) {
+  LaunchStatus ls{0, 9, 1000};
+  append_record(out, RecordType::LaunchStatus, &ls, sizeof ls);
+}
+
+inline std::string write_temp(const std::vector<uint8_t>& bytes) {
+  char path[] = "/tmp/tasklens_trace_testXXXXXX";
+  int fd = mkstemp(path);
+  EXPECT_GE(fd, 0);
+  EXPECT_EQ(write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+  close(fd);
+  return path;
+}
+
+// Reading `bytes` as a file fails with one line that names the file and holds `fragment`, read
+// whole or block by block.
+inline void expect_error(const std::vector<uint8_t>& bytes, const std::string& fragment) {
+  std::string p = write_temp(bytes);
+  for (bool by_block : {false, true}) {
+    try {
+      TraceFile t = TraceFile::open(p);
+      for (uint32_t i = 0; i < t.stream_count(); ++i) {
+        std::vector<uint8_t> s = by_block ? std::vector<uint8_t>{} : t.stream(i);
+        EventDecoder d = by_block ? t.decoder(i) : t.decoder(s);
+        Event e;
+        while (d.next(e)) {
+        }
+      }
+      ADD_FAILURE() << "no error for: " << fragment << (by_block ? " (block by block)" : "");
+    } catch (const TraceError& e) {
+      std::string what = e.what();
+      EXPECT_NE(what.find(p), std::string::npos) << what;  // names the file
+      EXPECT_NE(what.find(fragment), std::string::npos) << what;
+      EXPECT_EQ(what.find('\n'), std::string::npos) << what;  // one line
+    }
+  }
+  unlink(p.c_str());
+}
+
+}  // namespace tasklens::trace
