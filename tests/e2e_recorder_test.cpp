@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -503,6 +504,66 @@ TEST_F(Recorder, BuffersRunningOutAreReportedAsSuch) {
   EXPECT_GT(loss["count"].get<double>(), 0);
   EXPECT_GT(loss["from_seconds"].get<double>(), 0.0);
   EXPECT_FALSE(contains_nocase(j["warnings"].dump(), "killed")) << j["warnings"].dump();
+}
+
+// `record --repeat 3`: three recordings kept as run.1/2/3.tlens, the program's output each time,
+// and run.tlens the one whose parallelism is the median of the three, as the summary says.
+TEST_F(Recorder, RepeatKeepsEveryRecordingAndNamesTheMedianOne) {
+  const std::string trace = path("run.tlens");
+  const RunResult plain = run({example("fib", "clang"), "14", "100"});
+  ASSERT_TRUE(plain.exited(0)) << plain.describe();
+  const RunResult r =
+      record(example("fib", "clang"), {"14", "100"}, trace, default_env(), {"--repeat", "3"});
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  EXPECT_EQ(r.out, plain.out + plain.out + plain.out) << "the program's output, every run";
+  EXPECT_NE(r.err.find("3 recordings of"), std::string::npos) << r.err;
+  struct stat named {};
+  ASSERT_EQ(stat(trace.c_str(), &named), 0);
+  std::vector<double> parallelism;
+  int same = 0;
+  for (int k = 1; k <= 3; ++k) {
+    const std::string one = path("run." + std::to_string(k) + ".tlens");
+    struct stat st {};
+    ASSERT_EQ(stat(one.c_str(), &st), 0) << one;
+    const json j = report_json(one);
+    ASSERT_FALSE(j.is_null());
+    parallelism.push_back(num(j["program"], "parallelism"));
+    if (st.st_ino == named.st_ino) {
+      same = k;
+      EXPECT_NE(r.err.find("run.tlens is run " + std::to_string(k) + "'s recording"),
+                std::string::npos)
+          << r.err;
+    }
+  }
+  ASSERT_NE(same, 0) << "run.tlens is one of the recordings";
+  std::vector<double> sorted = parallelism;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(parallelism[same - 1], sorted[1]) << "the median one";
+  EXPECT_FALSE(std::filesystem::exists(path("run.4.tlens")));
+}
+
+// A run that fails ends the series: its exit status passes through and its recording is the
+// output. Counts out of range are refused before anything runs.
+TEST_F(Recorder, RepeatStopsAtAFailingRunWithItsStatus) {
+  const std::string trace = path("run.tlens");
+  const RunResult r =
+      record(example("sem_exit_in_parallel", "clang"), {}, trace, default_env(), {"--repeat", "3"});
+  EXPECT_TRUE(r.exited(3)) << r.describe();
+  EXPECT_NE(r.err.find("run 1 of 3 exited with status 3"), std::string::npos) << r.err;
+  struct stat named {
+  }, first{};
+  ASSERT_EQ(stat(trace.c_str(), &named), 0);
+  ASSERT_EQ(stat(path("run.1.tlens").c_str(), &first), 0);
+  EXPECT_EQ(named.st_ino, first.st_ino);
+  EXPECT_FALSE(std::filesystem::exists(path("run.2.tlens")));
+  for (const char* count : {"0", "101"}) {
+    const RunResult bad = record(example("fib", "clang"), {"5", "10"}, path("bad.tlens"),
+                                 default_env(), {"--repeat", count});
+    EXPECT_TRUE(bad.exited(2)) << bad.describe();
+    EXPECT_NE(bad.err.find("--repeat"), std::string::npos) << bad.err;
+    EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
+    EXPECT_FALSE(std::filesystem::exists(path("bad.1.tlens")));
+  }
 }
 
 }  // namespace

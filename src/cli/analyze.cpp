@@ -520,21 +520,28 @@ std::vector<std::string> entered_region_notes(const Loaded& l, const report::Fra
     auto it = work_by_group.find(fl.group_of[st.fragment]);
     if (it != work_by_group.end()) it->second[st.site] += st.work;
   }
-  // The steps of each such region, in the order the regions first come.
-  std::vector<std::pair<uint32_t, std::vector<size_t>>> by_site;
+  // The steps of each such region, in the order the regions first come. A region's own strands
+  // often share their code fragment with its loop's chunks (both run from the region's line to
+  // the loop's), whose work is about as large and moves with the machine from one recording to
+  // the next: the region needs a third of the fragment's work, not the most of any site (which
+  // flipped between the region and its loop).
+  std::vector<std::pair<uint32_t, std::vector<std::pair<size_t, double>>>> by_site;
   for (size_t i = 0; i < advice.steps.size(); ++i) {
     uint32_t site = model::kNone;
-    uint64_t most = 0;
-    for (const auto& [s, w] : work_by_group[advice.steps[i].group])
+    uint64_t most = 0, all = 0;
+    for (const auto& [s, w] : work_by_group[advice.steps[i].group]) {
+      all += w;
+      if (s >= too_often.size() || !too_often[s] || s >= l.labels.size()) continue;
       if (w > most || (w == most && s < site)) {
         site = s;
         most = w;
       }
-    if (site >= too_often.size() || !too_often[site] || site >= l.labels.size()) continue;
+    }
+    if (site == model::kNone || most == 0 || 3 * most < all) continue;
     auto it = std::find_if(by_site.begin(), by_site.end(),
                            [&](const auto& entry) { return entry.first == site; });
     if (it == by_site.end()) it = by_site.insert(by_site.end(), {site, {}});
-    it->second.push_back(i);
+    it->second.push_back({i, static_cast<double>(most) / static_cast<double>(all)});
   }
   for (const auto& [site, steps] : by_site) {
     uint64_t entries = 0;
@@ -542,17 +549,18 @@ std::vector<std::string> entered_region_notes(const Loaded& l, const report::Fra
       if (row.site == site) entries = row.count;
     std::string which;
     for (size_t k = 0; k < steps.size(); ++k)
-      which += fmt::format("{}{} ({})",
+      which += fmt::format("{}{} ({}, {:.0f}% of its work)",
                            k == 0                  ? ""
                            : k + 1 == steps.size() ? " and "
                                                    : ", ",
-                           steps[k] + 1, fl.label[advice.steps[steps[k]].group]);
+                           steps[k].first + 1, fl.label[advice.steps[steps[k].first].group],
+                           100 * steps[k].second);
     notes.push_back(fmt::format(
         "step{} {} {} the own code of the parallel region at {}, entered {} times (starting and "
         "ending its team): what parallelizes it is creating the team once, one `#pragma omp "
         "parallel` around the loop that enters it with `#pragma omp for` inside",
-        steps.size() == 1 ? "" : "s", which, steps.size() == 1 ? "is" : "are", l.labels[site].site,
-        entries));
+        steps.size() == 1 ? "" : "s", which, steps.size() == 1 ? "runs" : "run",
+        l.labels[site].site, entries));
   }
   return notes;
 }

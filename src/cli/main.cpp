@@ -14,6 +14,7 @@
 #include "cli/export_cmd.hpp"
 #include "cli/predict_cmd.hpp"
 #include "cli/record.hpp"
+#include "cli/record_repeat.hpp"
 #include "cli/sched_cmd.hpp"
 #include "cli/tasks_cmd.hpp"
 #include "cli/timings.hpp"
@@ -91,6 +92,11 @@ int run(int argc, char** argv) {
                    "Time the OpenMP runtime's own cost again (three runs of empty tasks) instead "
                    "of taking the measure cached for this machine and runtime (kept a week in "
                    "TASKLENS_CACHE_DIR, else ~/.cache/tasklens)");
+  record->add_option("--repeat", rec.repeat,
+                     "Record the program N times in a row (2 to 100) and say how far its "
+                     "parallelism moves from one run to the next: each recording is kept as "
+                     "<output>.1, .2 ... (the number before the extension), and the output file "
+                     "is the median one. A run that fails stops the series");
   record->add_option("command", rec.command, "The program and its arguments (after --)")
       ->required();
   record->allow_extras(false);
@@ -355,7 +361,7 @@ int run(int argc, char** argv) {
     return 2;
   }
   symbols::set_library_paths(library_paths);
-  if (*record) return run_record(rec);
+  if (*record) return rec.repeat == 1 ? run_record(rec) : run_record_repeated(rec);
   if (*report) run_report(rep);
   if (*whatif) run_whatif(wi);
   if (*advise) run_advise(ad);

@@ -13,6 +13,7 @@ struct RecordOptions {
   std::string compression = "lz4";      // of the event blocks: lz4, zstd or none
   bool no_runtime_calibration = false;  // keep the runtime's own cost in the work
   bool recalibrate = false;  // time the runtime's cost again instead of taking the cached one
+  unsigned repeat = 1;       // record the program this many times (record_repeat.hpp)
   std::vector<std::string> command;
 };
 
