@@ -12,7 +12,7 @@ sync
 ctest --test-dir build --output-on-failure -j"$jobs" -LE e2e
 # The end-to-end tests one at a time: each records programs on 2 threads and judges their timing
 # (work, span, parallelism against analytic values and against each other); two at once on a
-# 2-core machine preempt each other's programs. They take about 80 s in all.
+# 2-core machine preempt each other's programs. They take about 2.5 minutes in all.
 ctest --test-dir build --output-on-failure -L e2e
 
 # Sanitizer builds: unit tests only (a sanitized recorder cannot be preloaded into programs that
