@@ -66,6 +66,19 @@ inline double cpu_speed_spread() {
 // allowed CPU at once (up to 8); the largest share of any CPU. A quiet virtual machine of the
 // project showed 2-3% (about 1,400 such gaps a second, most of a few microseconds); a run whose
 // strands all stretch by tens of percent falls in a burst far above that.
+// The largest machine_pause_fraction this test process has seen (each e2e test runs in its own
+// process under ctest).
+inline double& worst_pause_seen() {
+  static double worst = 0;
+  return worst;
+}
+
+// A timing check that still fails after its retries, in a test whose probes saw the machine lose
+// this share of its time to pauses or more, cannot be judged here: the host stretched the
+// strands by tens of percent, which no tolerance of a 2-core check can hold. Such a check skips
+// and says so (a quiet machine, 2-3%, and one with bursts of 10-20% still judge it).
+inline constexpr double kTooDisturbedToJudge = 0.30;
+
 inline double machine_pause_fraction(int ms = 100) {
   cpu_set_t allowed;
   if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return 0;
@@ -92,7 +105,17 @@ inline double machine_pause_fraction(int ms = 100) {
       lost[i] = static_cast<double>(gaps) / static_cast<double>(prev - t0);
     });
   for (auto& t : threads) t.join();
-  return lost.empty() ? 0 : *std::max_element(lost.begin(), lost.end());
+  const double most = lost.empty() ? 0 : *std::max_element(lost.begin(), lost.end());
+  worst_pause_seen() = std::max(worst_pause_seen(), most);
+  return most;
+}
+
+// The reason to skip a timing check that failed (empty when it must fail): the machine was seen
+// too disturbed to judge it (kTooDisturbedToJudge).
+inline std::string too_disturbed_to_judge() {
+  if (worst_pause_seen() < kTooDisturbedToJudge) return "";
+  return "the machine lost up to " + std::to_string(static_cast<int>(100 * worst_pause_seen())) +
+         "% of its time to pauses during this test's retries: its timing cannot be judged here";
 }
 
 // Before a timing check records again: waits, up to `max_seconds`, until the machine loses

@@ -49,7 +49,7 @@ TEST_F(Recorder, StallsForBuffersAreTakenOutOfTheWork) {
   const double want = 150049.0 * 2;
   const double work = num(j["program"], "work") / kUnitTicks;
   EXPECT_GE(work, 0.99 * want);
-  EXPECT_LE(work, 1.25 * want + disturbance_units(rec))
+  EXPECT_LE(work, 1.25 * want + disturbance_units(rec, j))
       << "stalls of " << removed_s << " s were removed, but the work still exceeds the analytic";
   // Without the removal the work would hold the stalls: far more than the tolerance above.
   EXPECT_GT(removed_s * hz / kUnitTicks, 0.25 * want);
@@ -182,16 +182,17 @@ TEST_F(Recorder, CompressionWaitsUntilTheProgramHasEnded) {
 // Tasks that sleep: the sleep is blocked time, not work (taken out and reported apart), unless
 // --blocked-as-work asks for wall-time semantics.
 TEST_F(Recorder, BlockedTimeIsNotWorkUnlessAsked) {
-  const std::string trace = path("sleep.tlens");
-  RunResult rec = record(example("sleep_in_task", "clang"), {"4", "20000", "50"}, trace);
-  ASSERT_TRUE(rec.exited(0)) << rec.describe();
-  json j = report_json(trace);
+  // Judged against the analytic profile as the other timing tests are (recorded again after a
+  // burst of the host's pauses, which the guest cannot take out).
+  const Profiled p = profile_analytic(example("sleep_in_task", "clang"), {"4", "20000", "50"},
+                                      Analytic{80000, 20000, 0.10, 0.10});
+  const std::string& trace = p.trace;
+  const json& j = p.report;
   ASSERT_FALSE(j.is_null());
   const double hz = tsc_ticks_per_second();
   const double blocked_s = num(j, "blocked_removed") / hz;
   EXPECT_GE(blocked_s, 0.19) << "4 sleeps of 50 ms inside the tasks";
   EXPECT_LE(blocked_s, 0.3);
-  EXPECT_EQ(analytic_mismatch(j, Analytic{80000, 20000, 0.10, 0.10}, disturbance_units(rec)), "");
   // Per site: the task site's strands hold the sleeps.
   const json task = expect_site(j, "sleep_in_task.c", "site: sleep-task", "task");
   EXPECT_NEAR(num(task, "blocked") / hz, blocked_s, 0.01);

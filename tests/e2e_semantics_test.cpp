@@ -215,8 +215,8 @@ TEST_P(Semantics, SigkilledProgramIsReportedIncomplete) {
   // What was flushed before the kill: some of the 640000 units, never more.
   const double work = num(j["program"], "work") / kUnitTicks;
   EXPECT_GT(work, 0);
-  EXPECT_LE(work, 1.10 * 640000 + disturbance_units(rec))
-      << "work (units; other load worth " << disturbance_units(rec) << " units allowed)";
+  EXPECT_LE(work, 1.10 * 640000 + disturbance_units(rec, j))
+      << "work (units; other load worth " << disturbance_units(rec, j) << " units allowed)";
 }
 
 // A program without OpenMP: its output and status pass through, and record says clearly that

@@ -35,6 +35,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../examples/common/work.h"  // TL_UNIT_TICKS
@@ -508,11 +509,24 @@ struct Analytic {
 
 // The units of tl_work() that other load on the machine may have added to the measured strands
 // of a run: at most the CPU time the other processes used during the run. tasklens removes the
-// preemptions it sees from the strands, so most of that never shows; what may remain (a virtual
-// CPU stolen by its host, preemptions not tracked) is bounded by it. Rounding of /proc/stat
-// (10 ms ticks) is allowed for.
-inline double disturbance_units(const RunResult& run) {
-  return std::max(0.0, run.other_cpu_seconds - 0.03) * tsc_ticks_per_second() / kUnitTicks;
+// preemptions it sees from the strands, so most of that never shows; what may remain
+// (preemptions not tracked) is bounded by it. Rounding of /proc/stat (10 ms ticks) is allowed
+// for. With the run's report, also the time the virtual machine's host took from its CPUs
+// (`host_steal_percent` of the CPUs' time over the recording): tl_work skips such a pause, the
+// guest sees no context switch, so tasklens counts it in the strand it hit (and says so). A CI
+// run saw a 4-task program with 9% steal measure 23% more work than its spins.
+inline double disturbance_units(const RunResult& run, const json& report = json()) {
+  double seconds = std::max(0.0, run.other_cpu_seconds - 0.03);
+  if (report.is_object() && report.contains("host_steal_percent") &&
+      report["host_steal_percent"].is_number()) {
+    // The share is of the CPUs' time over the recording, counted in the kernel's 10 ms ticks:
+    // a measured share may be up to a tick per CPU short (2 ticks of 62 read as 3.2% where
+    // 8.5 ms of one task's spin was lost to the host).
+    const double cpus = std::max(1u, std::thread::hardware_concurrency());
+    const double percent = report["host_steal_percent"].get<double>();
+    if (percent > 0) seconds += percent / 100 * run.seconds * cpus + 0.01 * cpus;
+  }
+  return seconds * tsc_ticks_per_second() / kUnitTicks;
 }
 
 // Empty when the report matches `a`; otherwise one line per mismatch. The lower bounds (work and
@@ -597,7 +611,7 @@ class E2E : public ::testing::Test {
         << p.rec.describe();
     p.report = report_json(p.trace, &p.rep);
     p.attempts = 1;
-    p.disturbance = disturbance_units(p.rec);
+    p.disturbance = disturbance_units(p.rec, p.report);
     return p;
   }
 
@@ -634,6 +648,12 @@ class E2E : public ::testing::Test {
                     << again.mismatch;
         p = again;
       }
+    }
+    // (A skip from here marks the test skipped unless its own checks fail: the caller goes on.)
+    if (!p.mismatch.empty() && !too_disturbed_to_judge().empty()) {
+      std::cerr << "[ e2e      ] " << exe << ": still off the analytic profile:\n" << p.mismatch;
+      [] { GTEST_SKIP() << too_disturbed_to_judge(); }();  // GTEST_SKIP returns: a void scope
+      return p;
     }
     EXPECT_EQ(p.mismatch, "") << exe << " sites:\n" << site_list(p.report);
     return p;
