@@ -568,8 +568,7 @@ std::vector<std::string> entered_region_notes(const Loaded& l, const report::Fra
 report::AdviceReport advice_options(const AdviseOptions& opt, const model::Model& m) {
   report::AdviceReport r;
   r.options.mode = parse_mode(opt.mode);
-  if (opt.target < 0) throw UsageError("--target must be positive");
-  if (opt.target > 0) {
+  if (opt.target > 0) {  // (a negative one is refused by run_advise, before the trace is read)
     r.options.target = opt.target;
     r.target_origin = "--target";
   } else {  // the report's findings aim at the same

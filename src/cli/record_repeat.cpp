@@ -22,8 +22,8 @@ namespace {
 // existing `link` is kept as <link>.old, as `record` keeps an existing trace.
 void name_output(const std::string& target, const std::string& link) {
   std::error_code ec;
-  if (fs::exists(link, ec) && fs::is_regular_file(link, ec)) fs::rename(link, link + ".old", ec);
-  fs::remove(link, ec);
+  // (Anything else named so, a directory say, stays: the link then fails and says why.)
+  if (fs::is_regular_file(link, ec)) fs::rename(link, link + ".old", ec);
   fs::create_hard_link(target, link, ec);
   if (ec) fs::copy_file(target, link, fs::copy_options::overwrite_existing, ec);
   if (ec)
