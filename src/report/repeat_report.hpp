@@ -1,9 +1,9 @@
 // `tasklens record --repeat N`'s account of the series: each recording's figures, the median
-// one, and how far the others lie from it. On a real machine one recording is a sample: the same
-// program's parallelism moves from run to run (the machine's speed changes between the
-// program's serial and parallel phases, other programs, interrupts), by a few percent on a
-// quiet workstation and by 20-50% on a busy virtual machine. Saying how much lets a user tell a
-// change from noise.
+// one, and how far the others lie from it. One recording is a sample: the same program's
+// parallelism moves from run to run (the machine's speed changes between the program's serial
+// and parallel phases, other programs, interrupts), by 7-36% in three or five recordings of
+// irregular programs on this project's 2-core virtual machine. Saying how much lets a user tell
+// a change from noise.
 #pragma once
 
 #include <string>
