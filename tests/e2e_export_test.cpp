@@ -282,7 +282,7 @@ TEST_F(ExportTest, BadInputIsOneLineAndLeavesNoFile) {
 }
 
 // Outputs that are not regular files (issue 21). Every command's -o goes through one helper
-// (src/cli/output_file.hpp), exercised here through export and view: a device node is written
+// (src/platform/platform.hpp), exercised here through export and view: a device node is written
 // into, never replaced (as root, `export -o /dev/null` replaced the null device with a file),
 // and what can take no output (a block device, a socket) is refused with one line.
 TEST_F(ExportTest, ADeviceNodeGivenAsOutputStaysADeviceNode) {

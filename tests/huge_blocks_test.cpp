@@ -1,6 +1,4 @@
-// The readers' big blocks in transparent huge pages (src/cli/huge_blocks.hpp).
-#include "cli/huge_blocks.hpp"
-
+// The readers' big blocks in transparent huge pages (src/platform/platform.hpp).
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -16,9 +14,11 @@
 #include <thread>
 #include <vector>
 
+#include "platform/platform.hpp"
+
 namespace {
 
-using namespace tasklens::cli;
+using namespace tasklens::platform;
 
 constexpr std::uintptr_t kTwoMiB = std::uintptr_t{2} << 20;
 

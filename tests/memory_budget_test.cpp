@@ -1,13 +1,12 @@
-// The readers' memory check (cli/memory_budget.hpp): sizes, /proc/meminfo and cgroup texts
-// parsed, the budget read on this machine, and the lower bound a trace needs.
-#include "cli/memory_budget.hpp"
-
+// The readers' memory check (platform/platform.hpp): sizes, /proc/meminfo and cgroup texts
+// parsed, the budget read on this machine.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
-#include "cli/errors.hpp"
+#include "errors.hpp"
+#include "platform/platform.hpp"
 
-namespace tasklens::cli {
+namespace tasklens::platform {
 namespace {
 
 TEST(MemoryBudget, SizesTakeBinarySuffixes) {
@@ -63,4 +62,4 @@ TEST(MemoryBudget, TheEnvironmentCanOnlyLowerTheBudget) {
 }
 
 }  // namespace
-}  // namespace tasklens::cli
+}  // namespace tasklens::platform

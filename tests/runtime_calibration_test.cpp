@@ -1,6 +1,6 @@
-// `tasklens record`'s runtime calibration (src/cli/runtime_calibration.cpp): the medians it keeps
-// per kind of interval, and the record it appends to a trace, read back.
-#include "cli/runtime_calibration.hpp"
+// `tasklens record`'s runtime calibration (src/launch/runtime_calibration.cpp): the medians it
+// keeps per kind of interval, and the record it appends to a trace, read back.
+#include "launch/runtime_calibration.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -12,7 +12,7 @@
 #include "trace/reader.hpp"
 #include "trace_builder.hpp"
 
-namespace tasklens::cli {
+namespace tasklens::launch {
 namespace {
 
 using fixtures::TraceBuilder;
@@ -149,4 +149,4 @@ TEST(RuntimeCalibration, AMissingTraceIsNotWritten) {
 }
 
 }  // namespace
-}  // namespace tasklens::cli
+}  // namespace tasklens::launch

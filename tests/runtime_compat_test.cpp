@@ -1,6 +1,6 @@
-// src/cli/runtime_compat.hpp: the ELF reader that finds what a program links and imports, PATH
-// lookup as execvp does it, and the verdicts on GCC-built programs.
-#include "cli/runtime_compat.hpp"
+// src/platform/elf.cpp and src/launch/runtime_compat.hpp: the ELF reader that finds what a program
+// links and imports, PATH lookup as execvp does it, and the verdicts on GCC-built programs.
+#include "launch/runtime_compat.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -13,8 +13,12 @@
 #include <fstream>
 #include <iterator>
 
-namespace tasklens::cli {
+namespace tasklens::launch {
 namespace {
+
+using platform::ElfDynamic;
+using platform::find_command;
+using platform::read_elf_dynamic;
 
 namespace fs = std::filesystem;
 
@@ -123,4 +127,4 @@ TEST(GompCrashNote, OnlyForACrashOfAGccProgram) {
 }
 
 }  // namespace
-}  // namespace tasklens::cli
+}  // namespace tasklens::launch

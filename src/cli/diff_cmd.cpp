@@ -11,8 +11,9 @@
 #include <stdexcept>
 
 #include "analysis/diff.hpp"
-#include "cli/analyze.hpp"
-#include "cli/errors.hpp"
+#include "cli/command_support.hpp"
+#include "errors.hpp"
+#include "load/recording.hpp"
 #include "report/diff_report.hpp"
 #include "report/whatif_report.hpp"
 
@@ -21,25 +22,25 @@ namespace {
 
 // One recording with its fragments' labels, as `diff` loads it.
 struct Recording {
-  Loaded loaded;
+  load::Loaded loaded;
   report::FragmentLabels fragments;
 };
 
-std::unique_ptr<Recording> load_recording(const std::string& path, SpanMode mode) {
+std::unique_ptr<Recording> load_recording(const std::string& path, load::SpanMode mode) {
   auto r = std::make_unique<Recording>();
-  r->loaded = load(path, mode);
+  r->loaded = load::load(path, mode);
   r->fragments =
       report::label_fragments(r->loaded.model, r->loaded.trace->modules(), r->loaded.labels);
   return r;
 }
 
-// The renderer's view of one loaded recording (the analysis' input: analyze.hpp's diff_input).
-report::DiffRun diff_run(const Loaded& l, const report::FragmentLabels& fragments) {
+// The renderer's view of one loaded recording (the analysis' input: load::diff_input).
+report::DiffRun diff_run(const load::Loaded& l, const report::FragmentLabels& fragments) {
   report::DiffRun r;
   r.model = &l.model;
   r.labels = &l.labels;
   r.fragments = &fragments;
-  r.info = run_info_of(l);
+  r.info = load::run_info_of(l);
   r.tsc_hz = l.trace->tsc_hz();
   return r;
 }
@@ -82,7 +83,7 @@ void run_diff(const DiffOptions& opt) {
   // The two recordings load at once (reading, building and symbolizing each is independent):
   // the comparison then takes about as long as a report of the larger one. Base's error, if
   // both fail, is the one shown.
-  const SpanMode mode = span_mode(opt.raw_span);
+  const load::SpanMode mode = load::span_mode(opt.raw_span);
   auto base_loading = std::async(std::launch::async, load_recording, opt.traces[0], mode);
   std::unique_ptr<Recording> other;
   std::exception_ptr other_error;
@@ -97,13 +98,15 @@ void run_diff(const DiffOptions& opt) {
                                     opt, format, top));
 }
 
-std::string compare_recordings(const Loaded& base, const report::FragmentLabels& base_fragments,
-                               const Loaded& other, const report::FragmentLabels& other_fragments,
+std::string compare_recordings(const load::Loaded& base,
+                               const report::FragmentLabels& base_fragments,
+                               const load::Loaded& other,
+                               const report::FragmentLabels& other_fragments,
                                const DiffOptions& opt, report::Format format, size_t top) {
   if (opt.traces.size() != 2)
     throw std::invalid_argument("compare_recordings: options.traces must name the two recordings");
-  const analysis::DiffInput base_input = diff_input(base, base_fragments);
-  const analysis::DiffInput other_input = diff_input(other, other_fragments);
+  const analysis::DiffInput base_input = load::diff_input(base, base_fragments);
+  const analysis::DiffInput other_input = load::diff_input(other, other_fragments);
   const model::Model& bm = base.model;
   const model::Model& om = other.model;
   const std::vector<std::string> common = analysis::common_metrics(bm, om);

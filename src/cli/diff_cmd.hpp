@@ -8,7 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "cli/analyze.hpp"
+#include "cli/command_support.hpp"
+#include "load/recording.hpp"
 #include "report/profile_report.hpp"
 #include "report/whatif_report.hpp"
 
@@ -20,15 +21,17 @@ struct DiffOptions {
   size_t top = 0;          // rows per list; 0: 15 for the table, all for csv/json
   double min_share = 1.0;  // percent of the program's work under which a unit is noise
   std::string metric;      // the metric that sorts; empty: the first common one
-  bool raw_span = false;   // --raw-span: every strand as measured (analyze.hpp's SpanMode)
+  bool raw_span = false;   // --raw-span: every strand as measured (load::SpanMode)
 };
 
 // `tasklens diff`'s output for two loaded recordings (run_diff prints it; `tasklens view
 // --compare` embeds its JSON): `options.traces` name them in messages, `top` limits the rows of
 // each list. Throws UsageError with the reason when they cannot be compared: no metric in common,
 // construct sites and none in common (not the same program), --metric not in both.
-std::string compare_recordings(const Loaded& base, const report::FragmentLabels& base_fragments,
-                               const Loaded& other, const report::FragmentLabels& other_fragments,
+std::string compare_recordings(const load::Loaded& base,
+                               const report::FragmentLabels& base_fragments,
+                               const load::Loaded& other,
+                               const report::FragmentLabels& other_fragments,
                                const DiffOptions& options, report::Format format, size_t top);
 
 // Writes the report to stdout and ends the process (like run_report). Throws UsageError on bad

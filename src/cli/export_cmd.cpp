@@ -10,9 +10,10 @@
 #include <cstring>
 #include <memory>
 
-#include "cli/analyze.hpp"
-#include "cli/errors.hpp"
-#include "cli/output_file.hpp"
+#include "cli/command_support.hpp"
+#include "errors.hpp"
+#include "load/recording.hpp"
+#include "platform/platform.hpp"
 #include "report/export_dump.hpp"
 #include "report/export_flows.hpp"
 #include "report/export_perfetto.hpp"
@@ -60,11 +61,11 @@ std::vector<std::vector<std::pair<uint64_t, uint64_t>>> preemptions_in_tsc(
 void run_export(const ExportOptions& opt) {
   const ExportFormat format = parse_export_format(opt.format);
   // Opened before the trace is read: a path that cannot be written is reported at once.
-  auto file = std::make_unique<OutputFile>(opt.output.empty() ? "-" : opt.output,
-                                           opt.format == "csv" ? "run.csv" : "run.json");
+  auto file = std::make_unique<platform::OutputFile>(opt.output.empty() ? "-" : opt.output,
+                                                     opt.format == "csv" ? "run.csv" : "run.json");
   const bool to_stdout = file->to_stdout();
 
-  Loaded l = load(opt.trace);
+  load::Loaded l = load::load(opt.trace);
   const model::Model& m = l.model;
   const report::FragmentLabels fragments = report::label_fragments(m, l.trace->modules(), l.labels);
   report::ExportRun run;

@@ -8,17 +8,21 @@
 #include <cstdio>
 #include <limits>
 
-#include "cli/analyze.hpp"
+#include "cli/advise_cmd.hpp"
+#include "cli/command_support.hpp"
 #include "cli/diff_cmd.hpp"
-#include "cli/errors.hpp"
 #include "cli/export_cmd.hpp"
 #include "cli/predict_cmd.hpp"
-#include "cli/record.hpp"
+#include "cli/record_cmd.hpp"
 #include "cli/record_repeat.hpp"
+#include "cli/report_cmd.hpp"
 #include "cli/sched_cmd.hpp"
 #include "cli/tasks_cmd.hpp"
-#include "cli/timings.hpp"
 #include "cli/view_cmd.hpp"
+#include "cli/whatif_cmd.hpp"
+#include "errors.hpp"
+#include "load/recording.hpp"
+#include "load/timings.hpp"
 #include "model/builder.hpp"
 #include "symbols/symbolizer.hpp"
 #include "trace/reader.hpp"
@@ -26,7 +30,7 @@
 namespace tasklens::cli {
 namespace {
 
-// The commands that compute a span take the robust model by default (cli/analyze.hpp).
+// The commands that compute a span take the robust model by default (load/recording.hpp).
 constexpr const char* kRawSpanHelp =
     "Count every strand's work as measured. By default a strand far longer than the rest of its "
     "code fragment (a paused machine, page faults, interrupts) is counted at the fragment's "
@@ -297,17 +301,17 @@ int run(int argc, char** argv) {
                     "headers always are; TASKLENS_LIBRARY_PATH adds more (colon separated)")
         ->allow_extra_args(false);
   for (CLI::App* sub : {report, whatif, advise, tasks, sched, predict, exp, view, diff})
-    sub->add_flag("--blocked-as-work", model_settings().blocked_as_work,
+    sub->add_flag("--blocked-as-work", load::model_settings().blocked_as_work,
                   "Count the time a thread spent blocked inside a task (sleeping, waiting for "
                   "I/O or a lock the runtime does not see) as work, as wall time would; by "
                   "default it is taken out, since a blocked thread does no work");
   for (CLI::App* sub : {report, whatif, advise, tasks, sched, predict, exp, view, diff})
-    sub->add_flag("--keep-slow-faults", model_settings().keep_slow_faults,
+    sub->add_flag("--keep-slow-faults", load::model_settings().keep_slow_faults,
                   "Count the time of page faults that took far longer than the thread's usual "
                   "ones as work; by default the part beyond a usual fault is taken out, like "
                   "preemption: the machine held the thread (paging memory in, reclaim)");
   for (CLI::App* sub : {report, whatif, advise, tasks, sched, predict, exp, view, diff})
-    sub->add_flag("--keep-runtime-cost", model_settings().keep_runtime_cost,
+    sub->add_flag("--keep-runtime-cost", load::model_settings().keep_runtime_cost,
                   "Count the OpenMP runtime's own cost between events (creating, starting and "
                   "joining tasks, fetching loop chunks: measured by `record` on empty tasks) as "
                   "work; by default it is taken out, so that the work is the program's own");
@@ -385,16 +389,16 @@ int main(int argc, char** argv) {
   // of `report` on a large trace). From the heap, and without giving memory back, freed blocks
   // are reused instead. (A short-lived process: what it keeps, it frees at exit.) Where the
   // kernel has transparent huge pages, blocks of 4 MiB or more bypass malloc and live in huge
-  // pages instead, faulted in six times faster (huge_blocks.hpp).
+  // pages instead, faulted in six times faster (platform/platform.hpp).
   mallopt(M_MMAP_MAX, 0);
   mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
-  cli::Timings::global();  // TASKLENS_TIMINGS: phases are timed from here
+  load::Timings::global();  // TASKLENS_TIMINGS: phases are timed from here
   try {
     return cli::run(argc, argv);
-  } catch (const cli::UsageError& e) {
+  } catch (const UsageError& e) {
     fmt::print(stderr, "tasklens: {}\n", e.what());
     return 2;
-  } catch (const cli::EnvironmentError& e) {
+  } catch (const EnvironmentError& e) {
     fmt::print(stderr, "tasklens: {}\n", e.what());
     return 3;
   } catch (const trace::TraceError& e) {
@@ -403,7 +407,7 @@ int main(int argc, char** argv) {
   } catch (const model::ModelError& e) {
     fmt::print(stderr, "tasklens: {}\n", e.what());
     return 5;
-  } catch (const cli::OutOfMemoryError& e) {
+  } catch (const OutOfMemoryError& e) {
     fmt::print(stderr, "tasklens: {}\n", e.what());
     return 6;
   } catch (const std::bad_alloc&) {

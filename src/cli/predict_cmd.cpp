@@ -13,8 +13,9 @@
 #include "analysis/predict.hpp"
 #include "analysis/sched.hpp"
 #include "analysis/tasks.hpp"
-#include "cli/analyze.hpp"
-#include "cli/errors.hpp"
+#include "cli/command_support.hpp"
+#include "errors.hpp"
+#include "load/recording.hpp"
 #include "report/predict_report.hpp"
 #include "report/tasks_report.hpp"
 
@@ -22,16 +23,16 @@ namespace tasklens::cli {
 namespace {
 
 struct Run {
-  Loaded loaded;
+  load::Loaded loaded;
   uint32_t workers = 0;
   uint64_t elapsed = 0;
   report::PredictRecording recording;
   analysis::ExtrapolationInput input;
 };
 
-std::unique_ptr<Run> load_run(const std::string& path, SpanMode mode) {
+std::unique_ptr<Run> load_run(const std::string& path, load::SpanMode mode) {
   auto r = std::make_unique<Run>();
-  r->loaded = load(path, mode);
+  r->loaded = load::load(path, mode);
   const model::Model& m = r->loaded.model;
   // The workers and the elapsed time as `sched` counts them, without its sweep.
   const analysis::Timeline tl = analysis::timeline_of(m);
@@ -42,7 +43,7 @@ std::unique_ptr<Run> load_run(const std::string& path, SpanMode mode) {
     throw UsageError(path +
                      ": the trace was recorded without timestamps (no strand has a start and end "
                      "time): predictions need them; record it again with `tasklens record`");
-  r->recording.info = run_info_of(r->loaded);
+  r->recording.info = load::run_info_of(r->loaded);
   r->recording.threads = r->workers;
   r->recording.elapsed = r->elapsed;
   r->recording.tasks = r->loaded.model.task_count;
@@ -138,7 +139,7 @@ void run_predict(const PredictOptions& opt) {
   std::vector<std::string> paths = opt.traces;
   if (paths.empty()) paths.push_back("tasklens.data");
   std::vector<std::unique_ptr<Run>> runs;
-  for (const std::string& p : paths) runs.push_back(load_run(p, span_mode(opt.raw_span)));
+  for (const std::string& p : paths) runs.push_back(load_run(p, load::span_mode(opt.raw_span)));
   if (runs.size() >= 2)
     for (auto& r : runs) add_task_types(*r);
 

@@ -12,7 +12,7 @@ struct PredictOptions {
   std::vector<std::string> traces;  // empty: tasklens.data
   std::string threads = "1,2,4,8,16,32,64";
   std::string format = "table";
-  bool raw_span = false;  // --raw-span: every strand as measured (analyze.hpp's SpanMode)
+  bool raw_span = false;  // --raw-span: every strand as measured (load::SpanMode)
 };
 
 // Writes the prediction to stdout and ends the process. Throws UsageError on bad options, on a

@@ -5,8 +5,9 @@
 #include <filesystem>
 
 #include "analysis/profile.hpp"
-#include "cli/analyze.hpp"
-#include "cli/errors.hpp"
+#include "cli/command_support.hpp"
+#include "errors.hpp"
+#include "load/recording.hpp"
 #include "report/profile_report.hpp"
 #include "report/repeat_report.hpp"
 #include "trace/reader.hpp"
@@ -35,7 +36,7 @@ void name_output(const std::string& target, const std::string& link) {
 // recording cannot be read.
 bool figures_of(const std::string& path, RepeatFigures& f) {
   try {
-    Loaded l = load(path, SpanMode::Robust);
+    load::Loaded l = load::load(path, load::SpanMode::Robust);
     uint64_t work = 0;
     for (const model::Strand& s : l.model.strands) work += s.work;
     const uint64_t span = analysis::longest_path(l.model);

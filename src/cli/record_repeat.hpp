@@ -2,7 +2,7 @@
 // said (report/repeat_report.hpp), and the median recording kept as the one to read.
 #pragma once
 
-#include "cli/record.hpp"
+#include "cli/record_cmd.hpp"
 
 namespace tasklens::cli {
 

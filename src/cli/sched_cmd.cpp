@@ -4,8 +4,9 @@
 
 #include "analysis/profile.hpp"
 #include "analysis/sched.hpp"
-#include "cli/analyze.hpp"
-#include "cli/errors.hpp"
+#include "cli/command_support.hpp"
+#include "errors.hpp"
+#include "load/recording.hpp"
 #include "report/sched_report.hpp"
 
 namespace tasklens::cli {
@@ -15,7 +16,7 @@ void run_sched(const SchedOptions& opt) {
   if (opt.points < 1 || opt.points > 1000000)
     throw UsageError(
         fmt::format("--points {}: use a number of points from 1 to 1000000", opt.points));
-  Loaded l = load(opt.trace);
+  load::Loaded l = load::load(opt.trace);
   const analysis::Schedule schedule = analysis::compute_schedule(l.model);
   if (schedule.timed_strands == 0)
     throw UsageError(opt.trace +

@@ -8,8 +8,9 @@
 #include <memory>
 
 #include "analysis/tasks.hpp"
-#include "cli/analyze.hpp"
-#include "cli/errors.hpp"
+#include "cli/command_support.hpp"
+#include "errors.hpp"
+#include "load/recording.hpp"
 #include "model/builder.hpp"
 #include "report/profile_report.hpp"
 #include "report/tasks_report.hpp"
@@ -18,7 +19,7 @@
 namespace tasklens::cli {
 namespace {
 
-// One recording: its trace, model with symbolized (merged) sites (analyze.hpp's load()), and
+// One recording: its trace, model with symbolized (merged) sites (load::load()), and
 // its task profile.
 struct Run {
   std::unique_ptr<trace::TraceFile> trace;
@@ -30,7 +31,7 @@ struct Run {
 
 std::unique_ptr<Run> load_run(const std::string& path, unsigned bins) {
   auto r = std::make_unique<Run>();
-  Loaded l = load(path);
+  load::Loaded l = load::load(path);
   r->trace = std::move(l.trace);
   r->model = std::move(l.model);
   r->labels = std::move(l.labels);

@@ -14,10 +14,13 @@
 #include "analysis/sched.hpp"
 #include "analysis/tasks.hpp"
 #include "analysis/whatif.hpp"
-#include "cli/analyze.hpp"
+#include "cli/advise_cmd.hpp"
+#include "cli/command_support.hpp"
 #include "cli/diff_cmd.hpp"
-#include "cli/errors.hpp"
-#include "cli/output_file.hpp"
+#include "cli/whatif_cmd.hpp"
+#include "errors.hpp"
+#include "load/recording.hpp"
+#include "platform/platform.hpp"
 #include "report/html_view.hpp"
 #include "report/json_text.hpp"
 #include "report/profile_report.hpp"
@@ -36,7 +39,7 @@ constexpr size_t kDefaultSites = 4;    // ... and the sites with most of the cri
 // constructs: every user region (the kDefaultRegions with most work), and the construct sites
 // that `whatif --list` shows first (by share of the critical path: the kDefaultSites largest
 // with a share, or the first one when no site has any).
-std::vector<analysis::Unit> default_units(const Loaded& l, const analysis::Profile& p,
+std::vector<analysis::Unit> default_units(const load::Loaded& l, const analysis::Profile& p,
                                           std::vector<std::string>& kinds) {
   const model::Model& m = l.model;
   std::vector<analysis::Unit> units;
@@ -77,25 +80,25 @@ std::vector<analysis::Unit> default_units(const Loaded& l, const analysis::Profi
 
 // One trace of the page, loaded once for its own views and for the differential one.
 struct Recording {
-  Loaded loaded;
+  load::Loaded loaded;
   report::FragmentLabels fragments;
 };
 
 // Every section of one run (see report/html_view.hpp for the names).
 report::ViewRun view_run(const std::string& path, Recording& rec, const ViewOptions& opt,
                          const std::vector<double>& factors, analysis::WhatIfMode mode) {
-  rec.loaded = load(path, span_mode(opt.raw_span));
-  const Loaded& l = rec.loaded;
+  rec.loaded = load::load(path, load::span_mode(opt.raw_span));
+  const load::Loaded& l = rec.loaded;
   const model::Model& m = l.model;
-  const report::RunInfo info = run_info_of(l);
+  const report::RunInfo info = load::run_info_of(l);
   const double hz = l.trace->tsc_hz();
   report::ViewRun run;
   run.label = path;
   const analysis::Profile profile = analysis::compute_profile(m);
-  const report::SpanAccount account = span_account(l, profile);
+  const report::SpanAccount account = load::span_account(l, profile);
   // The profile section with its diagnosis, which heads the page (report's, from the same
   // inputs: the fragments' labels, the task types and the schedule, also the page's sections).
-  Diagnosed diagnosed = diagnosis_inputs(l, /*full=*/true);
+  load::Diagnosed diagnosed = load::diagnosis_inputs(l, /*full=*/true);
   const std::vector<report::DiagnosisItem> verdict = diagnose(l, profile, account, diagnosed);
   report::ProfileExtras extras;
   extras.diagnosis = &verdict;
@@ -210,7 +213,7 @@ void run_view(const ViewOptions& opt) {
     throw UsageError(fmt::format("--slices {}: use a number from 1 to 1000000", opt.slices));
   if (opt.output.empty()) throw UsageError("-o: give a file name (or - for standard output)");
   // Opened before the traces are read: a path that cannot be written is reported at once.
-  OutputFile out(opt.output, "tasklens.html");
+  platform::OutputFile out(opt.output, "tasklens.html");
 
   // The recordings stay allocated: the process ends right after writing (write_and_exit's
   // reason), so their models are never freed.

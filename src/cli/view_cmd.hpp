@@ -23,7 +23,7 @@ struct ViewOptions {
   std::string mode = "parallelize";
   size_t tree_nodes = 4000;  // aggregates of the construct tree
   size_t slices = 4000;      // timeline slices before merging into time buckets
-  bool raw_span = false;     // --raw-span: every strand as measured (analyze.hpp's SpanMode)
+  bool raw_span = false;     // --raw-span: every strand as measured (load::SpanMode)
 };
 
 // What a `--whatif` unit names: "region:NAME", "site:FILE:LINE" and "fragment:FILE:L1-L2" say

@@ -31,8 +31,8 @@ struct IntervalSample {
 };
 
 struct BuildOptions {
-  // The caller's allocator puts big arrays in transparent huge pages (src/cli/huge_blocks.hpp).
-  // The builder's vectors are populated ahead of it either way (model/prefault.hpp): in small
+  // The caller's allocator puts big arrays in transparent huge pages (src/platform/platform.hpp).
+  // The builder's vectors are populated ahead of it either way (platform/platform.hpp): in small
   // pages by a thread of their own (a fault per 4 KiB: 1-3 us on a VM); in huge pages only in
   // the spare time of the thread that decodes the events, just ahead of the builder, since a
   // thread of their own then took the second core from the decoder (report of fib(29): median

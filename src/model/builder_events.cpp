@@ -5,7 +5,7 @@
 
 #include "model/builder_state.hpp"
 #include "model/event_pipe.hpp"
-#include "model/prefault.hpp"
+#include "platform/platform.hpp"
 
 namespace tasklens::model::detail {
 
@@ -542,6 +542,9 @@ void Builder::handle(const Event& e, uint32_t thread) {
     case EventKind::TbbWaitEnd:
       on_tbb_wait(e, thread);
       break;
+    case EventKind::TbbNodeBody:
+      on_tbb_node_body(e);
+      break;
     case EventKind::ChunkBegin:
     case EventKind::ChunkEnd:
       on_chunk(e, thread);
@@ -670,14 +673,14 @@ Model Builder::run() {
   tasks_.reserve(tasks + 1024);
   ids_per_thread_ = tasks + 1024;
   items_.reserve(events * 9 / 10 + tasks / 8);
-  Prefaulter prefault;
+  platform::Prefaulter prefault;
   const size_t strands_range = prefault.add_capacity(strands_);
   const size_t tasks_range = prefault.add_capacity(tasks_);
   const size_t nodes_range = prefault.add_capacity(nodes_);
   const size_t items_range = prefault.add_capacity(items_);
   const size_t edges_range = prefault.add_capacity(edges_);
   std::function<bool()> idle;
-  if (options_.huge_pages) {  // in the decoder's spare time, ahead of the builder (prefault.hpp)
+  if (options_.huge_pages) {  // in the decoder's spare time, ahead of the builder (platform.hpp)
     prefault.follow_owner();
     idle = [&prefault] { return prefault.step(); };
   } else {

@@ -22,6 +22,7 @@ namespace detail {
 
 Model Builder::finalize() {
   Model m;
+  place_open_flow_chains();  // (builder_tbb.cpp)
   // The nodes of ordered parts (on_ordered) go after everything else of their phase.
   for (const auto& [instance, chain] : last_ordered_)
     append_item(chain.phase, chain.node | kNodeBit);

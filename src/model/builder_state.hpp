@@ -337,6 +337,13 @@ class Builder {
   void on_dependences(const Event& e);
   void on_tbb_spawn(const Event& e, uint32_t thread);
   void on_tbb_wait(const Event& e, uint32_t thread);
+  void on_tbb_node_body(const Event& e);
+  uint32_t flow_chain_for(uint32_t body, uint32_t spawner, uint32_t scope, uint64_t group,
+                          uint64_t address, uint64_t limit);
+  void place_flow_chains(uint64_t group, uint32_t waiting_scope);
+  void place_flow_chain(uint32_t chain, uint32_t waiting_scope);
+  void place_open_flow_chains();
+  uint32_t common_scope(uint32_t a, uint32_t b) const;
   void on_chunk(const Event& e, uint32_t thread);
   void on_user_thread(const Event& e, uint32_t thread);
   // Per trace thread: the task of the program's own thread running there (kNone: none). Its
@@ -440,6 +447,25 @@ class Builder {
     uint32_t instance = kNone;
   };
   std::unordered_map<uint64_t, TbbCall> tbb_calls_;
+  // oneTBB flow graphs: a node of limited concurrency (TbbNodeBody) runs at most `limit` bodies
+  // at once, and oneTBB need not spawn a body from the one before it. Its bodies go into a
+  // chain node of their own (structural, with the site and instance of the graph's tasks) in
+  // which each takes a slot and starts after the body that held that slot last. Where their
+  // group's wait ends, the chain is placed among the tasks that put the messages, just before
+  // the wait (builder_tbb.cpp).
+  static constexpr uint64_t kMaxFlowSlots = 1024;  // a larger limit is taken as unlimited
+  struct FlowNode {
+    uint64_t group = 0;
+    uint32_t chain = kNone;       // its bodies since their group's last wait
+    std::vector<uint32_t> slots;  // per slot: the body (task) that took it last
+    std::vector<uint64_t> taken;  // when (flow_turns_)
+  };
+  std::unordered_map<uint64_t, FlowNode> flow_nodes_;  // by the node's address
+  // Per group: the chains not placed yet, in the order they were made.
+  std::unordered_map<uint64_t, std::vector<std::pair<uint64_t, uint32_t>>> flow_chains_;
+  // A body announced by TbbNodeBody, until its spawn: task -> (node address, limit).
+  std::unordered_map<uint32_t, std::pair<uint64_t, uint64_t>> flow_bodies_;
+  uint64_t flow_turns_ = 0;
   std::vector<uint32_t> current_;    // per thread: the task it runs (kNone: none)
   std::vector<uint8_t> mutex_wait_;  // per thread: waiting for a critical section or lock
   std::vector<uint64_t> last_metric_;

@@ -86,7 +86,16 @@ void Builder::on_tbb_spawn(const Event& e, uint32_t thread) {
   cs.creator_strand = creator;
   cs.tbb_kind = static_cast<uint8_t>(kind);
   uint32_t scope = ps.scope;
-  cs.node = cs.scope = new_node(NodeKind::Task, scope);
+  // A body of a flow graph node of limited concurrency goes into its node's chain.
+  uint32_t chain = kNone;
+  if (!flow_bodies_.empty()) {
+    auto it = flow_bodies_.find(c);
+    if (it != flow_bodies_.end()) {
+      chain = flow_chain_for(c, p, scope, group, it->second.first, it->second.second);
+      flow_bodies_.erase(it);
+    }
+  }
+  cs.node = cs.scope = new_node(NodeKind::Task, chain != kNone ? chain : scope);
   if (!root && ps.node != kNone && nodes_[ps.node].site != kNone &&
       splits_parent(kind, ps.tbb_kind)) {
     nodes_[cs.node].site = nodes_[ps.node].site;
@@ -111,6 +120,12 @@ void Builder::on_tbb_spawn(const Event& e, uint32_t thread) {
       if (call) *call = TbbCall{p, static_cast<uint8_t>(kind), nodes_[cs.node].instance};
     }
   }
+  // A new chain is part of the construct of its first body (a flow graph's tasks are one
+  // instance: splits_parent), which it stays inside in the site profile.
+  if (chain != kNone && nodes_[chain].site == kNone) {
+    nodes_[chain].site = nodes_[cs.node].site;
+    nodes_[chain].instance = nodes_[cs.node].instance;
+  }
   if (group) {
     tbb_groups_[group].push_back(c);
     if (tbb_group_of_.size() <= c) tbb_group_of_.resize(size_t{c} + 1, 0);
@@ -130,6 +145,7 @@ void Builder::on_tbb_wait(const Event& e, uint32_t thread) {
     return;
   }
   ts.waiting = false;
+  if (!flow_chains_.empty()) place_flow_chains(e.f[1], ts.scope);  // before the join strand
   uint32_t s = open_strand(t, thread, e.time);
   edge(ts.pre_wait, s);
   tbb_calls_.erase(e.f[1]);  // the call is over: the group's next tasks are another call
@@ -140,6 +156,127 @@ void Builder::on_tbb_wait(const Event& e, uint32_t thread) {
     tasks_[c].joined_in_scope = true;  // its end reaches later joins through this strand
   }
   it->second.clear();
+}
+
+// ---- flow graph nodes of limited concurrency (TbbNodeBody)
+//
+// A serial function_node (or one limited to k bodies) runs one body (k) at a time, but oneTBB
+// orders its bodies with a counter, not with spawns: the body that ends spawns the next one
+// only if a message waits in the node's queue; otherwise the node is free, and whichever task
+// puts the next message (its predecessor's body, returning it) spawns it. That task may have
+// been put off or preempted (its preemption is no work), so its logical end comes long before
+// the body before ended: without an edge from that body, the node's bodies overlap in the DAG
+// and a serial node's chain is broken (a span below its analytic value). So each body takes a
+// slot of its node, like a lock's acquire, and starts after the end of the body that held the
+// slot last (its release).
+
+void Builder::on_tbb_node_body(const Event& e) {
+  if (e.f[2] == 0 || e.f[2] > kMaxFlowSlots) return;
+  flow_bodies_[task(e.f[0])] = {e.f[1], e.f[2]};
+}
+
+// The chain node that `body`, spawned by task `spawner` (in `scope`) into `group`, goes into;
+// the body's slot and the edge into it.
+uint32_t Builder::flow_chain_for(uint32_t body, uint32_t spawner, uint32_t scope, uint64_t group,
+                                 uint64_t address, uint64_t limit) {
+  FlowNode& f = flow_nodes_[address];
+  if (f.chain == kNone || f.group != group) {
+    f = FlowNode{};
+    f.group = group;
+    // Its parent until the wait places it (place_flow_chain): the scope common to the tasks
+    // that spawn its bodies, which is older than the chain.
+    f.chain = static_cast<uint32_t>(nodes_.size());
+    nodes_.push_back(PNode{NodeKind::Taskgroup, scope});
+    flow_chains_[group].emplace_back(address, f.chain);
+  }
+  PNode& chain = nodes_[f.chain];
+  size_t k = std::find(f.slots.begin(), f.slots.end(), spawner) - f.slots.begin();
+  if (k < f.slots.size()) {
+    // A body of the node spawns the next one, from the node's queue, once its own ended: the
+    // spawn orders them, and the rest of the spawner (its successors' puts) runs beside it.
+  } else {
+    if (chain.parent != scope) chain.parent = common_scope(chain.parent, scope);
+    if (f.slots.size() < limit) {  // fewer bodies than the limit so far: it waits for none
+      f.slots.push_back(kNone);
+      f.taken.push_back(0);
+    } else {
+      // The slot whose body ended (the others' run yet), taken the longest ago. A body ends
+      // with its successors' puts: the next one starts after them, a little late.
+      k = 0;
+      bool k_done = tasks_[f.slots[0]].done;
+      for (size_t i = 1; i < f.slots.size(); ++i) {
+        const bool done = tasks_[f.slots[i]].done;
+        if (done > k_done || (done == k_done && f.taken[i] < f.taken[k])) {
+          k = i;
+          k_done = done;
+        }
+      }
+      add_next_pred(body, kTaskRef | f.slots[k]);
+    }
+  }
+  f.slots[k] = body;
+  f.taken[k] = ++flow_turns_;
+  return f.chain;
+}
+
+// Nodes are numbered parents first, so the lowest common ancestor of two is found by walking up
+// from the younger one.
+uint32_t Builder::common_scope(uint32_t a, uint32_t b) const {
+  while (a != b && a != kNone && b != kNone) {
+    if (a > b)
+      a = nodes_[a].parent;
+    else
+      b = nodes_[b].parent;
+  }
+  return a == b ? a : 0;
+}
+
+// The wait for `group` ends in `waiting_scope`: the group's chains go before its join strand.
+void Builder::place_flow_chains(uint64_t group, uint32_t waiting_scope) {
+  auto it = flow_chains_.find(group);
+  if (it == flow_chains_.end()) return;
+  for (const auto& [address, chain] : it->second) {
+    place_flow_chain(chain, waiting_scope);
+    auto f = flow_nodes_.find(address);
+    if (f != flow_nodes_.end() && f->second.chain == chain) flow_nodes_.erase(f);  // all ended
+  }
+  flow_chains_.erase(it);
+}
+
+// After every task that spawned one of its bodies, before the wait that joins them, and inside
+// no construct that holds neither: in the scope common to the spawners and the waiting task,
+// as its last item if that is the waiting scope; otherwise just before the item that holds the
+// wait (graph::wait_for_all waits in a task_arena::execute of its own, made after the messages
+// were put: the chain comes between them).
+void Builder::place_flow_chain(uint32_t chain, uint32_t waiting_scope) {
+  const uint32_t home = common_scope(nodes_[chain].parent, waiting_scope);
+  nodes_[chain].parent = home;
+  if (home != waiting_scope && waiting_scope != kNone) {
+    uint32_t a = waiting_scope;
+    while (nodes_[a].parent != home) a = nodes_[a].parent;
+    // That item was appended when `a` was made, after the messages' puts: a search from the
+    // end of the log reads this wait's items only.
+    const std::pair<uint32_t, uint32_t> holder{home, a | kNodeBit};
+    for (size_t i = items_.size(); i-- > 0;) {
+      if (items_[i] == holder) {
+        items_.insert(items_.begin() + static_cast<std::ptrdiff_t>(i), {home, chain | kNodeBit});
+        ++nodes_[home].item_count;
+        return;
+      }
+    }
+    // Not in the log (the wait is inside another chain, not placed yet): after it instead.
+  }
+  append_item(home, chain | kNodeBit);
+}
+
+// Chains whose group was never waited for: after everything of their scope (finalize).
+void Builder::place_open_flow_chains() {
+  std::vector<uint32_t> open;
+  for (const auto& [group, chains] : flow_chains_)
+    for (const auto& entry : chains) open.push_back(entry.second);
+  std::sort(open.begin(), open.end());
+  for (uint32_t chain : open) append_item(nodes_[chain].parent, chain | kNodeBit);
+  flow_chains_.clear();
 }
 
 void Builder::on_chunk(const Event& e, uint32_t thread) {

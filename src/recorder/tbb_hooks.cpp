@@ -28,6 +28,7 @@
 // The entry points we define must be exported although the recorder hides everything else:
 // they get the visibility of their declarations in these headers.
 #pragma GCC visibility push(default)
+#include <oneapi/tbb/flow_graph.h>
 #include <oneapi/tbb/parallel_pipeline.h>
 #include <oneapi/tbb/task_arena.h>
 #include <oneapi/tbb/task_group.h>
@@ -249,12 +250,67 @@ TL_INLINE void shadow_free(ThreadState* t, TaskShadow* s) {
   if (__builtin_expect(++t->shadow_free_count >= 4 * kBatch, 0)) donate(t);
 }
 
+// ------------------------------------------------------------------------- flow graph nodes
+
+// A function_node's or multifunction_node's body runs in a task of class
+// apply_body_task_bypass<function_input_base<...>, Input>, whose first member after its
+// graph_task base is a reference to the node's function_input_base; that holds the node's
+// concurrency limit (tbb::flow::unlimited = 0, serial = 1) after its graph reference. oneTBB
+// enforces the limit with that counter and a queue, not with spawns: the body that frees the
+// node spawns the next one only if a message waits, otherwise whichever task puts the next
+// message starts it, and nothing recorded orders it after the body before (TbbNodeBody).
+// The two offsets come from oneTBB's own headers (the ABI that tbb_prepare checks):
+// BodyTaskLayout mirrors the task (the Itanium ABI puts the reference in graph_task's tail
+// padding: at 96 of its 128 bytes, not after them), InputLayout reaches the protected limit.
+// (offsetof of these non-standard-layout classes: conditionally supported, GCC and clang agree.)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winvalid-offsetof"
+struct BodyTaskLayout : d1::graph_task {
+  void* node;  // apply_body_task_bypass::my_node (a reference: laid out as a pointer)
+};
+template <class Input>
+struct InputLayout
+    : d1::function_input_base<Input, d1::queueing, d1::cache_aligned_allocator<Input>,
+                              d1::function_input<Input, Input, d1::queueing,
+                                                 d1::cache_aligned_allocator<Input>>> {
+  static constexpr size_t limit_offset() { return offsetof(InputLayout, my_max_concurrency); }
+};
+constexpr size_t kBodyNodeOffset = offsetof(BodyTaskLayout, node);
+constexpr size_t kNodeLimitOffset = InputLayout<int>::limit_offset();
+// receiver<Input>, the base before it, has no data: the offset is the same for every message.
+static_assert(InputLayout<std::string>::limit_offset() == kNodeLimitOffset);
+#pragma GCC diagnostic pop
+
+// The class of a limited node's body (and not of continue_node's, which has no limit and runs
+// in apply_body_task_bypass<continue_input<...>, continue_msg>).
+bool is_node_body(const char* name) {
+  const char* p = name ? std::strstr(name, "22apply_body_task_bypassI") : nullptr;
+  if (!p) return false;
+  const char* q = std::strstr(p, "19function_input_baseI");  // its first template argument
+  return q && q - p < 40;
+}
+
+// Before the spawn of a node's body (the model places the body by it): its node and limit.
+__attribute__((noinline)) void put_node_body(ThreadState* t, const d1::task& task, uint64_t id) {
+  const char* node = *reinterpret_cast<const char* const*>(reinterpret_cast<const char*>(&task) +
+                                                           kBodyNodeOffset);
+  const size_t limit = *reinterpret_cast<const size_t*>(node + kNodeLimitOffset);
+  if (limit == 0) return;  // unlimited: its bodies are as independent as their spawns say
+  if (uint8_t* p = begin_event(t, EventKind::TbbNodeBody)) {
+    p = put_id(t, p, id);
+    p = put_addr(t, p, node);
+    p = trace::put_varint(p, limit);
+    end_event(t, p);
+  }
+}
+
 // ------------------------------------------------------------------------- task classes
 
 // TbbKind of a task class, from its mangled type name (oneTBB's algorithms name their task
-// classes start_for, start_reduce, ...). Few classes exist: a small table filled under a mutex,
-// read without one.
+// classes start_for, start_reduce, ...), and kNodeBodyClass for a node's body (is_node_body).
+// Few classes exist: a small table filled under a mutex, read without one.
 constexpr size_t kClassSlots = 1024;
+constexpr uint8_t kNodeBodyClass = 0x20;  // with a TbbKind (all below it) in the table
 struct ClassSlot {
   std::atomic<const void*> vptr{nullptr};
   std::atomic<uint8_t> kind{0};
@@ -280,7 +336,9 @@ trace::TbbKind kind_of_type_name(const char* name) {
 
 __attribute__((noinline)) uint8_t classify_slow(const void* const* vptr, size_t h) {
   const auto* info = static_cast<const std::type_info*>(vptr[-1]);
-  uint8_t kind = static_cast<uint8_t>(kind_of_type_name(info ? info->name() : nullptr));
+  const char* name = info ? info->name() : nullptr;
+  uint8_t kind = static_cast<uint8_t>(kind_of_type_name(name)) |
+                 (is_node_body(name) ? kNodeBodyClass : uint8_t{0});
   std::lock_guard<std::mutex> lock(g_classes_mutex);
   for (size_t i = 0; i < kClassSlots; ++i) {
     ClassSlot& s = g_classes[(h + i) % kClassSlots];
@@ -423,6 +481,8 @@ inline __attribute__((always_inline)) uint64_t on_spawn(d1::task& task, const vo
   auto* vptr = *reinterpret_cast<const void* const**>(&task);
   if (vptr[kExecuteSlot] == reinterpret_cast<const void*>(&shadow_execute)) return 0;
   uint8_t kind = classify(vptr);
+  const bool node_body = kind & kNodeBodyClass;
+  kind &= ~kNodeBodyClass;
   TaskShadow* s = shadow_alloc(t);
   if (!s) return 0;
   uint64_t id = new_id(t);
@@ -442,6 +502,7 @@ inline __attribute__((always_inline)) uint64_t on_spawn(d1::task& task, const vo
       kind = static_cast<uint8_t>(site_kind);
   }
   ++t->tasks;
+  if (__builtin_expect(node_body, 0)) put_node_body(t, task, id);
   const bool in = in_run(t);
   if (uint8_t* p = begin_event(t, in ? EventKind::TbbSpawnIn : EventKind::TbbSpawn)) {
     if (!in) p = put_id(t, p, t->tbb_current);

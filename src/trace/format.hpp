@@ -32,7 +32,10 @@ inline constexpr uint16_t kVersionMajor = 4;  // readers refuse later majors
 // if it had none).
 // Minor 4: the SlowFaults record (older readers count slow page faults as work).
 // Minor 5: the RuntimeCost record (older readers keep the runtime's own cost in the work).
-inline constexpr uint16_t kVersionMinor = 6;  // additions that old readers can skip
+// Minor 6: the HostSteal record.
+// Minor 7: the TbbNodeBody event (flow graph nodes of limited concurrency; older readers see
+// such a node's bodies as independent, so a serial node's chain can break).
+inline constexpr uint16_t kVersionMinor = 7;  // additions that old readers can skip
 
 // Metrics one trace can hold (the first is the primary one, every analysis's work).
 inline constexpr int kMaxMetrics = 8;
@@ -164,7 +167,7 @@ static_assert(sizeof(ProbeCost) == 72);
 // Payload of RecordType::RuntimeCost. An interval of a thread's time between two consecutive
 // events lies in a strand and holds the runtime's code after the first event's callback and
 // before the second's. `tasklens record` times those intervals in a program of empty tasks
-// (src/recorder/runtime_calibration.c) run under the same runtime and recorder, and keeps the
+// (src/launch/calibration_program.c) run under the same runtime and recorder, and keeps the
 // median of each kind of interval: what the runtime costs there when the program does nothing.
 // The model takes that much (at most the interval) out of the same kind of interval of the
 // program's strands. An interval's kind is the pair of its events' keys (interval_key below) and
@@ -354,6 +357,12 @@ enum class EventKind : uint8_t {
   // The end of an ordered region (version 4.3; the recorder writes it for ompt_mutex_ordered
   // only): with MutexWaitBegin/End of that kind, it brackets one iteration's ordered part.
   MutexReleased = 41,  // mutex_kind
+  // The thread's next TbbSpawn(In) spawns `task`, a body of the flow graph node at `node` (a
+  // function_node or multifunction_node), which runs at most `limit` bodies at once (1:
+  // tbb::flow::serial; written only for limited nodes). oneTBB keeps the limit with a counter:
+  // a body may start from whichever task put its message while the node had room, with no
+  // spawn from the body that made the room; readers chain the node's bodies (version 4.7).
+  TbbNodeBody = 42,  // id task, addr node, limit
 };
 
 // An event's key for RuntimeCost records: its kind, and where the runtime's path depends on it
@@ -363,7 +372,7 @@ enum class EventKind : uint8_t {
 inline constexpr uint16_t interval_key(EventKind kind, uint64_t subtype) {
   return static_cast<uint16_t>(static_cast<uint16_t>(kind) << 4 | (subtype & 15));
 }
-inline constexpr int kEventKindCount = 42;
+inline constexpr int kEventKindCount = 43;
 // OMPT's ompt_task_status_t values carried by TaskSchedule.
 inline constexpr uint64_t kTaskStatusComplete = 1, kTaskStatusCancel = 3, kTaskStatusSwitch = 7;
 
@@ -450,6 +459,7 @@ inline constexpr EventShape kEventShapes[kEventKindCount] = {
     {1, 0, 0x1, 0},          // UserThreadJoinEnd
     {1, 0, 0, 0},            // RecorderStall
     {1, 0, 0, 0},            // MutexReleased
+    {3, 0, 0x1, 0, 0x2},     // TbbNodeBody
 };
 
 static_assert(kEventShapes[kEventKindCount - 1].fixed != 0, "every event kind needs its shape");

@@ -97,6 +97,8 @@ const char* to_string(EventKind kind) {
       return "recorder-stall";
     case EventKind::MutexReleased:
       return "mutex-released";
+    case EventKind::TbbNodeBody:
+      return "tbb-node-body";
   }
   return "unknown";
 }

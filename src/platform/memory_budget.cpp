@@ -1,5 +1,4 @@
-#include "cli/memory_budget.hpp"
-
+// The memory a reader may take (platform.hpp says from what).
 #include <fmt/format.h>
 #include <sys/resource.h>
 
@@ -10,27 +9,17 @@
 #include <sstream>
 #include <vector>
 
-#include "cli/errors.hpp"
+#include "errors.hpp"
+#include "platform/platform.hpp"
 
-namespace tasklens::cli {
+namespace tasklens::platform {
 namespace {
-
-// The least a reader holds per task and per event byte, below what bench/run.sh and the shapes of
-// docs/benchmarks.md measure (fib, n-queens, UTS, mergesort: 396-578 bytes per task at the peak of
-// `report`; 15-22 per byte of decoded events), so that the check refuses only what cannot fit.
-constexpr uint64_t kBytesPerTask = 360;
-constexpr uint64_t kBytesPerEventByte = 12;  // measured 15-22 per byte of (decoded) events
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
   std::ostringstream text;
   text << in.rdbuf();
   return in ? text.str() : std::string();
-}
-
-std::string gib(uint64_t bytes) {
-  if (bytes < (1ull << 30)) return fmt::format("{:.0f} MiB", double(bytes) / (1ull << 20));
-  return fmt::format("{:.1f} GiB", double(bytes) / (1ull << 30));
 }
 
 // The least room the cgroups of this process leave (v2: every level's memory.max less its
@@ -143,25 +132,4 @@ std::optional<MemoryBudget> memory_budget() {
   return budget;
 }
 
-uint64_t model_bytes_at_least(const trace::TraceFile& trace) {
-  uint64_t event_bytes = 0;
-  for (uint32_t i = 0; i < trace.stream_count(); ++i) event_bytes += trace.stream_bytes(i);
-  const uint64_t tasks = trace.has_finish() ? trace.finish().tasks_created : 0;
-  return std::max(tasks * kBytesPerTask, event_bytes * kBytesPerEventByte);
-}
-
-void check_model_fits(const trace::TraceFile& trace, const std::string& path) {
-  const std::optional<MemoryBudget> budget = memory_budget();
-  if (!budget) return;
-  const uint64_t need = model_bytes_at_least(trace);
-  if (need <= budget->bytes) return;
-  const uint64_t tasks = trace.has_finish() ? trace.finish().tasks_created : 0;
-  throw OutOfMemoryError(fmt::format(
-      "{}: reading this trace needs at least {}{} and {} is {}; read it on a machine with more "
-      "memory, or record a shorter run (a smaller input, or a cut-off: fewer tasks)",
-      path, gib(need),
-      tasks ? fmt::format(" ({} tasks, about {} bytes each)", tasks, kBytesPerTask) : "",
-      budget->source, gib(budget->bytes)));
-}
-
-}  // namespace tasklens::cli
+}  // namespace tasklens::platform

@@ -1,5 +1,4 @@
-#include "cli/output_file.hpp"
-
+// Where a command's output goes (platform.hpp says why one place decides it).
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -10,9 +9,10 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "cli/errors.hpp"
+#include "errors.hpp"
+#include "platform/platform.hpp"
 
-namespace tasklens::cli {
+namespace tasklens::platform {
 namespace {
 
 const char* kind_of(mode_t mode) {
@@ -133,4 +133,4 @@ bool OutputFile::commit() {
   return ok;
 }
 
-}  // namespace tasklens::cli
+}  // namespace tasklens::platform

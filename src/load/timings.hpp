@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-namespace tasklens::cli {
+namespace tasklens::load {
 
 class Timings {
  public:
@@ -40,4 +40,4 @@ class Timings {
   std::vector<std::pair<const char*, double>> phases_;
 };
 
-}  // namespace tasklens::cli
+}  // namespace tasklens::load

@@ -1,8 +1,8 @@
 // The OpenMP runtime's own cost between the recorder's events, measured after the program by
-// running tasklens-runtime-calibration (src/recorder/runtime_calibration.c: empty tasks and loops)
+// running tasklens-runtime-calibration (src/launch/calibration_program.c: empty tasks and loops)
 // under the same runtime and recorder, and appended to the program's trace as a RuntimeCost
 // record (trace/format.hpp). The model takes it out of the strands, so that the work is the
-// program's own and T1 - work the runtime's tasking overhead (issue 19, item 3).
+// program's own and T1 - work the runtime's tasking overhead.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +12,7 @@
 #include "model/builder.hpp"
 #include "trace/format.hpp"
 
-namespace tasklens::cli {
+namespace tasklens::launch {
 
 struct RuntimeCalibration {
   std::vector<trace::RuntimeCostEntry> entries;  // empty: not measured (`why` says why)
@@ -52,4 +52,4 @@ RuntimeCalibration cached_calibration(const std::string& program, const std::str
 // Appends `c` to the trace at `path` as a RuntimeCost record; false (errno set) if it could not.
 bool append_runtime_cost(const std::string& path, const RuntimeCalibration& c);
 
-}  // namespace tasklens::cli
+}  // namespace tasklens::launch

@@ -1,10 +1,13 @@
-// Typed errors of the CLI side; main() turns each into one line on stderr and an exit code.
+// The typed errors of tasklens's tools (the commands and what they call: loading a recording,
+// the platform, the launch of a program); main() turns each into one line on stderr and an exit
+// code. (The trace reader's and the model's own errors are in trace/reader.hpp and
+// model/builder.hpp.)
 #pragma once
 
 #include <stdexcept>
 #include <string>
 
-namespace tasklens::cli {
+namespace tasklens {
 
 // Bad command-line usage or an input the user must fix (exit code 2).
 class UsageError : public std::runtime_error {
@@ -24,4 +27,4 @@ class OutOfMemoryError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-}  // namespace tasklens::cli
+}  // namespace tasklens

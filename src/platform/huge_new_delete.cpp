@@ -1,13 +1,15 @@
 // The tasklens executable's global operator new/delete: blocks of kHugeBlockMin bytes or more
 // (the readers' big arrays) come from huge_block_alloc, in transparent huge pages; everything
-// else, and every block huge_block_alloc declines, from malloc as before (huge_blocks.hpp).
-// Not in sanitizer builds, whose runtimes provide these operators to check them.
+// else, and every block huge_block_alloc declines, from malloc as before (platform.hpp). Linked
+// into the tasklens executable alone (not into the libraries the tests link), and not in
+// sanitizer builds, whose runtimes provide these operators to check them.
 #include <cstdlib>
 #include <new>
 
-#include "cli/huge_blocks.hpp"
+#include "platform/platform.hpp"
 
-bool tasklens::cli::big_blocks_in_huge_pages() noexcept {
+// Overrides huge_blocks.cpp's weak definition, which says "no" to every other program.
+bool tasklens::platform::big_blocks_in_huge_pages() noexcept {
 #ifdef TASKLENS_NO_HUGE_BLOCKS
   return false;
 #else
@@ -20,8 +22,8 @@ bool tasklens::cli::big_blocks_in_huge_pages() noexcept {
 namespace {
 
 void* allocate(std::size_t n) {
-  if (n >= tasklens::cli::kHugeBlockMin)
-    if (void* p = tasklens::cli::huge_block_alloc(n)) return p;
+  if (n >= tasklens::platform::kHugeBlockMin)
+    if (void* p = tasklens::platform::huge_block_alloc(n)) return p;
   for (;;) {
     if (void* p = std::malloc(n ? n : 1)) return p;
     std::new_handler handler = std::get_new_handler();
@@ -31,7 +33,7 @@ void* allocate(std::size_t n) {
 }
 
 void release(void* p) noexcept {
-  if (!tasklens::cli::huge_block_free(p)) std::free(p);
+  if (!tasklens::platform::huge_block_free(p)) std::free(p);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // tasklens-runtime-calibration: empty tasks and loops in the shapes task-parallel programs use.
 // `tasklens record` runs it after the program, under the same OpenMP runtime and recorder
-// (src/cli/runtime_calibration.cpp). Its tasks do nothing, so each interval of a thread's time
+// (src/launch/runtime_calibration.cpp). Its tasks do nothing, so each interval of a thread's time
 // between two of the recorder's events inside a strand is the runtime's own code: creating a
 // task, switching to it, entering and leaving a taskwait, fetching a loop chunk. The median of
 // each kind of interval is what the model then takes out of the same kind of interval of the

@@ -1,12 +1,7 @@
-#include "cli/runtime_calibration.hpp"
+#include "launch/runtime_calibration.hpp"
 
 #include <fcntl.h>
-#include <sched.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,11 +12,12 @@
 #include <filesystem>
 #include <fstream>
 
+#include "platform/platform.hpp"
 #include "trace/reader.hpp"
 
 extern char** environ;
 
-namespace tasklens::cli {
+namespace tasklens::launch {
 
 namespace fs = std::filesystem;
 
@@ -102,49 +98,10 @@ RuntimeCalibration calibrate_runtime(const std::string& program, const std::stri
   }
   ::close(fd);
   ::unlink(out.c_str());  // the recorder creates it
-  std::vector<std::string> env = calibration_environment(preload, out);
-  std::vector<char*> envp;
-  for (std::string& v : env) envp.push_back(v.data());
-  envp.push_back(nullptr);
-  std::string arg0 = program;
-  char* argv[] = {arg0.data(), nullptr};
-  posix_spawn_file_actions_t files;
-  posix_spawn_file_actions_init(&files);
-  for (int f : {0, 1, 2}) posix_spawn_file_actions_addopen(&files, f, "/dev/null", O_RDWR, 0);
-  pid_t pid = -1;
-  const int err = posix_spawn(&pid, program.c_str(), &files, nullptr, argv, envp.data());
-  posix_spawn_file_actions_destroy(&files);
-  if (err != 0) {
-    r.why = "cannot run " + program + ": " + std::strerror(err);
-    return r;
-  }
-  // It takes a fraction of a second; a runtime that hangs must not hang `record`.
-  int status = 0;
-  timespec start{}, now{};
-  clock_gettime(CLOCK_MONOTONIC, &start);
-  for (;;) {
-    const pid_t w = waitpid(pid, &status, WNOHANG);
-    if (w == pid) break;
-    if (w < 0 && errno != EINTR) {
-      status = -1;
-      break;
-    }
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    if (now.tv_sec - start.tv_sec > 20) {
-      kill(pid, SIGKILL);
-      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
-      r.why = "the calibration did not end within 20 s";
-      fs::remove(out);
-      return r;
-    }
-    timespec nap{0, 2000000};
-    nanosleep(&nap, nullptr);
-  }
-  if (status != 0) {
-    r.why = WIFSIGNALED(status)
-                ? "the calibration was killed by signal " + std::to_string(WTERMSIG(status))
-                : "the calibration failed";
+  const platform::QuietRun run =
+      platform::run_quietly(program, calibration_environment(preload, out), 20);
+  if (!run.ran) {
+    r.why = "the calibration program " + run.why;
     fs::remove(out);
     return r;
   }
@@ -365,4 +322,4 @@ bool append_runtime_cost(const std::string& path, const RuntimeCalibration& c) {
   return ok;
 }
 
-}  // namespace tasklens::cli
+}  // namespace tasklens::launch

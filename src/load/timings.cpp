@@ -1,11 +1,11 @@
-#include "cli/timings.hpp"
+#include "load/timings.hpp"
 
 #include <fmt/format.h>
 
 #include <cstdlib>
 #include <cstring>
 
-namespace tasklens::cli {
+namespace tasklens::load {
 
 Timings::Timings() : owner_(std::this_thread::get_id()), last_(std::chrono::steady_clock::now()) {
   const char* env = std::getenv("TASKLENS_TIMINGS");
@@ -23,4 +23,4 @@ std::string Timings::summary() const {
   return out;
 }
 
-}  // namespace tasklens::cli
+}  // namespace tasklens::load

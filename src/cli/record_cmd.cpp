@@ -1,7 +1,7 @@
 // `tasklens record`: a launcher. It starts the program with the recorder (and, by default, LLVM
 // 16's OpenMP runtime) preloaded, passes its stdin/stdout/stderr, exit code and signals through
 // unchanged, and adds a LaunchStatus record and a one-line summary at the end.
-#include "cli/record.hpp"
+#include "cli/record_cmd.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -23,11 +23,11 @@
 #include <thread>
 #include <vector>
 
-#include "cli/errors.hpp"
-#include "cli/output_file.hpp"
-#include "cli/runtime_calibration.hpp"
-#include "cli/runtime_compat.hpp"
+#include "errors.hpp"
+#include "launch/runtime_calibration.hpp"
+#include "launch/runtime_compat.hpp"
 #include "model/model.hpp"
+#include "platform/platform.hpp"
 #include "recorder/metric.hpp"
 #include "recorder/switches.hpp"
 #include "trace/losses.hpp"
@@ -269,27 +269,28 @@ int run_record(const RecordOptions& opt) {
   std::string recorder_lib = find_recorder();
   std::string runtime = find_runtime(opt.runtime);
   // A program the preloaded runtime cannot run is refused before it runs, not crashed
-  // (runtime_compat.hpp); an explicit --runtime runs it anyway.
+  // (launch/runtime_compat.hpp); an explicit --runtime runs it anyway.
   if (!runtime.empty() && opt.runtime.empty()) {
     const char* path_list = getenv("PATH");
     const std::string program =
-        find_command(opt.command[0], path_list ? path_list : "/bin:/usr/bin");
+        platform::find_command(opt.command[0], path_list ? path_list : "/bin:/usr/bin");
     if (!program.empty())
-      if (std::string why = gomp_incompatibility(opt.command[0], read_elf_dynamic(program));
+      if (std::string why =
+              launch::gomp_incompatibility(opt.command[0], platform::read_elf_dynamic(program));
           !why.empty())
         throw EnvironmentError(why);
   }
 
   // Only a trace file is kept as .old: a directory or a device named by mistake (-o /tmp,
   // -o /dev/null) would be renamed away. A symlink is followed, as export's -o is
-  // (output_file.hpp): the trace goes to its target, which is what is kept as .old, and the link
-  // stays.
-  const OutputTarget target = resolve_output(opt.output, "run.tlens");
-  if (target.kind == OutputTarget::Kind::Stdout)
+  // (platform/platform.hpp): the trace goes to its target, which is what is kept as .old, and the
+  // link stays.
+  const platform::OutputTarget target = platform::resolve_output(opt.output, "run.tlens");
+  if (target.kind == platform::OutputTarget::Kind::Stdout)
     throw UsageError(
         "-o -: a trace cannot go to standard output (the recorder writes it from inside the "
         "program, then completes it in place); give a file name, e.g. -o run.tlens");
-  if (target.kind == OutputTarget::Kind::Stream)
+  if (target.kind == platform::OutputTarget::Kind::Stream)
     throw UsageError(
         fmt::format("-o {}: exists and is not a regular file (a device or a FIFO: a trace is "
                     "completed in place after the run); give a file name for the trace",
@@ -299,7 +300,7 @@ int run_record(const RecordOptions& opt) {
   // Replacing the previous .old frees its pages, milliseconds for a large trace: it is unlinked
   // while held open here and closed while the program runs, which is when the kernel frees it.
   int previous_old = -1;
-  const bool out_exists = target.kind == OutputTarget::Kind::Regular;
+  const bool out_exists = target.kind == platform::OutputTarget::Kind::Regular;
   // The recorder opens the trace inside the program: a directory it cannot write in is found
   // now, not after the run (which then said the program had never started OpenMP).
   const fs::path out_dir = out.parent_path();
@@ -463,24 +464,24 @@ int run_record(const RecordOptions& opt) {
       }
       uint64_t file_bytes = scan.file_bytes + (appended ? rec.size() : 0);
       // The OpenMP runtime's own cost between events, timed on empty tasks now that the
-      // program has ended, under the same runtime and recorder (runtime_calibration.hpp).
+      // program has ended, under the same runtime and recorder (launch/runtime_calibration.hpp).
       if (!opt.no_runtime_calibration && scan.openmp && scan.primary == trace::Metric::Tsc &&
           appended) {
-        const std::string program = find_calibration_program(recorder_lib, scan.libgomp);
-        const RuntimeCalibration c =
-            program.empty()
-                ? RuntimeCalibration{{},
-                                     0,
-                                     0,
-                                     "the calibration program is not "
-                                     "installed next to the recorder"}
-                : cached_calibration(program, runtime_preload, out_dir.string(), opt.recalibrate);
+        const std::string program = launch::find_calibration_program(recorder_lib, scan.libgomp);
+        const launch::RuntimeCalibration c =
+            program.empty() ? launch::RuntimeCalibration{{},
+                                                         0,
+                                                         0,
+                                                         "the calibration program is not "
+                                                         "installed next to the recorder"}
+                            : launch::cached_calibration(program, runtime_preload, out_dir.string(),
+                                                         opt.recalibrate);
         if (c.entries.empty())
           fmt::print(stderr,
                      "tasklens: note: the OpenMP runtime's own cost was not measured ({}): it "
                      "stays in the work\n",
                      c.why);
-        else if (append_runtime_cost(out.string(), c))
+        else if (launch::append_runtime_cost(out.string(), c))
           file_bytes += sizeof(trace::RecordHeader) + sizeof(trace::RuntimeCostHeader) +
                         c.entries.size() * sizeof(trace::RuntimeCostEntry);
         else
@@ -526,7 +527,7 @@ int run_record(const RecordOptions& opt) {
         // Said now, not only in the report: the user may record again while the host is busy.
         if (std::string w = model::host_steal_warning(scan.host_steal_percent); !w.empty())
           fmt::print(stderr, "tasklens: warning: {}\n", w);
-        if (std::string note = gomp_crash_note(killed_by, scan.libgomp); !note.empty())
+        if (std::string note = launch::gomp_crash_note(killed_by, scan.libgomp); !note.empty())
           fmt::print(stderr, "tasklens: note: {}\n", note);
         if (!scan.has_finish && !killed_by)
           fmt::print(stderr, "tasklens: warning: the trace is incomplete ({})\n",

@@ -1,6 +1,4 @@
-// Large blocks in transparent huge pages (see huge_blocks.hpp for why).
-#include "cli/huge_blocks.hpp"
-
+// Large blocks in transparent huge pages (platform.hpp says why).
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -10,7 +8,9 @@
 #include <cstring>
 #include <mutex>
 
-namespace tasklens::cli {
+#include "platform/platform.hpp"
+
+namespace tasklens::platform {
 namespace {
 
 constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
@@ -70,7 +70,7 @@ bool read_thp_setting() noexcept {
 }  // namespace
 
 bool huge_pages_available() noexcept {
-  // TASKLENS_HUGE_PAGES=0 turns them off (see huge_blocks.hpp for when that helps).
+  // TASKLENS_HUGE_PAGES=0 turns them off (platform.hpp says when that helps).
   static const bool available = [] {
     const char* setting = std::getenv("TASKLENS_HUGE_PAGES");
     if (setting && std::strcmp(setting, "0") == 0) return false;
@@ -149,4 +149,8 @@ void huge_blocks_release_spares() noexcept {
   g_spare_count = 0;
 }
 
-}  // namespace tasklens::cli
+// A program whose operator new does not send big blocks here (the tests, the benches): no.
+// huge_new_delete.cpp's definition, linked into the tasklens executable, overrides this one.
+__attribute__((weak)) bool big_blocks_in_huge_pages() noexcept { return false; }
+
+}  // namespace tasklens::platform

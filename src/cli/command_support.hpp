@@ -1,0 +1,34 @@
+// What the reader commands share: their --format, their output (written at once, then the
+// process ends), the timings of TASKLENS_TIMINGS, and the what-if factors and modes several of
+// them take.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "analysis/whatif.hpp"
+#include "report/printable.hpp"
+#include "report/profile_report.hpp"
+
+namespace tasklens::cli {
+
+// "table", "csv", "json"; throws UsageError otherwise.
+report::Format parse_format(const std::string& format);
+
+// Writes a command's output and ends the process without tearing down its data: a model of
+// millions of strands takes a tenth of a second or more to free (munmap of hundreds of MB),
+// which is pure waste at exit. A failed write (closed pipe, full disk) is an error.
+[[noreturn]] void write_and_exit(const std::string& out);
+
+// With TASKLENS_TIMINGS set: ends the timed phase under `last_phase` and prints every phase's
+// time to stderr (load/timings.hpp). Commands that end without write_and_exit call it.
+void print_timings(const char* last_phase);
+
+// Parses "2", "2.5", "inf": a what-if factor (>= 1). Throws UsageError naming `what`.
+double parse_factor(const std::string& text, const std::string& what);
+// Parses --factors' comma-separated list.
+std::vector<double> parse_factors(const std::string& list);
+// --mode: "parallelize" or "speedup"; throws UsageError otherwise.
+analysis::WhatIfMode parse_mode(const std::string& mode);
+
+}  // namespace tasklens::cli

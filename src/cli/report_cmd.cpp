@@ -1,0 +1,93 @@
+#include "cli/report_cmd.hpp"
+
+#include <fmt/format.h>
+
+#include <future>
+#include <limits>
+#include <optional>
+
+#include "analysis/diff.hpp"
+#include "analysis/profile.hpp"
+#include "cli/command_support.hpp"
+#include "errors.hpp"
+#include "load/recording.hpp"
+#include "load/timings.hpp"
+#include "report/diagnosis.hpp"
+#include "report/profile_report.hpp"
+
+namespace tasklens::cli {
+namespace {
+
+using load::Loaded;
+
+// report --base: base's and this recording's units compared (analysis/diff.hpp), refused like
+// `diff` refuses two programs or two recordings without a metric in common.
+analysis::Diff compare_with_base(const load::Loaded& base,
+                                 const report::FragmentLabels& base_fragments,
+                                 const load::Loaded& other, const report::FragmentLabels& fragments,
+                                 const std::string& base_path, const std::string& other_path) {
+  if (analysis::common_metrics(base.model, other.model).empty())
+    throw UsageError(
+        fmt::format("--base {}: it measures another metric than {}; record both with "
+                    "the same --metric",
+                    base_path, other_path));
+  analysis::Diff d = analysis::compute_diff(load::diff_input(base, base_fragments),
+                                            load::diff_input(other, fragments));
+  bool constructs = false;
+  for (const auto* list : {&d.only_base, &d.only_other})
+    for (const analysis::UnmatchedUnit& u : *list)
+      constructs |=
+          u.kind == analysis::DiffUnitKind::Site && u.site_kind != model::SiteKind::Program;
+  if (d.matched_construct_sites == 0 && constructs)
+    throw UsageError(
+        fmt::format("--base {}: no construct site in common with {}: not the same "
+                    "program? give a recording of this program (say with "
+                    "OMP_NUM_THREADS=1)",
+                    base_path, other_path));
+  return d;
+}
+
+}  // namespace
+
+void run_report(const ReportOptions& opt) {
+  report::Format format = parse_format(opt.format);
+  load::Loaded l = load::load(opt.trace, load::span_mode(opt.raw_span));
+  // The span as measured is one more longest path: beside the profile, on the other core.
+  std::future<uint64_t> measured;
+  if (!l.clipping.strands.empty())
+    measured = std::async(std::launch::async,
+                          [&l] { return analysis::measured_span(l.model, l.clipping); });
+  // The diagnosis's inputs that do not need the profile: beside it, on the other core.
+  std::future<load::Diagnosed> inputs;
+  if (format != report::Format::Csv)
+    inputs = std::async(std::launch::async, [&l] { return load::diagnosis_inputs(l); });
+  analysis::Profile p = analysis::compute_profile(l.model);
+  const report::SpanAccount account =
+      load::span_account(l, p, measured.valid() ? &measured : nullptr);
+  load::Timings::global().lap("profile");
+  std::vector<report::DiagnosisItem> verdict;
+  report::ProfileExtras extras;
+  extras.diagnosis = &verdict;
+  if (inputs.valid()) {
+    const load::Diagnosed d = inputs.get();
+    // --base: where work grows from the base recording to this one (diff's units and costs).
+    std::optional<analysis::Diff> comparison;
+    load::Loaded base;
+    report::FragmentLabels base_fragments;
+    if (!opt.base.empty()) {
+      base = load::load(opt.base, load::span_mode(opt.raw_span));
+      base_fragments = report::label_fragments(base.model, base.trace->modules(), base.labels);
+      comparison = compare_with_base(base, base_fragments, l, d.fragments, opt.base, opt.trace);
+    }
+    verdict = diagnose(l, p, account, d, comparison ? &*comparison : nullptr);
+    extras.serial = report::serial_fragments(l.model, p, d.fragments);
+    load::Timings::global().lap("diagnosis");
+  }
+  size_t top = opt.top                           ? opt.top
+               : format == report::Format::Table ? 20
+                                                 : std::numeric_limits<size_t>::max();
+  write_and_exit(report::render_profile(l.model, p, l.labels, load::run_info_of(l), format, top,
+                                        &account, &extras));
+}
+
+}  // namespace tasklens::cli

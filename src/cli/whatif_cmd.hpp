@@ -1,0 +1,41 @@
+// `tasklens whatif`: the parallelism if named code (a region, a site, a fragment) were split k
+// ways or made k times faster; `--list` names the units.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "analysis/whatif.hpp"
+#include "load/recording.hpp"
+#include "report/whatif_report.hpp"
+
+namespace tasklens::cli {
+
+struct WhatIfOptions {
+  std::string trace = "tasklens.data";
+  std::vector<std::string> regions, sites, fragments;  // NAME[=FACTOR]
+  std::string factors = "2,4,8,16,32,inf";
+  std::string mode = "parallelize";
+  std::string format = "table";
+  size_t top = 0;
+  bool list = false;
+  bool raw_span = false;
+};
+
+// Writes the what-if report to stdout and ends the process (write_and_exit).
+[[noreturn]] void run_whatif(const WhatIfOptions& options);
+
+// The units named by whatif's --region, --site and --fragment, in that order, with their kinds
+// ("region", "site", "fragment") appended to `kinds`. Throws UsageError for a unit not found.
+std::vector<analysis::Unit> resolve_units(const load::Loaded& loaded,
+                                          const report::FragmentLabels& fl,
+                                          const WhatIfOptions& options,
+                                          std::vector<std::string>& kinds);
+// The what-if report of `units` (curves at every factor, the profile after all of them).
+report::WhatIfReport whatif_report(const model::Model& model,
+                                   const std::vector<analysis::Unit>& units,
+                                   std::vector<std::string> kinds, std::vector<double> factors,
+                                   analysis::WhatIfMode mode);
+
+}  // namespace tasklens::cli

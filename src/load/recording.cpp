@@ -1,0 +1,203 @@
+#include "load/recording.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "analysis/algebra.hpp"
+#include "analysis/profile.hpp"
+#include "errors.hpp"
+#include "load/timings.hpp"
+#include "model/builder.hpp"
+#include "platform/platform.hpp"
+#include "report/printable.hpp"
+
+namespace tasklens::load {
+namespace {
+
+// The least a reader holds per task and per event byte, below what bench/run.sh measures on the
+// shapes of docs/benchmarks.md, so that the check refuses only what cannot fit.
+constexpr uint64_t kBytesPerTask = 360;
+constexpr uint64_t kBytesPerEventByte = 12;
+
+std::string gib(uint64_t bytes) {
+  if (bytes < (1ull << 30)) return fmt::format("{:.0f} MiB", double(bytes) / (1ull << 20));
+  return fmt::format("{:.1f} GiB", double(bytes) / (1ull << 30));
+}
+
+}  // namespace
+
+uint64_t model_bytes_at_least(const trace::TraceFile& trace) {
+  uint64_t event_bytes = 0;
+  for (uint32_t i = 0; i < trace.stream_count(); ++i) event_bytes += trace.stream_bytes(i);
+  const uint64_t tasks = trace.has_finish() ? trace.finish().tasks_created : 0;
+  return std::max(tasks * kBytesPerTask, event_bytes * kBytesPerEventByte);
+}
+
+void check_model_fits(const trace::TraceFile& trace, const std::string& path) {
+  const std::optional<platform::MemoryBudget> budget = platform::memory_budget();
+  if (!budget) return;
+  const uint64_t need = model_bytes_at_least(trace);
+  if (need <= budget->bytes) return;
+  const uint64_t tasks = trace.has_finish() ? trace.finish().tasks_created : 0;
+  throw OutOfMemoryError(fmt::format(
+      "{}: reading this trace needs at least {}{} and {} is {}; read it on a machine with more "
+      "memory, or record a shorter run (a smaller input, or a cut-off: fewer tasks)",
+      path, gib(need),
+      tasks ? fmt::format(" ({} tasks, about {} bytes each)", tasks, kBytesPerTask) : "",
+      budget->source, gib(budget->bytes)));
+}
+
+ModelSettings& model_settings() {
+  static ModelSettings settings;
+  return settings;
+}
+
+SpanMode span_mode(bool raw_span) { return raw_span ? SpanMode::Raw : SpanMode::Robust; }
+
+report::RunInfo run_info_of(const Loaded& l) {
+  report::RunInfo info = report::run_info(*l.trace);
+  info.span_mode = l.robust ? "robust" : "raw";
+  return info;
+}
+
+Loaded load(const std::string& path, SpanMode mode) {
+  Loaded l;
+  Timings& timings = Timings::global();
+  l.trace = std::make_unique<trace::TraceFile>(trace::TraceFile::open(path));
+  check_model_fits(*l.trace, path);  // before the kernel's out-of-memory killer would
+  timings.lap("open");
+  l.model = model::build_model(*l.trace, {.huge_pages = platform::big_blocks_in_huge_pages(),
+                                          .blocked_as_work = model_settings().blocked_as_work,
+                                          .keep_slow_faults = model_settings().keep_slow_faults,
+                                          .keep_runtime_cost = model_settings().keep_runtime_cost});
+  timings.lap("model");
+  l.labels = report::label_sites(l.model, l.trace->modules());
+  report::merge_sites_by_location(l.model, l.labels);
+  // Without the wrappers a oneTBB algorithm's subranges are invisible (no chunk events). (The
+  // nodes are walked only when a site is such an algorithm's: there are millions.)
+  auto tbb_algorithm = [](model::SiteKind k) {
+    return k == model::SiteKind::ParallelFor || k == model::SiteKind::ParallelReduce ||
+           k == model::SiteKind::ParallelSort || k == model::SiteKind::TbbAlgorithm;
+  };
+  bool tbb_algorithms = false, tbb_chunks = false;
+  const bool any_tbb_algorithm =
+      std::any_of(l.model.sites.begin(), l.model.sites.end(),
+                  [&](const model::Site& s) { return tbb_algorithm(s.kind); });
+  const size_t walked = any_tbb_algorithm ? l.model.nodes.size() : 0;
+  for (size_t v = 0; v < walked; ++v) {
+    const model::Node& n = l.model.nodes[v];
+    if (n.kind == model::NodeKind::Chunk && n.parent != model::kNone &&
+        l.model.nodes[n.parent].kind == model::NodeKind::Task)
+      tbb_chunks = true;
+    if (n.site == model::kNone || n.site >= l.model.sites.size()) continue;
+    tbb_algorithms |= tbb_algorithm(l.model.sites[n.site].kind);
+  }
+  if (tbb_algorithms && !tbb_chunks)
+    l.model.warnings.push_back(
+        "oneTBB algorithms were recorded without include/tasklens/tbb.h: the subranges one task "
+        "ran count as one strand, so a loop's parallelism is at most its number of tasks (the "
+        "wrappers give the logical one)");
+  if (size_t n = report::attribute_library_sites(l.model, l.labels))
+    l.model.warnings.push_back(fmt::format(
+        "{} call site{} inside a library's code (its headers: oneTBB's range splits, calls into "
+        "oneTBB or std::thread the compiler did not inline; or a shared library without line "
+        "information) count for the construct around them",
+        n, n == 1 ? "" : "s"));
+  // Region names are the program's text: shown (and selected with --region) as printable.
+  for (std::string& name : l.model.region_names) name = report::printable(name);
+  timings.lap("symbols");
+  if (mode == SpanMode::Robust) {
+    l.clipping = analysis::clip_outliers(l.model);
+    l.robust = l.clipping.tested;
+    if (size_t n = l.clipping.strands.size())
+      l.model.warnings.push_back(fmt::format(
+          "{} strand{} held far more work than the rest of {} code fragment (over 20 times "
+          "the fragment's 99th percentile, or 5 times while another thread's strand was "
+          "stretched too: a paused machine, page faults, interrupts): counted at the "
+          "fragment's median, {} of work in all, so that one disturbance does not decide the "
+          "critical path (--raw-span counts {} as measured)",
+          n, n == 1 ? "" : "s", n == 1 ? "its" : "their",
+          report::format_work(l.model, l.clipping.clipped_work), n == 1 ? "it" : "them"));
+    timings.lap("robust");
+  }
+  return l;
+}
+
+report::SpanAccount span_account(const Loaded& l, const analysis::Profile& p,
+                                 std::future<uint64_t>* measured_span) {
+  report::SpanAccount a;
+  a.clipping = &l.clipping;
+  a.measured = {p.work, p.span, p.parallelism};
+  // Blocked time of the critical path's strands, per fragment (few strands block).
+  if (!l.model.blocked_work.empty()) {
+    std::map<uint32_t, uint64_t> by_fragment;
+    for (uint32_t s : p.critical_path) {
+      auto it = std::lower_bound(
+          l.model.blocked_work.begin(), l.model.blocked_work.end(), s,
+          [](const model::StrandBlocked& b, uint32_t strand) { return b.strand < strand; });
+      if (it != l.model.blocked_work.end() && it->strand == s)
+        by_fragment[l.model.strands[s].fragment] += it->ticks;
+    }
+    std::vector<std::pair<uint64_t, uint32_t>> order;
+    for (auto [fragment, ticks] : by_fragment) order.emplace_back(ticks, fragment);
+    std::sort(order.rbegin(), order.rend());
+    std::vector<uint32_t> fragments;
+    for (auto [ticks, fragment] : order) fragments.push_back(fragment);
+    const std::vector<std::string> names =
+        report::label_some_fragments(l.model, l.trace->modules(), fragments);
+    for (size_t i = 0; i < order.size(); ++i)
+      a.blocked_critical.push_back({i < names.size() ? names[i] : std::string(), order[i].first});
+  }
+  if (l.clipping.strands.empty()) return a;
+  a.measured.work = p.work + l.clipping.clipped_work;
+  a.measured.span =
+      measured_span ? measured_span->get() : analysis::measured_span(l.model, l.clipping);
+  a.measured.parallelism = analysis::parallelism_of(a.measured.work, a.measured.span);
+  std::vector<uint32_t> fragments;
+  for (const analysis::ClippedStrand& c : l.clipping.strands)
+    fragments.push_back(l.model.strands[c.strand].fragment);
+  a.fragments = report::label_some_fragments(l.model, l.trace->modules(), fragments);
+  return a;
+}
+
+analysis::DiffInput diff_input(const Loaded& l, const report::FragmentLabels& fragments) {
+  analysis::DiffInput in;
+  in.model = &l.model;
+  for (const report::SiteLabel& label : l.labels) in.site_names.push_back(label.site);
+  in.fragment_group = fragments.group_of;
+  in.fragment_names = fragments.label;
+  return in;
+}
+
+Diagnosed diagnosis_inputs(const Loaded& l, bool full) {
+  Diagnosed d;
+  d.fragments = report::label_fragments(l.model, l.trace->modules(), l.labels);
+  const analysis::TaskOptions options = analysis::default_task_options(l.model, l.trace->tsc_hz());
+  d.tiny_size = options.tiny_size;
+  d.task_sizes = analysis::task_sizes(l.model, options.tiny_size);
+  if (full) {
+    d.tasks = analysis::compute_tasks(l.model, options);
+    d.schedule = analysis::compute_schedule(l.model);
+  }
+  return d;
+}
+
+std::vector<report::DiagnosisItem> diagnose(const Loaded& l, const analysis::Profile& p,
+                                            const report::SpanAccount& account, const Diagnosed& d,
+                                            const analysis::Diff* base) {
+  report::DiagnosisInput in;
+  in.model = &l.model;
+  in.profile = &p;
+  in.labels = &l.labels;
+  in.fragments = &d.fragments;
+  in.account = &account;
+  in.task_sizes = &d.task_sizes;
+  in.tiny_size = d.tiny_size;
+  in.schedule = d.schedule.timestamps ? &d.schedule : nullptr;
+  in.base = base;
+  return report::diagnose(in);
+}
+
+}  // namespace tasklens::load

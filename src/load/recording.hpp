@@ -1,0 +1,89 @@
+// Loading a recording for the reader commands: the trace, its model with symbolized (and
+// merged) sites, the robust span's clipping, and the inputs several commands share (the
+// diagnosis's, the differential analysis's). Every reader command (report, whatif, advise,
+// tasks, sched, predict, diff, export, view) starts here.
+#pragma once
+
+#include <cstdint>
+#include <future>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analysis/diff.hpp"
+#include "analysis/robust.hpp"
+#include "analysis/sched.hpp"
+#include "analysis/tasks.hpp"
+#include "model/model.hpp"
+#include "report/diagnosis.hpp"
+#include "report/profile_report.hpp"
+#include "trace/reader.hpp"
+
+namespace tasklens::load {
+
+// How the commands that compute a span load the model. Robust: strands far longer than the
+// rest of their code fragment (a paused machine, page faults, interrupts) are clipped to the
+// fragment's median (analysis/robust.hpp), so that one disturbed strand cannot decide the
+// critical path. Raw (--raw-span, and the commands that show the run as measured: tasks, sched,
+// export): every strand as measured.
+enum class SpanMode { Robust, Raw };
+SpanMode span_mode(bool raw_span);
+
+// How every reader command builds its models (flags common to them all, set by main()).
+struct ModelSettings {
+  bool blocked_as_work = false;    // --blocked-as-work (model::BuildOptions::blocked_as_work)
+  bool keep_slow_faults = false;   // --keep-slow-faults (model::BuildOptions::keep_slow_faults)
+  bool keep_runtime_cost = false;  // --keep-runtime-cost (model::BuildOptions::keep_runtime_cost)
+};
+ModelSettings& model_settings();
+
+// A trace, its model with symbolized (and merged) sites, and the warnings of what the
+// recording could not see. load() throws the trace's and the model's typed errors, and
+// OutOfMemoryError when the model cannot fit in the memory the machine gives (before building
+// it, rather than meet the kernel's out-of-memory killer).
+struct Loaded {
+  std::unique_ptr<trace::TraceFile> trace;
+  model::Model model;
+  std::vector<report::SiteLabel> labels;
+  analysis::Clipping clipping;  // what the robust mode clipped (nothing in Raw mode)
+  bool robust = false;          // the outlier rule was applied (Robust mode, a metric it judges)
+};
+Loaded load(const std::string& path, SpanMode mode = SpanMode::Raw);
+
+// The least a reader's model of the trace needs (a lower bound from its task count, or from its
+// event bytes when the recording did not finish): a trace below it may still not fit.
+uint64_t model_bytes_at_least(const trace::TraceFile& trace);
+// Throws OutOfMemoryError (exit code 6) when the trace's model cannot fit in the memory budget
+// (platform::memory_budget).
+void check_model_fits(const trace::TraceFile& trace, const std::string& path);
+
+// The run's facts for the renderers, with span_mode ("robust" or "raw") set.
+report::RunInfo run_info_of(const Loaded& loaded);
+// The robust profile's account of what it clipped (the figures as measured; the clipped
+// strands' fragments named), for render_profile. `measured_span`: the span as measured if the
+// caller started computing it (analysis::measured_span), else computed here.
+report::SpanAccount span_account(const Loaded& loaded, const analysis::Profile& profile,
+                                 std::future<uint64_t>* measured_span = nullptr);
+
+// What the diagnosis (report/diagnosis.hpp) needs beside the profile, computed from the loaded
+// model alone (so that it can run beside the profile): the code fragments' labels, the task
+// types and the schedule.
+struct Diagnosed {
+  report::FragmentLabels fragments;
+  std::vector<analysis::TypeSizes> task_sizes;
+  uint64_t tiny_size = 0;
+  // `view` only (`full`): the schedule and the task types, which its page shows anyway.
+  analysis::Schedule schedule;
+  analysis::TaskProfile tasks;
+};
+Diagnosed diagnosis_inputs(const Loaded& loaded, bool full = false);
+// `base`: the comparison with a base recording (`report --base`), or null.
+std::vector<report::DiagnosisItem> diagnose(const Loaded& loaded, const analysis::Profile& profile,
+                                            const report::SpanAccount& account,
+                                            const Diagnosed& inputs,
+                                            const analysis::Diff* base = nullptr);
+
+// The differential analysis' input of one loaded recording (its units named by their labels).
+analysis::DiffInput diff_input(const Loaded& loaded, const report::FragmentLabels& fragments);
+
+}  // namespace tasklens::load
