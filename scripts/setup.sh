@@ -28,5 +28,6 @@ if [ ! -f third_party/libomp16/libomp.so.5 ] && ! apt-cache show libomp5-16 >/de
 fi
 bash scripts/fetch-libomp16.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+start=$(date +%s)
 cmake --build build -j"$(nproc)"
-echo "setup: built ./build/tasklens"
+echo "setup: built ./build/tasklens in $(($(date +%s) - start)) s"

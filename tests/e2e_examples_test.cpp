@@ -138,35 +138,40 @@ TEST_P(Examples, AmdahlTasksMatchAnalytic) {
 // construct was.
 TEST_P(Examples, AmdahlSerialCodeIsCountedOutsideConstructsOnTheCriticalPath) {
   const double s = 20000, span = 70000;
-  // The serial work outside the parallel region, and its exclusive share of the critical path
-  // (s / S), with the same allowances as the analytic profile: timing checks of the run, so a
-  // disturbed run is retried like one off the analytic profile.
-  auto serial_mismatch = [&](const E2E::Profiled& run) -> std::string {
+  // The serial work outside the parallel region (at least s: hard; at most 10% more: soft), and
+  // its exclusive share of the critical path (within the bands those make): timings of the
+  // same recording as the analytic profile, judged with it.
+  auto serial_check = [&](const E2E::Profiled& run) {
+    Violations v;
     auto parallels = sites_of_kind(run.report, "parallel");
     auto programs = sites_of_kind(run.report, "program");
-    if (parallels.size() != 1 || programs.size() != 1) return "";  // asserted below
+    if (parallels.size() != 1 || programs.size() != 1) {
+      v.hard = "expected one program and one parallel row\n";
+      return v;
+    }
     const double outside =
         (num(run.report["program"], "work") - num(parallels[0], "work")) / kUnitTicks;
     const double percent = num(programs[0], "critical_path_percent");
-    const double lo = 100 * 0.99 * s / (1.10 * span + run.disturbance);
-    const double hi = 100 * (1.10 * s + run.disturbance) / span;
+    const double lo = 100 * 0.99 * s / (1.10 * span), hi = 100 * 1.10 * s / span;
     std::ostringstream m;
-    if (outside < 0.99 * s || outside > 1.10 * s + run.disturbance)
-      m << "serial work outside the parallel region: " << outside << " units, want " << 0.99 * s
-        << " to " << 1.10 * s + run.disturbance << " (other load worth " << run.disturbance
-        << " units allowed)\n";
-    if (percent < lo || percent > hi)
-      m << "share of the critical path outside constructs: " << percent << "%, want " << lo
-        << " to " << hi << "\n";
-    return m.str();
+    m << "serial work outside the parallel region: " << outside << " units, want " << 0.99 * s
+      << " to " << 1.10 * s << "\n";
+    if (outside < 0.99 * s) v.hard = m.str();
+    if (outside > 1.10 * s) v.soft = m.str();
+    if (percent < lo || percent > hi) {
+      std::ostringstream share;
+      share << "share of the critical path outside constructs: " << percent << "%, want " << lo
+            << " to " << hi << "\n";
+      v.soft += share.str();
+    }
+    return v;
   };
   auto p = profile_analytic(exe("amdahl"), {"20000", "400000", "8", "tasks"}, {420000, span},
-                            default_env(), 0, serial_mismatch);
+                            default_env(), 0, serial_check);
   expect_report_invariants(p.report);
   ASSERT_TRUE(p.report.is_object());
-  ASSERT_EQ(sites_of_kind(p.report, "program").size(), 1u) << site_list(p.report);
-  ASSERT_EQ(sites_of_kind(p.report, "parallel").size(), 1u) << site_list(p.report);
-  EXPECT_EQ(serial_mismatch(p), "") << site_list(p.report);
+  EXPECT_EQ(sites_of_kind(p.report, "program").size(), 1u) << site_list(p.report);
+  EXPECT_EQ(sites_of_kind(p.report, "parallel").size(), 1u) << site_list(p.report);
 }
 
 TEST_P(Examples, AmdahlDynamicLoopMatchesAnalytic) {
@@ -177,7 +182,6 @@ TEST_P(Examples, AmdahlDynamicLoopMatchesAnalytic) {
   json loop = expect_site(p.report, "amdahl.c", "site: amdahl-loop", "loop");
   if (!loop.is_null()) {
     EXPECT_EQ(num(loop, "count"), 1);
-    EXPECT_EQ(loop_work(p), "");
   }
 }
 
@@ -212,19 +216,19 @@ TEST_P(Examples, PrimesStaticTwoThreadsSharesAreSeenTogetherAndUneven) {
   const E2E::Check site_work =
       gcc() ? E2E::Check()
             : site_work_check("primes.c", "site: primes-static-loop", "loop", c.work);
-  // The shares' imbalance is a timing of the two threads against each other: judged, and
-  // retried, with the run's other timings (two virtual CPUs can run at different speeds).
+  // The shares' imbalance is a timing of the two threads against each other (two virtual CPUs
+  // can run at different speeds): a band, judged with the recording's other timings.
   const E2E::Check loop_work = gcc() ? E2E::Check() : E2E::Check([&](const Profiled& run) {
-    std::string bad = site_work(run);
+    Violations v = site_work(run);
     for (const auto& s : run.report.value("sites", json::array()))
       if (s.value("kind", "") == "loop" && s.contains("loop") &&
           s["loop"].contains("share_imbalance_percent")) {
         const double got = s["loop"]["share_imbalance_percent"].get<double>();
         if (std::abs(got - want) > 0.2 * want)
-          bad += "share imbalance " + std::to_string(got) + "% is not within 20% of the analytic " +
-                 std::to_string(want) + "%\n";
+          v.soft += "share imbalance " + std::to_string(got) +
+                    "% is not within 20% of the analytic " + std::to_string(want) + "%\n";
       }
-    return bad;
+    return v;
   });
   const double span = gcc() ? c.part[2] + c.part[3] : (c.part[2] + c.part[3]) / 2;
   auto p = profile_analytic(exe("primes"), {"static", "8192", "64"}, {c.work, span}, default_env(),
@@ -238,9 +242,8 @@ TEST_P(Examples, PrimesStaticTwoThreadsSharesAreSeenTogetherAndUneven) {
   }
   json loop = expect_site(p.report, "primes.c", "site: primes-static-loop", "loop");
   if (loop.is_null()) return;
-  EXPECT_EQ(loop_work(p), "");
-  ASSERT_TRUE(loop.contains("loop")) << loop.dump();
-  EXPECT_NEAR(loop["loop"]["share_imbalance_percent"].get<double>(), want, 0.2 * want);
+  EXPECT_TRUE(loop.contains("loop") && loop["loop"].contains("share_imbalance_percent"))
+      << loop.dump();
 }
 
 // With 4 threads each part is one thread's (one iteration each, seen one by one): the last part

@@ -43,68 +43,84 @@ std::string param_name(const ::testing::TestParamInfo<std::tuple<std::string, in
   return name;
 }
 
+// The forms each test applies to: the ones the runtime sees for ParallelismIs..., gcc's inlined
+// static loops for TeamBound.
+std::vector<std::tuple<std::string, int>> forms_where(bool inlined_by_gcc) {
+  std::vector<std::tuple<std::string, int>> v;
+  for (const std::string compiler : {"clang", "gcc"})
+    for (int i = 0; i < int(std::size(kForms)); ++i)
+      if ((compiler == "gcc" && kForms[i].gcc_inline) == inlined_by_gcc) v.emplace_back(compiler, i);
+  return v;
+}
+
 class LoopForms : public E2E, public ::testing::WithParamInterface<std::tuple<std::string, int>> {
  protected:
   const std::string& compiler() const { return std::get<0>(GetParam()); }
   const Form& form() const { return kForms[std::get<1>(GetParam())]; }
 };
+class SeenLoopForms : public LoopForms {};
+class InlinedLoopForms : public LoopForms {};
 
-// Every thread count gives the analytic parallelism (within 15%), so the thread counts agree.
-TEST_P(LoopForms, ParallelismIsTheIterationCountWithOneTwoAndFourThreads) {
-  if (compiler() == "gcc" && form().gcc_inline) GTEST_SKIP() << "gcc inlines it: see TeamBound";
+// Every thread count gives the analytic parallelism (within 15%), so the thread counts agree
+// (within 1.15^2 of each other): the three recordings judged together.
+TEST_P(SeenLoopForms, ParallelismIsTheIterationCountWithOneTwoAndFourThreads) {
   const std::string exe = example("loop_forms", compiler());
   Analytic a{form().work, form().span};
   a.par_tol = 0.15;
   const int counts[] = {1, 2, 4};
-  auto record_with = [&](int threads) {
-    SCOPED_TRACE("OMP_NUM_THREADS=" + std::to_string(threads));
-    auto p = profile_analytic(exe, {form().name}, a, default_env(threads));
-    if (p.report.is_null()) return -1.0;
-    expect_report_invariants(p.report);
+  auto agree = [&](const Profiles& runs) {
+    Violations v;
+    std::vector<double> seen;
+    for (size_t i = 0; i < runs.size(); ++i) {
+      const Violations one = analytic_violations(runs[i].report, a);
+      const std::string threads = std::to_string(counts[i]) + " threads: ";
+      if (!one.hard.empty()) v.hard += threads + one.hard;
+      if (!one.soft.empty()) v.soft += threads + one.soft;
+      seen.push_back(num(runs[i].report["program"], "parallelism"));
+    }
+    const auto [lo, hi] = std::minmax_element(seen.begin(), seen.end());
+    if (!(*hi <= 1.15 * 1.15 * *lo))
+      v.soft += "1, 2, 4 threads: " + std::to_string(seen[0]) + ", " + std::to_string(seen[1]) +
+                ", " + std::to_string(seen[2]) + ": more than 1.15^2 apart\n";
+    return v;
+  };
+  const Profiles runs = judge_profiles(
+      std::string(form().name) + " (" + compiler() + ") on 1, 2 and 4 threads",
+      [&] {
+        Profiles r;
+        for (int threads : counts) r.push_back(profile(exe, {form().name}, default_env(threads)));
+        return r;
+      },
+      agree);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    SCOPED_TRACE("OMP_NUM_THREADS=" + std::to_string(counts[i]));
+    if (runs[i].report.is_null()) continue;
+    expect_report_invariants(runs[i].report);
     // Only the iterations seen together say so; schedule(dynamic, 4) chunks are 4 iterations.
     bool marked = false;
-    for (const auto& s : p.report["sites"])
+    for (const auto& s : runs[i].report["sites"])
       if (s.contains("loop") && s["loop"]["strands_seen_together"].get<double>() > 0) marked = true;
     EXPECT_EQ(marked, form().together) << "a loop row says its iterations were seen together";
-    return num(p.report["program"], "parallelism");
-  };
-  std::vector<double> seen;
-  for (int threads : counts) seen.push_back(record_with(threads));
-  ASSERT_TRUE(std::none_of(seen.begin(), seen.end(), [](double x) { return x < 0; }));
-  auto spread = [&] {
-    const auto [lo, hi] = std::minmax_element(seen.begin(), seen.end());
-    return *hi / *lo;
-  };
-  for (int again = 0; again < 3 && spread() > 1.15 * 1.15; ++again) {
-    // Each run is judged against the analytic value with the machine's disturbance allowed for
-    // (profile_analytic): a disturbed one can pass that and still be the odd one out here (4
-    // threads on 2 cores gave 42.7 against 61.2 and 61.3 once). The one farthest from the
-    // analytic value is recorded again, up to three times (a host losing half its time to
-    // pauses gave 59.5, 43.7 and 48.8 against 64 once). (Not the one farthest from the median:
-    // there that was 59.5, the closest to the truth.)
-    const double analytic = form().work / form().span;
-    size_t odd = 0;
-    for (size_t i = 1; i < seen.size(); i++)
-      if (std::abs(seen[i] - analytic) > std::abs(seen[odd] - analytic)) odd = i;
-    std::cerr << "[ e2e      ] " << counts[odd] << " threads gave " << seen[odd]
-              << " against an analytic " << analytic << "; recording it again\n";
-    wait_for_quiet_machine("e2e      ");
-    seen[odd] = record_with(counts[odd]);
   }
-  if (spread() > 1.15 * 1.15 && !too_disturbed_to_judge().empty())
-    GTEST_SKIP() << too_disturbed_to_judge() << " (1, 2, 4 threads: " << seen[0] << ", " << seen[1]
-                 << ", " << seen[2] << ")";
-  EXPECT_LE(spread(), 1.15 * 1.15)
-      << "1, 2, 4 threads: " << seen[0] << ", " << seen[1] << ", " << seen[2];
 }
 
 // gcc's inlined static loops: the region is marked team-bound and its parallelism is the team.
-TEST_P(LoopForms, GccInlinedStaticLoopsAreMarkedTeamBound) {
-  if (!(compiler() == "gcc" && form().gcc_inline)) GTEST_SKIP() << "seen by the runtime";
+TEST_P(InlinedLoopForms, GccInlinedStaticLoopsAreMarkedTeamBound) {
   const std::string exe = example("loop_forms", compiler());
   for (int threads : {1, 2}) {
     SCOPED_TRACE("OMP_NUM_THREADS=" + std::to_string(threads));
-    auto p = profile(exe, {form().name}, default_env(threads));
+    // (tasks_loops: the 4 tasks stay parallel; each nested loop is bound to its team of one.)
+    const double want = std::string(form().name) == "tasks_loops" ? 4 : threads;
+    auto team = [&](const Profiled& run) {
+      Violations v;
+      const double par = num(run.report["program"], "parallelism");
+      if (!(par > 0.8 * want && par < 1.2 * want))
+        v.soft = "parallelism " + std::to_string(par) + " against the team's " +
+                 std::to_string(want) + "\n";
+      return v;
+    };
+    auto p = profile_judged(exe, {form().name}, "the team's parallelism", team,
+                            default_env(threads));
     ASSERT_FALSE(p.report.is_null());
     bool marked = false;
     for (const auto& s : p.report["sites"])
@@ -114,30 +130,12 @@ TEST_P(LoopForms, GccInlinedStaticLoopsAreMarkedTeamBound) {
     for (const auto& n : p.report["notes"])
       noted = noted || (contains_nocase(n, "gcc") && contains_nocase(n, "thread"));
     EXPECT_TRUE(noted) << p.report["notes"].dump();
-    // (tasks_loops: the 4 tasks stay parallel; each nested loop is bound to its team of one.)
-    const double want = std::string(form().name) == "tasks_loops" ? 4 : threads;
-    double par = num(p.report["program"], "parallelism");
-    // One disturbed recording is recorded again, up to twice, after a quiet moment (2 threads
-    // gave 1.45 once while the host took half the machine's time).
-    for (int again = 0; again < 2 && !(par > 0.8 * want && par < 1.2 * want); ++again) {
-      std::cerr << "[ e2e      ] " << threads << " threads gave " << par << " against " << want
-                << "; recording it again\n";
-      wait_for_quiet_machine("e2e      ");
-      auto q = profile(exe, {form().name}, default_env(threads));
-      ASSERT_FALSE(q.report.is_null());
-      par = num(q.report["program"], "parallelism");
-    }
-    if (!(par > 0.8 * want && par < 1.2 * want) && !too_disturbed_to_judge().empty())
-      GTEST_SKIP() << too_disturbed_to_judge() << " (parallelism " << par << " against " << want
-                   << ")";
-    EXPECT_GT(par, 0.8 * want);
-    EXPECT_LT(par, 1.2 * want);
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Forms, LoopForms,
-                         ::testing::Combine(::testing::Values("clang", "gcc"),
-                                            ::testing::Range(0, int(std::size(kForms)))),
+INSTANTIATE_TEST_SUITE_P(Forms, SeenLoopForms, ::testing::ValuesIn(forms_where(false)),
+                         param_name);
+INSTANTIATE_TEST_SUITE_P(Forms, InlinedLoopForms, ::testing::ValuesIn(forms_where(true)),
                          param_name);
 
 class Loops : public E2E {};
@@ -146,47 +144,39 @@ class Loops : public E2E {};
 // 2x the first, so the slowest share is 33% above the mean of the two; the report says so and
 // suggests a dynamic schedule.
 TEST_F(Loops, UnevenStaticSharesAreReportedApart) {
-  // The shares are timings: a pause in the shorter one hides part of the difference (22% seen
-  // once on a disturbed machine). Such a run is recorded again, up to twice.
-  Profiled p;
-  json loop;
-  double imbalance = 0;
-  for (int attempt = 0; attempt < 3; ++attempt) {
-    if (attempt > 0) {
-      std::cerr << "[ e2e      ] share imbalance " << imbalance << "%, recording again\n";
-      wait_for_quiet_machine("e2e      ");
+  // The shares are timings: a pause in the shorter one hides part of the difference.
+  auto uneven = [](const Profiled& run) {
+    Violations v;
+    auto found = sites_at(run.report, "loop_forms.c", marker_line("loop_forms.c", "site: imbalanced"),
+                          "loop");
+    if (found.size() != 1 || !found[0].contains("loop")) {
+      v.hard = "no loop row at the imbalanced loop\n";
+      return v;
     }
-    p = profile(example("loop_forms", "clang"), {"imbalanced"}, default_env(2));
-    ASSERT_FALSE(p.report.is_null());
-    loop = expect_site(p.report, "loop_forms.c", "site: imbalanced", "loop");
-    ASSERT_FALSE(loop.is_null());
-    ASSERT_TRUE(loop.contains("loop")) << loop.dump();
-    imbalance = loop["loop"]["share_imbalance_percent"].get<double>();
-    if (imbalance > 33.3 / 1.25 && imbalance < 33.3 * 1.25) break;
-  }
+    const double imbalance = found[0]["loop"]["share_imbalance_percent"].get<double>();
+    if (!(imbalance > 33.3 / 1.25 && imbalance < 33.3 * 1.25))
+      v.soft = "share imbalance " + std::to_string(imbalance) + "%, analytic 33.3%\n";
+    return v;
+  };
+  const Profiled p = profile_judged(example("loop_forms", "clang"), {"imbalanced"},
+                                    "the static shares' imbalance", uneven);
+  ASSERT_FALSE(p.report.is_null());
+  const json loop = expect_site(p.report, "loop_forms.c", "site: imbalanced", "loop");
+  ASSERT_TRUE(loop.contains("loop")) << loop.dump();
   EXPECT_EQ(loop["loop"]["static_instances"], 1);
-  EXPECT_GT(imbalance, 33.3 / 1.25);
-  EXPECT_LT(imbalance, 33.3 * 1.25);
   bool noted = false;
   for (const auto& n : p.report["notes"]) noted = noted || contains_nocase(n, "schedule(dynamic)");
   EXPECT_TRUE(noted) << p.report["notes"].dump();
-  // Equal shares say nothing. A disturbed machine can make two equal shares differ by more
-  // than the note's 10% (16% seen once): such a run is recorded again once.
-  auto uneven_note = [&](const json& report) {
-    for (const auto& n : report["notes"])
-      if (contains_nocase(n, "schedule(dynamic)")) return n.get<std::string>();
-    return std::string();
+  // Equal shares say nothing (a timing too: a pause can make two equal shares differ by more
+  // than the note's 10%).
+  auto even = [](const Profiled& run) {
+    Violations v;
+    for (const auto& n : run.report["notes"])
+      if (contains_nocase(n, "schedule(dynamic)"))
+        v.soft += "equal static shares noted as uneven: " + n.get<std::string>() + "\n";
+    return v;
   };
-  auto even = profile(example("loop_forms", "clang"), {"static"}, default_env(2));
-  ASSERT_FALSE(even.report.is_null());
-  if (!uneven_note(even.report).empty()) {
-    std::cerr << "[ e2e      ] equal static shares noted as uneven, recording again: "
-              << uneven_note(even.report) << "\n";
-    wait_for_quiet_machine("e2e      ");
-    even = profile(example("loop_forms", "clang"), {"static"}, default_env(2));
-    ASSERT_FALSE(even.report.is_null());
-  }
-  EXPECT_EQ(uneven_note(even.report), "");
+  profile_judged(example("loop_forms", "clang"), {"static"}, "equal shares not noted", even);
 }
 
 // The stencil proxy: two static loops per step and a serial step, W/S = 32.5 whatever the team.
@@ -195,17 +185,17 @@ TEST_F(Loops, StencilProxyHasItsAnalyticParallelismWithOneTwoAndFourThreads) {
   a.par_tol = 0.15;
   for (int threads : {1, 2, 4}) {
     SCOPED_TRACE("OMP_NUM_THREADS=" + std::to_string(threads));
-    // Each loop's parallelism is a timing too (a pause in one chunk lowers it): judged, and
-    // retried, with the run's other timings.
-    auto loops_parallel = [](const Profiled& run) -> std::string {
-      std::string m;
+    // Each loop's parallelism is a timing too (a pause in one chunk lowers it): a band, judged
+    // with the recording's other timings.
+    auto loops_parallel = [](const Profiled& run) {
+      Violations v;
       for (const char* marker : {"site: stencil-flux", "site: stencil-update"})
         for (const json& loop :
              sites_at(run.report, "stencil.c", marker_line("stencil.c", marker), "loop"))
           if (num(loop, "parallelism") <= 64 / 1.15)
-            m += std::string(marker) + ": parallelism " + std::to_string(num(loop, "parallelism")) +
-                 ", not above 64 / 1.15\n";
-      return m;
+            v.soft += std::string(marker) + ": parallelism " +
+                      std::to_string(num(loop, "parallelism")) + ", not above 64 / 1.15\n";
+      return v;
     };
     auto p = profile_analytic(example("stencil", "clang"), {}, a, default_env(threads), 0,
                               loops_parallel);

@@ -32,27 +32,30 @@ class Recorder : public E2E {};
 // its waits fall in strands (a worker of two threads may wait while it has no task, where
 // there is no work to take them out of).
 TEST_F(Recorder, StallsForBuffersAreTakenOutOfTheWork) {
-  const std::string trace = path("stall.tlens");
   EnvOverrides env = default_env(1);
   env["TASKLENS_BUFFER_MB"] = "1";
   env["TASKLENS_TEST_WRITER_DELAY_US"] = "50000";
-  RunResult rec = record(example("fib", "clang"), {"24", "2"}, trace, env);
-  ASSERT_TRUE(rec.exited(0)) << rec.describe();
-  json j = report_json(trace);
-  ASSERT_FALSE(j.is_null());
-  const double hz = tsc_ticks_per_second();
-  const double stalls = num(j, "recorder_stalls");
-  const double removed_s = num(j, "recorder_stalls_removed") / hz;
-  EXPECT_GE(stalls, 1) << "the tiny pool never made a thread wait: " << rec.describe();
-  EXPECT_GT(removed_s, 0.03) << "no stall time was taken out";
   // C(24) = 2 F(25) - 1 = 150049 calls of 2 units.
   const double want = 150049.0 * 2;
-  const double work = num(j["program"], "work") / kUnitTicks;
-  EXPECT_GE(work, 0.99 * want);
-  EXPECT_LE(work, 1.25 * want + disturbance_units(rec, j))
-      << "stalls of " << removed_s << " s were removed, but the work still exceeds the analytic";
-  // Without the removal the work would hold the stalls: far more than the tolerance above.
-  EXPECT_GT(removed_s * hz / kUnitTicks, 0.25 * want);
+  auto stalls_out = [&](const Profiled& run) {
+    Violations v;
+    const json& j = run.report;
+    const double hz = tsc_ticks_per_second();
+    const double removed_s = num(j, "recorder_stalls_removed") / hz;
+    const double work = num(j["program"], "work") / kUnitTicks;
+    std::ostringstream m;
+    m << num(j, "recorder_stalls") << " stalls, " << removed_s << " s taken out, work " << work
+      << " units against " << want << "\n";
+    // The tiny pool makes the thread wait, for far longer than the tolerance below: without the
+    // removal the work would hold those waits.
+    if (!(num(j, "recorder_stalls") >= 1 && removed_s > 0.03 &&
+          removed_s * hz / kUnitTicks > 0.25 * want && work >= 0.99 * want))
+      v.hard = m.str();
+    if (work > 1.25 * want) v.soft = "the stalls were removed but the work still exceeds: " + m.str();
+    return v;
+  };
+  profile_judged(example("fib", "clang"), {"24", "2"}, "stalls taken out of the work", stalls_out,
+                 env, 0, Needs::SpinTiming.stalls());
 }
 
 // The recorder times a sample of its own events during the run (the start-up calibration's
@@ -80,24 +83,38 @@ TEST_F(Recorder, ItsCostPerEventIsMeasuredDuringTheRunAndTakenOut) {
 // `record --no-runtime-calibration` does not measure it. fib with no work of its own: its strands
 // are nearly all the runtime's.
 TEST_F(Recorder, TheRuntimesOwnCostIsTakenOutOfTheWork) {
-  const std::string trace = path("runtime.tlens");
-  RunResult rec = record(example("fib", "clang"), {"20", "0"}, trace, default_env(1));
-  ASSERT_TRUE(rec.exited(0)) << rec.describe();
-  EXPECT_EQ(rec.err.find("runtime's own cost was not measured"), std::string::npos) << rec.err;
-  json j = report_json(trace);
+  // What is taken out: the same strands' work without it, less the removed cost (exact, but for
+  // rounding), and a large share of it (the runtime's cost measured on this machine against the
+  // strands' recorded time: a band of real timing).
+  auto taken_out = [](const Profiled& run) {
+    Violations v;
+    const json& j = run.report;
+    RunResult kept_run =
+        tasklens_command("report", {run.trace, "--format", "json", "--keep-runtime-cost"});
+    if (!kept_run.exited(0)) {
+      v.hard = kept_run.describe();
+      return v;
+    }
+    const json kept = json::parse(kept_run.out);
+    const double removed = num(j, "runtime_overhead_removed");
+    const double work = num(j["program"], "work"), work_kept = num(kept["program"], "work");
+    std::ostringstream m;
+    m << "work " << work << ", kept " << work_kept << ", removed " << removed << "\n";
+    if (num(kept, "runtime_overhead_removed") != 0 || num(kept, "runtime_cost_kinds") != 0 ||
+        num(j, "runtime_cost_kinds") < 3 || work + removed > 1.01 * work_kept)
+      v.hard = "the removal does not add up (or too few kinds measured): " + m.str();
+    if (!(removed > 0.2 * work_kept && work < 0.8 * work_kept))
+      v.soft = "less of the runtime's cost taken out than a fib of empty calls holds: " + m.str();
+    return v;
+  };
+  const Profiled p = profile_judged(example("fib", "clang"), {"20", "0"},
+                                    "the runtime's cost taken out", taken_out, default_env(1), 0,
+                                    Needs::RealTiming);
+  const std::string& trace = p.trace;
+  EXPECT_EQ(p.rec.err.find("runtime's own cost was not measured"), std::string::npos) << p.rec.err;
+  json j = p.report;
   ASSERT_FALSE(j.is_null());
-  EXPECT_GE(num(j, "runtime_cost_kinds"), 3) << "the calibration measured too few kinds";
-  const double removed = num(j, "runtime_overhead_removed");
-  RunResult kept_run =
-      run({TASKLENS_BIN, "report", trace, "--format", "json", "--keep-runtime-cost"});
-  ASSERT_TRUE(kept_run.exited(0)) << kept_run.describe();
-  const json kept = json::parse(kept_run.out);
-  EXPECT_EQ(num(kept, "runtime_overhead_removed"), 0);
-  EXPECT_EQ(num(kept, "runtime_cost_kinds"), 0);
-  const double work = num(j["program"], "work"), work_kept = num(kept["program"], "work");
-  EXPECT_GT(removed, 0.2 * work_kept) << "work " << work << ", kept " << work_kept;
-  EXPECT_LT(work, 0.8 * work_kept);
-  EXPECT_LE(work + removed, 1.01 * work_kept);
+  RunResult rec;
   RunResult text = run({TASKLENS_BIN, "report", trace});
   EXPECT_NE(text.out.find("of the OpenMP runtime's own cost"), std::string::npos) << text.out;
 
@@ -155,9 +172,10 @@ TEST_F(Recorder, CompressionWaitsUntilTheProgramHasEnded) {
   ASSERT_TRUE(a.exited(0)) << a.describe();
   ASSERT_TRUE(d.exited(0)) << d.describe();
   ASSERT_TRUE(n.exited(0)) << n.describe();
-  const trace::TraceFile::BlockCounts ca = trace::TraceFile::open(after).block_counts(),
-                                      cd = trace::TraceFile::open(during).block_counts(),
-                                      cn = trace::TraceFile::open(none).block_counts();
+  const trace::TraceFile ta = trace::TraceFile::open(after), td = trace::TraceFile::open(during),
+                         tn = trace::TraceFile::open(none);
+  const trace::TraceFile::BlockCounts ca = ta.block_counts(), cd = td.block_counts(),
+                                      cn = tn.block_counts();
   // C(22) - 1 = 57312 tasks (the first call is no task): a few hundred KiB of events, every block
   // of them compressible. Only a flush's small tail may stay raw (a block that would not shrink).
   EXPECT_GT(cn.raw_bytes, 500000u);
@@ -165,9 +183,19 @@ TEST_F(Recorder, CompressionWaitsUntilTheProgramHasEnded) {
   EXPECT_GT(ca.packed_blocks, 0u);
   EXPECT_LT(ca.raw_bytes, cn.raw_bytes / 20) << ca.raw_blocks << " raw blocks left";
   EXPECT_GT(cd.packed_blocks, 0u);
-  const auto size = [](const std::string& p) { return double(std::filesystem::file_size(p)); };
-  EXPECT_LT(size(after), 0.6 * size(none));
-  EXPECT_LT(size(after), 1.25 * size(during));
+  // As compressed as on the fly: per byte of events, since the two runs' events differ in their
+  // context switches and timestamps (how many preemptions and flushes each run had). The stored
+  // bytes of the event blocks, over the events they hold.
+  auto per_event_byte = [](const trace::TraceFile& t) {
+    const trace::TraceFile::BlockCounts c = t.block_counts();
+    uint64_t events = 0;
+    for (uint32_t i = 0; i < t.stream_count(); ++i) events += t.stream_bytes(i);
+    return double(c.raw_bytes + c.packed_bytes) / double(events);
+  };
+  EXPECT_LT(per_event_byte(ta), 0.6 * per_event_byte(tn));
+  EXPECT_LT(per_event_byte(ta), 1.10 * per_event_byte(td))
+      << "deferred " << per_event_byte(ta) << " bytes per event byte, on the fly "
+      << per_event_byte(td);
   // The summary line gives the compressed size, and the trace reads like the others.
   EXPECT_NE(a.err.find("57312 tasks"), std::string::npos) << a.err;
   EXPECT_EQ(a.err.find("uncompressed"), std::string::npos) << a.err;
@@ -182,26 +210,38 @@ TEST_F(Recorder, CompressionWaitsUntilTheProgramHasEnded) {
 // Tasks that sleep: the sleep is blocked time, not work (taken out and reported apart), unless
 // --blocked-as-work asks for wall-time semantics.
 TEST_F(Recorder, BlockedTimeIsNotWorkUnlessAsked) {
-  // Judged against the analytic profile as the other timing tests are (recorded again after a
-  // burst of the host's pauses, which the guest cannot take out).
+  // The sleeps' time, taken out: at least the 4 x 50 ms slept (hard), not much more (soft: a
+  // loaded machine wakes a sleeper late).
+  auto sleeps = [](const Profiled& run) {
+    Violations v;
+    const json& j = run.report;
+    const double hz = tsc_ticks_per_second();
+    const double blocked_s = num(j, "blocked_removed") / hz;
+    double critical_s = 0;
+    if (j["blocked_critical"].is_array() && !j["blocked_critical"].empty())
+      critical_s = num(j["blocked_critical"][0], "blocked_seconds");
+    std::ostringstream m;
+    m << "blocked " << blocked_s << " s (4 sleeps of 50 ms), on the critical path " << critical_s
+      << " s (one)\n";
+    if (blocked_s < 0.19 || critical_s < 0.035) v.hard = m.str();
+    if (blocked_s > 0.3 || critical_s > 0.065) v.soft = m.str();
+    return v;
+  };
   const Profiled p = profile_analytic(example("sleep_in_task", "clang"), {"4", "20000", "50"},
-                                      Analytic{80000, 20000, 0.10, 0.10});
+                                      Analytic{80000, 20000, 0.10, 0.10}, default_env(), 0, sleeps);
   const std::string& trace = p.trace;
   const json& j = p.report;
   ASSERT_FALSE(j.is_null());
   const double hz = tsc_ticks_per_second();
   const double blocked_s = num(j, "blocked_removed") / hz;
-  EXPECT_GE(blocked_s, 0.19) << "4 sleeps of 50 ms inside the tasks";
-  EXPECT_LE(blocked_s, 0.3);
   // Per site: the task site's strands hold the sleeps.
   const json task = expect_site(j, "sleep_in_task.c", "site: sleep-task", "task");
   EXPECT_NEAR(num(task, "blocked") / hz, blocked_s, 0.01);
   // One task's sleep is on the critical path (the span ends with the last task): named by its
-  // code fragment, about 50 ms.
+  // code fragment.
   ASSERT_TRUE(j["blocked_critical"].is_array() && !j["blocked_critical"].empty()) << j.dump();
   const json& first = j["blocked_critical"][0];
   EXPECT_NE(first["fragment"].get<std::string>().find("sleep_in_task.c:"), std::string::npos);
-  EXPECT_NEAR(num(first, "blocked_seconds"), 0.05, 0.015);
 
   RunResult wall = tasklens_command("report", {trace, "--format", "json", "--blocked-as-work"});
   ASSERT_TRUE(wall.exited(0)) << wall.describe();

@@ -16,9 +16,10 @@ namespace {
 
 // Task sizes are work (preemption removed): the median within 10% of the analytic value, and
 // never below it by more than 1% (the spins alone take that long). The mean only within 50%
-// above: one chunk of 32 stretched by a disturbance the switch records do not see (the host
-// pausing the VM) moved the mean of a loop's chunks 12% over in a CI run (22425 units against
-// 20000), while a type that merged two tasks, or split them, still misses by a factor of 2.
+// above: one chunk of 32 stretched by a pause of the machine that nothing the guest sees can
+// take out moves the mean of a loop's chunks by more than 10%, while a type that merged two
+// tasks, or split them, still misses by a factor of 2. (Sizes are timings: judged by the policy
+// of e2e_timing.hpp.)
 constexpr double kTolerance = 0.10;
 constexpr double kMeanTolerance = 0.50;
 
@@ -54,14 +55,19 @@ json expect_type(const json& j, const std::string& file, const std::string& mark
   return found.size() == 1 ? found[0] : json();
 }
 
-void expect_mean_units(const json& type, double units, const std::string& what) {
+// A type's median and mean size against `units`, by the timing policy: below is hard (the spins
+// alone take that long), above the tolerances soft.
+void add_size_violations(Violations& v, const json& type, double units, const std::string& what) {
   const double mean = num(type["size"], "mean") / kUnitTicks;
   const double median = num(type["size"], "median") / kUnitTicks;
-  EXPECT_GE(median, 0.99 * units) << what << ": median task size " << median << " units";
-  EXPECT_LE(median, (1 + kTolerance) * units)
-      << what << ": median task size " << median << " units";
-  EXPECT_GE(mean, 0.99 * units) << what << ": mean task size " << mean << " units";
-  EXPECT_LE(mean, (1 + kMeanTolerance) * units) << what << ": mean task size " << mean << " units";
+  auto line = [&](const char* which, double got) {
+    return what + ": " + which + " task size " + std::to_string(got) + " units against " +
+           std::to_string(units) + "\n";
+  };
+  if (!(median >= 0.99 * units)) v.hard += line("median", median);
+  if (!(mean >= 0.99 * units)) v.hard += line("mean", mean);
+  if (median > (1 + kTolerance) * units) v.soft += line("median", median);
+  if (mean > (1 + kMeanTolerance) * units) v.soft += line("mean", mean);
 }
 
 bool has_finding(const json& j, const std::string& kind, const std::string& site) {
@@ -121,9 +127,18 @@ class Tasks : public E2E, public ::testing::WithParamInterface<std::string> {};
 
 // fib(12) with g = 2000 units per call: 232 tasks at each task site, each spinning g units.
 TEST_P(Tasks, FibCountsAndSizesMatchAnalytic) {
-  const std::string trace = path("fib.tlens");
-  RunResult rec = record(example("fib", GetParam()), {"12", "2000"}, trace);
-  ASSERT_TRUE(rec.exited(0)) << rec.describe();
+  auto sizes = [](const Profiled& run) {
+    Violations v;
+    json j = tasks_json({run.trace});
+    for (const char* marker : {"site: fib-task-1", "site: fib-task-2"}) {
+      json t = expect_type(j, "fib.c", marker, "task");
+      if (!t.is_null()) add_size_violations(v, t, 2000, marker);
+    }
+    return v;
+  };
+  const Profiled p =
+      profile_judged(example("fib", GetParam()), {"12", "2000"}, "task sizes", sizes);
+  const std::string trace = p.trace;
   json j = tasks_json({trace});
   expect_contract(j, 12);
   EXPECT_EQ(num(j, "tasks"), 464);
@@ -134,7 +149,6 @@ TEST_P(Tasks, FibCountsAndSizesMatchAnalytic) {
     if (t.is_null()) continue;
     EXPECT_EQ(num(t, "count"), 232) << marker;
     EXPECT_EQ(t.value("unit", ""), "task");
-    expect_mean_units(t, 2000, marker);
     EXPECT_EQ(num(t["wait"], "samples"), 232) << "every task has a waiting time";
     EXPECT_EQ(num(t, "tiny"), 0) << "1.5 ms tasks are not tiny";
     EXPECT_FALSE(has_finding(j, "many-tiny-tasks", t.value("site", "")));
@@ -173,28 +187,52 @@ TEST_P(Tasks, FineGrainedFibIsManyTinyTasks) {
 
 // A dynamic,1 loop of 32 iterations of 20000 units: 32 chunks, a type of the loop's site.
 TEST_P(Tasks, LoopChunksAreATypeOfTheLoop) {
-  const std::string trace = path("loop.tlens");
-  RunResult rec = record(example("sem_loop_dynamic", GetParam()), {}, trace);
-  ASSERT_TRUE(rec.exited(0)) << rec.describe();
-  json j = tasks_json({trace});
+  auto sizes = [](const Profiled& run) {
+    Violations v;
+    json j = tasks_json({run.trace});
+    if (j.is_object() && j["types"].size() == 1)
+      add_size_violations(v, j["types"][0], 20000, "loop chunks");
+    return v;
+  };
+  const Profiled p =
+      profile_judged(example("sem_loop_dynamic", GetParam()), {}, "chunk sizes", sizes);
+  json j = tasks_json({p.trace});
   expect_contract(j, 12);
   ASSERT_EQ(j["types"].size(), 1u) << type_list(j);
   const json& t = j["types"][0];
   EXPECT_EQ(t.value("kind", ""), "loop");
   EXPECT_EQ(t.value("unit", ""), "chunk");
   EXPECT_EQ(num(t, "count"), 32);
-  expect_mean_units(t, 20000, "loop chunks");
 }
 
 // The same fib recorded with 1 and with 2 threads: task sizes do not depend on the number of
 // threads (every task spins the same units), so no inflation.
 TEST_P(Tasks, OneThreadAgainstTwoShowsNoInflation) {
-  const std::string one = path("one.tlens"), two = path("two.tlens");
-  RunResult r1 = record(example("fib", GetParam()), {"12", "2000"}, one, default_env(1));
-  ASSERT_TRUE(r1.exited(0)) << r1.describe();
-  RunResult r2 = record(example("fib", GetParam()), {"12", "2000"}, two, default_env(2));
-  ASSERT_TRUE(r2.exited(0)) << r2.describe();
-  json j = tasks_json({one, two});
+  // The sizes' ratios are timings of two recordings: judged together.
+  auto compare = [](const Profiles& runs) {
+    Violations v;
+    json j = tasks_json({runs[0].trace, runs[1].trace});
+    if (!j.is_object() || !j.contains("types")) {
+      v.hard = "no comparison\n";
+      return v;
+    }
+    for (const json& t : j["types"])
+      for (const char* ratio : {"mean_ratio", "median_ratio"})
+        if (std::abs(num(t, ratio) - 1.0) > kTolerance)
+          v.soft += t.value("site", "?") + ": " + ratio + " " + std::to_string(num(t, ratio)) +
+                    " is not within 10% of 1\n";
+    for (const json& f : j["findings"])
+      if (f.value("kind", "") == "size-inflation") v.soft += "finding: " + f.dump() + "\n";
+    return v;
+  };
+  const Profiles runs = judge_profiles(
+      "task sizes on 1 and 2 threads",
+      [&] {
+        return Profiles{profile(example("fib", GetParam()), {"12", "2000"}, default_env(1)),
+                        profile(example("fib", GetParam()), {"12", "2000"}, default_env(2))};
+      },
+      compare);
+  json j = tasks_json({runs[0].trace, runs[1].trace});
   ASSERT_TRUE(j.is_object());
   for (const char* key :
        {"tasklens_version", "base", "other", "findings", "types", "only_in_base", "only_in_other"})
@@ -205,11 +243,8 @@ TEST_P(Tasks, OneThreadAgainstTwoShowsNoInflation) {
   for (const json& t : j["types"]) {
     EXPECT_EQ(num(t["base"], "count"), 232);
     EXPECT_EQ(num(t["other"], "count"), 232);
-    EXPECT_NEAR(num(t, "mean_ratio"), 1.0, kTolerance) << t.dump();
-    EXPECT_NEAR(num(t, "median_ratio"), 1.0, kTolerance) << t.dump();
     EXPECT_LT(num(t, "shape_distance"), 0.5) << t.dump();
   }
-  for (const json& f : j["findings"]) EXPECT_NE(f.value("kind", ""), "size-inflation") << f.dump();
   EXPECT_TRUE(j["only_in_base"].empty());
   EXPECT_TRUE(j["only_in_other"].empty());
 }
@@ -223,20 +258,28 @@ class TasksTbb : public E2E {};
 // own), so the tasks hold C(12) - 7 = 458 of the 465 calls (main runs the chain of fib(12)):
 // mean 458 g / 232 = 3948 units, the largest (fib(11)) 6 g, the smallest (fib(1)) g.
 TEST_F(TasksTbb, FibTaskSizesAreTheInlineChains) {
-  const std::string trace = path("tbb_fib.tlens");
-  RunResult rec = record(std::string(TASKLENS_EXAMPLES_DIR) + "/tbb_fib", {"12", "2000"}, trace);
-  ASSERT_TRUE(rec.exited(0)) << rec.describe();
-  json j = tasks_json({trace});
+  auto sizes = [](const Profiled& run) {
+    Violations v;
+    json t = expect_type(tasks_json({run.trace}), "tbb_fib.cpp", "site: tbb-fib-run", "task", 3);
+    if (t.is_null()) return v;
+    add_size_violations(v, t, 458.0 * 2000 / 232, "tbb_fib tasks");
+    const double max = num(t["size"], "max") / kUnitTicks,
+                 min = num(t["size"], "min") / kUnitTicks;
+    if (max < 0.99 * 12000 || min < 0.99 * 2000)
+      v.hard += "largest task " + std::to_string(max) + " units (fib(11)'s chain: 12000), " +
+                "smallest " + std::to_string(min) + " (one call: 2000)\n";
+    if (max > 1.5 * 12000 || min > (1 + kTolerance) * 2000)
+      v.soft += "largest task " + std::to_string(max) + " units (at most 1.5 x 12000), " +
+                "smallest " + std::to_string(min) + " (at most 2200)\n";
+    return v;
+  };
+  const Profiled p = profile_judged(std::string(TASKLENS_EXAMPLES_DIR) + "/tbb_fib",
+                                    {"12", "2000"}, "task sizes", sizes);
+  json j = tasks_json({p.trace});
   expect_contract(j, 12);
   json t = expect_type(j, "tbb_fib.cpp", "site: tbb-fib-run", "task", 3);
   ASSERT_FALSE(t.is_null());
   EXPECT_EQ(num(t, "count"), 232);
-  expect_mean_units(t, 458.0 * 2000 / 232, "tbb_fib tasks");
-  const double max = num(t["size"], "max") / kUnitTicks, min = num(t["size"], "min") / kUnitTicks;
-  EXPECT_GE(max, 0.99 * 12000);
-  EXPECT_LE(max, 1.5 * 12000) << "largest task (fib(11)'s chain of 6 calls)";
-  EXPECT_GE(min, 0.99 * 2000);
-  EXPECT_LE(min, (1 + kTolerance) * 2000) << "smallest task (one call)";
 }
 
 class TasksErrors : public E2E {};

@@ -119,13 +119,17 @@ TEST_P(Tbb, ParallelForIsItsLogicalParallelismInOneRow) {
   // 27-30 instead of 32 in half the runs, with any recorder.
   // A chunk slowed by the machine (a virtual CPU whose speed changes under it: one chunk of 32
   // took 1.5x the others on one CPU once, parallelism 21) decides the span: the loop's own
-  // parallelism is judged with the analytic profile, and recorded again with it.
+  // parallelism is a band, judged with the analytic profile.
   const std::string file = "tbb_parallel_for.cpp", marker = "site: tbb-for";
-  auto loop_parallelism = [&](const Profiled& run) -> std::string {
+  auto loop_parallelism = [&](const Profiled& run) {
+    Violations v;
     auto found = sites_at(run.report, file, marker_line(file, marker), "parallel_for");
-    if (found.size() != 1 || std::abs(num(found[0], "parallelism") - 32) <= 32 * 0.15) return "";
-    return "parallel_for's parallelism " + std::to_string(num(found[0], "parallelism")) +
-           " is more than 15% from 32\n";
+    if (found.size() != 1)
+      v.hard = "expected one parallel_for row at " + file + " (" + marker + ")\n";
+    else if (std::abs(num(found[0], "parallelism") - 32) > 32 * 0.15)
+      v.soft = "parallel_for's parallelism " + std::to_string(num(found[0], "parallelism")) +
+               " is more than 15% from 32\n";
+    return v;
   };
   Profiled p;
   {
@@ -138,8 +142,6 @@ TEST_P(Tbb, ParallelForIsItsLogicalParallelismInOneRow) {
   expect_no_library_sites(p.report);
   if (!row.is_null()) {
     EXPECT_EQ(num(row, "count"), 1);
-    // The loop alone: 32 chunks of 8 x 200 units.
-    EXPECT_NEAR(num(row, "parallelism"), 32, 32 * 0.15) << row.dump();
   }
   // The unmodified path says what it cannot see (a task's subranges); the wrappers see them.
   bool warned = false;
@@ -206,17 +208,20 @@ TEST_P(TbbWays, UnmodifiedAndWrappedAgree) {
   const std::vector<std::string>& argv = GetParam();
   const std::string base = std::string(TASKLENS_EXAMPLES_DIR) + "/" + argv[0];
   const std::vector<std::string> args(argv.begin() + 1, argv.end());
-  double par[2] = {0, 0};
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    auto plain = profile(base, args);
-    auto wrapped = profile(base + "_wrapped", args);
-    par[0] = num(plain.report["program"], "parallelism");
-    par[1] = num(wrapped.report["program"], "parallelism");
-    if (std::abs(par[0] - par[1]) <= 0.12 * std::max(par[0], par[1])) break;
-    usleep(1000000);  // a disturbed run: once more
-  }
-  EXPECT_NEAR(par[0], par[1], 0.12 * std::max(par[0], par[1]))
-      << argv[0] << ": unmodified " << par[0] << ", wrapped " << par[1];
+  judge_profiles(
+      argv[0] + ": the unmodified and the wrapped build's parallelism",
+      [&] { return Profiles{profile(base, args), profile(base + "_wrapped", args)}; },
+      [&](const Profiles& runs) {
+        Violations v;
+        const double a = num(runs[0].report["program"], "parallelism"),
+                     b = num(runs[1].report["program"], "parallelism");
+        if (!(a > 0 && b > 0))
+          v.hard = "no parallelism in a report\n";
+        else if (std::abs(a - b) > 0.12 * std::max(a, b))
+          v.soft = "unmodified " + std::to_string(a) + ", wrapped " + std::to_string(b) +
+                   ": more than 12% apart\n";
+        return v;
+      });
 }
 
 INSTANTIATE_TEST_SUITE_P(
