@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <vector>
 
@@ -268,6 +269,77 @@ TEST(Cutoff, TheOverheadOfManyTasksMovesTheRecommendationShallowerOrSaysSo) {
       EXPECT_GE(a.verdict == CutoffVerdict::Reached ? l.burdened_parallelism : l.parallelism, 16);
       EXPECT_LT(l.tasks_kept, deepest.tasks_kept);
     }
+}
+
+// A level's leaf tasks (those at the cut-off depth) run their whole subtree: in fib(4), depth 2
+// holds fib(3) and fib(2), of work 7 and 4 (the upper median 7, the smallest 4); depth 3 holds
+// fib(2), fib(1), fib(1), fib(0): 4, 1, 1, 1 (median 1); depth 1 the whole call, 13.
+TEST(Cutoff, LeafTasksWorkIsTheirSubtreesMedianAndSmallest) {
+  const Model m = fixtures::fib_model(4);
+  const Recursion r = analysis::find_recursions(m).at(0);
+  const struct {
+    uint32_t depth;
+    uint64_t kept, leaves, median, smallest;
+  } expected[] = {{1, 1, 1, 13, 13}, {2, 3, 2, 7, 4}, {3, 7, 4, 1, 1}, {4, 9, 2, 1, 1}};
+  for (const auto& e : expected) {
+    SCOPED_TRACE("depth " + std::to_string(e.depth));
+    const analysis::CutoffLevel l = analysis::evaluate_cutoff(m, r, e.depth, 0);
+    EXPECT_EQ(l.tasks_kept, e.kept);
+    EXPECT_EQ(l.leaf_tasks, e.leaves);
+    EXPECT_EQ(l.leaf_median_work, e.median);
+    EXPECT_EQ(l.leaf_smallest_work, e.smallest);
+  }
+}
+
+// A target reached only without the tasking overhead: fib(16)'s scope (work 4789) reaches
+// parallelism 4 from depth 4 on (span 2 x 3 + fib_work(13) = 1135: 4.2; depth 3: 1832, 2.6),
+// but with 1000 per task no depth does once burdened (each kept level on the path adds 1000):
+// the shallowest depth that reaches it unburdened, said so.
+TEST(Cutoff, ATargetReachedOnlyWithoutTheOverheadRecommendsTheUnburdenedDepth) {
+  const Model m = fixtures::fib_model(16);
+  const Recursion r = analysis::find_recursions(m).at(0);
+  ASSERT_EQ(fib_work(16), 4789u);
+  ASSERT_EQ(fib_span_cut(16, 1, 4), 1135u);
+  const analysis::CutoffAdvice a = analysis::advise_cutoff(m, r, 4, 1000);
+  EXPECT_EQ(a.verdict, CutoffVerdict::ReachedUnburdened);
+  EXPECT_EQ(a.recommended, 4u);
+  for (const analysis::CutoffLevel& l : a.levels) EXPECT_LT(l.burdened_parallelism, 4.0);
+}
+
+// A target no depth reaches: the shallowest depth with 98% of the most parallelism there is. The
+// top call does 10000 of serial work before its two children (fib(11) and fib(10)), so the
+// deeper levels add little: the scope's work is 10000 + 1 + 430 + 265 = 10696; its span at
+// depth 1 (both children inlined) 10696, at depth d >= 2 10001 + fib(11)'s span cut at d:
+// 10168 at depth 4 (1.0519) and 10268 at depth 3 (1.0417), against 10022 at the full depth 12
+// (1.0673, of which 98% is 1.0459): depth 4.
+TEST(Cutoff, AnUnreachableTargetRecommendsTheShallowestDepthWithNearlyTheMost) {
+  ModelBuilder b;
+  const uint32_t site = b.add_site(SiteKind::Task);
+  const uint32_t start = b.strand(1);
+  b.open(NodeKind::Task, site);
+  const uint32_t first = b.strand(10000, {start});
+  const uint32_t a = fixtures::fib_task(b, site, 11, first);
+  const uint32_t c = fixtures::fib_task(b, site, 10, first);
+  const uint32_t last = b.strand(1, {first, a, c});
+  b.close();
+  b.strand(1, {start, last});
+  const Model m = b.finish();
+  const Recursion r = analysis::find_recursions(m).at(0);
+  EXPECT_EQ(r.max_depth, 12u);
+  const uint64_t work = 10000 + 1 + fib_work(11) + fib_work(10);
+  ASSERT_EQ(work, 10696u);
+  auto span = [&](uint32_t d) {
+    return d == 1 ? work : 10001 + std::max(fib_span_cut(11, 2, d), fib_span_cut(10, 2, d));
+  };
+  for (uint32_t d = 1; d <= 12; ++d)
+    EXPECT_EQ(analysis::evaluate_cutoff(m, r, d, 0).span, span(d)) << "depth " << d;
+  EXPECT_EQ(span(4), 10168u);
+  EXPECT_EQ(span(3), 10268u);
+  EXPECT_EQ(span(12), 10022u);
+  const analysis::CutoffAdvice advice = analysis::advise_cutoff(m, r, 2, 0);
+  EXPECT_EQ(advice.verdict, CutoffVerdict::NotReached);
+  EXPECT_EQ(advice.recommended, 4u);
+  EXPECT_EQ(advice.work, work);
 }
 
 }  // namespace

@@ -3,8 +3,10 @@
 // (e2e_loops_test.cpp records the real loop forms.)
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
+#include "analysis/loops.hpp"
 #include "analysis/profile.hpp"
 #include "model/builder.hpp"
 #include "model_team.hpp"
@@ -155,6 +157,108 @@ TEST(ModelLoops, OrderedPartsChainAcrossThreadsInIterationOrder) {
   const analysis::Profile p = analysis::compute_profile(m);
   EXPECT_EQ(p.work, 440u);
   EXPECT_EQ(p.span, 140u);
+}
+
+// schedule(static) without a chunk size over 64 iterations: the runtime reports each thread's
+// whole share as its one chunk (32 iterations each, 3200 and 6400 of work). Each share weighs
+// one iteration on paths, and the loop analysis sees its shares' imbalance: per iteration 100
+// and 200, against a mean of 150 (a third above it).
+TEST(ModelLoops, AStaticScheduleWithoutAChunkSizeIsEachThreadsShareAndShowsItsImbalance) {
+  constexpr uint64_t kLoopStatic = 10;  // ompt_work_loop_static
+  TraceBuilder tb(2);
+  Region r{tb};
+  r.open_team();
+  tb.ev(0, 10, EventKind::WorkBegin, {kLoopStatic, r.A, 64, 0x3000});
+  tb.ev(1, 10, EventKind::WorkBegin, {kLoopStatic, r.B, 64, 0x3000});
+  tb.ev(0, 10, EventKind::Dispatch, {kChunk, r.A, 0, 32});
+  tb.ev(1, 10, EventKind::Dispatch, {kChunk, r.B, 32, 32});
+  tb.ev(0, 3210, EventKind::WorkEnd, {kLoopStatic, r.A, 0x3001});  // A's share: 3200
+  tb.ev(1, 6410, EventKind::WorkEnd, {kLoopStatic, r.B, 0x3001});  // B's share: 6400
+  tb.ev(1, 6410, EventKind::SyncBegin, {kBarrier, r.B, 0});
+  r.end(3210, 6420);
+  model::Model m = tb.build();
+  expect_invariants(m);
+  EXPECT_EQ(iterations_of(m), (std::vector<uint64_t>{32, 32}));
+  const analysis::Profile p = analysis::compute_profile(m);
+  EXPECT_EQ(p.work, 9600u);
+  EXPECT_EQ(p.span, 200u);  // B's iteration: 6400 / 32
+  const std::vector<analysis::LoopFacts> facts = analysis::loop_facts(m);
+  ASSERT_EQ(facts.size(), 1u);
+  EXPECT_EQ(m.sites[facts[0].site].address, 0x3000u);
+  EXPECT_EQ(facts[0].strands_together, 2u);
+  EXPECT_EQ(facts[0].iterations_together, 64u);
+  EXPECT_EQ(facts[0].static_instances, 1u);
+  EXPECT_NEAR(facts[0].share_imbalance, (200.0 - 150) / 150, 1e-12);
+}
+
+// schedule(guided) over 14 iterations of 100: chunks of 7 (A), then 4, 2 and 1 (B). Every chunk
+// of several iterations weighs one iteration: the loop is 14-way parallel. B's several chunks
+// are no static share.
+TEST(ModelLoops, GuidedChunksOfDecreasingSizeEachWeighOneIteration) {
+  constexpr uint64_t kLoopGuided = 12;  // ompt_work_loop_guided
+  TraceBuilder tb(2);
+  Region r{tb};
+  r.open_team();
+  tb.ev(0, 10, EventKind::WorkBegin, {kLoopGuided, r.A, 14, 0x3000});
+  tb.ev(1, 10, EventKind::WorkBegin, {kLoopGuided, r.B, 14, 0x3000});
+  tb.ev(0, 10, EventKind::Dispatch, {kChunk, r.A, 0, 7});
+  tb.ev(0, 710, EventKind::WorkEnd, {kLoopGuided, r.A, 0x3001});  // 7 x 100
+  tb.ev(1, 10, EventKind::Dispatch, {kChunk, r.B, 7, 4});
+  tb.ev(1, 410, EventKind::Dispatch, {kChunk, r.B, 11, 2});       // 4 x 100
+  tb.ev(1, 610, EventKind::Dispatch, {kChunk, r.B, 13, 1});       // 2 x 100
+  tb.ev(1, 710, EventKind::WorkEnd, {kLoopGuided, r.B, 0x3001});  // 1 x 100
+  tb.ev(1, 710, EventKind::SyncBegin, {kBarrier, r.B, 0});
+  r.end(710, 720);
+  model::Model m = tb.build();
+  expect_invariants(m);
+  std::vector<uint64_t> got = iterations_of(m);
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<uint64_t>{2, 4, 7}));  // a chunk of 1 is one iteration already
+  const analysis::Profile p = analysis::compute_profile(m);
+  EXPECT_EQ(p.work, 1400u);
+  EXPECT_EQ(p.span, 100u);
+  const std::vector<analysis::LoopFacts> facts = analysis::loop_facts(m);
+  ASSERT_EQ(facts.size(), 1u);
+  EXPECT_EQ(facts[0].strands_together, 3u);
+  EXPECT_EQ(facts[0].iterations_together, 13u);
+  EXPECT_EQ(facts[0].static_instances, 0u);
+}
+
+// Two dynamic,1 loops of 2 iterations, the first `nowait`: A runs 100 then 300, B 300 then 100.
+// Each thread starts the second loop once its own chunks of the first are done, without waiting
+// for the other's: the span is 400 (with a barrier between the loops: 300 + 300).
+TEST(ModelLoops, AfterANowaitLoopEachThreadGoesOnFromItsOwnChunks) {
+  TraceBuilder tb(2);
+  Region r{tb};
+  r.open_team();
+  const uint64_t first[2] = {100, 300}, second[2] = {300, 100};
+  for (uint32_t t = 0; t < 2; ++t) {
+    const uint64_t task = t ? r.B : r.A, mid = 10 + first[t], end = mid + second[t];
+    tb.ev(t, 10, EventKind::WorkBegin, {kLoop, task, 2, 0x3000});
+    tb.ev(t, 10, EventKind::Dispatch, {kChunk, task, t, 1});
+    tb.ev(t, mid, EventKind::WorkEnd, {kLoop, task, 0x3001});
+    tb.ev(t, mid, EventKind::WorkBegin, {kLoop, task, 2, 0x4000});
+    tb.ev(t, mid, EventKind::Dispatch, {kChunk, task, t, 1});
+    tb.ev(t, end, EventKind::WorkEnd, {kLoop, task, 0x4001});
+  }
+  tb.ev(1, 410, EventKind::SyncBegin, {kBarrier, r.B, 0});
+  r.end(410, 420);
+  model::Model m = tb.build();
+  expect_invariants(m);
+  const analysis::Profile p = analysis::compute_profile(m);
+  EXPECT_EQ(p.work, 800u);
+  EXPECT_EQ(p.span, 400u);
+  for (uint64_t site : {0x3000u, 0x4000u}) {
+    bool found = false;
+    for (const analysis::SiteRow& row : p.sites)
+      if (m.sites[row.site].address == site) {
+        found = true;
+        EXPECT_EQ(row.count, 1u) << std::hex << site;
+        EXPECT_EQ(row.work, 400u) << std::hex << site;
+        EXPECT_EQ(row.span, 300u) << std::hex << site;
+      }
+    EXPECT_TRUE(found) << std::hex << site;
+  }
 }
 
 }  // namespace

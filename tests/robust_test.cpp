@@ -279,6 +279,71 @@ TEST(RobustSpanTest, ClippedStrandsRegionWorkShrinksWithThem) {
   EXPECT_EQ(m.region_work[2].work, 700u);
 }
 
+// The rule's bounds, each strict: a fragment of 199 strands is not judged, one of 200 is; a
+// strand of exactly 20 x q stays, one tick more goes; a strand of exactly the floor stays. With
+// usual_works(400) q is 1100 (36 strands of 1100 fill ranks 364-399 of the 400; q is rank 396
+// of the 399 others), and the clipped work is the fragment's upper median, its 201st smallest
+// strand: 1050 (37 + 37 + 36 + 36 + 36 strands of 1000 to 1040, the disturbed strand having
+// been one of 1040, then 36 of 1050).
+TEST(RobustSpanTest, TheRulesBoundsAreStrict) {
+  std::vector<uint32_t> tasks;
+  for (uint32_t rounds : {199u, 200u}) {
+    Model m = rounds_model(rounds, 1, usual_works(rounds), &tasks);
+    disturb(m, tasks[50], 5'000'000);
+    EXPECT_EQ(analysis::find_outliers(m).strands.size(), rounds >= 200 ? 1u : 0u) << rounds;
+  }
+  for (uint64_t work : {22'000u, 22'001u}) {
+    Model m = rounds_model(50, 8, usual_works(400), &tasks);
+    disturb(m, tasks[100], work);
+    const Clipping c = analysis::find_outliers(m);
+    if (work == 22'000) {
+      EXPECT_TRUE(c.strands.empty()) << "exactly 20 x q";
+      continue;
+    }
+    ASSERT_EQ(c.strands.size(), 1u);
+    EXPECT_EQ(c.strands[0].fragment_quantile, 1100u);
+    EXPECT_EQ(c.strands[0].work_clipped, 1050u);
+    EXPECT_EQ(c.clipped_work, 22'001u - 1050);
+  }
+  // Strands of 50 (q = 50, 20 x q = 1000): the floor of 2000 decides.
+  for (uint64_t work : {2'000u, 2'001u}) {
+    Model m = rounds_model(50, 8, usual_works(400, 50), &tasks);
+    disturb(m, tasks[100], work);
+    EXPECT_EQ(analysis::find_outliers(m).strands.size(), work > 2'000 ? 1u : 0u) << work;
+  }
+}
+
+// Only strands that ran on a worker are judged: a synthetic strand (no thread) is not.
+TEST(RobustSpanTest, AStrandOfNoWorkerIsNotJudged) {
+  std::vector<uint32_t> tasks;
+  Model m = rounds_model(50, 8, usual_works(400), &tasks);
+  disturb(m, tasks[100], 5'000'000);
+  m.strands[tasks[100]].thread = kNone;
+  EXPECT_TRUE(analysis::find_outliers(m).strands.empty());
+}
+
+// The lower factor needs the other thread's strand to be a suspect too (above 5 x its q): with
+// strands of 20 to 22 us (q = 22'000), a 160 us strand beside another thread's strand of exactly
+// 110 us stays; beside one of 110'001 ticks both go.
+TEST(RobustSpanTest, TheOtherSimultaneousStrandMustBeAboveFiveTimesItsQuantile) {
+  for (uint64_t other : {110'000u, 110'001u}) {
+    std::vector<uint32_t> tasks;
+    Model m = rounds_model(50, 8, usual_works(400, 20'000), &tasks);
+    disturb(m, tasks[100], 160'000);  // round 12, thread 4
+    disturb(m, tasks[101], other);    // round 12, thread 5: at the same time
+    const Clipping c = analysis::find_outliers(m);
+    if (other == 110'000) {
+      EXPECT_TRUE(c.strands.empty());
+      continue;
+    }
+    ASSERT_EQ(c.strands.size(), 2u);
+    EXPECT_EQ(c.strands[0].strand, tasks[100]);
+    EXPECT_EQ(c.strands[1].strand, tasks[101]);
+    EXPECT_TRUE(c.strands[0].simultaneous && c.strands[1].simultaneous);
+    EXPECT_EQ(c.strands[0].fragment_quantile, 22'000u);
+  }
+}
+
 // What report shows: both spans and the clipped strands (JSON), the two figures and a warning
 // when the parallelisms differ by more than 10% (table); without a clipping, the raw figures are
 // the robust ones and the list is empty.

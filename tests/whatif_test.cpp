@@ -259,5 +259,112 @@ TEST(BurdenedTest, EveryTaskStartPaysTheOverhead) {
   EXPECT_EQ(bf.span, plain + 4 * 100);  // fib(4) -> fib(3) -> fib(2) -> fib(1)
 }
 
+// In Speedup mode each step saves work too; a step names the user region holding most of its
+// fragment's work. Serial fragment (100: regions a 30, b 60) then the tasks' fragment (4 x 10),
+// at 4 times the speed: 100 -> 25 saves 75 (work 65, span 25 + 10); 10 -> 3 (2.5 rounded)
+// saves 4 x 7 (work 37, span 25 + 3). The target (3) is never reached: nothing is left.
+TEST(AdviseTest, SpeedupStepsSaveWorkAndNameTheirFragmentsMainRegion) {
+  Model m = amdahl_model();
+  m.region_names = {"a", "b"};
+  m.region_work = {{0, 0, 30}, {0, 1, 60}};
+  analysis::AdviseOptions opt;
+  opt.target = 3;
+  opt.factor = 4;
+  opt.mode = WhatIfMode::Speedup;
+  const analysis::Advice a = analysis::advise(m, {model::kNone, 0, 1}, 2, opt);
+  EXPECT_EQ(a.work, 140u);
+  EXPECT_EQ(a.span, 110u);
+  ASSERT_EQ(a.steps.size(), 2u);
+  EXPECT_EQ(a.steps[0].group, 0u);
+  EXPECT_EQ(a.steps[0].strands_on_path, 1u);
+  EXPECT_EQ(a.steps[0].region, 1u);
+  EXPECT_EQ(a.steps[0].region_work, 60u);
+  EXPECT_DOUBLE_EQ(a.steps[0].region_percent, 60.0);
+  EXPECT_EQ(a.steps[0].work, 65u);
+  EXPECT_EQ(a.steps[0].span, 35u);
+  EXPECT_EQ(a.steps[1].group, 1u);
+  EXPECT_EQ(a.steps[1].critical_work, 10u);  // one task on the path
+  EXPECT_EQ(a.steps[1].strands_on_path, 1u);
+  EXPECT_EQ(a.steps[1].region, model::kNone);
+  EXPECT_EQ(a.steps[1].region_work, 0u);
+  EXPECT_EQ(a.steps[1].work, 37u);
+  EXPECT_EQ(a.steps[1].span, 28u);
+  EXPECT_DOUBLE_EQ(a.steps[1].parallelism, 37.0 / 28.0);
+  EXPECT_EQ(a.stop, analysis::AdviseStop::NothingLeft);
+  EXPECT_EQ(a.burdened_after.span, 28u);  // no overhead measured (4 tasks): the span itself
+}
+
+// A strand of loop iterations seen only together weighs one iteration on the path, in the
+// adviser and in the curves: a serial strand of 300 (fragment 1), then a loop share of 800 over
+// 8 iterations (fragment 2): span 300 + 100. Step 1 (factor 4) takes the serial strand (300 on
+// the path against the loop's 100): 75 + 100. Step 2 the loop, whose path share is 100, not 800:
+// its weight 200 over 8 iterations, 25 on the path: span 100, parallelism 11 >= 10.
+TEST(AdviseTest, ALoopsIterationsSeenTogetherWeighOneIterationOnThePath) {
+  ModelBuilder b;
+  const uint32_t loop = b.add_site(SiteKind::Loop);
+  const uint32_t serial = b.strand(300);
+  b.open(NodeKind::Loop, loop);
+  const uint32_t share = b.strand(800, {serial});
+  b.close();
+  b.strand(0, {share});
+  Model m = b.finish();
+  m.divisible = {{share, 8}};
+  m.fragments = {{}, {0x10, 0x20}, {0x30, 0x40}};
+  m.strands[serial].fragment = 1;
+  m.strands[share].fragment = 2;
+  analysis::AdviseOptions opt;
+  opt.target = 10;
+  opt.factor = 4;
+  const analysis::Advice a = analysis::advise(m, {model::kNone, 0, 1}, 2, opt);
+  EXPECT_EQ(a.span, 400u);
+  ASSERT_EQ(a.steps.size(), 2u);
+  EXPECT_EQ(a.steps[0].critical_work, 300u);
+  EXPECT_DOUBLE_EQ(a.steps[0].critical_percent, 75.0);
+  EXPECT_EQ(a.steps[0].span, 175u);
+  EXPECT_EQ(a.steps[1].critical_work, 100u);
+  EXPECT_EQ(a.steps[1].span, 100u);
+  EXPECT_DOUBLE_EQ(a.steps[1].parallelism, 11.0);
+  EXPECT_EQ(a.stop, analysis::AdviseStop::TargetReached);
+  // The curve of the loop's fragment: 100 of it on the critical path; at factor 2 its weight
+  // 400 is 50 on the path.
+  const auto curves = analysis::whatif_curves(m, {analysis::unit_of_fragments(m, {2}, "loop")},
+                                              {2, kInf}, WhatIfMode::Parallelize);
+  ASSERT_EQ(curves.size(), 1u);
+  EXPECT_EQ(curves[0].unit_work, 800u);
+  EXPECT_EQ(curves[0].unit_critical, 100u);
+  EXPECT_EQ(curves[0].points[0].span, 350u);
+  EXPECT_EQ(curves[0].points[1].span, 300u);
+}
+
+// The tasking overhead: the 5th percentile of the task strands' works (100 tasks of 1 to 100:
+// the 6th smallest, 6) plus the runtime's cost the model took out, per strand, rounded (102
+// strands: 357 is 3.5 a strand, 4; 356 is 3.49, 3). Under 100 task strands: not measurable.
+TEST(OverheadTest, TheFifthPercentileOfTaskStrandsPlusTheRuntimesCostPerStrand) {
+  auto tasks = [](uint32_t n) {
+    ModelBuilder b;
+    const uint32_t site = b.add_site(SiteKind::Task);
+    const uint32_t fork = b.strand(0);
+    std::vector<uint32_t> ends{fork};
+    for (uint32_t i = 0; i < n; ++i) {
+      b.open(NodeKind::Task, site);
+      ends.push_back(b.strand(100 - i, {fork}));  // works 100 down to 1
+      b.close();
+    }
+    b.strand(0, ends);
+    return b.finish();
+  };
+  Model m = tasks(100);
+  analysis::Overhead o = analysis::estimate_task_overhead(m);
+  EXPECT_EQ(o.samples, 100u);
+  EXPECT_EQ(o.per_task, 6u);
+  m.runtime_removed = 357;
+  EXPECT_EQ(analysis::estimate_task_overhead(m).per_task, 6u + 4);
+  m.runtime_removed = 356;
+  EXPECT_EQ(analysis::estimate_task_overhead(m).per_task, 6u + 3);
+  o = analysis::estimate_task_overhead(tasks(99));
+  EXPECT_EQ(o.samples, 0u);
+  EXPECT_EQ(o.per_task, 0u);
+}
+
 }  // namespace
 }  // namespace tasklens
