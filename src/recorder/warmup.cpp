@@ -26,10 +26,10 @@ void* spin_until(void* deadline) {
 
 }  // namespace
 
-void warm_up_cpus(unsigned ms) {
-  if (ms == 0) return;
+unsigned warm_up_cpus(unsigned ms) {
+  if (ms == 0) return 0;
   cpu_set_t allowed;
-  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return 0;
   const int here = sched_getcpu();
   uint64_t deadline = now_ns() + uint64_t(ms) * 1'000'000u;
   pthread_t helpers[kMaxHelpers];
@@ -49,6 +49,7 @@ void warm_up_cpus(unsigned ms) {
   }
   spin_until(&deadline);
   for (int i = 0; i < started; ++i) pthread_join(helpers[i], nullptr);
+  return unsigned(started) + 1;
 }
 
 }  // namespace tasklens::recorder

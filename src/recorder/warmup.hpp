@@ -9,7 +9,8 @@ namespace tasklens::recorder {
 // (main() before its first construct, a new worker's first strand) run exactly then: one-offs
 // on the critical path, each of which no other strand of its code can show to be slow. Spinning
 // first makes them run at the speed of the rest of the run. Threads of the recorder's own,
-// which record nothing.
-void warm_up_cpus(unsigned ms);
+// which record nothing. Returns how many CPUs it kept busy (this thread's and its helpers'; 0 for
+// no time asked).
+unsigned warm_up_cpus(unsigned ms);
 
 }  // namespace tasklens::recorder

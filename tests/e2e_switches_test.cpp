@@ -1,7 +1,9 @@
-// Context-switch tracking: the intervals the kernel reports for a thread that another thread
-// keeps preempting must match the gaps the thread itself sees in the TSC while it spins; a
-// thread that sleeps is reported blocked, not preempted, for as long as it slept; a slow page
-// fault is reported within the touch that took it.
+// Context-switch tracking, against the machine's own kernel: the intervals the kernel reports for
+// a thread that another thread keeps preempting must match the gaps the thread itself sees in the
+// TSC while it spins; a thread that sleeps is reported blocked for as long as it slept; a slow
+// page fault is reported within the touch that took it. The recorder's ring is tested here, in
+// the end-to-end stage (one test at a time), since what it reports is the real scheduler's; the
+// match of the preempted intervals is a timing, judged by the policy of e2e_timing.hpp.
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <sched.h>
@@ -20,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "e2e_timing.hpp"
 #include "recorder/switches.hpp"
 #include "trace/format.hpp"
 
@@ -160,20 +163,28 @@ bool close_enough(const Measured& m) {
 TEST(RecorderSwitches, PreemptedIntervalsMatchWhatTheThreadSees) {
   recorder::SwitchRing* ring = recorder::switch_ring_open();
   if (!ring) GTEST_SKIP() << "perf context-switch records are not available here";
-  // The kernel's scheduling on a shared VM is not ours to control: up to four tries, and a
-  // try whose two clocks disagreed measured nothing.
-  Measured m;
-  for (int attempt = 0; attempt < 4; ++attempt) {
-    const Measured tried = measure(ring);
-    if (!tried.clocks_agree) continue;
-    m = tried;
-    if (close_enough(m)) break;
-  }
+  // A sample is disturbed by what it measured itself: the host pausing the guest (its TSC and
+  // system clock disagreeing on the spin's length), or taking CPU 0 away (steal).
+  e2e::judge_timing<Measured>(
+      "the preempted intervals against the gaps the spinning thread saw", e2e::Needs::SpinTiming,
+      [&] { return measure(ring); },
+      [](const Measured& m) {
+        e2e::Violations v;
+        std::ostringstream figures;
+        figures << "reported " << m.reported_ms << " ms, seen " << m.seen_ms << " ms, want "
+                << lowest_expected(m) << " to " << highest_expected(m) << "\n";
+        if (!m.clocks_agree)
+          v.disturbed = "the TSC and the system clock disagreed on the spin's length";
+        else if (m.stolen_ms > 0)
+          v.disturbed = "the host took " + std::to_string(m.stolen_ms) + " ms of CPU 0";
+        if (m.clocks_agree && !(m.seen_ms > 30.0))
+          v.hard = "the rival thread did not preempt the measured one: " + figures.str();
+        else if (!close_enough(m))
+          v.soft = figures.str();
+        return v;
+      },
+      [](const Measured&) { return std::vector<nlohmann::json>{}; });
   recorder::switch_ring_close(ring);
-  if (!m.clocks_agree) GTEST_SKIP() << "the TSC and the system clock disagreed in every try";
-  ASSERT_GT(m.seen_ms, 30.0) << "the rival thread did not preempt the measured one";
-  EXPECT_GE(m.reported_ms, lowest_expected(m)) << m.stolen_ms << " ms stolen by the host";
-  EXPECT_LE(m.reported_ms, highest_expected(m));
 }
 
 }  // namespace
@@ -196,11 +207,12 @@ TEST(RecorderSwitches, SleepIsReportedBlockedNotPreempted) {
   recorder::switch_ring_drain(ring, 7, out, lost);
   recorder::switch_ring_close(ring);
   const double blocked = reported_ms(out, trace::RecordType::Blocked, begin_ns, end_ns);
+  const double preempted = reported_ms(out, trace::RecordType::Preemptions, begin_ns, end_ns);
   const double slept = double(end_ns - begin_ns) / 1e6;
-  // Three sleeps of 20 ms: the thread was blocked for nearly all of the time it measured.
+  // Three sleeps of 20 ms: blocked for at least that, and off the CPU for no more than the time
+  // measured (after a wake-up the thread may wait for its CPU: preempted, not blocked).
   EXPECT_GE(blocked, 60.0);
-  EXPECT_LE(blocked, slept + 0.5);
-  EXPECT_LT(reported_ms(out, trace::RecordType::Preemptions, begin_ns, end_ns), 0.2 * slept);
+  EXPECT_LE(blocked + preempted, slept + 0.5);
 }
 
 }  // namespace
