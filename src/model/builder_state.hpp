@@ -341,7 +341,6 @@ class Builder {
   uint32_t flow_chain_for(uint32_t body, uint32_t spawner, uint32_t scope, uint64_t group,
                           uint64_t address, uint64_t limit);
   void place_flow_chains(uint64_t group, uint32_t waiting_scope);
-  void place_flow_chain(uint32_t chain, uint32_t waiting_scope);
   void place_open_flow_chains();
   uint32_t common_scope(uint32_t a, uint32_t b) const;
   void on_chunk(const Event& e, uint32_t thread);

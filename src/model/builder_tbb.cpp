@@ -183,7 +183,7 @@ uint32_t Builder::flow_chain_for(uint32_t body, uint32_t spawner, uint32_t scope
   if (f.chain == kNone || f.group != group) {
     f = FlowNode{};
     f.group = group;
-    // Its parent until the wait places it (place_flow_chain): the scope common to the tasks
+    // Its parent until the wait places it (place_flow_chains): the scope common to the tasks
     // that spawn its bodies, which is older than the chain.
     f.chain = static_cast<uint32_t>(nodes_.size());
     nodes_.push_back(PNode{NodeKind::Taskgroup, scope});
@@ -231,42 +231,55 @@ uint32_t Builder::common_scope(uint32_t a, uint32_t b) const {
   return a == b ? a : 0;
 }
 
-// The wait for `group` ends in `waiting_scope`: the group's chains go before its join strand.
+// The wait for `group` ends in `waiting_scope`: the group's chains go before its join strand,
+// after every task that spawned one of their bodies, inside no construct that holds neither:
+// in the scope common to those tasks and the waiting task ("home"), as its last items if that
+// is the waiting scope; otherwise just before the item that holds the wait (graph::wait_for_all
+// waits in a task_arena::execute of its own, made after the messages were put: the chains come
+// between them). Chains of one home go in together, in the order they were made.
 void Builder::place_flow_chains(uint64_t group, uint32_t waiting_scope) {
   auto it = flow_chains_.find(group);
   if (it == flow_chains_.end()) return;
-  for (const auto& [address, chain] : it->second) {
-    place_flow_chain(chain, waiting_scope);
+  std::vector<std::pair<uint64_t, uint32_t>> chains = std::move(it->second);
+  flow_chains_.erase(it);
+  for (const auto& [address, chain] : chains) {
+    nodes_[chain].parent = common_scope(nodes_[chain].parent, waiting_scope);
     auto f = flow_nodes_.find(address);
     if (f != flow_nodes_.end() && f->second.chain == chain) flow_nodes_.erase(f);  // all ended
   }
-  flow_chains_.erase(it);
-}
-
-// After every task that spawned one of its bodies, before the wait that joins them, and inside
-// no construct that holds neither: in the scope common to the spawners and the waiting task,
-// as its last item if that is the waiting scope; otherwise just before the item that holds the
-// wait (graph::wait_for_all waits in a task_arena::execute of its own, made after the messages
-// were put: the chain comes between them).
-void Builder::place_flow_chain(uint32_t chain, uint32_t waiting_scope) {
-  const uint32_t home = common_scope(nodes_[chain].parent, waiting_scope);
-  nodes_[chain].parent = home;
-  if (home != waiting_scope && waiting_scope != kNone) {
-    uint32_t a = waiting_scope;
-    while (nodes_[a].parent != home) a = nodes_[a].parent;
-    // That item was appended when `a` was made, after the messages' puts: a search from the
-    // end of the log reads this wait's items only.
-    const std::pair<uint32_t, uint32_t> holder{home, a | kNodeBit};
-    for (size_t i = items_.size(); i-- > 0;) {
-      if (items_[i] == holder) {
-        items_.insert(items_.begin() + static_cast<std::ptrdiff_t>(i), {home, chain | kNodeBit});
-        ++nodes_[home].item_count;
-        return;
+  std::vector<std::pair<uint32_t, uint32_t>> batch;  // (home, chain | kNodeBit)
+  std::vector<bool> placed(chains.size(), false);
+  for (size_t first = 0; first < chains.size(); ++first) {
+    if (placed[first]) continue;
+    const uint32_t home = nodes_[chains[first].second].parent;
+    batch.clear();
+    for (size_t i = first; i < chains.size(); ++i) {
+      if (placed[i] || nodes_[chains[i].second].parent != home) continue;
+      placed[i] = true;
+      batch.emplace_back(home, chains[i].second | kNodeBit);
+    }
+    size_t at = items_.size();
+    if (home != waiting_scope) {
+      uint32_t a = waiting_scope;
+      while (nodes_[a].parent != home) a = nodes_[a].parent;
+      // That item was appended when `a` was made, after the messages' puts: a search from the
+      // end of the log reads this wait's items only. Not there (the wait is inside another
+      // chain, not placed yet): after it instead.
+      const std::pair<uint32_t, uint32_t> holder{home, a | kNodeBit};
+      for (size_t i = items_.size(); i-- > 0;) {
+        if (items_[i] == holder) {
+          at = i;
+          break;
+        }
       }
     }
-    // Not in the log (the wait is inside another chain, not placed yet): after it instead.
+    if (at == items_.size()) {
+      for (const auto& item : batch) append_item(home, item.second);
+    } else {
+      items_.insert(items_.begin() + static_cast<std::ptrdiff_t>(at), batch.begin(), batch.end());
+      nodes_[home].item_count += static_cast<uint32_t>(batch.size());
+    }
   }
-  append_item(home, chain | kNodeBit);
 }
 
 // Chains whose group was never waited for: after everything of their scope (finalize).

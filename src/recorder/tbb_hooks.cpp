@@ -270,9 +270,9 @@ struct BodyTaskLayout : d1::graph_task {
 };
 template <class Input>
 struct InputLayout
-    : d1::function_input_base<Input, d1::queueing, d1::cache_aligned_allocator<Input>,
-                              d1::function_input<Input, Input, d1::queueing,
-                                                 d1::cache_aligned_allocator<Input>>> {
+    : d1::function_input_base<
+          Input, d1::queueing, d1::cache_aligned_allocator<Input>,
+          d1::function_input<Input, Input, d1::queueing, d1::cache_aligned_allocator<Input>>> {
   static constexpr size_t limit_offset() { return offsetof(InputLayout, my_max_concurrency); }
 };
 constexpr size_t kBodyNodeOffset = offsetof(BodyTaskLayout, node);
@@ -292,8 +292,8 @@ bool is_node_body(const char* name) {
 
 // Before the spawn of a node's body (the model places the body by it): its node and limit.
 __attribute__((noinline)) void put_node_body(ThreadState* t, const d1::task& task, uint64_t id) {
-  const char* node = *reinterpret_cast<const char* const*>(reinterpret_cast<const char*>(&task) +
-                                                           kBodyNodeOffset);
+  const char* node =
+      *reinterpret_cast<const char* const*>(reinterpret_cast<const char*>(&task) + kBodyNodeOffset);
   const size_t limit = *reinterpret_cast<const size_t*>(node + kNodeLimitOffset);
   if (limit == 0) return;  // unlimited: its bodies are as independent as their spawns say
   if (uint8_t* p = begin_event(t, EventKind::TbbNodeBody)) {
