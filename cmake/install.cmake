@@ -1,13 +1,13 @@
-# Installing tasklens like a tool (issue 22): `cmake --install build --prefix P` gives
+# Installing tasklens like a tool: `cmake --install build --prefix P` gives
 #   P/bin/tasklens                              the command
 #   P/lib/tasklens/libtasklens_recorder.so      the recorder it preloads into programs
 #   P/lib/tasklens/libomp.so.5                  LLVM 16's OpenMP runtime it records with
 #   P/lib/tasklens/tasklens-runtime-calibration{,-gcc} empty tasks that time the runtime's own cost
-#   P/include/tasklens/{tasklens.h,tbb.h}       the annotation header and oneTBB's wrappers
+#   P/include/tasklens/{tasklens.h,tbb.h,tbb_detail.h} the annotation header, oneTBB's wrappers
 #   P/<libdir>/cmake/tasklens/                  find_package(tasklens): tasklens::headers
 #   P/share/man/man1/tasklens.1                 the man page, from the commands' --help
 #   P/share/bash-completion/completions/tasklens
-# so that P/bin/tasklens works from any directory once the build tree is gone (record.cpp looks
+# so that P/bin/tasklens works from any directory once the build tree is gone (record_cmd.cpp looks
 # for the recorder and the runtime in ../lib/tasklens next to its binary first), and
 # `cpack -G DEB` (in the build directory) makes a Debian package of the same files.
 include(GNUInstallDirs)

@@ -1,7 +1,8 @@
 // Time a thread spent off its CPU (src/model/builder_off_cpu.cpp), on synthetic traces: an
 // interval is taken out of each strand it overlaps, only the overlapping part, and the part that
-// falls in a wait (which is no work anyway) is counted under no cause. (model_test.cpp checks
-// each cause inside one strand: preemption, blocking, recorder stalls, slow page faults.)
+// falls in a wait (which is no work anyway) is counted under no cause; each cause inside one
+// strand: preemption (the TSC's work only), blocking, recorder stalls, slow page faults, the
+// recorder's own cost per event; and the host's steal, which nothing can take out, reported.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -54,6 +55,213 @@ TEST(ModelOffCpu, AnIntervalIsSplitAtTheEventsItSpansAndAWaitKeepsItsPart) {
   const analysis::Profile p = analysis::compute_profile(m);
   EXPECT_EQ(p.work, 500u);
   EXPECT_EQ(p.span, 5u + 485);
+}
+
+// ------------------------------------------------------------------------ each cause
+
+// The amount of further metric `metric` (0: the first after the primary one) of `strand`.
+uint64_t extra(const model::Model& m, size_t metric, uint32_t strand) {
+  return m.extra_work.at(metric * m.strands.size() + strand);
+}
+
+// Time another process had the CPU is taken out of the TSC's work, primary or not, and only out
+// of it: task-clock (modelled here as the thread's CPU time) stopped by itself.
+TEST(ModelOffCpu, PreemptionIsTakenOutOfTheTscOnly) {
+  using trace::Metric;
+  for (bool tsc_first : {true, false}) {
+    std::vector<Metric> metrics = tsc_first ? std::vector<Metric>{Metric::Tsc, Metric::TaskClock}
+                                            : std::vector<Metric>{Metric::TaskClock, Metric::Tsc};
+    TraceBuilder tb(2);
+    tb.metrics(metrics, [](uint32_t t, uint64_t time) {
+      uint64_t off = t == 1 && time > 30 ? std::min<uint64_t>(time, 60) - 30 : 0;
+      return std::vector<uint64_t>{time - off};
+    });
+    tb.preempt(1, 30, 60);
+    Region r{tb};
+    r.begin();
+    uint64_t C = id(0, 5);
+    tb.ev(0, 20, EventKind::TaskCreate, {r.A, C, kExplicit, 0x2000});
+    tb.ev(1, 21, EventKind::TaskSchedule, {r.B, kSwitch, C});
+    tb.ev(1, 221, EventKind::TaskSchedule, {C, kComplete, r.B});  // C: 200 - 30 preempted
+    r.end(520, 530);
+    model::Model m = tb.build();
+    expect_invariants(m);
+    uint64_t work = 0, other = 0;
+    for (uint32_t s = 0; s < m.strands.size(); ++s) {
+      EXPECT_EQ(m.strands[s].work, extra(m, 0, s)) << "strand " << s;
+      work += m.strands[s].work;
+      other += extra(m, 0, s);
+    }
+    EXPECT_EQ(work, 10u + 500 + 170 + 1) << "tsc first: " << tsc_first;
+    EXPECT_EQ(other, work);
+    // Reported preemption is in the primary metric's unit: only when it is the TSC.
+    EXPECT_EQ(m.preempted, tsc_first ? 30u : 0u);
+    EXPECT_EQ(m.tsc_per_second, 1e9);
+  }
+}
+
+// A region where A creates task C at 20 and B runs it from 21 to 221 (200 ticks); `inside_c`
+// adds B's events in between. Returns the model built with `options`.
+model::Model one_task_region(TraceBuilder& tb, const model::BuildOptions& options,
+                             const std::function<void()>& inside_c) {
+  Region r{tb};
+  r.begin();
+  uint64_t C = id(0, 5);
+  tb.ev(0, 20, EventKind::TaskCreate, {r.A, C, kExplicit, 0x2000});
+  tb.ev(1, 21, EventKind::TaskSchedule, {r.B, kSwitch, C});
+  inside_c();
+  tb.ev(1, 221, EventKind::TaskSchedule, {C, kComplete, r.B});
+  r.end(520, 530);
+  model::Model m = tb.build(options);
+  expect_invariants(m);
+  return m;
+}
+
+uint64_t total_work(const model::Model& m) {
+  uint64_t work = 0;
+  for (const auto& s : m.strands) work += s.work;
+  return work;
+}
+
+// A thread that blocks inside a task (sleep, I/O, a futex the runtime does not see) does no
+// work: the blocked time is taken out of the strand (blocked_removed), unless the caller keeps
+// wall-time semantics; preemption and a wait inside the recorder are taken out either way, each
+// counted under its own cause.
+TEST(ModelOffCpu, BlockedTimeAndRecorderStallsAreTakenOutOfTheStrand) {
+  for (bool blocked_as_work : {false, true}) {
+    TraceBuilder tb(2);
+    tb.blocked(1, 40, 90);    // 50 blocked inside C
+    tb.preempt(1, 100, 110);  // 10 preempted inside C
+    model::BuildOptions options;
+    options.blocked_as_work = blocked_as_work;
+    model::Model m = one_task_region(tb, options, [&] {
+      // C waited 30 ticks for a buffer, ending at 150; a preemption inside that wait is the
+      // wait's.
+      tb.preempt(1, 125, 135);
+      tb.ev(1, 150, EventKind::RecorderStall, {30});
+    });
+    const uint64_t work = total_work(m);
+    const uint64_t c_work = 200 - 30 - 10 - (blocked_as_work ? 0 : 50);
+    EXPECT_EQ(work, 10u + 500 + c_work + 1) << "blocked as work: " << blocked_as_work;
+    EXPECT_EQ(m.recorder_stalled, 30u);
+    EXPECT_EQ(m.preempted, 10u);
+    EXPECT_EQ(m.blocked, blocked_as_work ? 0u : 50u);
+    EXPECT_EQ(m.blocked_removed, !blocked_as_work);
+    // The strand that blocked (C's, from 21 to 221) keeps its blocked time apart.
+    if (blocked_as_work) {
+      EXPECT_TRUE(m.blocked_work.empty());
+    } else {
+      ASSERT_EQ(m.blocked_work.size(), 1u);
+      const model::Strand& s = m.strands[m.blocked_work[0].strand];
+      EXPECT_EQ(s.start, 21u);
+      EXPECT_EQ(m.blocked_work[0].ticks, 50u);
+    }
+  }
+}
+
+// A page fault far slower than the thread's usual ones (the recorder's SlowFaults: the part
+// beyond a usual fault) is the machine's time, not the program's: taken out of the strand it
+// falls in and counted apart, unless the caller keeps it; an interval that overlaps a switch
+// (which a damaged trace may hold) is not taken out twice.
+TEST(ModelOffCpu, SlowPageFaultsAreTakenOutOfTheStrandUnlessKept) {
+  for (bool keep : {false, true}) {
+    TraceBuilder tb(2);
+    tb.slow_fault(1, 40, 100);   // 60 inside C
+    tb.preempt(1, 90, 110);      // overlaps the fault by 10: 20 preempted, 50 more of the fault
+    tb.slow_fault(0, 300, 340);  // 40 inside A's continuation
+    model::BuildOptions options;
+    options.keep_slow_faults = keep;
+    model::Model m = one_task_region(tb, options, [] {});
+    const uint64_t work = total_work(m);
+    const uint64_t faults = keep ? 0 : 60 + 40;
+    EXPECT_EQ(m.slow_faults, faults) << "keep: " << keep;
+    EXPECT_EQ(m.preempted, keep ? 20u : 10u) << "keep: " << keep;
+    EXPECT_EQ(work, 10u + 500 + 200 + 1 - faults - m.preempted) << "keep: " << keep;
+  }
+}
+
+// The recorder's cost per event is in the intervals between events: one such cost per event
+// comes out of the thread's intervals (never below zero), and is reported. An interval too short
+// to hold it (or empty: an event that took its predecessor's timestamp) passes the rest on to
+// the thread's next interval.
+TEST(ModelOffCpu, TheRecordersCostPerEventIsTakenOutOfEveryInterval) {
+  auto build = [](bool keep) {
+    TraceBuilder tb(2);
+    tb.probe_cost(3);
+    Region r{tb};
+    r.begin();
+    uint64_t C = id(0, 5);
+    tb.ev(0, 20, EventKind::TaskCreate, {r.A, C, kExplicit, 0x2000});
+    tb.ev(1, 21, EventKind::TaskSchedule, {r.B, kSwitch, C});
+    tb.ev(1, 22, EventKind::MutexWaitBegin, {1});  // an interval of 1 tick: it becomes 0
+    tb.ev(1, 23, EventKind::MutexWaitEnd, {1});
+    tb.ev(1, 221, EventKind::TaskSchedule, {C, kComplete, r.B});
+    r.end(520, 530);
+    model::BuildOptions options;
+    options.keep_probe_cost = keep;
+    model::Model m = tb.build(options);
+    expect_invariants(m);
+    return m;
+  };
+  auto total = [](const model::Model& m) {
+    uint64_t work = 0;
+    for (const auto& s : m.strands) work += s.work;
+    return work;
+  };
+  model::Model kept = build(true), taken = build(false);
+  EXPECT_EQ(kept.probe_per_event, 0u);
+  EXPECT_EQ(kept.probe_removed, 0u);
+  EXPECT_EQ(taken.probe_per_event, 3u);
+  // The intervals strands get: A's 10 (after two events at time 10: 6 ticks out) and 500 (3),
+  // B's 1 before its barrier (1: the other 2 go to B's wait, which is not work), C's 1 before
+  // the mutex wait (1, 2 carried) and 198 after it (the 2 carried, 3 for the wait's end event
+  // minus the 1 tick the wait's own interval held, and 3 of its own: 7).
+  EXPECT_EQ(total(kept) - total(taken), 6u + 3 + 1 + 1 + 7);
+  // The report's figure also counts the initial task's 10 ticks before the first parallel
+  // region (its first event at time 0 has an empty interval: 6 ticks out), whose work is
+  // cleared afterwards as the runtime's start-up.
+  EXPECT_EQ(taken.probe_removed, 6u + 6 + 3 + 1 + 1 + 7);
+}
+
+// The hypervisor's steal during the recording (a HostSteal record): its share of the CPUs' time,
+// with a warning from 2%; unknown (-1) in a trace without the record.
+TEST(ModelOffCpu, TheHostsStealIsReportedFromTwoPercent) {
+  auto build = [](std::optional<std::pair<uint64_t, uint64_t>> steal) {
+    TraceBuilder tb(2);
+    if (steal) tb.host_steal(steal->first, steal->second);
+    Region r{tb};
+    r.begin();
+    r.end(100, 110);
+    return tb.build();
+  };
+  auto warned = [](const model::Model& m) {
+    for (const std::string& w : m.warnings)
+      if (w.find("steal time") != std::string::npos) return true;
+    return false;
+  };
+  const model::Model none = build(std::nullopt), quiet = build({{1, 100}}),
+                     stolen = build({{44, 100}});
+  EXPECT_EQ(none.host_steal_percent, -1);
+  EXPECT_FALSE(warned(none));
+  EXPECT_DOUBLE_EQ(quiet.host_steal_percent, 1.0);
+  EXPECT_FALSE(warned(quiet));
+  EXPECT_DOUBLE_EQ(stolen.host_steal_percent, 44.0);
+  EXPECT_TRUE(warned(stolen));
+  // A damaged record (more steal than time) is ignored.
+  EXPECT_EQ(build({{200, 100}}).host_steal_percent, -1);
+  // `record` reads the same share from the record headers alone, and warns with the same words.
+  TraceBuilder tb(2);
+  tb.host_steal(44, 100);
+  const std::vector<uint8_t> bytes = tb.bytes();
+  char path[] = "/tmp/tasklens_steal_testXXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_EQ(write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+  close(fd);
+  EXPECT_DOUBLE_EQ(trace::TraceFile::scan(path).host_steal_percent, 44.0);
+  unlink(path);
+  EXPECT_NE(model::host_steal_warning(44).find("44% of the time"), std::string::npos);
+  EXPECT_EQ(model::host_steal_warning(1.9), "");
+  EXPECT_EQ(model::host_steal_warning(-1), "");
 }
 
 }  // namespace
