@@ -96,4 +96,16 @@ std::vector<LoopFacts> loop_facts(const Model& m) {
   return out;
 }
 
+std::vector<LoopFacts> loop_facts_by_site(const Model& m) {
+  std::vector<LoopFacts> by_site(m.sites.size());
+  for (const LoopFacts& f : loop_facts(m))
+    if (f.site < by_site.size()) by_site[f.site] = f;
+  return by_site;
+}
+
+bool team_bound(const LoopFacts& f, uint64_t region_work) {
+  return f.team_bound_work > 0 && static_cast<double>(f.team_bound_work) >=
+                                      kTeamBoundShare * static_cast<double>(region_work);
+}
+
 }  // namespace tasklens::analysis

@@ -43,5 +43,17 @@ struct LoopFacts {
 
 // One entry per site with something to say (sorted by site index).
 std::vector<LoopFacts> loop_facts(const model::Model& model);
+// The facts of every site, indexed by site (sites without any: all zero).
+std::vector<LoopFacts> loop_facts_by_site(const model::Model& model);
+
+// A region's team-bound phases count when they hold at least this share of its work: below it
+// they are the code every thread runs around the region's constructs, not its work.
+inline constexpr double kTeamBoundShare = 0.10;
+// Static shares whose slowest one took this much longer than the mean are worth a note: the rest
+// of the team then waited a tenth of the loop's time or more.
+inline constexpr double kImbalanceNote = 0.10;
+
+// A region (of work `region_work`) whose team-bound phases hold kTeamBoundShare of it or more.
+bool team_bound(const LoopFacts& facts, uint64_t region_work);
 
 }  // namespace tasklens::analysis

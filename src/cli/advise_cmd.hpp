@@ -25,7 +25,7 @@ struct AdviseOptions {
 [[noreturn]] void run_advise(const AdviseOptions& options);
 
 // advise's options checked and resolved (target, factor, k); the target, unless given, is the
-// report's for this recording (report::parallelism_target).
+// report's for this recording (analysis::parallelism_target).
 report::AdviceReport advice_options(const AdviseOptions& options, const model::Model& model);
 
 }  // namespace tasklens::cli

@@ -12,7 +12,7 @@
 #include "errors.hpp"
 #include "load/recording.hpp"
 #include "load/timings.hpp"
-#include "report/diagnosis.hpp"
+#include "report/diagnosis_report.hpp"
 #include "report/profile_report.hpp"
 
 namespace tasklens::cli {
@@ -79,7 +79,10 @@ void run_report(const ReportOptions& opt) {
       base_fragments = report::label_fragments(base.model, base.trace->modules(), base.labels);
       comparison = compare_with_base(base, base_fragments, l, d.fragments, opt.base, opt.trace);
     }
-    verdict = diagnose(l, p, account, d, comparison ? &*comparison : nullptr);
+    const analysis::Diff* base_diff = comparison ? &*comparison : nullptr;
+    verdict = report::diagnosis_items(
+        l.model, load::diagnose(l, p, account, d, base_diff),
+        {.sites = &l.labels, .fragments = &d.fragments, .account = &account, .base = base_diff});
     extras.serial = report::serial_fragments(l.model, p, d.fragments);
     load::Timings::global().lap("diagnosis");
   }

@@ -21,6 +21,7 @@
 #include "errors.hpp"
 #include "load/recording.hpp"
 #include "platform/platform.hpp"
+#include "report/diagnosis_report.hpp"
 #include "report/html_view.hpp"
 #include "report/json_text.hpp"
 #include "report/profile_report.hpp"
@@ -99,7 +100,9 @@ report::ViewRun view_run(const std::string& path, Recording& rec, const ViewOpti
   // The profile section with its diagnosis, which heads the page (report's, from the same
   // inputs: the fragments' labels, the task types and the schedule, also the page's sections).
   load::Diagnosed diagnosed = load::diagnosis_inputs(l, /*full=*/true);
-  const std::vector<report::DiagnosisItem> verdict = diagnose(l, profile, account, diagnosed);
+  const std::vector<report::DiagnosisItem> verdict = report::diagnosis_items(
+      m, load::diagnose(l, profile, account, diagnosed),
+      {.sites = &l.labels, .fragments = &diagnosed.fragments, .account = &account});
   report::ProfileExtras extras;
   extras.diagnosis = &verdict;
   extras.serial = report::serial_fragments(m, profile, diagnosed.fragments);

@@ -184,20 +184,22 @@ Diagnosed diagnosis_inputs(const Loaded& l, bool full) {
   return d;
 }
 
-std::vector<report::DiagnosisItem> diagnose(const Loaded& l, const analysis::Profile& p,
-                                            const report::SpanAccount& account, const Diagnosed& d,
-                                            const analysis::Diff* base) {
-  report::DiagnosisInput in;
+std::vector<analysis::DiagnosisFinding> diagnose(const Loaded& l, const analysis::Profile& p,
+                                                 const report::SpanAccount& account,
+                                                 const Diagnosed& d, const analysis::Diff* base) {
+  analysis::DiagnosisInput in;
   in.model = &l.model;
   in.profile = &p;
-  in.labels = &l.labels;
-  in.fragments = &d.fragments;
-  in.account = &account;
+  in.target = analysis::parallelism_target(l.model);
+  in.fragment_group = &d.fragments.group_of;
+  in.fragment_groups = static_cast<uint32_t>(d.fragments.label.size());
+  in.clipping = account.clipping;
+  in.measured = account.measured;
   in.task_sizes = &d.task_sizes;
   in.tiny_size = d.tiny_size;
   in.schedule = d.schedule.timestamps ? &d.schedule : nullptr;
   in.base = base;
-  return report::diagnose(in);
+  return analysis::diagnose(in);
 }
 
 }  // namespace tasklens::load

@@ -10,13 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "analysis/diagnosis.hpp"
 #include "analysis/diff.hpp"
 #include "analysis/robust.hpp"
 #include "analysis/sched.hpp"
 #include "analysis/tasks.hpp"
 #include "model/model.hpp"
-#include "report/diagnosis.hpp"
 #include "report/profile_report.hpp"
+#include "report/whatif_report.hpp"
 #include "trace/reader.hpp"
 
 namespace tasklens::load {
@@ -65,9 +66,10 @@ report::RunInfo run_info_of(const Loaded& loaded);
 report::SpanAccount span_account(const Loaded& loaded, const analysis::Profile& profile,
                                  std::future<uint64_t>* measured_span = nullptr);
 
-// What the diagnosis (report/diagnosis.hpp) needs beside the profile, computed from the loaded
-// model alone (so that it can run beside the profile): the code fragments' labels, the task
-// types and the schedule.
+// What the diagnosis (analysis/diagnosis.hpp) needs beside the profile, computed from the
+// loaded model alone (so that it can run beside the profile): the code fragments' labels (their
+// groups for the analysis, their names for report/diagnosis_report.hpp), the task types and the
+// schedule.
 struct Diagnosed {
   report::FragmentLabels fragments;
   std::vector<analysis::TypeSizes> task_sizes;
@@ -77,11 +79,14 @@ struct Diagnosed {
   analysis::TaskProfile tasks;
 };
 Diagnosed diagnosis_inputs(const Loaded& loaded, bool full = false);
-// `base`: the comparison with a base recording (`report --base`), or null.
-std::vector<report::DiagnosisItem> diagnose(const Loaded& loaded, const analysis::Profile& profile,
-                                            const report::SpanAccount& account,
-                                            const Diagnosed& inputs,
-                                            const analysis::Diff* base = nullptr);
+// The findings (analysis::diagnose, for this machine's parallelism target); `base`: the
+// comparison with a base recording (`report --base`), or null. report::diagnosis_items words
+// them.
+std::vector<analysis::DiagnosisFinding> diagnose(const Loaded& loaded,
+                                                 const analysis::Profile& profile,
+                                                 const report::SpanAccount& account,
+                                                 const Diagnosed& inputs,
+                                                 const analysis::Diff* base = nullptr);
 
 // The differential analysis' input of one loaded recording (its units named by their labels).
 analysis::DiffInput diff_input(const Loaded& loaded, const report::FragmentLabels& fragments);

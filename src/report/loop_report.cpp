@@ -10,18 +10,10 @@ namespace {
 bool together(const analysis::LoopFacts& f) { return f.strands_together > 0; }
 
 bool team_bound(const analysis::SiteRow& row, const analysis::LoopFacts& f) {
-  return f.team_bound_work > 0 &&
-         static_cast<double>(f.team_bound_work) >= kTeamBoundShare * static_cast<double>(row.work);
+  return analysis::team_bound(f, row.work);
 }
 
 }  // namespace
-
-std::vector<analysis::LoopFacts> loop_facts_by_site(const model::Model& m) {
-  std::vector<analysis::LoopFacts> by_site(m.sites.size());
-  for (const analysis::LoopFacts& f : analysis::loop_facts(m))
-    if (f.site < by_site.size()) by_site[f.site] = f;
-  return by_site;
-}
 
 std::string kind_label(const model::Model& m, const analysis::SiteRow& row,
                        const analysis::LoopFacts& f) {
@@ -60,7 +52,7 @@ std::vector<std::string> loop_notes(const model::Model& m, const analysis::Profi
     const SiteLabel& l = labels[row.site];
     const std::string where =
         l.function.empty() ? l.site : fmt::format("{} ({})", l.site, l.function);
-    if (f.static_instances > 0 && f.share_imbalance >= kImbalanceNote)
+    if (f.static_instances > 0 && f.share_imbalance >= analysis::kImbalanceNote)
       imbalance.push_back(fmt::format(
           "the threads' static shares of loop {} differ: the slowest took {:.0f}% longer than "
           "the average share, and the rest of the team waited for it; schedule(dynamic) or "

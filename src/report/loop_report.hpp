@@ -13,13 +13,7 @@
 
 namespace tasklens::report {
 
-// The facts of every site, indexed by site (sites without any: all zero).
-std::vector<analysis::LoopFacts> loop_facts_by_site(const model::Model& model);
-
-// A region's team-bound phases count when they hold at least this share of its work.
-inline constexpr double kTeamBoundShare = 0.10;
-// Static shares whose slowest one took this much longer than the mean are worth a note.
-inline constexpr double kImbalanceNote = 0.10;
+// `facts`: analysis::loop_facts_by_site's; the thresholds are analysis/loops.hpp's.
 
 // The kind column: "loop*" for a loop with iterations seen together, "parallel#" for a
 // team-bound region; the plain kind otherwise.

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/algebra.hpp"
-#include "report/diagnosis.hpp"
+#include "report/diagnosis_report.hpp"
 #include "report/json_text.hpp"
 #include "report/loop_report.hpp"
 #include "report/printable.hpp"
@@ -94,7 +94,7 @@ nlohmann::ordered_json site_rows_json(const model::Model& m, const analysis::Pro
                                       const std::vector<SerialFragment>* serial) {
   nlohmann::ordered_json sites = nlohmann::ordered_json::array();
   const std::vector<uint64_t> blocked = blocked_by_site(m);
-  const std::vector<analysis::LoopFacts> loops = loop_facts_by_site(m);
+  const std::vector<analysis::LoopFacts> loops = analysis::loop_facts_by_site(m);
   for (size_t i = 0; i < std::min(rows, p.sites.size()); ++i) {
     const analysis::SiteRow& r = p.sites[i];
     const SiteLabel& l = labels[r.site];
@@ -135,7 +135,7 @@ std::string site_rows_table(const model::Model& m, const analysis::Profile& p,
   // The blocked column only when threads blocked for more than 1% of the work.
   const bool show_blocked = m.blocked > 0 && m.blocked >= p.work / 100;
   const std::vector<uint64_t> blocked = show_blocked ? blocked_by_site(m) : std::vector<uint64_t>();
-  const std::vector<analysis::LoopFacts> loops = loop_facts_by_site(m);
+  const std::vector<analysis::LoopFacts> loops = analysis::loop_facts_by_site(m);
   auto blocked_cell = [&](uint64_t v) {
     return show_blocked ? fmt::format(" {:>12}", v ? format_work(m, v) : "-") : std::string();
   };
@@ -522,7 +522,7 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
                     {"work_raw", raw.work},
                     {"span_raw", raw.span},
                     {"parallelism_raw", raw.parallelism}};
-    j["notes"] = loop_notes(m, p, labels, loop_facts_by_site(m));
+    j["notes"] = loop_notes(m, p, labels, analysis::loop_facts_by_site(m));
     j["sites"] = site_rows_json(m, p, labels, rows, serial);
     j["clipped_count"] = clipped ? account->clipping->strands.size() : 0;
     j["clipped_work"] = clipped ? account->clipping->clipped_work : 0;
@@ -618,7 +618,7 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
       ++shown;
     }
   }
-  const std::vector<analysis::LoopFacts> loops = loop_facts_by_site(m);
+  const std::vector<analysis::LoopFacts> loops = analysis::loop_facts_by_site(m);
   for (const std::string& note : loop_notes(m, p, labels, loops))
     out += fmt::format("note: {}\n", note);
   out += "\n";

@@ -85,7 +85,7 @@ struct SerialFragment {
   uint64_t work = 0;      // of the fragment's strands outside every construct
   uint64_t critical = 0;  // of those on the critical path (path weight)
 };
-// What report adds to the profile when it can: the verdict (report/diagnosis.hpp) that opens
+// What report adds to the profile when it can: the verdict (report/diagnosis_report.hpp) that opens
 // the table and the JSON's "diagnosis" list, and the serial code's fragments, largest share of
 // the critical path first.
 struct DiagnosisItem;
