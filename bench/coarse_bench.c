@@ -5,7 +5,7 @@
  * One thread (a `single`) creates `tasks` independent tasks; each one multiplies two small dense
  * matrices of its own `reps` times (real floating-point work, L1-resident, no spinning). Task i
  * uses matrices of size m = 28 + 3 (i % 5), so the tasks come in five sizes whose cost ranges over
- * about 2.9x. With the defaults a task takes about 12 to 40 us on a 2.5 GHz x86-64, so the few
+ * about 2.9x. With the defaults a task takes tens of microseconds, so the few
  * events the recorder writes per task are a tiny fraction of the run.
  *
  * Prints a checksum, the number of tasks, the time of the parallel region and the min / median /

@@ -1,4 +1,4 @@
-// The event path's capacity (issue 24: no single serial stage): N producer threads write a
+// The event path's capacity (no single serial stage): N producer threads write a
 // fine-grained program's event bytes as fast as they can into the recorder's real buffers
 // (buffer_register / committed stores / buffer_rotate) for a fixed time, and the writer threads
 // compress and write them to a real file. Prints one line of `key=value` (bench/event_path.sh

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/event_path.sh [BUILD_DIR=./build]: can the event path keep up with 128 busy threads?
-# (issue 24: no single serial stage on the event path)
+# (the goal: no single serial stage on the event path)
 #
 # Runs BUILD_DIR/bench/event_path (bench/event_path.cpp) for N = 1, 2, 4, ..., 128 producer
 # threads, each writing a fine-grained program's events into the recorder's real buffers as fast

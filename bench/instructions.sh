@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/instructions.sh [BUILD_DIR=./build]: the recorder's cost in the program's threads as a
-# count of instructions (issue 24), which, unlike a time, does not move with the machine.
+# count of instructions, which, unlike a time, does not move with the machine.
 #
 # On a shared or virtual machine the same run takes 1.5-2x longer from one minute to the next
 # (bench/overhead.sh's spreads), so a change of the hot path that saves 10% of its time cannot be
@@ -9,7 +9,7 @@
 # callbacks, with everything they call), the same on any machine for the same code.
 #
 # For each shape of the program suite (examples/suite, clang-14 -O3, tied, no cut-off, at small
-# sizes: fib 18, n-queens 8, health 4 x 100, uts 8), on 1 thread (the issue's per-task target is
+# sizes: fib 18, n-queens 8, health 4 x 100, uts 8), on 1 thread (the per-task cost target is
 # on 1 thread), prints the tasks (as the program counts them) and the instructions in the
 # callbacks, in all and per task. TASKLENS_INSTRUCTIONS_THREADS="1 2" adds 2-thread teams:
 # valgrind runs one thread at a time, so their idle workers' spinning makes some shapes (health)

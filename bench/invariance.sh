@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# bench/invariance.sh [BUILD_DIR=./build]: the invariance suite at bench size (issue 19 item 6;
-# docs/benchmarks.md, "Invariance"). The same program must give the same logical answer however
+# bench/invariance.sh [BUILD_DIR=./build]: the invariance suite at bench size
+# (docs/benchmarks.md, "Invariance"). The same program must give the same logical answer however
 # it was built and run.
 #
 # Records each program of the suite (examples/suite) at its bench size (>= 1M tasks, 2M where

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/loops.sh [BUILD_DIR=./build]: team-size invariance of loops (issue 20; docs/benchmarks.md,
+# bench/loops.sh [BUILD_DIR=./build]: team-size invariance of loops (docs/benchmarks.md,
 # "Loops"). A loop's parallelism is bounded by its iterations, not by the team it was recorded
 # with, so every loop form must give the same figure recorded with 1, 2, 4 and 8 threads (4 and 8
 # oversubscribe a 2-core machine: on purpose).

@@ -1,8 +1,8 @@
 /* ompt_dispatch.c: what the OpenMP runtime pays to call a tool's callbacks, per recorded event
  * (bench/overhead.sh prints it; docs/benchmarks.md, "Reproducibility").
  *
- * A 1-thread recording's work was within 1-10% of the same program's time under the empty tool
- * of empty_ompt_tool.h, and that time 27-30% over the plain program's (bench/repro.sh's
+ * A 1-thread recording's work is within a few percent of the same program's time under the empty
+ * tool of empty_ompt_tool.h, and that time well over the plain program's (bench/repro.sh's
  * work/limit and limit/plain): the runtime's OMPT path stays in the work. This program splits
  * that path in two, in one process, where two processes can run at speeds 1.6x apart:
  *   - the callbacks' dispatch: repetitions of a fib-like kernel (a task per call, a taskwait, a

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# bench/repro.sh [BUILD_DIR=./build]: how reproducible a recording's figures are (issue 19;
-# docs/benchmarks.md, "Reproducibility").
+# bench/repro.sh [BUILD_DIR=./build]: how reproducible a recording's figures are
+# (docs/benchmarks.md, "Reproducibility").
 #
 # Records each program of the suite (examples/suite, clang-14 -O3, tied, no cut-off) N times on
 # 2 threads: fib(29) (1.66M tasks), n-queens n = 11 (1.81M tasks) and the health simulation
@@ -148,7 +148,7 @@ for p in $PROGRAMS; do
   tasks=$(out_tasks "$WORK/rec.out")
   # The work ratio: 1-thread recordings against plain 1-thread runs, alternated, both on the same
   # CPU (the recorder's writer moves to the others): virtual CPUs of one machine can run at
-  # different speeds (40% apart, seen here), which would otherwise decide the ratio.
+  # different speeds (tens of percent apart), which would otherwise decide the ratio.
   work=() plain=() limit=() rt=() workrt=()
   for ((i = 0; i < WORK_RUNS; i++)); do
     timed "$WORK/plain.out" "${PIN[@]}" env OMP_NUM_THREADS=1 LD_PRELOAD="$RT" "$bin" "${args[@]}"

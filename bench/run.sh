@@ -10,7 +10,7 @@
 #      larger one (fib(32), about 7M tasks);
 #   4. `tasklens tasks`, `tasklens sched` and `tasklens predict` (--format json; predict at its
 #      default 7 thread counts) wall time on the fib trace (1.66M tasks), and `tasklens diff` of
-#      that trace against itself, against issue 5's goal of 2 s for a 1-million-task trace.
+#      that trace against itself, against the goal of 2 s for a 1-million-task trace.
 #      Also `tasklens export --format perfetto` on it: seconds per million tasks, file size.
 #
 # Every figure is a ratio or rate measured in this run; targets are printed next to them with
@@ -314,7 +314,7 @@ report_speed() {
 
 report_speed "fib($FIB_N)" "${FIB_TRACE[$TMAX]}"
 # The larger trace: fib(FIB_BIG_N), recorded once. `tasklens report` holds the whole model in
-# memory (about 320 bytes per task today, 600 assumed): take a smaller n when MemAvailable is
+# memory (a few hundred bytes per task, 600 assumed): take a smaller n when MemAvailable is
 # too small.
 BIG_N=$FIB_BIG_N
 MEM_KB=$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo 2>/dev/null || true)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/switches.sh [BUILD_DIR=./build]: does the recorder take the program's CPU, or make its
-# threads wait, without saying so? (issue 24: "The recorder at the limit").
+# threads wait, without saying so?
 #
 # Records a fine-grained 2-thread program N times (the suite's n-queens, a task per candidate
 # square) under `perf record -e sched:sched_switch --call-graph dwarf -a` (root, or perf_event_paranoid <= -1),

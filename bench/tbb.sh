@@ -4,7 +4,7 @@
 # include/tasklens/tbb.h, each against its own plain run.
 #
 #   fine:   tbb_fib with a task per call and no work in it (g = 0), n = TASKLENS_BENCH_TBB_FIB_N
-#   coarse: tbb_parallel_for, N chunks of w units (1 unit = 2000 TSC ticks, ~0.77 us here)
+#   coarse: tbb_parallel_for, N chunks of w units (1 unit = 2000 TSC ticks, ~0.77 us at 2.6 GHz)
 #
 # with 1 thread (taskset to one CPU: oneTBB sizes its pool from the affinity mask) and with all
 # CPUs. Figures are medians of REPS interleaved runs (plain, recorded, recorded, plain, ...) of
@@ -12,7 +12,7 @@
 # (a MISS does not fail the script; a failing command does). Also: the wrappers' cost without
 # recording (wrapped plain / unmodified plain). Writes BUILD_DIR/bench/tbb_results.json.
 #
-# Knobs: TASKLENS_BENCH_REPS (9: the plain two-thread fib alone varies 38-52 ms from run to
+# Knobs: TASKLENS_BENCH_REPS (9: the plain two-thread fib alone varies by a third from run to
 # run), TASKLENS_BENCH_TBB_FIB_N (29),
 # TASKLENS_BENCH_TBB_COARSE ("32768 1 20": N, G, w).
 set -euo pipefail

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/view.sh [build-dir]: issue 6's goal for `tasklens view`: the page of a 1-million-task trace
+# bench/view.sh [build-dir]: the goal for `tasklens view`: the page of a 1-million-task trace
 # opens in a browser in under 3 seconds. Records fib(28) with a task per call (1.03M tasks, the
 # bench's fib_bench), writes its page, opens it 3 times in headless Chromium
 # (tests/browser/drive_view.py: Debian's chromium and chromium-driver) and prints the median time

@@ -1,5 +1,5 @@
 /* false_sharing.c: the same work twice, once on counters that share a cache line and once on
- * padded counters (the example of `tasklens diff`, seed 001's differential analysis).
+ * padded counters (the example of `tasklens diff`, OMP-WHIP's differential analysis).
  *
  *   usage: false_sharing [N=4000000] [R=2]
  *

@@ -1,6 +1,6 @@
 // Damaged traces through the whole reading side: the reader, the model builder and every analysis
 // on a model built from random mutations of well-formed traces (bytes flipped, cut short, slices
-// repeated or removed, LZ4 blocks damaged). The contract (issue 2, "Bad input"): a trace the
+// repeated or removed, LZ4 blocks damaged). The contract: a trace the
 // reader or the builder cannot make sense of is a trace::TraceError or model::ModelError (one
 // line for the user, exit 4); anything else it produces a model that keeps the invariants every
 // analysis relies on. No other exception, no crash, no hang and, under the sanitizer build of

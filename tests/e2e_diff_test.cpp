@@ -104,7 +104,7 @@ RunResult record_priority(const std::string& exe, const std::string& out, int th
 }
 
 // The false-sharing loop's work grows several times with 2 threads on the 2 cores (measured at
-// real-time priority on the 2-core AMD EPYC VM, about 18 pairs of runs: clang 3.0x-7.1x, gcc
+// real-time priority on a 2-core VM, about 18 pairs of runs: clang 3.0x-7.1x, gcc
 // 1.8x-4.0x: the compilers emit different increments, docs/examples.md); the padded loop does
 // the same work without sharing a line and stays near 1 (clang 0.93-1.06, gcc 0.67-1.05, and
 // 1.58 and 1.73 once each). Bands: the false-sharing loop first; its ratio at least 1.5 and at

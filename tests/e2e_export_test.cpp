@@ -281,7 +281,7 @@ TEST_F(ExportTest, BadInputIsOneLineAndLeavesNoFile) {
   EXPECT_EQ(read_file(path("keep.json")).rfind("{\"displayTimeUnit\":\"ns\"", 0), 0u);
 }
 
-// Outputs that are not regular files (issue 21). Every command's -o goes through one helper
+// Outputs that are not regular files. Every command's -o goes through one helper
 // (src/platform/platform.hpp), exercised here through export and view: a device node is written
 // into, never replaced (as root, `export -o /dev/null` replaced the null device with a file),
 // and what can take no output (a block device, a socket) is refused with one line.

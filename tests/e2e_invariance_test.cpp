@@ -20,8 +20,8 @@
 // The suite's programs compute for real (no calibrated spins): their work and parallelism are
 // timings of real code, judged as real timing by the policy of e2e_timing.hpp (a sample whose
 // threads other processes held, or that the machine paused, is recorded again, then
-// inconclusive). The bands were measured on the project's 2-core virtual machines, 3 to 5
-// recordings per variant, and are stated beside each check. Task counts and results are exact.
+// inconclusive). The bands were measured on 2-core virtual machines, 3 to 5 recordings per
+// variant, and are stated beside each check. Task counts and results are exact.
 //
 // Loops have their own invariance tests: every loop form recorded with 1, 2 and 4 threads gives
 // its analytic parallelism (tests/e2e_loops_test.cpp; bench/loops.sh adds 8).
@@ -48,7 +48,7 @@ struct Program {
   // that many task bodies side by side. 0: not checked (data-dependent fan-out).
   int root_fanout = 0;
   // A somewhat larger size for the work and parallelism checks (runs under 0.2 s recorded): at
-  // test size the work of most programs is 0.1-3 ms and one disturbance of the VM (an
+  // test size the work of most programs is 0.1-3 ms and one disturbance of the machine (an
   // interrupt, a page fault) moves it by 10-50%.
   std::vector<std::string> medium_args;
   // The tasks are small blocks of a grid whose neighbours other tasks write (depend programs):
@@ -158,9 +158,9 @@ const std::vector<Program>& programs() {
        true},
       // Over half of alignment's span is the serial check after its parallel region, a phase
       // apart in time from the tasks: its parallelism is the ratio of two phases' speeds, and
-      // this host's speed moves between them. The plain program's region took 12.9-19.5 ms in
-      // six runs of a minute here; recordings gave 4.0-6.3, and a CI run 3.38, 4.48, 5.48 and
-      // 6.16 (against a +-15% band). +-35% still catches a span or a work off by 2x.
+      // the machine's speed moves between them. The plain program's region took 12.9-19.5 ms in
+      // six runs within a minute; recordings gave 3.4-6.3 (against a +-15% band). +-35% still
+      // catches a span or a work off by 2x.
       {"alignment", "alignment", {}, true, {}, {}, 0, {"120", "40"}, false, true, 1, 0.35},
       {"alignment_for",
        "alignment",
@@ -170,8 +170,8 @@ const std::vector<Program>& programs() {
        {},
        0,
        // Longer sequences than the task variant's: at 120 40 the loop variant's 9 ms run gave
-       // 5.9-9.7 from one recording to the next on a 2-core VM; at 120 80 (30 ms) 8.23-8.31,
-       // and on another day 8.07 and 10.8: the same serial check as alignment's.
+       // 5.9-9.7 from one recording to the next; at 120 80 (30 ms) 8.07-10.8: the same serial
+       // check as alignment's.
        {"120", "80", "1"},
        false,
        true,
@@ -367,9 +367,9 @@ constexpr Bounds kOneThread{0.5, 1.6};             // work(1 thread) / work(2 th
 constexpr Bounds kOneThreadCacheBound{0.05, 1.6};  // the same, cache_bound programs
 // The same for the programs of tiny tasks (those without stable_parallelism: fib, nqueens,
 // knapsack, health). Since the recorder's cost per event is measured during the run (about
-// twice the start-up figure) and taken out of both, the ratio is lower: measured 2026-11-25 on
-// the test's sizes, fib 0.42-0.47 in some runs (2-thread work 8.3-9.5 ms against 3.9 ms), health
-// 0.29 once (4.1 against 1.2 ms): on 2 threads a task of 0.1-0.3 us costs 2-3x as much, its
+// twice the start-up figure) and taken out of both, the ratio is lower: measured at the test's
+// sizes, fib 0.42-0.47 in some runs (2-thread work 8.3-9.5 ms against 3.9 ms), health down to
+// 0.29 (4.1 against 1.2 ms): on 2 threads a task of 0.1-0.3 us costs 2-3x as much, its
 // deque and descriptor shared with the other thread. Lost work would still show: a factor of
 // 0.1 or less.
 constexpr Bounds kOneThreadTiny{0.2, 1.6};
@@ -439,17 +439,17 @@ INSTANTIATE_TEST_SUITE_P(Suite, UntiedWork, ::testing::ValuesIn(with_untied()), 
 //
 // Stable programs (medium size): 3 clang tied recordings, then gcc tied and clang untied; each
 // within kStableTolerance (or the program's own stable_tolerance) of the median of the 3 (gcc:
-// kCompilerTolerance). Measured spread at medium size, 3 recordings per variant on the loaded VM:
-// uts 5.8-7.1, mergesort 9.7-10.1, fft 1.7, strassen 4.1-4.9, sparselu 1.8-1.9, jacobi 1.1,
-// cholesky 1.4: within +-12% of the median; alignment 4.0-6.3 (see its entry). The five
+// kCompilerTolerance). Measured spread at medium size, 3 recordings per variant on a loaded
+// machine: uts 5.8-7.1, mergesort 9.7-10.1, fft 1.7, strassen 4.1-4.9, sparselu 1.8-1.9, jacobi
+// 1.1, cholesky 1.4: within +-12% of the median; alignment 4.0-6.3 (see its entry). The five
 // recordings are one sample for the timing policy.
 //
 // The others (fib, nqueens, knapsack, health) have a parallelism of 5-70 at sizes that record in
 // under 0.5 s: their span is a few tens of microseconds, half of it the serial code after the
-// parallel region, and one disturbance of the VM there or on a task's path (an interrupt, a page
-// fault, a short preemption not removed) moves it by 20-50%: fib at n=23 gave 27-67 over 9
-// recordings, nqueens 8 16-37 over 18 (clang, gcc, untied), and a CI run saw one nqueens
-// recording at 7.5 against 27 for another. One recording is a sample of a distribution: the
+// parallel region, and one disturbance there or on a task's path (an interrupt, a page fault, a
+// short preemption not removed) moves it by 20-50%: fib at n=23 gave 27-67 over 9 recordings,
+// nqueens 8 16-37 over 18 (clang, gcc, untied), and one nqueens recording 7.5 against 27 for
+// another. One recording is a sample of a distribution: the
 // check records each variant (clang tied, gcc tied, clang untied) 3 times and compares the
 // medians of gcc and untied with clang tied's, within a factor of kUnstableSpread (measured
 // nqueens: clang 18.1-19.3, gcc 27-31.9, untied 15.9-18.7: gcc's tasks go through libomp's GOMP_*
@@ -460,12 +460,12 @@ constexpr double kStableTolerance = 0.15;
 // gcc against clang: the same DAG, but not the same code in the tasks and in the serial parts
 // (the merge of mergesort, the serial set-up and check on the critical path), so the weights
 // differ: measured mergesort gcc 11.5-15.4 against clang 8.7-10.6 (a ratio up to 1.51 to the
-// clang median, in 8 recordings each and a CI run), the others within 10%. A ratio within
+// clang median, in 8 recordings each), the others within 10%. A ratio within
 // [1/2, 2] still catches a span or a work off by more than a factor of 2 (a lost dependence
 // or a task counted twice moves it far more).
 constexpr double kCompilerTolerance = 1.0;
-// Untied against tied, clang: the same DAG, but in some CI runs of 2026-11-25 every untied
-// recording of a run came out apart from the tied ones, retries included: uts 6.3 and 6.4
+// Untied against tied, clang: the same DAG, but in some runs every untied recording of a run
+// came out apart from the tied ones, retries included: uts 6.3 and 6.4
 // against 4.84-4.97 (1.30x), alignment 4.39 and 4.45 against 6.16-6.25 (0.72x), alignment_for
 // 9.7 against 8.2 (1.18x); in the other runs within 15%. Not explained yet: until it is, a
 // ratio within [1/1.5, 1.5], which still catches a factor-of-2 error.

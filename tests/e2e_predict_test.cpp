@@ -1,4 +1,4 @@
-// End to end: `tasklens predict` on recorded examples (docs/examples.md). The proof: the
+// End to end: `tasklens predict` on recorded examples (docs/examples.md). The criterion: the
 // prediction for 2 threads made from a 1-thread recording is within 15% of the measured 2-thread
 // time (the elapsed time of a 2-thread recording, as `tasklens sched` measures it) on each example
 // whose parallelism exceeds 2; the test prints how close each one is. Also the JSON contract
@@ -20,7 +20,7 @@
 namespace tasklens::e2e {
 namespace {
 
-constexpr double kTolerance = 0.15;  // the "within 15%"
+constexpr double kTolerance = 0.15;  // the criterion's "within 15%"
 
 RunResult predict(const std::vector<std::string>& args) {
   return tasklens_command("predict", args);

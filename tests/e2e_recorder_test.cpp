@@ -260,7 +260,7 @@ TEST_F(Recorder, BlockedTimeIsNotWorkUnlessAsked) {
                                                                      << table.out;
 }
 
-// ------------------------------------------------------------------ losing data (issue 21)
+// ------------------------------------------------------------------ losing data
 
 // A process started without waiting for it: `tasklens record` in the background.
 struct Background {

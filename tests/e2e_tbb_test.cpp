@@ -115,10 +115,10 @@ class OnCpu0 {
 TEST_P(Tbb, ParallelForIsItsLogicalParallelismInOneRow) {
   // On one CPU (oneTBB then runs one thread), which the logical parallelism does not depend
   // on. With two, chunks that run beside another measured up to 15% longer than those that run
-  // alone on this project's VM (its two vCPUs share a core), and the longest decides the span:
+  // alone on two virtual CPUs that share a core, and the longest decides the span:
   // 27-30 instead of 32 in half the runs, with any recorder.
   // A chunk slowed by the machine (a virtual CPU whose speed changes under it: one chunk of 32
-  // took 1.5x the others on one CPU once, parallelism 21) decides the span: the loop's own
+  // can take 1.5x the others on one CPU, parallelism 21) decides the span: the loop's own
   // parallelism is a band, judged with the analytic profile.
   const std::string file = "tbb_parallel_for.cpp", marker = "site: tbb-for";
   auto loop_parallelism = [&](const Profiled& run) {
@@ -167,7 +167,7 @@ TEST_P(Tbb, ParallelReduceBothFormsMatchAnalytic) {
   }
 }
 
-// Seed 001's primes, as many blocks: W = P(0, N), S = P(N - B, N) (docs/examples.md).
+// The primes of OMP-WHIP's paper, as many blocks: W = P(0, N), S = P(N - B, N) (docs/examples.md).
 TEST_P(Tbb, PrimesAsTasksMatchesAnalytic) {
   // q = 128 (not the default 512): four times the work, so that the program's serial start-up
   // (150-400 units of oneTBB set-up after its first call, outside the analytic model) stays

@@ -408,7 +408,7 @@ TEST_F(View, BadInputIsOneLineAndNonZero) {
   EXPECT_FALSE(std::filesystem::exists(path("x.html")));
 }
 
-// The issue's `--whatif UNIT`: a site given that way gives the page the same what-if JSON as
+// `view --whatif UNIT`: a site given that way gives the page the same what-if JSON as
 // `tasklens whatif --site`, and a unit not in the trace is one line.
 TEST_F(View, WhatIfFlagTakesAnyUnit) {
   const std::string trace = recorded(example("fib", "clang"), {"10", "200"}, "fib");

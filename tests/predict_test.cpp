@@ -1,6 +1,6 @@
 // Predictions (analysis/predict.hpp): the work-stealing simulation on hand-made DAGs with known
 // schedules, against Brent's bounds on random DAGs, the overheads measured from hand-made
-// recordings, and seed 002's extrapolation on values with known lines.
+// recordings, and Hoffmann and Rauber's extrapolation on values with known lines.
 #include "analysis/predict.hpp"
 
 #include <gtest/gtest.h>

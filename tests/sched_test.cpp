@@ -136,7 +136,7 @@ TEST(Sched, ForkWithOneBusyWorkerIsDelay) {
 }
 
 TEST(Sched, LateReadyPathIsNoWorkSchedForTheOtherIdleWorkers) {
-  // Seed 004's case: the only ready strand (on the ready path) waits 30 ticks while all three
+  // Huynh's case: the only ready strand (on the ready path) waits 30 ticks while all three
   // workers are idle: one of them is in delay, the other two in no-work-sched.
   ModelBuilder b;
   const uint32_t s0 = b.strand(10);

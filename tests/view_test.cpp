@@ -507,7 +507,7 @@ TEST(ViewHtml, ARefusedComparisonIsItsReasonAsText) {
   EXPECT_EQ(count_ci(page, "</script"), 3u);  // the index, the section, the code
 }
 
-// `view --whatif UNIT`: the flag takes any unit and tells them apart by their form.
+// `view --whatif UNIT`: the flag takes any unit and tells them apart by their form.
 TEST(ViewOptions, WhatIfUnitsAreToldApartByTheirForm) {
   using cli::classify_whatif_unit;
   using K = cli::WhatIfUnitKind;

@@ -57,8 +57,8 @@ void serial_code(const DiagnosisInput& in, double target, std::vector<DiagnosisF
     serial += w;
   }
   // Above the target the span does not limit the speedup on this machine (nor on 8 times its
-  // cores): a fine-grained fib with a parallelism of 2,000 on 2 cores had its printing at the
-  // end, 63 us in a 0.3 s run, named first as half of its critical path.
+  // cores): otherwise a fine-grained fib with a parallelism in the thousands on 2 cores has its
+  // printing at the end, tens of microseconds, named first as half of its critical path.
   if (serial * 100 < kSerialCodePercent * p.span || p.parallelism >= target) return;
   SerialCode f;
   f.group = static_cast<uint32_t>(std::max_element(crit.begin(), crit.end()) - crit.begin());

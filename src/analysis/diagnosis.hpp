@@ -1,4 +1,4 @@
-// The verdict that opens `report` and `view` (issue "a newcomer's first hour") as decisions:
+// The verdict that opens `report` and `view` (what a newcomer reads first) as decisions:
 // which findings hold, with the figures behind each, weighed by the share of the program's time
 // it explains, most important first, at most kDiagnosisLines of them. No sentence is written here:
 // report/diagnosis_report.hpp says each finding in words, names its code and gives the advice.

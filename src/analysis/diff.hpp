@@ -1,4 +1,5 @@
-// Differential analysis (seed 001: "differential analyses to identify regions with secondary
+// Differential analysis (OMP-WHIP: Nagarakatte et al., "A case for parallelism profilers and
+// advisers with what-if analyses": "differential analyses to identify regions with secondary
 // effects"): two recordings of the same program, typically one thread (the oracle: no
 // contention, no false sharing, no lost locality) against P threads, compared unit by unit, so
 // that work that grows with the parallel execution shows where it happens and what it costs.

@@ -1,7 +1,7 @@
-// What the report says about loops beside their work and span (issue "loops as users write
-// them"): which loops were modelled from iterations seen only together, how unevenly a static
-// schedule's shares ran, and which parallel regions ran no construct tasklens could see (their
-// parallelism is the team they were recorded with).
+// What the report says about loops beside their work and span: which loops were modelled from
+// iterations seen only together, how unevenly a static schedule's shares ran, and which parallel
+// regions ran no construct tasklens could see (their parallelism is the team they were recorded
+// with).
 //
 // Definitions (over model::Model):
 //  * A loop site's strands seen together: the strands of Model::divisible attributed to the

@@ -1,5 +1,5 @@
 // Predicted time on P cores (analysis/predict.hpp): measured overheads, a work-stealing
-// simulation of the recorded DAG, and seed 002's extrapolation.
+// simulation of the recorded DAG, and Hoffmann and Rauber's extrapolation.
 #include "analysis/predict.hpp"
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // Predicted time and speedup on P cores (`tasklens predict`): a simulation of a greedy
-// work-stealing schedule of one recording's DAG, and seed 002's extrapolation from several
+// work-stealing schedule of one recording's DAG, and an extrapolation from several
 // recordings at different thread counts (Hoffmann and Rauber, "Profiling of task-based
 // applications on shared memory machines", section 4.2).
 //
@@ -45,10 +45,10 @@
 //  * Bounds: with T1 = the sum of durations and Tinf = the longest path of durations,
 //    max(T1 / P, Tinf) is a lower bound of any schedule without overheads and T1 / P + Tinf the
 //    greedy upper bound.
-//  * Extrapolation (extrapolate, seed 002): given recordings at thread counts p_1 < ... < p_k
-//    (k >= 2) of one program, each task type's count, mean size and mean idle time before a
-//    task (tasks.hpp; sizes in TSC ticks) and the serial time (ExtrapolationInput::serial) are
-//    extrapolated to P linearly from each pair of consecutive thread counts; the pairs' values
+//  * Extrapolation (extrapolate, after Hoffmann and Rauber): given recordings at thread counts
+//    p_1 < ... < p_k (k >= 2) of one program, each task type's count, mean size and mean idle time
+//    before a task (tasks.hpp; sizes in TSC ticks) and the serial time (ExtrapolationInput::serial)
+//    are extrapolated to P linearly from each pair of consecutive thread counts; the pairs' values
 //    are combined weighted by 1 / (1 + distance of the pair's midpoint to P). Negative values are
 //    clamped to 0. The predicted time is serial + sum over types of count (size + idle) / P.
 // Cost of one simulation: O(V + E + V log P) for V strands and E edges (a heap of running

@@ -174,8 +174,8 @@ Profile compute_profile(const Model& m, const Weights* weights, uint32_t shared_
   // program's longest path, then (second_half, below, when the model is large enough to be
   // worth it) measures sites too; this one makes the prefix sums of work, then measures sites
   // once the records are there. The path is independent of the rest (they share only what
-  // they read). Measured on fib(29): the records 0.014 s and the prefix sums 0.009 s, which
-  // this thread made one after the other before the sites.
+  // they read). The records and the prefix sums take comparable times, which this thread made
+  // one after the other before the sites.
   const uint64_t* span_weight = weights ? weights->span.data() : nullptr;
   std::function<void()> second_half;
   std::atomic<bool> prepared{false};  // second_half is set (or stays empty)
@@ -376,9 +376,7 @@ Profile compute_profile(const Model& m, const Weights* weights, uint32_t shared_
   // measures sites beside this one once its path is done. Each site's row is written by
   // the thread that took it, so the result does not depend on who took what. Each thread has
   // its own scratch arrays (an instance's distances, and the per-strand state when an instance
-  // of several ranges needs it): a small model is not worth a second set. Measured on fib(29),
-  // before instances of one range needed no per-strand state: profile 0.073-0.080 s on one
-  // thread, 0.066-0.068 s on both.
+  // of several ranges needs it): a small model is not worth a second set.
   std::atomic<uint32_t> next_site{0};
   auto measure_sites = [&](Scratch& scratch) {
     for (uint32_t x; (x = next_site.fetch_add(1, std::memory_order_relaxed)) < num_sites;)

@@ -1,4 +1,5 @@
-// The parallelism profile of seed 000: work, span, parallelism for the whole program and per
+// The parallelism profile of TaskProf (Yoga and Nagarakatte, "A fast causal profiler for task
+// parallel programs"): work, span, parallelism for the whole program and per
 // construct site, with each site's exclusive share of the critical path.
 //
 // Definitions (TaskProf's profile, generalized from a series-parallel tree to a DAG):

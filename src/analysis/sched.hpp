@@ -1,4 +1,4 @@
-// Scheduling delays (seed 004: Huynh, "Analyzing performance differences of task parallel runtime
+// Scheduling delays (Huynh, "Analyzing performance differences of task parallel runtime
 // systems based on scheduling delays"), for `tasklens sched`.
 //
 // Definitions (all over model::Model; deterministic, no I/O; every time in TSC ticks):
@@ -18,7 +18,7 @@
 //    idle the longest (earliest idle since, then lowest thread); a worker is idle since `first`
 //    before its first strand. Busy workers are in **work**. So per worker and in total,
 //    work + delay + no-work = elapsed (x P for the total), exactly in integer ticks.
-//  * The ready path (seed 004): from the strand ending last, walk back to its last-ready
+//  * The ready path (Huynh's): from the strand ending last, walk back to its last-ready
 //    predecessor (the timed strand whose end made it ready), and so on until a strand without a
 //    timed predecessor. Along it, a strand is always running or ready: the path's time is split
 //    into its work (a path strand runs), scheduler delay (a path strand is ready and at least one

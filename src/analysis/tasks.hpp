@@ -1,4 +1,4 @@
-// Task sizes and waiting times per task type (seed 002: Hoffmann and Rauber, "Profiling of
+// Task sizes and waiting times per task type (Hoffmann and Rauber, "Profiling of
 // task-based applications on shared memory machines"), for `tasklens tasks`.
 //
 // Definitions (all over model::Model; deterministic, no I/O):
@@ -21,8 +21,8 @@
 //    predecessor without timestamps (a synthetic join strand) counts with the latest end of its
 //    own predecessors. Negative differences (clock skew) count as 0. A task whose first strand has
 //    no timestamp or no timed predecessor has no waiting time.
-//  * idle before start (seed 002's own "waiting time": time the worker spent in the task pool
-//    before it started the task) = first.start - the latest end of the strands its thread ran
+//  * idle before start (Hoffmann and Rauber's own "waiting time": time the worker spent in the task
+//    pool before it started the task) = first.start - the latest end of the strands its thread ran
 //    before (by start time), in TSC ticks; none for the first strand a thread runs.
 //  * Statistics: mean = total / samples; median and p90 are nearest-rank percentiles (the value at
 //    rank ceil(p/100 * n) of the sorted samples, 1-based); min and max.
@@ -110,7 +110,7 @@ struct TaskType {
   std::array<uint64_t, 65> size_octaves{};
 };
 
-// Seed 002's readings of a type's histograms (thresholds in TaskOptions):
+// Hoffmann and Rauber's readings of a type's histograms (thresholds in TaskOptions):
 //  * ManyTinyTasks: at least tiny_share of its tasks (and min_tasks of them) are smaller than
 //    tiny_size: the tasking overhead dominates.
 //  * IdleLongerThanRunning: (min_tasks tasks, and not ManyTinyTasks, whose overhead it would
@@ -124,9 +124,9 @@ struct TaskType {
 //    type's total size divided by the workers: it alone bounds the type's time (imbalance).
 //  * RareLongWaits: (min_tasks tasks) a few of the type's tasks — at least one, at most
 //    long_wait_share of them (at least one allowed) — waited from ready to start longer than
-//    long_wait_factor x the type's p90 wait and than long_wait_ticks: seed 002's reading of its
-//    "few larger waiting times" (the task pool growing its structures, starting its threads, or
-//    the OS), not of the program's parallelism. TaskType::long_waits counts them.
+//    long_wait_factor x the type's p90 wait and than long_wait_ticks: Hoffmann and Rauber's reading
+//    of their "few larger waiting times" (the task pool growing its structures, starting its
+//    threads, or the OS), not of the program's parallelism. TaskType::long_waits counts them.
 enum class FindingKind {
   ManyTinyTasks,
   IdleLongerThanRunning,
@@ -174,10 +174,10 @@ struct TaskProfile {
 };
 TaskProfile compute_tasks(const model::Model& model, const TaskOptions& options);
 
-// Two recordings of the same program (seed 002: the shape of a type's size histogram should not
-// depend on the number of threads; sizes that grow point at contention). Types are matched by
-// key (the caller's label of the site plus its kind, one per site index); a key that names
-// several types of one recording matches its largest.
+// Two recordings of the same program (after Hoffmann and Rauber: the shape of a type's size
+// histogram should not depend on the number of threads; sizes that grow point at contention). Types
+// are matched by key (the caller's label of the site plus its kind, one per site index); a key that
+// names several types of one recording matches its largest.
 struct TypeComparison {
   size_t base = 0, other = 0;  // indexes into each profile's types
   double mean_ratio = 0;       // other mean size / base mean size (NaN when base's is 0)

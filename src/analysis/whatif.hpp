@@ -1,4 +1,5 @@
-// What-if (causal) profiles and the adviser (seeds 000 and 001), answered from one recording.
+// What-if (causal) profiles and the adviser (after TaskProf and OMP-WHIP), answered from one
+// recording.
 //
 // A what-if question names a *unit* of code — a user region, a construct site, a code fragment —
 // and a factor k. Every strand's work w has a part u inside the unit; the what-if gives it

@@ -1,5 +1,5 @@
-// `tasklens diff base other`: seed 001's differential analysis of two recordings of the same
-// program (typically 1 thread, the oracle, against P threads): per construct site and code
+// `tasklens diff base other`: the differential analysis (as in OMP-WHIP) of two recordings of the
+// same program (typically 1 thread, the oracle, against P threads): per construct site and code
 // fragment, the work in each and its inflation, sorted by the inflation's cost on other's
 // critical path (analysis/diff.hpp).
 #pragma once

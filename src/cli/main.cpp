@@ -198,7 +198,7 @@ int run(int argc, char** argv) {
   SchedOptions sc;
   CLI::App* sched = app.add_subcommand(
       "sched",
-      "Scheduling delays (seed 004): the cumulative time P x elapsed (P workers, elapsed from\n"
+      "Scheduling delays: the cumulative time P x elapsed (P workers, elapsed from\n"
       "the first strand's start to the last one's end) split per worker into work (running a\n"
       "strand), delay (idle while a ready strand waited), no-work-sched (idle with nothing\n"
       "ready while the ready path waited for a worker) and no-work-app (idle, the program had\n"
@@ -216,8 +216,9 @@ int run(int argc, char** argv) {
       "Predicted time and speedup on P cores: a greedy work-stealing schedule of the recorded\n"
       "DAG simulated on P workers, each strand start charged the runtime overhead measured in\n"
       "the trace (spawn, steal, sync), with the work/span bounds beside it. Given recordings at\n"
-      "several thread counts (OMP_NUM_THREADS=1, 2, 4 ...), also seed 002's extrapolation of\n"
-      "task sizes and idle times, and the measured time where a recording has that count.");
+      "several thread counts (OMP_NUM_THREADS=1, 2, 4 ...), also an extrapolation of task sizes\n"
+      "and idle times (after Hoffmann and Rauber), and the measured time where a recording has\n"
+      "that count.");
   predict->add_option("traces", pr.traces, "Trace files (default tasklens.data)");
   predict->add_option("--threads", pr.threads, "Thread counts to predict, comma-separated")
       ->capture_default_str();
@@ -272,7 +273,7 @@ int run(int argc, char** argv) {
   DiffOptions df;
   CLI::App* diff = app.add_subcommand(
       "diff",
-      "Differential analysis (seed 001): two recordings of the same program, typically 1\n"
+      "Differential analysis (as in OMP-WHIP): two recordings of the same program, typically 1\n"
       "thread (the oracle) against P threads. For the whole program, each construct site and\n"
       "each code fragment: the work in base and in other, their ratio and the inflation, for\n"
       "every metric both recordings have, sorted by the inflation's cost on other's critical\n"

@@ -61,9 +61,9 @@ std::unique_ptr<Run> load_run(const std::string& path, load::SpanMode mode) {
   return r;
 }
 
-// What seed 002's extrapolation needs: per task type, count, mean size and mean idle time (in
-// TSC ticks), and the time outside the task pool. (Only with several recordings: the task
-// profile of a million tasks costs about a second.)
+// What the extrapolation (after Hoffmann and Rauber) needs: per task type, count, mean size and
+// mean idle time (in TSC ticks), and the time outside the task pool. (Only with several recordings:
+// the task profile of a million tasks costs about a second.)
 void add_task_types(Run& run) {
   Run* r = &run;
   const model::Model& m = r->loaded.model;
@@ -280,10 +280,9 @@ void run_predict(const PredictOptions& opt) {
     if (row.extrapolated && *row.extrapolated < row.lower_bound * 0.999)
       below += (below.empty() ? "" : ", ") + std::to_string(row.threads);
   if (!below.empty()) {
-    view.notes.push_back(
-        "the extrapolation at " + below +
-        " threads is below the lower bound max(T1/P, Tinf): seed 002's model scales task "
-        "times without the critical path; trust the simulation there");
+    view.notes.push_back("the extrapolation at " + below +
+                         " threads is below the lower bound max(T1/P, Tinf): its model scales task "
+                         "times without the critical path; trust the simulation there");
   }
   write_and_exit(report::render_predict(view, format));
 }

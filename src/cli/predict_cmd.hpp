@@ -1,6 +1,6 @@
 // `tasklens predict`: the time and speedup of the recorded program on P cores, from a simulated
-// work-stealing schedule of one recording and, given recordings at several thread counts, seed
-// 002's extrapolation (analysis/predict.hpp).
+// work-stealing schedule of one recording and, given recordings at several thread counts, an
+// extrapolation (analysis/predict.hpp).
 #pragma once
 
 #include <string>

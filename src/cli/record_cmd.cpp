@@ -400,7 +400,7 @@ int run_record(const RecordOptions& opt) {
     _exit(err == ENOENT ? 127 : 126);
   }
   // The first context-switch watcher in the system switches a kernel-wide static key on, with
-  // an RCU grace period: 10-20 ms here, which would otherwise stall the program inside its first
+  // an RCU grace period (milliseconds), which would otherwise stall the program inside its first
   // parallel region. Holding one open across the run makes the recorder's own cheap; opening it
   // on a thread while the program starts overlaps the two (the key's lock serializes whoever
   // comes second).

@@ -1,6 +1,6 @@
-// `tasklens sched`: the recorded run's scheduling delays (seed 004): P x elapsed split into work,
-// delay, no-work-sched and no-work-app per worker, the work/span bounds beside the observed time,
-// and the running and ready parallelism over time.
+// `tasklens sched`: the recorded run's scheduling delays (after Huynh): P x elapsed split into
+// work, delay, no-work-sched and no-work-app per worker, the work/span bounds beside the observed
+// time, and the running and ready parallelism over time.
 #pragma once
 
 #include <cstddef>

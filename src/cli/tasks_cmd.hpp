@@ -1,5 +1,6 @@
-// `tasklens tasks`: task sizes and waiting times per task type (seed 002), from one recording, or
-// the task-size inflation between two recordings of the same program (base, other).
+// `tasklens tasks`: task sizes and waiting times per task type (after Hoffmann and Rauber), from
+// one recording, or the task-size inflation between two recordings of the same program (base,
+// other).
 #pragma once
 
 #include <cstddef>

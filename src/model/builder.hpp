@@ -35,8 +35,8 @@ struct BuildOptions {
   // The builder's vectors are populated ahead of it either way (platform/platform.hpp): in small
   // pages by a thread of their own (a fault per 4 KiB: 1-3 us on a VM); in huge pages only in
   // the spare time of the thread that decodes the events, just ahead of the builder, since a
-  // thread of their own then took the second core from the decoder (report of fib(29): median
-  // 0.43 s without it, 0.53 s with it).
+  // thread of their own then took the second core from the decoder (a large report took a fifth
+  // longer with it).
   bool huge_pages = false;
   // Time a program thread spent blocked (switched out while not runnable: sleeping, I/O, a
   // futex) inside a strand counts as its work, as wall time would; by default it is taken out,

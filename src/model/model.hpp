@@ -1,4 +1,4 @@
-// The run as a DAG of strands plus the construct hierarchy (seed 000's DPST, seed 001's OSPG).
+// The run as a DAG of strands plus the construct hierarchy (TaskProf's DPST, OMP-WHIP's OSPG).
 //
 // Invariants every analysis may rely on (the builder guarantees them, tests check them):
 //  * Strand ids are a topological order of the DAG: every predecessor of strand s has an id < s.
@@ -103,10 +103,10 @@ struct Strand {
 // (synthetic join strands have neither).
 inline bool is_timed(const Strand& s) { return s.thread != kNone && (s.start != 0 || s.end != 0); }
 
-// A code fragment (seed 001): the code between two runtime events, named by the code addresses
-// of the event that started the strand and of the one that ended it. A task's first strand
-// starts at the task's creation site; an implicit task's at its parallel region; a chunk's at
-// its loop. 0 means unknown (for example the end of a task, which has no code address).
+// A code fragment (as in OMP-WHIP): the code between two runtime events, named by the code
+// addresses of the event that started the strand and of the one that ended it. A task's first
+// strand starts at the task's creation site; an implicit task's at its parallel region; a chunk's
+// at its loop. 0 means unknown (for example the end of a task, which has no code address).
 struct Fragment {
   uint64_t begin = 0;
   uint64_t end = 0;

@@ -107,16 +107,16 @@ struct WriterConfig {
   unsigned flush_period_ms = 100;
   size_t max_chunks = 1024;  // 256 MiB of buffers at most
   // How event blocks are compressed (`record --compression`). LZ4 by default: on this data it
-  // costs about half of zstd's CPU (oneTBB fib: 37 instead of 70-89 ns per task), which the
+  // costs about half of zstd's CPU, which the
   // program pays whenever the writer shares its CPUs; zstd makes files about half as big.
   trace::Compression compression = trace::Compression::Lz4;
   int zstd_level = 1;
   // Deferred compression (`tasklens record` sets it; TASKLENS_DEFER_COMPRESSION): the writers
   // store event blocks as they are while they keep up, and the launcher compresses the trace
   // once the program has ended (trace/repack.hpp). Compressing while the program runs costs it
-  // far more than the writer's own CPU time: on a 2-core VM a 1-thread fib's region took 0.44-0.56
-  // s with LZ4 in the writer beside it and 0.32-0.36 s with the blocks stored raw, although the
-  // writer had the other core to itself (the cores share the host's execution resources). A
+  // far more than the writer's own CPU time: on virtual CPUs that share the host's execution
+  // resources, a 1-thread fib's region took about 1.5x as long with LZ4 in the writer beside it
+  // as with the blocks stored raw, although the writer had the other core to itself. A
   // writer compresses anyway when it falls behind (a thread's backlog of full chunks, a thread
   // waiting for one: raw writes no longer keep up, as with a hundred busy threads into one file)
   // and once it has stored raw_budget bytes raw (the file system's room for the trace).
@@ -174,8 +174,8 @@ unsigned max_writers_for(unsigned configured, unsigned writers, unsigned cpus);
 // A backlog of a few chunks is not "behind": a writer polls every millisecond or so and a
 // fine-grained thread fills a chunk every 2 ms, so any delay in the writer's scheduling (it runs
 // at a low priority on CPUs the program fills) leaves 2-4 chunks waiting. With a limit of 2, a
-// 2-thread fib compressed about half of its blocks while it ran: the writer took 2.8-4.8% of
-// the run's CPU samples instead of 1.3-1.6% (four interleaved pairs), on CPUs the program needed,
+// 2-thread fib compressed about half of its blocks while it ran: the writer took two to three
+// times its share of the run's CPU samples, on CPUs the program needed,
 // and compressing makes a CPU-starved writer slower still (LZ4 costs several times a raw write). So
 // the limit is each thread's share of half the buffer memory (`max_chunks`), at most 16 chunks (4
 // MiB, about 30 ms of a fine-grained thread's events) and at least 2: with 128 busy threads and

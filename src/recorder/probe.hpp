@@ -4,9 +4,9 @@
 // Why a histogram and not a sum: a timed event that a disturbance stretched (an interrupt, a
 // page fault, the host pausing the machine, a preemption that the switch records remove anyway)
 // holds microseconds to milliseconds where an event costs 20-100 ns. One such sample in a mean
-// of ~2,000 doubled the cost per event in a recording of a 23,000-task search (42 ns against 21
-// in its other recordings), and the model then took twice the recorder's real cost out of every
-// strand: the work fell from 2.3 ms to 0.86 ms and the parallelism from 27 to 8. The cost is the
+// of ~2,000 can double the cost per event of a fine-grained program, and the model then takes
+// twice the recorder's real cost out of every strand: the work falls by more than half, and the
+// parallelism with it. The cost is the
 // mean of the samples at or below the 99th percentile, and never of those over the histogram's
 // range (~1.6 us at 2.6 GHz): none of the recorder's events takes that long undisturbed.
 #pragma once

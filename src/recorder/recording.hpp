@@ -140,7 +140,7 @@ TL_INLINE ThreadState* state() {
 }
 
 // One event in this many has its recording timed (a power of two): two more TSC reads every 64
-// events cost under a tick per event (measured about 0.8), and a run of 1 M events still gives
+// events cost under a tick per event, and a run of 1 M events still gives
 // 15,000 samples.
 inline constexpr uint64_t kProbeSampleEvery = 64;
 
@@ -148,9 +148,8 @@ TL_INLINE uint64_t new_id(ThreadState* t) { return ++t->next_id; }
 
 // The frequent callbacks start timing their sampled event here, at their top, so that what they
 // do before begin_event (ids, the checks that let two events share a clock read) is in the
-// measured cost too: on a host whose clock read costs 20-30 ns, begin_event to end_event held
-// only about 60% of a callback's time, and the rest stayed in the work (1-thread fib: recorded
-// work 1.3-1.5x the plain run's time).
+// measured cost too: where a clock read costs tens of ns, begin_event to end_event holds only
+// about half of a callback's time, and the rest would stay in the work.
 TL_INLINE void probe_from_here(ThreadState* t) {
   if (__builtin_expect((t->events & (kProbeSampleEvery - 1)) == 0, 0)) t->sample_start = read_tsc();
 }
@@ -160,8 +159,8 @@ TL_INLINE bool in_one_thread_team(const ThreadState* t) {
 }
 
 // Starts an event: returns where its fields go, or null if this thread cannot record. With
-// `reuse_time` the event takes the previous event's timestamp instead of reading the TSC (15 ns
-// here, a quarter of a fine-grained task): only for events that follow the previous one with
+// `reuse_time` the event takes the previous event's timestamp instead of reading the TSC (up to
+// a quarter of a fine-grained task): only for events that follow the previous one with
 // nothing of the program in between.
 TL_INLINE uint8_t* begin_event(ThreadState* t, EventKind kind, bool reuse_time = false) {
   if (__builtin_expect(t == nullptr || t->dead, 0)) {

@@ -356,7 +356,7 @@ std::string render_diff(const DiffRun& base, const DiffRun& other, const Diff& d
   out +=
       "\nratio = other's work / base's; inflation = other - base; crit.work = the unit's work on "
       "other's\ncritical path; cost = how much shorter other's critical path would be if the "
-      "unit did only\nbase's work there (seed 001's differential analysis).\n";
+      "unit did only\nbase's work there (OMP-WHIP's differential analysis).\n";
   return out;
 }
 

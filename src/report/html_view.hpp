@@ -3,7 +3,7 @@
 // "structure" JSON for the construct hierarchy and the per-worker timeline (docs/view.md).
 //
 // The structure JSON stays small for huge runs:
-//  * tree: the construct tree aggregated level by level (DAGViz's collapsed hierarchy, seed 004).
+//  * tree: the construct tree aggregated level by level (DAGViz's collapsed hierarchy).
 //    Aggregate 0 is the root node. The children of an aggregate's member nodes are grouped by
 //    (site, node kind) in order of first appearance, each group one child aggregate. Aggregates
 //    are made breadth first; an aggregate whose groups do not fit in the remaining budget

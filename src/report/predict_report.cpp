@@ -161,8 +161,8 @@ std::string render_predict(const PredictView& v, Format format) {
       "worker.\nlower bound max(T1/P, Tinf) and greedy bound T1/P + Tinf ignore overheads.\n";
   if (extra)
     out +=
-        "extrapolated: seed 002's linear extrapolation of each task type's count, mean size and "
-        "idle\ntime from the recordings' thread counts.\n";
+        "extrapolated: Hoffmann and Rauber's linear extrapolation of each task type's count, mean "
+        "size\nand idle time from the recordings' thread counts.\n";
   return out;
 }
 

@@ -1,7 +1,7 @@
 // Renders `tasklens predict`: per thread count P, the time and speedup a work-stealing simulation
 // of one recording predicts, the work/span bounds, the measured time of a recording made at P
-// (when one was given) and seed 002's extrapolation from several recordings; as a table, CSV or
-// JSON (contract in docs/report-json.md).
+// (when one was given) and Hoffmann and Rauber's extrapolation from several recordings; as a table,
+// CSV or JSON (contract in docs/report-json.md).
 #pragma once
 
 #include <cstdint>
@@ -31,7 +31,7 @@ struct PredictRow {
   double lower_bound = 0;              // max(T1 / P, Tinf), ticks
   double greedy_bound = 0;             // T1 / P + Tinf, ticks
   std::optional<uint64_t> measured;    // elapsed of a recording at P
-  std::optional<double> extrapolated;  // seed 002, ticks
+  std::optional<double> extrapolated;  // Hoffmann and Rauber's, ticks
   std::optional<double> extrapolated_speedup;
 };
 

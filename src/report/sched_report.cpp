@@ -266,8 +266,8 @@ std::string render_sched(const SchedRun& r, Format format) {
   out +=
       "\nwork: a worker runs a strand; delay: it is idle while a ready strand waits; no-work: "
       "idle\n"
-      "with none ready, -sched while the ready path waits for a worker, -app otherwise (seed "
-      "004)\n";
+      "with none ready, -sched while the ready path waits for a worker, -app otherwise (after "
+      "Huynh)\n";
   return out;
 }
 

@@ -1,5 +1,5 @@
 // Renders `tasklens sched`: the cumulative time P x elapsed split into work, delay, no-work-sched
-// and no-work-app (seed 004) per worker and in total, the work/span bounds beside the observed
+// and no-work-app (after Huynh) per worker and in total, the work/span bounds beside the observed
 // time, the ready path, and the running and ready parallelism over time, as a table (with text
 // sparklines), CSV or JSON (the JSON contract is in docs/report-json.md).
 #pragma once

@@ -1,6 +1,6 @@
 // Renders `tasklens tasks`: task sizes and waiting times per task type with their histograms and
-// seed 002's findings, and the comparison of two recordings, as a table, CSV or JSON (the JSON
-// contract is in docs/report-json.md).
+// Hoffmann and Rauber's findings, and the comparison of two recordings, as a table, CSV or JSON
+// (the JSON contract is in docs/report-json.md).
 #pragma once
 
 #include <string>
@@ -27,8 +27,8 @@ struct TasksRun {
 std::vector<std::string> task_type_keys(const model::Model& model,
                                         const std::vector<SiteLabel>& labels);
 
-// One line, seed 002's reading of a finding ("many tiny tasks: 80% of the tasks of fib.c:31 run
-// under 1 us: ...").
+// One line, Hoffmann and Rauber's reading of a finding ("many tiny tasks: 80% of the tasks of
+// fib.c:31 run under 1 us: ...").
 std::string finding_text(const TasksRun& run, const analysis::Finding& finding);
 std::string comparison_text(const TasksRun& base, const TasksRun& other,
                             const analysis::TaskComparison& comparison,
