@@ -98,7 +98,7 @@ Measured measure(recorder::SwitchRing* ring) {
   if (!pin_to_cpu0()) return result;
   // The TSC's rate, before the rival exists: calibrated beside it, a preemption just after the
   // 2 ms window (the rival's time slice, 3-4 ms) made the rate 2.9x too high, the spin 2.9x too
-  // long and the gaps seen 2.9x too short (seen 152 ms against 436 ms reported, in CI).
+  // long and the gaps seen 2.9x too short.
   uint64_t ticks_per_ms = 0;
   {
     uint64_t n0 = now_ns(), t0 = __rdtsc();
@@ -116,8 +116,8 @@ Measured measure(recorder::SwitchRing* ring) {
   uint64_t start = __rdtsc(), last = start, gaps = 0;
   // The reported intervals count only inside the spin itself (clipped to it): a preemption
   // just before or after it (the calibration above, the rival's last time slice) is none of
-  // the thread's TSC gaps. Counting whole intervals anywhere around the spin once reported
-  // 437 ms against 150 ms seen on a disturbed VM.
+  // the thread's TSC gaps. Counting whole intervals anywhere around the spin can report three
+  // times the gaps seen on a disturbed machine.
   const double stolen0 = stolen_ms_cpu0();
   const uint64_t begin_ns = now_ns();
   start = last = __rdtsc();
@@ -140,7 +140,7 @@ Measured measure(recorder::SwitchRing* ring) {
       end_ns > begin_ns ? double(last - start) / (double(end_ns - begin_ns) / 1e6) : 0;
   result.seen_ms = spin_ticks_per_ms > 0 ? double(gaps) / spin_ticks_per_ms : 0;
   // The TSC and the system clock agreed on the spin's length: a host that pauses the guest may
-  // move one and not the other (CI once saw a "300 ms" spin last 1.5 s of the system clock).
+  // move one and not the other (a "300 ms" spin can last 1.5 s of the system clock).
   result.clocks_agree = spin_ticks_per_ms > 0.9 * double(ticks_per_ms) &&
                         spin_ticks_per_ms < 1.1 * double(ticks_per_ms);
   result.reported_ms = reported_ms(out, trace::RecordType::Preemptions, begin_ns, end_ns);
@@ -148,7 +148,7 @@ Measured measure(recorder::SwitchRing* ring) {
 }
 
 // The thread also sees, as gaps, the time the hypervisor paused its virtual CPU, which the
-// kernel does not count as a preemption (a noisy host once added 20-30 ms to 150 ms): that time,
+// kernel does not count as a preemption (a noisy host can add 20-30 ms to 150 ms): that time,
 // give or take the kernel's 10 ms resolution, may be missing from what was reported.
 double lowest_expected(const Measured& m) {
   const double granularity = m.stolen_ms > 0 ? 10.0 : 0.0;
@@ -223,35 +223,55 @@ namespace {
 
 // A page fault that keeps the thread on its CPU far longer than its usual ones is reported as
 // a SlowFaults interval: here the first touch of a transparent huge page, which has the kernel
-// clear 2 MiB (tens to hundreds of us) where the hundreds of small-page faults before it took
-// a microsecond or two. The interval lies within the slow touch and holds most of it.
-TEST(RecorderSwitches, SlowPageFaultIsReportedWithinTheTouchThatTookIt) {
-  recorder::SwitchRing* ring = recorder::switch_ring_open(/*watch_faults=*/true);
-  if (!ring) GTEST_SKIP() << "perf context-switch records are not available here";
+// clear 2 MiB (tens to hundreds of us) where the small-page faults before it took a microsecond
+// or two. The interval lies within the slow touch and holds most of it.
+struct FaultSample {
+  bool usable = false;   // a huge-page touch well past the recorder's slow-fault rule, on the CPU
+  double took_ms = 0;    // that touch, as the thread timed it
+  double threshold_ms = 0;  // the rule's threshold, from the thread's own small-page touches
+  double slow_ms = 0;       // the SlowFaults intervals reported
+  double slow_within_ms = 0;  // of those, inside the touch
+};
+
+// The recorder's rule (switches.cpp): a fault is slow beyond 20 us, 8 times the thread's median
+// fault and twice its 99th percentile. The thread's small-page touches stand for its faults.
+double slow_fault_threshold_ms(std::vector<double> touches_ms) {
+  std::sort(touches_ms.begin(), touches_ms.end());
+  const double median = touches_ms[touches_ms.size() / 2];
+  const double p99 = touches_ms[touches_ms.size() * 99 / 100];
+  return std::max({0.020, 8 * median, 2 * p99});
+}
+
+FaultSample touch_huge_pages(recorder::SwitchRing* ring, bool& no_huge_pages) {
+  FaultSample sample;
   constexpr size_t kSmall = 512, kPage = 4096, kHuge = 2u << 20;
   // The thread's usual faults first: small pages (no huge page can back this mapping).
   auto* small = static_cast<volatile char*>(
       mmap(nullptr, kSmall * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-  ASSERT_NE(small, MAP_FAILED);
+  EXPECT_NE(small, MAP_FAILED);
+  if (small == MAP_FAILED) return sample;
   madvise(const_cast<char*>(small), kSmall * kPage, MADV_NOHUGEPAGE);
-  for (size_t i = 0; i < kSmall; ++i) small[i * kPage] = 1;
+  std::vector<double> touches_ms;
+  for (size_t i = 0; i < kSmall; ++i) {
+    const uint64_t t0 = now_ns();
+    small[i * kPage] = 1;
+    touches_ms.push_back(double(now_ns() - t0) / 1e6);
+  }
+  sample.threshold_ms = slow_fault_threshold_ms(touches_ms);
   std::vector<uint8_t> out;
   uint64_t lost = 0;
   recorder::switch_ring_drain(ring, 7, out, lost);  // the usual faults are known from here
-  out.clear();
-  // Then huge pages, touched one by one: the kernel may not have a free 2 MiB block for the
-  // first ones, or the thread may be switched out in the middle (then the switch accounts for
-  // it); a touch of over 60 us that stayed on the CPU is what this test needs.
+  // Then huge pages, touched one by one: a touch of 1.5 times the threshold or more (clear of
+  // the rule's edge) that stayed on the CPU is what this test needs; the kernel may not have a
+  // free 2 MiB block for the first ones, or clear one fast.
   const size_t kTries = 8;
   char* raw = static_cast<char*>(mmap(nullptr, (kTries + 1) * kHuge, PROT_READ | PROT_WRITE,
                                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-  ASSERT_NE(raw, MAP_FAILED);
+  EXPECT_NE(raw, MAP_FAILED);
   char* huge =
       reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(raw) + kHuge - 1) & ~(kHuge - 1));
-  if (madvise(huge, kTries * kHuge, MADV_HUGEPAGE) != 0)
-    GTEST_SKIP() << "transparent huge pages are not available here";
-  bool checked = false;
-  for (size_t t = 0; t < kTries && !checked; ++t) {
+  if (madvise(huge, kTries * kHuge, MADV_HUGEPAGE) != 0) no_huge_pages = true;
+  for (size_t t = 0; t < kTries && !no_huge_pages && !sample.usable; ++t) {
     const uint64_t begin_ns = now_ns();
     *reinterpret_cast<volatile char*>(huge + t * kHuge) = 1;
     const uint64_t end_ns = now_ns();
@@ -260,17 +280,46 @@ TEST(RecorderSwitches, SlowPageFaultIsReportedWithinTheTouchThatTookIt) {
     const double took_ms = double(end_ns - begin_ns) / 1e6;
     const double switched = reported_ms(out, trace::RecordType::Preemptions, begin_ns, end_ns) +
                             reported_ms(out, trace::RecordType::Blocked, begin_ns, end_ns);
-    if (took_ms < 0.06 || switched > 0) continue;
-    const double slow = reported_ms(out, trace::RecordType::SlowFaults, 0, ~0ull);
-    EXPECT_LE(slow, took_ms) << "reported outside the touch";
-    EXPECT_GE(slow, 0.5 * took_ms) << "the touch took " << took_ms << " ms";
-    EXPECT_EQ(reported_ms(out, trace::RecordType::SlowFaults, begin_ns, end_ns), slow);
-    checked = true;
+    if (took_ms < 1.5 * sample.threshold_ms || switched > 0) continue;
+    sample.usable = true;
+    sample.took_ms = took_ms;
+    sample.slow_ms = reported_ms(out, trace::RecordType::SlowFaults, 0, ~0ull);
+    sample.slow_within_ms = reported_ms(out, trace::RecordType::SlowFaults, begin_ns, end_ns);
   }
   munmap(raw, (kTries + 1) * kHuge);
   munmap(const_cast<char*>(small), kSmall * kPage);
+  return sample;
+}
+
+TEST(RecorderSwitches, SlowPageFaultIsReportedWithinTheTouchThatTookIt) {
+  recorder::SwitchRing* ring = recorder::switch_ring_open(/*watch_faults=*/true);
+  if (!ring) GTEST_SKIP() << "perf context-switch records are not available here";
+  bool no_huge_pages = false;
+  // Judged by the timing policy: where the slow fault's interval lies is exact (within the
+  // touch, nowhere else); how much of the touch it holds is a timing. A sample without a slow
+  // enough touch cannot judge either.
+  e2e::judge_timing<FaultSample>(
+      "the slow fault's interval against the touch that took it", e2e::Needs::SpinTiming,
+      [&] { return touch_huge_pages(ring, no_huge_pages); },
+      [](const FaultSample& f) {
+        e2e::Violations v;
+        std::ostringstream figures;
+        figures << "the touch took " << f.took_ms << " ms (slow from " << f.threshold_ms
+                << " ms); reported slow " << f.slow_ms << " ms, " << f.slow_within_ms
+                << " ms of it within the touch\n";
+        if (!f.usable) {
+          v.disturbed = "no huge-page touch took 1.5 times the slow-fault threshold on the CPU";
+          return v;
+        }
+        if (!(f.slow_ms > 0) || f.slow_within_ms != f.slow_ms || f.slow_ms > f.took_ms)
+          v.hard = "the slow fault is not reported within its touch: " + figures.str();
+        else if (f.slow_ms < 0.5 * f.took_ms)
+          v.soft = figures.str();
+        return v;
+      },
+      [](const FaultSample&) { return std::vector<nlohmann::json>{}; });
   recorder::switch_ring_close(ring);
-  if (!checked) GTEST_SKIP() << "no huge-page fault of over 60 us on the CPU in " << kTries;
+  if (no_huge_pages) GTEST_SKIP() << "transparent huge pages are not available here";
 }
 
 }  // namespace

@@ -9,10 +9,15 @@
  * calls tl_work(u) measures u * TL_UNIT_TICKS ticks plus its little real computation.
  *
  * tl_work reads the TSC in a loop and adds up the increments; an increment longer than
- * TL_GAP_TICKS (about 20 us) means the thread was off the CPU (preempted, or its virtual CPU
- * descheduled) and is not counted, just as tasklens does not count the preemption. So the spin
- * behaves like real computation that needs that much CPU time: preempted, it takes longer in
- * wall time, but its measured work does not change. (A recording without preemption tracking, or
+ * TL_GAP_TICKS (about 2 us; one turn of the loop takes tens of ns) means the thread was off the
+ * CPU (preempted, or its virtual CPU descheduled) and is not counted, just as tasklens does not
+ * count the preemption. So the spin behaves like real computation that needs that much CPU time:
+ * preempted, it takes longer in wall time, but its measured work does not change. The threshold
+ * is below the shortest preemption (a context switch out and back in takes microseconds): a
+ * coarser one (20 us) counted the many short preemptions of a loaded machine (another thread's
+ * few microseconds) as spinning, which tasklens rightly takes out, and the measured work of a
+ * spin came out up to 3% below its units. An interrupt, which tasklens does not take out, is
+ * not counted by the spin either: it lengthens the measured work a little, never shortens it. (A recording without preemption tracking, or
  * a virtual CPU stolen by the host, which the guest does not see as a context switch, would add
  * the time off the CPU to the strand, as it would for any real computation.)
  *
@@ -34,7 +39,7 @@
 
 #define TL_UNIT_TICKS 2000u
 /* A TSC increment longer than this, between two reads of the spin loop, is time off the CPU. */
-#define TL_GAP_TICKS 50000u
+#define TL_GAP_TICKS 5000u
 
 /* Busy-waits until units * TL_UNIT_TICKS TSC ticks have been spent on the CPU (nothing for 0). */
 static inline void tl_work(unsigned long units) {
