@@ -206,6 +206,83 @@ TEST(Trace, BadMetricListsInTheHeaderAreRefused) {
                "corrupted file header");
 }
 
+// ------------------------------------------------------------------ minor versions of 4
+
+// A file of version 4.`minor` whose schema holds the kinds 1 to `last_kind`, and one stream.
+std::vector<uint8_t> minor_file(uint16_t minor, int last_kind, const std::vector<uint8_t>& stream) {
+  std::vector<uint8_t> schema = make_schema_payload();
+  const uint32_t count = static_cast<uint32_t>(last_kind);
+  std::memcpy(schema.data(), &count, 4);
+  schema.resize(4 + 6 * count);  // six bytes per kind, in kind order
+  FileHeader h = make_file_header(1, 1000, 0, Metric::Tsc);
+  h.version_minor = minor;
+  std::vector<uint8_t> out(reinterpret_cast<uint8_t*>(&h), reinterpret_cast<uint8_t*>(&h + 1));
+  append_record(out, RecordType::EventSchema, schema.data(), schema.size());
+  EventBlockHeader bh{};
+  bh.raw_size = static_cast<uint32_t>(stream.size());
+  append_record(out, RecordType::EventBlock, &bh, sizeof bh, stream.data(), stream.size());
+  append_launch_status(out);
+  return out;
+}
+
+// Version 4.8 added parallel_pipeline's events (tbb-pipeline, tbb-filter-begin/-end), each an
+// addr field: a 4.7 file, whose schema ends at tbb-node-body, still reads, and the new events
+// decode with their addresses, deltas against the previous data address (a spawn's group).
+TEST(Trace, Version47FilesReadAndThePipelineEventsOf48DecodeWithTheirAddresses) {
+  const uint64_t task = (1ull << 40) + 2, ctx = 0x7ffd00001000, filter = 0x55550002a000;
+  for (uint16_t minor : {uint16_t{7}, uint16_t{8}}) {
+    SCOPED_TRACE(minor);
+    StreamWriter w;
+    w.begin(EventKind::TbbSpawn, 1100);
+    w.put_id((1ull << 40) + 1);
+    w.put_id(task);
+    w.put_addr(ctx);
+    w.varint(7 | 0x80);
+    w.put_ptr(0x555500001234);
+    if (minor >= 8) {
+      w.begin(EventKind::TbbPipeline, 1100);
+      w.put_addr(ctx);
+      w.begin(EventKind::TbbFilterBegin, 1200);
+      w.put_addr(filter);
+      w.begin(EventKind::TbbFilterEnd, 1300);
+      w.put_addr(filter);
+    }
+    w.begin(EventKind::TbbNodeBody, 1400);
+    w.put_id(task);
+    w.put_addr(0x55550003b000);
+    w.varint(1);
+    const int last_kind =
+        static_cast<int>(minor >= 8 ? EventKind::TbbFilterEnd : EventKind::TbbNodeBody);
+    std::string p = write_temp(minor_file(minor, last_kind, w.bytes));
+    TraceFile t = TraceFile::open(p);
+    EXPECT_EQ(t.header().version_minor, minor);
+    std::vector<uint8_t> bytes = t.stream(0);
+    EventDecoder d = t.decoder(bytes);
+    Event e;
+    ASSERT_TRUE(d.next(e));
+    EXPECT_EQ(e.kind, EventKind::TbbSpawn);
+    EXPECT_EQ(e.f[2], ctx);
+    if (minor >= 8) {
+      const std::pair<EventKind, uint64_t> runs[] = {{EventKind::TbbPipeline, ctx},
+                                                     {EventKind::TbbFilterBegin, filter},
+                                                     {EventKind::TbbFilterEnd, filter}};
+      for (auto [kind, address] : runs) {
+        ASSERT_TRUE(d.next(e));
+        EXPECT_EQ(e.kind, kind);
+        EXPECT_EQ(e.f[0], address);
+      }
+      EXPECT_EQ(std::string(to_string(EventKind::TbbFilterBegin)), "tbb-filter-begin");
+    }
+    ASSERT_TRUE(d.next(e));
+    EXPECT_EQ(e.kind, EventKind::TbbNodeBody);
+    EXPECT_EQ(e.time, 1400u);
+    EXPECT_EQ(e.f[1], 0x55550003b000u);
+    EXPECT_FALSE(d.next(e));
+    EXPECT_FALSE(d.truncated());
+    unlink(p.c_str());
+  }
+}
+
 TEST(Trace, VarintAndZigzag) {
   for (int64_t v :
        std::vector<int64_t>{0, 1, -1, 63, -64, 1LL << 40, -(1LL << 62), INT64_MAX, INT64_MIN})

@@ -545,6 +545,13 @@ void Builder::handle(const Event& e, uint32_t thread) {
     case EventKind::TbbNodeBody:
       on_tbb_node_body(e);
       break;
+    case EventKind::TbbPipeline:
+      on_tbb_pipeline(e);
+      break;
+    case EventKind::TbbFilterBegin:
+    case EventKind::TbbFilterEnd:
+      on_tbb_filter(e, thread);
+      break;
     case EventKind::ChunkBegin:
     case EventKind::ChunkEnd:
       on_chunk(e, thread);

@@ -342,6 +342,8 @@ class Builder {
                           uint64_t address, uint64_t limit);
   void place_flow_chains(uint64_t group, uint32_t waiting_scope);
   void place_open_flow_chains();
+  void on_tbb_pipeline(const Event& e);
+  void on_tbb_filter(const Event& e, uint32_t thread);
   uint32_t common_scope(uint32_t a, uint32_t b) const;
   void on_chunk(const Event& e, uint32_t thread);
   void on_user_thread(const Event& e, uint32_t thread);
@@ -465,6 +467,15 @@ class Builder {
   // A body announced by TbbNodeBody, until its spawn: task -> (node address, limit).
   std::unordered_map<uint32_t, std::pair<uint64_t, uint64_t>> flow_bodies_;
   uint64_t flow_turns_ = 0;
+  // oneTBB parallel_pipeline calls (TbbPipeline) until their wait ends, by group (the pipeline's
+  // task_group_context): the node of the pipeline's root task, which holds the pipeline's other
+  // tasks in the order they were spawned, and per serial filter (its address) the strand that
+  // ended its last run (builder_tbb.cpp).
+  struct Pipeline {
+    uint32_t root = kNone;
+    std::vector<std::pair<uint64_t, uint32_t>> filters;
+  };
+  std::unordered_map<uint64_t, Pipeline> pipelines_;
   std::vector<uint32_t> current_;    // per thread: the task it runs (kNone: none)
   std::vector<uint8_t> mutex_wait_;  // per thread: waiting for a critical section or lock
   std::vector<uint64_t> last_metric_;

@@ -86,6 +86,13 @@ void Builder::on_tbb_spawn(const Event& e, uint32_t thread) {
   cs.creator_strand = creator;
   cs.tbb_kind = static_cast<uint8_t>(kind);
   uint32_t scope = ps.scope;
+  // A parallel_pipeline's stage task goes into the pipeline's root task (on_tbb_pipeline).
+  Pipeline* pipeline = nullptr;
+  if (!pipelines_.empty() && group) {
+    auto it = pipelines_.find(group);
+    if (it != pipelines_.end()) pipeline = &it->second;
+  }
+  if (pipeline && !root && pipeline->root != kNone) scope = pipeline->root;
   // A body of a flow graph node of limited concurrency goes into its node's chain.
   uint32_t chain = kNone;
   if (!flow_bodies_.empty()) {
@@ -96,6 +103,7 @@ void Builder::on_tbb_spawn(const Event& e, uint32_t thread) {
     }
   }
   cs.node = cs.scope = new_node(NodeKind::Task, chain != kNone ? chain : scope);
+  if (pipeline && root && pipeline->root == kNone) pipeline->root = cs.node;
   if (!root && ps.node != kNone && nodes_[ps.node].site != kNone &&
       splits_parent(kind, ps.tbb_kind)) {
     nodes_[cs.node].site = nodes_[ps.node].site;
@@ -146,6 +154,8 @@ void Builder::on_tbb_wait(const Event& e, uint32_t thread) {
   }
   ts.waiting = false;
   if (!flow_chains_.empty()) place_flow_chains(e.f[1], ts.scope);  // before the join strand
+  // A pipeline's wait: its filters' runs are over (a later call may use the same group).
+  if (!pipelines_.empty()) pipelines_.erase(e.f[1]);
   uint32_t s = open_strand(t, thread, e.time);
   edge(ts.pre_wait, s);
   tbb_calls_.erase(e.f[1]);  // the call is over: the group's next tasks are another call
@@ -290,6 +300,54 @@ void Builder::place_open_flow_chains() {
   std::sort(open.begin(), open.end());
   for (uint32_t chain : open) append_item(nodes_[chain].parent, chain | kNodeBit);
   flow_chains_.clear();
+}
+
+// ---- parallel_pipeline's serial filters (TbbPipeline, TbbFilterBegin/End)
+//
+// A serial filter (serial_in_order, serial_out_of_order) runs one item at a time, but libtbb
+// runs an item's turn at it in whichever stage task reaches the filter once it is free (the
+// item's own task, returned by its previous stage; the task of the run before only if the item
+// was already waiting for its turn then): nothing spawned orders that run after the filter's
+// run before. The recorder brackets each run (the filter's operator() on one item, a part of a
+// task's strand), and the run follows the end of the filter's previous run, like a lock's
+// acquire after its release: in the order the runs happened, which is the items' order for
+// serial_in_order and mutual exclusion for serial_out_of_order. Parallel filters are not
+// bracketed: their runs are as independent as their tasks.
+//
+// An edge must go forward in the serial elision order, and the spawn tree does not give one
+// that these edges follow: a stage task spawns the next item's input stage before its own
+// item's next stage (returned to the scheduler), so every later item's stages come first in
+// the tree, before the earlier item's output run they must follow. So a pipeline's stage tasks
+// are not nested in the task that spawned them but are siblings inside the pipeline's root
+// task, in the order they were spawned: a filter's next run is in a task spawned after its run
+// before began (that run's own task, or one spawned after the run freed the filter), so every
+// chain, spawn and bypass edge goes forward, and the tasks' ends join at the pipeline's wait
+// as before. (Constructs called inside a filter keep their own nesting under its task.)
+
+void Builder::on_tbb_pipeline(const Event& e) { pipelines_[e.f[0]] = Pipeline{}; }
+
+void Builder::on_tbb_filter(const Event& e, uint32_t thread) {
+  const uint32_t t = current_[thread];
+  if (t == kNone || t >= tbb_group_of_.size()) return;
+  auto it = pipelines_.find(tbb_group_of_[t]);
+  if (it == pipelines_.end() || it->second.root == kNone) return;  // not a traced pipeline's task
+  TaskState& ts = tasks_[t];
+  if (ts.scope == kNone || ts.waiting || ts.open == kNone) return;
+  std::vector<std::pair<uint64_t, uint32_t>>& filters = it->second.filters;
+  size_t f = 0;
+  while (f < filters.size() && filters[f].first != e.f[0]) ++f;
+  if (f == filters.size()) filters.emplace_back(e.f[0], kNone);
+  // The run is a strand (or several, if it waits for a construct of its own) of its task. Its
+  // ends are at the pipeline's call, the line its tasks' strands start at (the filter's code,
+  // header code called from libtbb, has no line of the program's).
+  cur_code_ = site_address(it->second.root);
+  const uint32_t before = close_strand(t);
+  const uint32_t next = open_strand(t, thread, e.time);
+  edge(before, next);
+  if (e.kind == EventKind::TbbFilterBegin)
+    edge(filters[f].second, next);
+  else
+    filters[f].second = before;  // the run's last strand
 }
 
 void Builder::on_chunk(const Event& e, uint32_t thread) {

@@ -12,6 +12,9 @@
 // The wrappers of include/tasklens/tbb.h add what return addresses cannot give: the exact call
 // site of each construct (tasklens_tbb_site) and each call of an algorithm's body on a subrange
 // (tasklens_tbb_chunk_begin/end), so that a parallel_for's parallelism is its logical one.
+//
+// Flow graph nodes of limited concurrency (tbb_flow_nodes.cpp) and parallel_pipeline's serial
+// filters (tbb_pipeline.cpp) are apart; tbb_internal.hpp holds what the three share.
 #include "recorder/tbb_hooks.hpp"
 
 #include <dlfcn.h>
@@ -25,22 +28,13 @@
 #include <unordered_map>
 #include <vector>
 
-// The entry points we define must be exported although the recorder hides everything else:
-// they get the visibility of their declarations in these headers.
-#pragma GCC visibility push(default)
-#include <oneapi/tbb/flow_graph.h>
-#include <oneapi/tbb/parallel_pipeline.h>
-#include <oneapi/tbb/task_arena.h>
-#include <oneapi/tbb/task_group.h>
-#include <oneapi/tbb/version.h>
-#pragma GCC visibility pop
-
 #include "recorder/recording.hpp"
+#include "recorder/tbb_internal.hpp"
 #include "trace/reader.hpp"
 
-namespace d1 = tbb::detail::d1;
-
 namespace tasklens::recorder {
+
+bool g_tbb_on = false;  // (tbb_internal.hpp)
 
 // A task's shadow vtable and identity. The task's vtable pointer points at `slots`, so the two
 // words before it are where the ABI expects offset-to-top and the type_info.
@@ -76,7 +70,6 @@ using EnqueueFn = void (*)(d1::task&, d1::task_arena_base*);
 using EnqueueCtxFn = void (*)(d1::task&, d1::task_group_context&, d1::task_arena_base*);
 using SubmitFn = void (*)(d1::task&, d1::task_group_context&, tbb::detail::r1::arena*,
                           std::uintptr_t);
-using PipelineFn = void (*)(d1::task_group_context&, std::size_t, const d1::filter_node&);
 using InitializeFn = void (*)(d1::task_group_context&);
 using AllocateFn = void* (*)(d1::small_object_pool*&, std::size_t);
 using ArenaInitializeFn = void (*)(d1::task_arena_base&);
@@ -96,7 +89,6 @@ struct RealEntryPoints {
   ArenaInitializeFn arena_initialize = nullptr;
 };
 RealEntryPoints g_real;
-bool g_tbb_on = false;  // the linked oneTBB is one we know: trace its tasks
 // oneTBB starts its scheduler (thread data, market, arena, worker threads) lazily, inside the
 // first call that needs it: which one depends on the program (a context's initialize, the first
 // task's allocation, the first spawn). So the process's first call of each of these entry points
@@ -141,22 +133,6 @@ Fn real(Fn& fn) {
 }
 
 // ------------------------------------------------------------------------- thread state
-
-TL_INLINE ThreadState* tbb_state() {
-  ThreadState* t = tls_state;
-  if (__builtin_expect(t == nullptr, 0)) {
-    t = thread_init(kThreadWorker);
-    if (uint8_t* p = begin_event(t, EventKind::ThreadBegin)) {
-      p = trace::put_varint(p, static_cast<uint64_t>(kThreadWorker));
-      end_event(t, p);
-    }
-  }
-  return t;
-}
-
-TL_INLINE bool recording(const ThreadState* t) {
-  return t && !t->dead && g_tbb_on && g_state.load(std::memory_order_relaxed) == kRecording;
-}
 
 TL_INLINE void put_mark(ThreadState* t, trace::MarkKind mark) {
   if (uint8_t* p = begin_event(t, EventKind::Mark)) {
@@ -250,60 +226,6 @@ TL_INLINE void shadow_free(ThreadState* t, TaskShadow* s) {
   if (__builtin_expect(++t->shadow_free_count >= 4 * kBatch, 0)) donate(t);
 }
 
-// ------------------------------------------------------------------------- flow graph nodes
-
-// A function_node's or multifunction_node's body runs in a task of class
-// apply_body_task_bypass<function_input_base<...>, Input>, whose first member after its
-// graph_task base is a reference to the node's function_input_base; that holds the node's
-// concurrency limit (tbb::flow::unlimited = 0, serial = 1) after its graph reference. oneTBB
-// enforces the limit with that counter and a queue, not with spawns: the body that frees the
-// node spawns the next one only if a message waits, otherwise whichever task puts the next
-// message starts it, and nothing recorded orders it after the body before (TbbNodeBody).
-// The two offsets come from oneTBB's own headers (the ABI that tbb_prepare checks):
-// BodyTaskLayout mirrors the task (the Itanium ABI puts the reference in graph_task's tail
-// padding: at 96 of its 128 bytes, not after them), InputLayout reaches the protected limit.
-// (offsetof of these non-standard-layout classes: conditionally supported, GCC and clang agree.)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Winvalid-offsetof"
-struct BodyTaskLayout : d1::graph_task {
-  void* node;  // apply_body_task_bypass::my_node (a reference: laid out as a pointer)
-};
-template <class Input>
-struct InputLayout
-    : d1::function_input_base<
-          Input, d1::queueing, d1::cache_aligned_allocator<Input>,
-          d1::function_input<Input, Input, d1::queueing, d1::cache_aligned_allocator<Input>>> {
-  static constexpr size_t limit_offset() { return offsetof(InputLayout, my_max_concurrency); }
-};
-constexpr size_t kBodyNodeOffset = offsetof(BodyTaskLayout, node);
-constexpr size_t kNodeLimitOffset = InputLayout<int>::limit_offset();
-// receiver<Input>, the base before it, has no data: the offset is the same for every message.
-static_assert(InputLayout<std::string>::limit_offset() == kNodeLimitOffset);
-#pragma GCC diagnostic pop
-
-// The class of a limited node's body (and not of continue_node's, which has no limit and runs
-// in apply_body_task_bypass<continue_input<...>, continue_msg>).
-bool is_node_body(const char* name) {
-  const char* p = name ? std::strstr(name, "22apply_body_task_bypassI") : nullptr;
-  if (!p) return false;
-  const char* q = std::strstr(p, "19function_input_baseI");  // its first template argument
-  return q && q - p < 40;
-}
-
-// Before the spawn of a node's body (the model places the body by it): its node and limit.
-__attribute__((noinline)) void put_node_body(ThreadState* t, const d1::task& task, uint64_t id) {
-  const char* node =
-      *reinterpret_cast<const char* const*>(reinterpret_cast<const char*>(&task) + kBodyNodeOffset);
-  const size_t limit = *reinterpret_cast<const size_t*>(node + kNodeLimitOffset);
-  if (limit == 0) return;  // unlimited: its bodies are as independent as their spawns say
-  if (uint8_t* p = begin_event(t, EventKind::TbbNodeBody)) {
-    p = put_id(t, p, id);
-    p = put_addr(t, p, node);
-    p = trace::put_varint(p, limit);
-    end_event(t, p);
-  }
-}
-
 // ------------------------------------------------------------------------- task classes
 
 // TbbKind of a task class, from its mangled type name (oneTBB's algorithms name their task
@@ -366,9 +288,7 @@ TL_INLINE uint8_t classify(const void* const* vptr) {
 
 // ------------------------------------------------------------------------- events
 
-// A site announced with tasklens_tbb_site_once names one call (task_group::run's spawn, or
-// wait's wait): the first one that reads it takes it, so the wrapper has nothing to clear.
-constexpr uint32_t kSiteOnce = 0x100, kSiteKindMask = 0xff;  // bits of ThreadState::tbb_site_kind
+// A site announced with tasklens_tbb_site_once (kSiteOnce) names one call.
 TL_INLINE void take_site_once(ThreadState* t) {
   if (t->tbb_site_kind & kSiteOnce) {
     t->tbb_site = 0;
@@ -641,6 +561,8 @@ TL_INLINE void announce_site(const char* file, unsigned line, const char* functi
 
 }  // namespace
 
+PipelineFn real_parallel_pipeline() { return real(g_real.parallel_pipeline); }
+
 void tbb_prepare(bool old_abi) {
   std::string name;
   uint32_t flags = trace::kRuntimeTbbUnsupported;
@@ -794,21 +716,7 @@ void submit(d1::task& t, d1::task_group_context& ctx, arena* a, std::uintptr_t a
   real(g_real.submit)(t, ctx, a, as_critical);
 }
 
-// parallel_pipeline runs inside libtbb: the spawns and the wait of its tasks come from the
-// library's code, where no line is the user's, so they counted as code outside any construct.
-// Its call site (in the program, where the header's parallel_pipeline was inlined) is announced
-// for the pipeline's root (its execute_and_wait), as a wrapper would: the pipeline becomes a
-// construct at the user's line, its tasks inside it.
-void parallel_pipeline(d1::task_group_context& ctx, std::size_t max_tokens,
-                       const d1::filter_node& filters) {
-  using namespace tasklens::recorder;
-  ThreadState* t = tbb_state();
-  if (recording(t) && t->tbb_site == 0) {
-    t->tbb_site = reinterpret_cast<uint64_t>(__builtin_return_address(0));
-    t->tbb_site_kind = static_cast<uint32_t>(tasklens::trace::TbbKind::Other) | kSiteOnce;
-  }
-  real(g_real.parallel_pipeline)(ctx, max_tokens, filters);
-}
+// (parallel_pipeline: tbb_pipeline.cpp)
 
 }  // namespace tbb::detail::r1
 

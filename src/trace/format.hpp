@@ -35,7 +35,9 @@ inline constexpr uint16_t kVersionMajor = 4;  // readers refuse later majors
 // Minor 6: the HostSteal record.
 // Minor 7: the TbbNodeBody event (flow graph nodes of limited concurrency; older readers see
 // such a node's bodies as independent, so a serial node's chain can break).
-inline constexpr uint16_t kVersionMinor = 7;  // additions that old readers can skip
+// Minor 8: the TbbPipeline and TbbFilterBegin/End events (parallel_pipeline's serial filters;
+// older readers see a filter's runs chained only where one spawned the next).
+inline constexpr uint16_t kVersionMinor = 8;  // additions that old readers can skip
 
 // Metrics one trace can hold (the first is the primary one, every analysis's work).
 inline constexpr int kMaxMetrics = 8;
@@ -363,6 +365,15 @@ enum class EventKind : uint8_t {
   // a body may start from whichever task put its message while the node had room, with no
   // spawn from the body that made the room; readers chain the node's bodies (version 4.7).
   TbbNodeBody = 42,  // id task, addr node, limit
+  // parallel_pipeline (version 4.8). The thread's next root spawn (execute_and_wait) into `group`
+  // starts a pipeline, whose stage tasks are spawned into that group. A serial filter (in order
+  // or out of order) runs one item at a time, but libtbb may run an item's turn in whichever
+  // stage task reaches the filter once it is free, with no spawn from the run before: each run
+  // (the filter's operator() on one item, inside the thread's current task) is bracketed, and
+  // readers chain the runs of each filter in the order they ran.
+  TbbPipeline = 43,     // addr group
+  TbbFilterBegin = 44,  // addr filter
+  TbbFilterEnd = 45,    // addr filter
 };
 
 // An event's key for RuntimeCost records: its kind, and where the runtime's path depends on it
@@ -372,7 +383,7 @@ enum class EventKind : uint8_t {
 inline constexpr uint16_t interval_key(EventKind kind, uint64_t subtype) {
   return static_cast<uint16_t>(static_cast<uint16_t>(kind) << 4 | (subtype & 15));
 }
-inline constexpr int kEventKindCount = 43;
+inline constexpr int kEventKindCount = 46;
 // OMPT's ompt_task_status_t values carried by TaskSchedule.
 inline constexpr uint64_t kTaskStatusComplete = 1, kTaskStatusCancel = 3, kTaskStatusSwitch = 7;
 
@@ -460,6 +471,9 @@ inline constexpr EventShape kEventShapes[kEventKindCount] = {
     {1, 0, 0, 0},            // RecorderStall
     {1, 0, 0, 0},            // MutexReleased
     {3, 0, 0x1, 0, 0x2},     // TbbNodeBody
+    {1, 0, 0, 0, 0x1},       // TbbPipeline
+    {1, 0, 0, 0, 0x1},       // TbbFilterBegin
+    {1, 0, 0, 0, 0x1},       // TbbFilterEnd
 };
 
 static_assert(kEventShapes[kEventKindCount - 1].fixed != 0, "every event kind needs its shape");

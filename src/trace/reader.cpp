@@ -99,6 +99,12 @@ const char* to_string(EventKind kind) {
       return "mutex-released";
     case EventKind::TbbNodeBody:
       return "tbb-node-body";
+    case EventKind::TbbPipeline:
+      return "tbb-pipeline";
+    case EventKind::TbbFilterBegin:
+      return "tbb-filter-begin";
+    case EventKind::TbbFilterEnd:
+      return "tbb-filter-end";
   }
   return "unknown";
 }
