@@ -1,8 +1,8 @@
 // libFuzzer target over everything that reads a trace: the reader, the model builder, and every
-// analysis, report and export (tests/analyze_all.hpp). Built with clang-14 and ASan+UBSan by
+// analysis, report and export (tests/support/analyze_all.hpp). Built with clang-14 and ASan+UBSan by
 // fuzz/CMakeLists.txt; scripts/test.sh runs it briefly, bench/fuzz.sh for long runs.
 //
-// The contract (as tests/damaged_trace_test.cpp checks it with its own mutations): a trace the
+// The contract (as tests/unit/damaged_trace_test.cpp checks it with its own mutations): a trace the
 // reader or the builder cannot make sense of is refused with a trace::TraceError or a
 // model::ModelError whose message is one line; anything else gives a model that keeps the
 // invariants, and every analysis runs on it. Any other exception, a broken invariant, a crash, a

@@ -4,7 +4,7 @@ scripts/test.sh's summary: prints "passed failed inconclusive skipped" on the fi
 line per test that did not pass (its name and why: the failure's first line, the inconclusive
 judgement's figures, the skip's reason).
 
-An end-to-end timing check that could not be judged (tests/e2e_timing.hpp: every sample of it
+An end-to-end timing check that could not be judged (tests/support/e2e_timing.hpp: every sample of it
 was disturbed) is skipped with a message that starts "INCONCLUSIVE:"; any other skip is a test
 that does not apply to this machine (no root, no huge pages...).
 

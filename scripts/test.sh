@@ -3,11 +3,13 @@
 # skipped, time); the exit status is non-zero when any stage failed. Needs scripts/setup.sh first.
 #
 #   build      the release build (build/), incremental
-#   unit       the unit tests: exact, on synthetic inputs (tests/*_test.cpp)
-#   e2e        the end-to-end tests: real programs recorded (tests/e2e_*_test.cpp), one at a time;
-#              their timing checks follow tests/e2e_timing.hpp, whose "inconclusive" judgements
-#              (every sample disturbed, by the recordings' own account) are counted apart
-#   asan       the unit tests built with ASan+UBSan (build-asan/)
+#   unit       the unit tests: exact, on synthetic inputs (tests/unit)
+#   e2e        the end-to-end tests: real programs recorded (tests/e2e), one at a time; their
+#              timing checks follow tests/support/e2e_timing.hpp, whose "inconclusive"
+#              judgements (every sample disturbed, by the recordings' own account) are counted
+#              apart
+#   asan       the unit tests built with clang's ASan+UBSan (build-fuzz/: the same build gives
+#              the fuzzer, so the sources are compiled once for both)
 #   tsan       the recorder's concurrent buffers and region names, the model builder's threads
 #              and the profile's, built with TSan (build-tsan/)
 #   fuzz       45 s of libFuzzer over everything that reads a trace (bench/fuzz.sh runs it for
@@ -89,11 +91,17 @@ fi
 
 # Sanitizer builds: unit tests only (a sanitized recorder cannot be preloaded into programs that
 # are not built with the same sanitizer runtime), so no examples, benches or end-to-end tests.
-if wanted asan; then
-  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTASKLENS_SANITIZE=address \
-    -DTASKLENS_BUILD_EXAMPLES=OFF -DTASKLENS_BUILD_BENCH=OFF -DTASKLENS_BUILD_E2E=OFF >/dev/null
-  build_stage asan-build cmake --build build-asan -j"$jobs" &&
-    ctest_stage asan build-asan -j"$jobs"
+# ASan+UBSan and the fuzzer share one clang build (TASKLENS_SANITIZE=fuzzer instruments for both;
+# only the fuzzer links libFuzzer).
+if wanted asan || wanted fuzz; then
+  CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DTASKLENS_SANITIZE=fuzzer -DTASKLENS_BUILD_TESTS=ON -DTASKLENS_BUILD_E2E=OFF \
+    -DTASKLENS_BUILD_EXAMPLES=OFF -DTASKLENS_BUILD_BENCH=OFF >/dev/null
+  if build_stage asan-build cmake --build build-fuzz -j"$jobs"; then
+    wanted asan && ctest_stage asan build-fuzz -j"$jobs"
+  else
+    stages=${stages/fuzz/}  # nothing to fuzz with
+  fi
 fi
 
 if wanted tsan; then

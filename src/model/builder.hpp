@@ -1,6 +1,6 @@
 // Builds the Model (strand DAG + construct tree) from a trace's OpenMP events.
 //
-// OpenMP semantics (each has an end-to-end test in tests/e2e_semantics_test.cpp):
+// OpenMP semantics (each has an end-to-end test in tests/e2e/e2e_semantics_test.cpp):
 //  * spawn: the strand that ends at a task's creation -> the task's first strand;
 //  * taskwait joins the children created before it (not grandchildren); a task that outlives
 //    its parent's waits joins at the end of the innermost enclosing taskgroup or at the next

@@ -293,7 +293,7 @@ TraceFile TraceFile::open(const std::string& path) {
     t.fail("is a directory, not a trace; give a trace file (the default is tasklens.data)");
   // A device has no end to read to (report /dev/zero grew to 15 GB until the OOM killer came),
   // and a trace is parsed as a whole anyway. A pipe still reads (`report <(zstdcat
-  // run.tlens.zst)`, tests/trace_test.cpp): its header is checked from its first bytes, as a
+  // run.tlens.zst)`, tests/unit/trace_test.cpp): its header is checked from its first bytes, as a
   // file's, so what is not a trace stops there.
   const bool pipe = S_ISFIFO(st.st_mode);
   if (!S_ISREG(st.st_mode) && !pipe)

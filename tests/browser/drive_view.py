@@ -17,7 +17,7 @@ Opens the page (a fresh user-data dir), waits until the page's script has drawn 
   * saves a full-page screenshot into --shots, one of the differential view when there is one
     (and one per view with --view-shots),
   * collects the browser's console messages and any alert/confirm/prompt dialog.
-Prints one JSON object on stdout; the C++ test (tests/e2e_view_test.cpp) judges it. Exit code 0
+Prints one JSON object on stdout; the C++ test (tests/e2e/e2e_view_test.cpp) judges it. Exit code 0
 when the driving worked (whatever the page did), 2 when the browser could not be driven.
 """
 import argparse

@@ -1,5 +1,5 @@
 // Everything tasklens does with a model after reading it, for the tests and the fuzzer that feed
-// it damaged traces (tests/damaged_trace_test.cpp, fuzz/trace_fuzzer.cpp): the model's
+// it damaged traces (tests/unit/damaged_trace_test.cpp, fuzz/trace_fuzzer.cpp): the model's
 // invariants, every analysis, the reports and the exports. Header-only and without GoogleTest,
 // so that the fuzzer (built with clang's libFuzzer, not linked with gtest) shares it. Each
 // function returns what went wrong, or an empty string.

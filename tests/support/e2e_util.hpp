@@ -39,7 +39,7 @@
 #include <thread>
 #include <vector>
 
-#include "../examples/common/work.h"  // TL_UNIT_TICKS
+#include "../../examples/common/work.h"  // TL_UNIT_TICKS
 #include "e2e_timing.hpp"
 
 extern char** environ;

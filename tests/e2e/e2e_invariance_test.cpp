@@ -24,7 +24,7 @@
 // variant, and are stated beside each check. Task counts and results are exact.
 //
 // Loops have their own invariance tests: every loop form recorded with 1, 2 and 4 threads gives
-// its analytic parallelism (tests/e2e_loops_test.cpp; bench/loops.sh adds 8).
+// its analytic parallelism (tests/e2e/e2e_loops_test.cpp; bench/loops.sh adds 8).
 #include <regex>
 
 #include "e2e_util.hpp"

@@ -550,7 +550,7 @@ TEST_F(Cli, DevicesPipesAndLargeNonTracesAreRefusedAtOnce) {
   EXPECT_NE(from_fifo.err.find("is a FIFO"), std::string::npos) << from_fifo.err;
   EXPECT_LT(from_fifo.seconds, 10) << from_fifo.describe();
 
-  // A pipe still reads (a trace through one: tests/trace_test.cpp), but only as far as a header
+  // A pipe still reads (a trace through one: tests/unit/trace_test.cpp), but only as far as a header
   // that is not a trace's.
   RunResult from_pipe = run({"/bin/bash", "-c",
                              std::string("/usr/bin/prlimit --as=1073741824 ") + TASKLENS_BIN +

@@ -176,7 +176,7 @@ TEST_P(Semantics, TaskloopGrainsize1ParallelismIsTheIterationCount) {
 }
 
 // schedule(dynamic, 1) over 32 equal iterations: every chunk is independent, W/S = 32 whatever
-// the number of threads (tests/e2e_loops_test.cpp records every loop form with 1, 2 and 4).
+// the number of threads (tests/e2e/e2e_loops_test.cpp records every loop form with 1, 2 and 4).
 TEST_P(Semantics, DynamicLoopParallelismIs32WithTwoThreads) {
   auto p = profile_analytic(exe("sem_loop_dynamic"), {}, {640000, 20000});
   expect_report_invariants(p.report);

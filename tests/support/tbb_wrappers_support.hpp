@@ -70,7 +70,7 @@ Hooks& hooks() {
 thread_local int t_site_depth = 0;
 thread_local int t_chunk_depth = 0;
 
-bool hooks_defined() {
+[[maybe_unused]] bool hooks_defined() {
 #ifndef TASKLENS_TBB_TEST_NO_HOOKS
   return true;
 #else
