@@ -185,12 +185,11 @@ void check_arena(const json& j, double w) {
 // Arenas, at 10 x the work of the example's defaults (w = 5000). At the defaults (w = 500,
 // S = 7000 units) the measured span comes out 10-18% over the analytic one, and that is the
 // program, not the model: oneTBB initializes lazily on first use, inside the first execute and
-// the first parallel_for of each arena (about 130 fresh pages in libtbb and libtbbmalloc, at
-// about 2 us per page fault on this VM, and the rest of its set-up), which puts 400-600 units of
-// real work on the critical path (the trace's critical path: the first execute's first strand
-// 130-240 units, the first loop's first split 60-150, the program's start 160-250 over a). A
-// warm-up in the program moves that cost, it does not remove it. At 10 x the work it is within the
-// tolerances, so this is the size that checks the semantics of execute and nested arenas.
+// the first parallel_for of each arena (fresh pages in libtbb and libtbbmalloc, a page fault
+// each, and the rest of its set-up), which puts some 400-600 units of real work on the critical
+// path (the first execute's first strand, the first loop's first split, the program's start). A
+// warm-up in the program moves that cost, it does not remove it. At 10 x the work it is within
+// the tolerances, so this is the size that checks the semantics of execute and nested arenas.
 //
 // W = a + N1 w + m (p + N2 w + q) + e = 326000, S = a + G1 w + p + G2 w + q + e = 34000.
 TEST_P(TbbSemantics, ArenaExecuteAndNestedArenaMatchAnalyticAtLargerSizes) {
