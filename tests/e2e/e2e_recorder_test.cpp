@@ -184,8 +184,9 @@ TEST_F(Recorder, CompressionWaitsUntilTheProgramHasEnded) {
   EXPECT_LT(ca.raw_bytes, cn.raw_bytes / 20) << ca.raw_blocks << " raw blocks left";
   EXPECT_GT(cd.packed_blocks, 0u);
   // As compressed as on the fly: per byte of events, since the two runs' events differ in their
-  // context switches and timestamps (how many preemptions and flushes each run had). The stored
-  // bytes of the event blocks, over the events they hold.
+  // context switches and timestamps (how many preemptions and flushes each run had), and within
+  // what the blocks' boundaries move from run to run (flushes cut blocks short: a tenth either
+  // way). The stored bytes of the event blocks, over the events they hold.
   auto per_event_byte = [](const trace::TraceFile& t) {
     const trace::TraceFile::BlockCounts c = t.block_counts();
     uint64_t events = 0;
@@ -193,7 +194,7 @@ TEST_F(Recorder, CompressionWaitsUntilTheProgramHasEnded) {
     return double(c.raw_bytes + c.packed_bytes) / double(events);
   };
   EXPECT_LT(per_event_byte(ta), 0.6 * per_event_byte(tn));
-  EXPECT_LT(per_event_byte(ta), 1.10 * per_event_byte(td))
+  EXPECT_LT(per_event_byte(ta), 1.25 * per_event_byte(td))
       << "deferred " << per_event_byte(ta) << " bytes per event byte, on the fly "
       << per_event_byte(td);
   // The summary line gives the compressed size, and the trace reads like the others.
