@@ -68,6 +68,7 @@ void Builder::on_create(const Event& e, uint32_t thread) {
   cs.parent = p;
   cs.flags = static_cast<uint32_t>(e.f[2]);
   cs.team_size = ps.team_size;
+  cs.origin = kOriginOpenMP;
   // libomp flags every task of a one-thread team "undeferred", exactly like if(0) tasks, so
   // there the flag says nothing about the program: only a real team tells them apart.
   if ((cs.flags & kTaskUndeferred) && cs.team_size <= 1) {
@@ -221,6 +222,9 @@ void Builder::on_sync_end(const Event& e, uint32_t thread) {
     for (uint32_t c = ts.pending_head; c != kNone; c = tasks_[c].pending_next) {
       edge_from_task_end(c, s);
       if (nodes_[tasks_[c].node].parent == ts.scope) tasks_[c].joined_in_scope = true;
+      // libomp reports a task's end before its parent's count drops: one begun and not ended
+      // here lost its end (close_unended).
+      note_join(c, e.time);
     }
     ts.pending_head = kNone;
     if (ts.extra && ts.extra->deps) ts.extra->deps->clear();  // every earlier sibling has finished
@@ -330,6 +334,7 @@ void Builder::handle(const Event& e, uint32_t thread) {
     debt -= probe;
   }
   last_metric_[thread] = e.metric;
+  last_time_[thread] = e.time;
   // The kind of interval this event ends (the runtime's own cost between the two events).
   uint16_t key_before = 0, key = 0;
   if (track_keys_) {
@@ -658,6 +663,7 @@ Model Builder::run() {
   thread_task_.assign(n, kNone);
   mutex_wait_.assign(n, 0);
   last_metric_.assign(n, 0);
+  last_time_.assign(n, trace_.header().start_tsc);
   probe_debt_.assign(n, 0);
   if (track_keys_) last_key_.assign(n, 0);
   last_extra_.assign(size_t(n) * extra_count_, 0);

@@ -70,6 +70,8 @@ Model Builder::finalize() {
   // The chains of ordered parts (on_ordered) join where their phase ends.
   for (const auto& [instance, chain] : last_ordered_)
     if (chain.phase < node_count) edge(chain.last, join_target[chain.phase]);
+  // Tasks whose end was not recorded, closed where they must have ended (builder_unended.cpp).
+  close_unended(join_target);
   // One pass over the tasks: those still open (a killed program) are closed where they were,
   // escaped ones get their join, and what the edges still need of a task is where it ended;
   // the rest of its state goes now.
@@ -351,6 +353,7 @@ Model Builder::finalize() {
       trace_.has_recorder_stats() ? &trace_.recorder_stats() : nullptr, trace_.has_finish(),
       trace_.has_finish() ? trace_.finish().events_lost : 0,
       trace_.has_finish() ? trace_.finish().reason : 0);
+  note_unended(m);  // (its loss, if any, is worded below with the others)
   for (const trace::Loss& loss : m.losses) {
     m.warnings.push_back(loss.message);
     // Events after a failed write are missing: the trace was cut short, though not killed.

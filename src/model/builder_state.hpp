@@ -89,6 +89,9 @@ struct TaskExtra {
   // A detached task fulfilled before its body ended: the strand that stands for the fulfilment
   // (Builder::on_fulfill), which becomes the task's end when its body ends.
   uint32_t fulfill_join = kNone;
+  // When a wait that joins the task (a oneTBB group's wait, a taskwait) first ended while the
+  // task had begun and not ended: its end, if never recorded, came before (close_unended).
+  uint64_t joined_at = ~uint64_t{0};
   std::vector<uint32_t>* next_preds = nullptr;  // joins into the next strand this task opens
   std::vector<uint32_t>* loop_members = nullptr;
   std::unordered_map<uint64_t, DepEntry>* deps = nullptr;  // for its children's depend clauses
@@ -103,6 +106,11 @@ struct TaskExtra {
     delete chunks;
   }
 };
+
+// What made a task that has an end of its own to record (close_unended): an OpenMP explicit
+// task (TaskCreate) or a oneTBB task (TbbSpawn); 0 for the others (implicit and initial tasks,
+// the program's own threads).
+enum TaskOrigin : uint8_t { kOriginOther = 0, kOriginOpenMP = 1, kOriginTbb = 2 };
 
 struct TaskState {
   uint32_t node = kNone;   // the task's own node
@@ -121,6 +129,7 @@ struct TaskState {
   // enclosing taskgroup or barrier through the parent, so it needs no join edge of its own.
   bool joined_in_scope = false;
   uint8_t tbb_kind = 0;  // oneTBB: the task's kind (trace::TbbKind)
+  uint8_t origin = 0;    // TaskOrigin: what made it (explicit tasks only)
   // Owned; a plain pointer keeps TaskState trivially movable in its vector (finalize frees it).
   TaskExtra* extra = nullptr;
 
@@ -351,6 +360,24 @@ class Builder {
   // OpenMP initial task, when it enters OpenMP, is that task (builder_threads.cpp).
   std::vector<uint32_t> thread_task_;
   void join_chunks(uint32_t t);
+  // Tasks that began and whose end the trace lacks (builder_unended.cpp): each wait that joins
+  // one notes when it ended; finalize closes them there, or at the recording's end (OpenAtEnd)
+  // or their thread's last event, and says how many were closed each way.
+  void note_join(uint32_t t, uint64_t time) {
+    TaskState& ts = tasks_[t];
+    if (ts.started && !ts.done && ts.origin != kOriginOther && ts.peek().joined_at == ~0ull)
+      ts.more().joined_at = time;
+  }
+  void close_unended(const std::vector<uint32_t>& join_target);
+  void extend_strand(uint32_t strand, uint32_t thread, uint64_t from, uint64_t to);
+  void note_unended(Model& m) const;
+  uint32_t find_task(uint64_t id) const;  // kNone: the trace never named it
+  std::vector<uint64_t> last_time_;       // per thread: its last event's time
+  struct Unended {
+    uint64_t joined[3] = {};  // by TaskOrigin: closed at the wait that joined them
+    uint64_t at_end[3] = {};  // at the recording's end, their threads inside them (OpenAtEnd)
+    uint64_t lost[3] = {};    // at their threads' last events: what came after is lost
+  } unended_;
   uint32_t outside_task(uint32_t thread, uint64_t time);
   std::vector<uint32_t> outside_tasks_;  // per thread (see outside_task)
   Model finalize();

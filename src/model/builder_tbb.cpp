@@ -85,6 +85,7 @@ void Builder::on_tbb_spawn(const Event& e, uint32_t thread) {
   cs.team_size = 2;  // TBB has no undeferred tasks: a task runs when a thread takes it
   cs.creator_strand = creator;
   cs.tbb_kind = static_cast<uint8_t>(kind);
+  cs.origin = kOriginTbb;
   uint32_t scope = ps.scope;
   // A parallel_pipeline's stage task goes into the pipeline's root task (on_tbb_pipeline).
   Pipeline* pipeline = nullptr;
@@ -164,6 +165,9 @@ void Builder::on_tbb_wait(const Event& e, uint32_t thread) {
   for (uint32_t c : it->second) {
     edge_from_task_end(c, s);
     tasks_[c].joined_in_scope = true;  // its end reaches later joins through this strand
+    // Begun and not ended (yet): oneTBB released the group inside the task, before the end that
+    // the recorder writes once the task returns. Recorded later, or never (close_unended).
+    note_join(c, e.time);
   }
   it->second.clear();
 }

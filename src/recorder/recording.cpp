@@ -119,6 +119,15 @@ __attribute__((noinline)) bool make_room(ThreadState* t) {
   return true;
 }
 
+void note_own_time(ThreadState* t, uint64_t ticks) {
+  if (!t || t->dead || ticks == 0) return;
+  if (t->buffer) t->buffer->stall_ticks.fetch_add(ticks, std::memory_order_relaxed);
+  if (uint8_t* p = begin_event(t, EventKind::RecorderStall)) {
+    p = trace::put_varint(p, ticks);
+    end_event(t, p);
+  }
+}
+
 namespace {
 
 // ----------------------------------------------------------------------------- user regions
@@ -247,16 +256,32 @@ void finish(trace::FinishReason reason) {
   trace::Finish f{};
   f.end_tsc = read_tsc();
   f.reason = static_cast<uint32_t>(reason);
+  // The oneTBB task each thread is inside now: its end, if still to come, will not be recorded
+  // (see tbb_hooks.cpp's Running). Read while the threads run on: a thread that ends its run
+  // meanwhile may be listed or not, and the reader ignores a listed run whose end it has.
+  std::vector<trace::OpenRun> open_runs;
   {
     std::lock_guard<std::mutex> lock(g_states_mutex);
     for (ThreadState* t = g_states; t; t = t->next) {
       f.tasks_created += t->tasks;
       f.events += t->events;
       f.events_lost += t->lost;
+      const uint64_t run = __atomic_load_n(&t->tbb_run_top, __ATOMIC_RELAXED);
+      if (run && !t->dead) {
+        try {
+          open_runs.push_back(trace::OpenRun{t->index, 0, run});
+        } catch (...) {  // out of memory: the reader closes such a task without the note
+        }
+      }
     }
   }
   if (g_open_parallel.load() > 0) f.flags |= trace::kFinishThreadsStillRunning;
   std::vector<uint8_t> tail = module_map_record();
+  if (!open_runs.empty()) {
+    const uint32_t count = static_cast<uint32_t>(open_runs.size());
+    trace::append_record(tail, trace::RecordType::OpenAtEnd, &count, sizeof count, open_runs.data(),
+                         open_runs.size() * sizeof(trace::OpenRun));
+  }
   if (auto probe = measured_probe_cost()) {
     trace::ProbeCost cost = *probe;
     trace::append_record(tail, trace::RecordType::ProbeCost, &cost, sizeof cost);

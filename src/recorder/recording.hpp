@@ -61,7 +61,8 @@ struct ThreadState {
   // kind, and the thread's spare task shadows.
   uint64_t tbb_current = 0;
   // The task of the thread's innermost recorded run (0: none): while it is tbb_current, events
-  // may leave it out (the compact kinds of format.hpp).
+  // may leave it out (the compact kinds of format.hpp). finish() reads it from the thread that
+  // ends the recording (the OpenAtEnd record): written with relaxed atomic stores (plain moves).
   uint64_t tbb_run_top = 0;
   uint64_t tbb_site = 0;
   uint32_t tbb_site_kind = 0;
@@ -120,6 +121,10 @@ inline constexpr int kThreadInitial = 1, kThreadWorker = 2, kThreadOther = 3;
 
 ThreadState* thread_init(int type);
 bool make_room(ThreadState* t);
+// Time the recorder spent on the program's thread on its own bookkeeping outside an event
+// (mapping and first touching its memory): counted with the stalls (RecorderStats) and written
+// as a RecorderStall event, so that the model takes it out of the strand it falls in.
+void note_own_time(ThreadState* t, uint64_t ticks);
 // Writes the delta of every perf counter since the thread's previous event (Config::counters).
 uint8_t* put_counter_deltas(ThreadState* t, uint8_t* p);
 // Opens the trace file and writes its head (header, schema, runtime info with g_runtime_flags

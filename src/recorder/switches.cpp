@@ -204,9 +204,16 @@ bool switch_ring_half_full(const SwitchRing* ring) {
   return head - ring->page->data_tail > ring->data_size / 2;
 }
 
-void switch_ring_drain(SwitchRing* ring, uint32_t thread, std::vector<uint8_t>& out,
-                       uint64_t& lost) {
+void switch_ring_drain(SwitchRing* ring, uint32_t thread, std::vector<uint8_t>& out, uint64_t& lost,
+                       bool at_end) {
   if (!ring) return;
+  // Read before the ring: a switch-in until then is in it.
+  uint64_t end_ns = 0;
+  if (at_end) {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    end_ns = uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
+  }
   uint64_t head = __atomic_load_n(&ring->page->data_head, __ATOMIC_ACQUIRE);
   uint64_t tail = ring->page->data_tail;
   // Reused by the writer between drains: no allocation once grown.
@@ -274,6 +281,12 @@ void switch_ring_drain(SwitchRing* ring, uint32_t thread, std::vector<uint8_t>& 
     }
   }
   __atomic_store_n(&ring->page->data_tail, tail, __ATOMIC_RELEASE);
+  if (at_end && ring->pending_out && end_ns > ring->pending_out) {
+    auto& into = ring->pending_preempted ? preempted : blocked;
+    into.push_back(ring->pending_out);
+    into.push_back(end_ns);
+    ring->pending_out = 0;
+  }
   refresh_fault_budget(ring);
   if (!faults.empty()) {
     const bool known = ring->faults_seen >= kTypicalAfter;

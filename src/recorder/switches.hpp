@@ -28,8 +28,11 @@ bool switch_ring_half_full(const SwitchRing* ring);
 // runnable), a Blocked record (switched out while not runnable: sleeping, waiting for I/O,
 // a futex) and a SlowFaults record appended to `out` (nothing for a kind without intervals),
 // and adds to `lost` the switch records the kernel dropped because the ring was full. Called by
-// the writer thread only.
-void switch_ring_drain(SwitchRing* ring, uint32_t thread, std::vector<uint8_t>& out,
-                       uint64_t& lost);
+// the writer thread only. The last drain (`at_end`, the recording's end) also closes a switch-out
+// still waiting for its switch-in there: the thread was off its CPU from then to the end (a
+// thread preempted inside a oneTBB task whose end is not recorded, whose work the reader counts
+// up to the wait that joined it: this interval is not work).
+void switch_ring_drain(SwitchRing* ring, uint32_t thread, std::vector<uint8_t>& out, uint64_t& lost,
+                       bool at_end = false);
 
 }  // namespace tasklens::recorder

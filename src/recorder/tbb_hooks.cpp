@@ -72,6 +72,7 @@ using SubmitFn = void (*)(d1::task&, d1::task_group_context&, tbb::detail::r1::a
                           std::uintptr_t);
 using InitializeFn = void (*)(d1::task_group_context&);
 using AllocateFn = void* (*)(d1::small_object_pool*&, std::size_t);
+using AllocateMemoryFn = void* (*)(std::size_t);
 using ArenaInitializeFn = void (*)(d1::task_arena_base&);
 
 struct RealEntryPoints {
@@ -86,14 +87,24 @@ struct RealEntryPoints {
   PipelineFn parallel_pipeline = nullptr;
   InitializeFn initialize = nullptr;
   AllocateFn allocate = nullptr;
+  AllocateMemoryFn allocate_memory = nullptr;
   ArenaInitializeFn arena_initialize = nullptr;
 };
 RealEntryPoints g_real;
 // oneTBB starts its scheduler (thread data, market, arena, worker threads) lazily, inside the
 // first call that needs it: which one depends on the program (a context's initialize, the first
-// task's allocation, the first spawn). So the process's first call of each of these entry points
-// is bracketed by RuntimeInit marks, ended when the call returns or its first task starts.
-enum FirstCallOf { kFirstInitialize, kFirstAllocate, kFirstSpawn, kFirstCallKinds };
+// task's allocation, the first spawn). Its memory allocator starts the same way, loading
+// libtbbmalloc in the first allocate_memory (a millisecond on some machines: a pipeline's first
+// filter, a concurrent container's first element). So the process's first call of each of these
+// entry points is bracketed by RuntimeInit marks, ended when the call returns or its first task
+// starts.
+enum FirstCallOf {
+  kFirstInitialize,
+  kFirstAllocate,
+  kFirstSpawn,
+  kFirstAllocateMemory,
+  kFirstCallKinds
+};
 std::atomic<bool> g_first_done[kFirstCallKinds];
 
 template <class Fn>
@@ -113,6 +124,7 @@ void resolve_all() {
   resolve(g_real.enqueue, "_ZN3tbb6detail2r17enqueueERNS0_2d14taskEPNS2_15task_arena_baseE");
   resolve(g_real.initialize, "_ZN3tbb6detail2r110initializeERNS0_2d118task_group_contextE");
   resolve(g_real.allocate, "_ZN3tbb6detail2r18allocateERPNS0_2d117small_object_poolEm");
+  resolve(g_real.allocate_memory, "_ZN3tbb6detail2r115allocate_memoryEm");
   resolve(g_real.arena_initialize, "_ZN3tbb6detail2r110initializeERNS0_2d115task_arena_baseE");
   resolve(g_real.enqueue_ctx,
           "_ZN3tbb6detail2r17enqueueERNS0_2d14taskERNS2_18task_group_contextEPNS2_15task_arena_"
@@ -183,6 +195,10 @@ __attribute__((noinline)) TaskShadow* refill(ThreadState* t) {
       return t->shadow_free;
     }
   }
+  // Mapping and linking a block touches its 64 pages on the program's thread: the recorder's
+  // time, taken out of the program's work (a page fault can take tens of microseconds on a
+  // virtual machine: a millisecond in all, in the strand of the program's first spawn).
+  const uint64_t from = read_tsc();
   void* block = mmap(nullptr, kBlockShadows * sizeof(TaskShadow), PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (block == MAP_FAILED) return nullptr;
@@ -191,6 +207,7 @@ __attribute__((noinline)) TaskShadow* refill(ThreadState* t) {
   s[kBlockShadows - 1].next = nullptr;
   t->shadow_free = s;
   t->shadow_free_count = kBlockShadows;
+  note_own_time(t, read_tsc() - from);
   return s;
 }
 
@@ -312,6 +329,11 @@ TL_INLINE void put_wait_begin(ThreadState* t, const void* group, const void* cod
   }
 }
 
+// (finish() reads it from another thread.)
+TL_INLINE void set_run_top(ThreadState* t, uint64_t task) {
+  __atomic_store_n(&t->tbb_run_top, task, __ATOMIC_RELAXED);
+}
+
 // Running a task on this thread: the thread's current task, and the site a wrapper announced
 // (which belongs to the code around the task, not to the task), are set aside meanwhile.
 struct Running {
@@ -337,16 +359,20 @@ struct Running {
       top = id;
     }
     t->tbb_current = id;
-    t->tbb_run_top = top;
+    set_run_top(t, top);
     t->tbb_site = 0;
   }
-  ~Running() {  // also when the task throws: the scheduler catches it further up
+  // Also when the task throws: the scheduler catches it further up. A task_group's task has
+  // released its group (function_task::finalize, inside execute) before this: the group's wait
+  // may return, and the program end, before the thread gets here (preempted in between, say).
+  // Its end is then never written; finish() notes the run as open (OpenAtEnd).
+  ~Running() {
     if (uint8_t* p = begin_event(t, EventKind::TbbRunEnd)) {  // of the innermost run
       p = trace::put_varint(p, end_status);
       end_event(t, p);
     }
     t->tbb_current = prior;
-    t->tbb_run_top = run_top;
+    set_run_top(t, run_top);
     t->tbb_site = site;
     t->tbb_site_kind = site_kind;
   }
@@ -692,6 +718,19 @@ void* allocate(d1::small_object_pool*& pool, std::size_t bytes) {
   ThreadState* t = tbb_state();
   before_first_call(t, kFirstAllocate);
   void* p = real(g_real.allocate)(pool, bytes);
+  if (t) end_runtime_init(t);
+  return p;
+}
+
+// oneTBB's memory allocator (a pipeline's filters and tokens, tbb_allocator, the concurrent
+// containers): its first call loads and starts libtbbmalloc.
+void* allocate_memory(std::size_t size) {
+  using namespace tasklens::recorder;
+  if (__builtin_expect(g_first_done[kFirstAllocateMemory].load(std::memory_order_relaxed), 1))
+    return real(g_real.allocate_memory)(size);
+  ThreadState* t = tbb_state();
+  before_first_call(t, kFirstAllocateMemory);
+  void* p = real(g_real.allocate_memory)(size);
   if (t) end_runtime_init(t);
   return p;
 }

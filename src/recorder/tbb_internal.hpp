@@ -12,6 +12,7 @@
 #include <oneapi/tbb/parallel_pipeline.h>
 #include <oneapi/tbb/task_arena.h>
 #include <oneapi/tbb/task_group.h>
+#include <oneapi/tbb/tbb_allocator.h>
 #include <oneapi/tbb/version.h>
 #pragma GCC visibility pop
 

@@ -285,7 +285,7 @@ bool write_full_chunks(Pool& p, Writer& ctx, ThreadBuffer* b, bool helper = fals
 // flush does), and moves its context switches to ctx.switches. A chunk handed to the writers is
 // only recycled by the holder of b's claim, after it was written, so the chunk we look at here
 // stays valid while we hold it.
-void flush_thread(Writer& ctx, ThreadBuffer* b, uint64_t& lost) {
+void flush_thread(Writer& ctx, ThreadBuffer* b, uint64_t& lost, bool at_end = false) {
   if (try_claim(b)) {
     Chunk* c = b->current.load(std::memory_order_acquire);
     if (c)
@@ -293,7 +293,7 @@ void flush_thread(Writer& ctx, ThreadBuffer* b, uint64_t& lost) {
                   may_store_raw(pool(), ctx, b));
     release_claim(b);
   }
-  switch_ring_drain(b->switches, b->thread, ctx.switches, lost);
+  switch_ring_drain(b->switches, b->thread, ctx.switches, lost, at_end);
 }
 
 void write_switches(Pool& p, Writer& ctx, uint64_t lost) {
@@ -568,7 +568,7 @@ void writer_finish(const void* tail, size_t tail_size) {
     uint64_t lost = 0;
     for (ThreadBuffer* b = p.buffers.load(std::memory_order_acquire); b;
          b = b->next.load(std::memory_order_relaxed))
-      flush_thread(p.solo, b, lost);
+      flush_thread(p.solo, b, lost, true);
     write_switches(p, p.solo, lost);
     write_side_records(p);
   }

@@ -37,7 +37,9 @@ inline constexpr uint16_t kVersionMajor = 4;  // readers refuse later majors
 // such a node's bodies as independent, so a serial node's chain can break).
 // Minor 8: the TbbPipeline and TbbFilterBegin/End events (parallel_pipeline's serial filters;
 // older readers see a filter's runs chained only where one spawned the next).
-inline constexpr uint16_t kVersionMinor = 8;  // additions that old readers can skip
+// Minor 9: the OpenAtEnd record (older readers skip it and count a oneTBB task still open at the
+// end only up to its thread's last event).
+inline constexpr uint16_t kVersionMinor = 9;  // additions that old readers can skip
 
 // Metrics one trace can hold (the first is the primary one, every analysis's work).
 inline constexpr int kMaxMetrics = 8;
@@ -234,7 +236,23 @@ enum class RecordType : uint32_t {
   // payload: HostSteal: the time the hypervisor took the program's CPUs away during the
   // recording (version 4.6).
   HostSteal = 17,
+  // payload: u32 count, then count x OpenRun: the oneTBB task each recorded thread was inside
+  // when the recording ended (version 4.9). Written at the end, before Finish. oneTBB releases a
+  // task's group inside the task's execute, before the task returns to the scheduler where its
+  // end is recorded: the group's wait may return, and the program end, while the task's thread
+  // is between the two (preempted, say). Such a task has a begin and no end; readers close it at
+  // the wait that joined it, else at the recording's end (Finish::end_tsc).
+  OpenAtEnd = 18,
 };
+
+#pragma pack(push, 1)
+struct OpenRun {
+  uint32_t thread;    // recorder's thread index
+  uint32_t reserved;  // 0
+  uint64_t task;      // the id of the task of its innermost recorded run (TbbRunBegin)
+};
+static_assert(sizeof(OpenRun) == 16);
+#pragma pack(pop)
 
 // Code addresses with this bit set are not in any module: SiteNames records give their source
 // location. Real user-space addresses stay far below it.

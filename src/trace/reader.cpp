@@ -334,6 +334,17 @@ void TraceFile::parse() {
         std::memcpy(&host_steal_, p, sizeof host_steal_);
         has_host_steal_ = host_steal_.steal_ticks <= host_steal_.total_ticks;  // else: damaged
         break;
+      case RecordType::OpenAtEnd: {
+        need(4);
+        uint32_t count;
+        std::memcpy(&count, p, 4);
+        if (count > (n - 4) / sizeof(OpenRun))
+          fail("corrupted open-runs record at byte " + std::to_string(pos) + " (" +
+               std::to_string(count) + " entries in " + std::to_string(n) + " bytes)");
+        open_at_end_.resize(count);
+        if (count) std::memcpy(open_at_end_.data(), p + 4, count * sizeof(OpenRun));
+        break;
+      }
       case RecordType::RegionNames:
         parse_region_names(p, n, pos);
         break;

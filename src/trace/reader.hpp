@@ -166,6 +166,9 @@ class TraceFile {
   // /proc/stat could not be read).
   bool has_host_steal() const { return has_host_steal_; }
   const HostSteal& host_steal() const { return host_steal_; }
+  // The oneTBB task each recorded thread was inside when the recording ended (the OpenAtEnd
+  // record, version 4.9; empty before, and when no thread was inside one).
+  const std::vector<OpenRun>& open_at_end() const { return open_at_end_; }
   // The recorder's cost per event, calibrated at start-up (version 4.2 on; zeros before).
   bool has_probe_cost() const { return has_probe_cost_; }
   const ProbeCost& probe_cost() const { return probe_cost_; }
@@ -249,6 +252,7 @@ class TraceFile {
   bool has_recorder_stats_ = false;
   HostSteal host_steal_{};
   bool has_host_steal_ = false;
+  std::vector<OpenRun> open_at_end_;
   ProbeCost probe_cost_{};
   bool has_probe_cost_ = false;
   std::vector<RuntimeCostEntry> runtime_costs_;

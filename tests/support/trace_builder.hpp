@@ -63,6 +63,12 @@ class TraceBuilder {
   void host_steal(uint64_t steal, uint64_t total) {
     host_steal_ = trace::HostSteal{2, 100, steal, total};
   }
+  // The recording's end (the Finish record's end_tsc; 0 if never set).
+  void finish_at(uint64_t end_tsc) { finish_end_ = end_tsc; }
+  // An OpenAtEnd entry: `thread` was inside oneTBB task `task` when the recording ended.
+  void open_at_end(uint32_t thread, uint64_t task) {
+    open_at_end_.push_back(trace::OpenRun{thread, 0, task});
+  }
 
   void ev(uint32_t t, uint64_t time, trace::EventKind kind, std::initializer_list<uint64_t> fields,
           std::initializer_list<uint64_t> groups = {}) {
@@ -152,7 +158,13 @@ class TraceBuilder {
     trace::ClockSync a{0, 0}, b{1000000000, 1000000000};
     trace::append_record(out, trace::RecordType::ClockSync, &a, sizeof a);
     trace::append_record(out, trace::RecordType::ClockSync, &b, sizeof b);
+    if (!open_at_end_.empty()) {
+      const uint32_t count = static_cast<uint32_t>(open_at_end_.size());
+      trace::append_record(out, trace::RecordType::OpenAtEnd, &count, sizeof count,
+                           open_at_end_.data(), open_at_end_.size() * sizeof(trace::OpenRun));
+    }
     trace::Finish f{};
+    f.end_tsc = finish_end_;
     trace::append_record(out, trace::RecordType::Finish, &f, sizeof f);
     return out;
   }
@@ -182,6 +194,8 @@ class TraceBuilder {
   std::vector<trace::RuntimeCostEntry> runtime_costs_;
   std::optional<uint16_t> version_minor_;  // the header's minor version, if not this reader's
   std::optional<trace::HostSteal> host_steal_;
+  uint64_t finish_end_ = 0;
+  std::vector<trace::OpenRun> open_at_end_;
   uint32_t runtime_flags_;
   std::string runtime_version_;
 };
