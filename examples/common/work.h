@@ -8,18 +8,21 @@
  * intervals its thread was preempted (involuntary context switches, from perf), so a strand that
  * calls tl_work(u) measures u * TL_UNIT_TICKS ticks plus its little real computation.
  *
- * tl_work reads the TSC in a loop and adds up the increments; an increment longer than
- * TL_GAP_TICKS (about 2 us; one turn of the loop takes tens of ns) means the thread was off the
- * CPU (preempted, or its virtual CPU descheduled) and is not counted, just as tasklens does not
- * count the preemption. So the spin behaves like real computation that needs that much CPU time:
- * preempted, it takes longer in wall time, but its measured work does not change. The threshold
- * is below the shortest preemption (a context switch out and back in takes microseconds): a
- * coarser one (20 us) counted the many short preemptions of a loaded machine (another thread's
- * few microseconds) as spinning, which tasklens rightly takes out, and the measured work of a
- * spin came out up to 3% below its units. An interrupt, which tasklens does not take out, is
- * not counted by the spin either: it lengthens the measured work a little, never shortens it. (A recording without preemption tracking, or
- * a virtual CPU stolen by the host, which the guest does not see as a context switch, would add
- * the time off the CPU to the strand, as it would for any real computation.)
+ * tl_work reads the TSC in a loop and adds up the increments. An increment longer than
+ * TL_GAP_TICKS (about 2 us; one turn of the loop takes tens of ns) is a moment the thread did
+ * not run the loop: the kernel switched it out (a preemption), or something the kernel does not
+ * see as a switch took the CPU (an interrupt, or the hypervisor pausing the virtual CPU, which
+ * on some hosts happens a thousand times a second for a hundred microseconds each, often just
+ * before the kernel preempts the thread). After such a gap the spin reads how long the thread
+ * waited on a run queue (switched out, runnable) since its previous gap, and counts the rest of
+ * the gap: the switched-out time is not counted, exactly as tasklens takes out the intervals its
+ * perf records show the thread switched out; the interrupts and the host's pauses are, as they
+ * are in the thread's CPU time and in tasklens's work (neither can see them). So the spin
+ * behaves like real computation that needs that much CPU time: preempted, it takes longer in
+ * wall time, but its measured work does not change; paused by the host, the pause counts towards
+ * its units as it counts in the recording's work, and the two agree. (A spin that skipped every
+ * gap, as this one once did, ran short of tasklens's work by the host's pauses: a tenth on such
+ * a host.)
  *
  * 1 unit = 2000 TSC ticks (about 0.77 us at 2.6 GHz, 1 us at 2 GHz). Each strand of the examples
  * spins once for its whole cost and lasts tens of microseconds at least, so the ~50 ns of
@@ -32,23 +35,86 @@
 #define TASKLENS_EXAMPLES_WORK_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
 #include <x86intrin.h>
 
 #define TL_UNIT_TICKS 2000u
-/* A TSC increment longer than this, between two reads of the spin loop, is time off the CPU. */
+/* A TSC increment longer than this, between two reads of the spin loop, may be time off the
+ * CPU: the thread's time waiting on a run queue says how much of it was. */
 #define TL_GAP_TICKS 5000u
+/* What a switch costs beyond its run-queue wait (the kernel's switching to another thread and
+ * back), which tasklens's switch records count off the CPU too; a bound, so that the spin never
+ * counts what tasklens takes out. */
+#define TL_SWITCH_NS 50000
 
-/* Busy-waits until units * TL_UNIT_TICKS TSC ticks have been spent on the CPU (nothing for 0). */
+static inline uint64_t tl_clock_ns(clockid_t clock) {
+  struct timespec ts;
+  if (clock_gettime(clock, &ts) != 0) return 0;
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The TSC and the wall clock when the program started: their rates, compared at a gap, convert
+ * the kernel's nanoseconds into ticks. */
+static uint64_t tl_origin_tsc, tl_origin_ns;
+__attribute__((constructor)) static void tl_take_origin(void) {
+  tl_origin_ns = tl_clock_ns(CLOCK_MONOTONIC);
+  tl_origin_tsc = __rdtsc();
+}
+
+/* The calling thread's time waiting on a run queue so far, in ns (/proc/thread-self/schedstat's
+ * second field; the file stays open, one per thread); -1 if unknown. */
+static inline int64_t tl_run_delay_ns(void) {
+  static __thread int fd = -1;
+  if (fd < 0) fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+  char buf[96];
+  const ssize_t n = fd < 0 ? -1 : pread(fd, buf, sizeof buf - 1, 0);
+  if (n <= 0) return -1;
+  buf[n] = 0;
+  char* p = strchr(buf, ' ');
+  return p ? (int64_t)strtoull(p + 1, NULL, 10) : -1;
+}
+
+/* Busy-waits until units * TL_UNIT_TICKS TSC ticks have been spent on the CPU, as tasklens
+ * counts it (nothing for 0). Nothing but the loop runs unless a gap comes: a spin of a few
+ * microseconds costs no more than its units. */
 static inline void tl_work(unsigned long units) {
+  /* The run-queue wait at the thread's previous gap (read once when its first spin starts). A
+   * gap's share of it is the difference: exact from a spin's second gap on; at its first, the
+   * wait since the previous spin's last gap, which may hold more than this gap's (the spin then
+   * counts less of the gap, and runs longer: tasklens's work of it can only exceed its units). */
+  static __thread int64_t last_delay = -1;
   const uint64_t ticks = (uint64_t)units * TL_UNIT_TICKS;
+  if (ticks == 0) return;
+  if (last_delay < 0) last_delay = tl_run_delay_ns();
   uint64_t done = 0, last = __rdtsc();
   while (done < ticks) {
     _mm_pause();
-    const uint64_t now = __rdtsc();
-    if (now - last < TL_GAP_TICKS) done += now - last;
+    uint64_t now = __rdtsc();
+    const uint64_t step = now - last;
+    if (step < TL_GAP_TICKS) {
+      done += step;
+    } else {
+      /* The gap, less the time the thread waited on a run queue meanwhile, in ticks. A gap
+       * with no reading to compare with counts as off the CPU. The reading's own time is not
+       * counted. */
+      const int64_t delay = tl_run_delay_ns();
+      const uint64_t ns = tl_clock_ns(CLOCK_MONOTONIC) - tl_origin_ns;
+      const double per_ns = ns > 0 ? (double)(now - tl_origin_tsc) / (double)ns : 0;
+      if (delay >= 0 && last_delay >= 0) {
+        const int64_t waited = delay - last_delay;
+        const double off = waited > 0 ? (double)(waited + TL_SWITCH_NS) * per_ns : 0;
+        if (off < (double)step) done += step - (uint64_t)off;
+      }
+      last_delay = delay;
+      now = __rdtsc();
+    }
     last = now;
   }
 }

@@ -12,14 +12,24 @@
 namespace tasklens::e2e {
 namespace {
 
-constexpr double kW = 2000;  // loop_forms' default units per iteration
-constexpr double kN = 64;    // and iterations
+// Units per iteration (twice loop_forms' default) and iterations. The program's span holds, beside
+// one iteration, the region's start and the runtime's creation of the loop's tasks or chunks,
+// which the analytic span leaves out: a third of a millisecond on some virtual machines (their
+// page faults and system calls are slow), 17% of a default iteration, half that of this one.
+constexpr double kW = 4000;
+constexpr double kN = 64;
+const std::vector<std::string> kSizes = {"64", "4000"};
 
 struct Form {
   const char* name;
   double work, span;
   bool gcc_inline;       // gcc makes no runtime call for it: team-bound under gcc
   bool together = true;  // iterations seen only together (an `ordered` loop shows each one)
+  // The band of the program's parallelism around the analytic one. tasks_loops's critical path
+  // holds four steps of the runtime beside its iteration (a task's start, a nested region's
+  // start and end, the task's end), each one a strand of its own that a pause of the machine
+  // lengthens whole (the iterations' spins count such a pause, those strands cannot): 30%.
+  double par_tol = 0.15;
 };
 
 const Form kForms[] = {
@@ -33,7 +43,7 @@ const Form kForms[] = {
     {"nowait", 2 * kN* kW, 2 * kW, true},
     {"taskloop_grainsize", kN* kW, kW, false},
     {"taskloop_num_tasks", kN* kW, kW, false},
-    {"tasks_loops", kN* kW, kW, true},
+    {"tasks_loops", kN* kW, kW, true, true, 0.30},
     // Ordered parts of w/8 in a chain after the first body: S = w + n w/8.
     {"ordered", kN*(kW + kW / 8), kW + kN* kW / 8, false, false},
 };
@@ -49,7 +59,8 @@ std::vector<std::tuple<std::string, int>> forms_where(bool inlined_by_gcc) {
   std::vector<std::tuple<std::string, int>> v;
   for (const std::string compiler : {"clang", "gcc"})
     for (int i = 0; i < int(std::size(kForms)); ++i)
-      if ((compiler == "gcc" && kForms[i].gcc_inline) == inlined_by_gcc) v.emplace_back(compiler, i);
+      if ((compiler == "gcc" && kForms[i].gcc_inline) == inlined_by_gcc)
+        v.emplace_back(compiler, i);
   return v;
 }
 
@@ -61,12 +72,12 @@ class LoopForms : public E2E, public ::testing::WithParamInterface<std::tuple<st
 class SeenLoopForms : public LoopForms {};
 class InlinedLoopForms : public LoopForms {};
 
-// Every thread count gives the analytic parallelism (within 15%), so the thread counts agree
-// (within 1.15^2 of each other): the three recordings judged together.
+// Every thread count gives the analytic parallelism (within the form's band, 15% for most), so
+// the thread counts agree (within the band squared): the three recordings judged together.
 TEST_P(SeenLoopForms, ParallelismIsTheIterationCountWithOneTwoAndFourThreads) {
   const std::string exe = example("loop_forms", compiler());
   Analytic a{form().work, form().span};
-  a.par_tol = 0.15;
+  a.par_tol = form().par_tol;
   const int counts[] = {1, 2, 4};
   auto agree = [&](const Profiles& runs) {
     Violations v;
@@ -79,16 +90,22 @@ TEST_P(SeenLoopForms, ParallelismIsTheIterationCountWithOneTwoAndFourThreads) {
       seen.push_back(num(runs[i].report["program"], "parallelism"));
     }
     const auto [lo, hi] = std::minmax_element(seen.begin(), seen.end());
-    if (!(*hi <= 1.15 * 1.15 * *lo))
+    const double apart = (1 + a.par_tol) * (1 + a.par_tol);
+    if (!(*hi <= apart * *lo))
       v.soft += "1, 2, 4 threads: " + std::to_string(seen[0]) + ", " + std::to_string(seen[1]) +
-                ", " + std::to_string(seen[2]) + ": more than 1.15^2 apart\n";
+                ", " + std::to_string(seen[2]) + ": more than " + std::to_string(apart) +
+                " times apart\n";
     return v;
   };
   const Profiles runs = judge_profiles(
       std::string(form().name) + " (" + compiler() + ") on 1, 2 and 4 threads",
       [&] {
         Profiles r;
-        for (int threads : counts) r.push_back(profile(exe, {form().name}, default_env(threads)));
+        for (int threads : counts) {
+          std::vector<std::string> args = {form().name};
+          args.insert(args.end(), kSizes.begin(), kSizes.end());
+          r.push_back(profile(exe, args, default_env(threads)));
+        }
         return r;
       },
       agree);
@@ -119,8 +136,8 @@ TEST_P(InlinedLoopForms, GccInlinedStaticLoopsAreMarkedTeamBound) {
                  std::to_string(want) + "\n";
       return v;
     };
-    auto p = profile_judged(exe, {form().name}, "the team's parallelism", team,
-                            default_env(threads));
+    auto p =
+        profile_judged(exe, {form().name}, "the team's parallelism", team, default_env(threads));
     ASSERT_FALSE(p.report.is_null());
     bool marked = false;
     for (const auto& s : p.report["sites"])
@@ -133,8 +150,7 @@ TEST_P(InlinedLoopForms, GccInlinedStaticLoopsAreMarkedTeamBound) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Forms, SeenLoopForms, ::testing::ValuesIn(forms_where(false)),
-                         param_name);
+INSTANTIATE_TEST_SUITE_P(Forms, SeenLoopForms, ::testing::ValuesIn(forms_where(false)), param_name);
 INSTANTIATE_TEST_SUITE_P(Forms, InlinedLoopForms, ::testing::ValuesIn(forms_where(true)),
                          param_name);
 
@@ -147,8 +163,8 @@ TEST_F(Loops, UnevenStaticSharesAreReportedApart) {
   // The shares are timings: a pause in the shorter one hides part of the difference.
   auto uneven = [](const Profiled& run) {
     Violations v;
-    auto found = sites_at(run.report, "loop_forms.c", marker_line("loop_forms.c", "site: imbalanced"),
-                          "loop");
+    auto found = sites_at(run.report, "loop_forms.c",
+                          marker_line("loop_forms.c", "site: imbalanced"), "loop");
     if (found.size() != 1 || !found[0].contains("loop")) {
       v.hard = "no loop row at the imbalanced loop\n";
       return v;

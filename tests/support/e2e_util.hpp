@@ -500,7 +500,7 @@ struct Analytic {
   // Allowed relative excess of the measured work over the analytic work (the runtime's and the
   // recorder's overhead, interrupts). The work and span can never be below the analytic values:
   // every strand spins its units of TSC ticks on the CPU, and tasklens removes only the time off
-  // the CPU (1% slack for rounding and for short preemptions that tl_work counted).
+  // the CPU (1% slack for rounding and for the part of a switch's own cost that tl_work may count).
   double work_over = 0.10;
 };
 
@@ -530,9 +530,9 @@ inline Violations analytic_violations(const json& j, const Analytic& a) {
     soft << "work " << work << " units exceeds the analytic " << a.work << " by more than "
          << a.work_over * 100 << "%\n";
   if (!(std::abs(par / want_par - 1) <= a.par_tol))
-    soft << "parallelism " << par << " is not within " << a.par_tol * 100
-         << "% of the analytic " << want_par << " (work " << work << " / span " << span
-         << " units; analytic " << a.work << " / " << a.span << ")\n";
+    soft << "parallelism " << par << " is not within " << a.par_tol * 100 << "% of the analytic "
+         << want_par << " (work " << work << " / span " << span << " units; analytic " << a.work
+         << " / " << a.span << ")\n";
   v.hard = hard.str();
   v.soft = soft.str();
   return v;
@@ -602,8 +602,8 @@ class E2E : public ::testing::Test {
                           const EnvOverrides& env = default_env(), int expect_exit = 0,
                           Needs needs = Needs::SpinTiming) {
     Profiled judged;
-    const std::string name = std::filesystem::path(exe).filename().string() + " " +
-                             shell_quote_join(args) + ": " + what;
+    const std::string name =
+        std::filesystem::path(exe).filename().string() + " " + shell_quote_join(args) + ": " + what;
     judged.verdict = judge_timing<Profiled>(
         name, needs, [&] { return profile(exe, args, env, expect_exit); }, check,
         [](const Profiled& run) { return std::vector<json>{run.report}; }, &judged);
@@ -637,8 +637,8 @@ class E2E : public ::testing::Test {
                                const EnvOverrides& env = default_env(),
                                Needs needs = Needs::SpinTiming) {
     Profiled judged;
-    const std::string name = std::filesystem::path(exe).filename().string() + " " +
-                             shell_quote_join(args) + ": " + what;
+    const std::string name =
+        std::filesystem::path(exe).filename().string() + " " + shell_quote_join(args) + ": " + what;
     judged.verdict = judge_timing<Profiled>(
         name, needs, [&] { return profile(exe, args, env, 0, record_flags); }, check,
         [](const Profiled& run) { return std::vector<json>{run.report}; }, &judged);
@@ -725,8 +725,8 @@ inline FalseSharingProbe false_sharing_of_runs(const std::string& out1, const st
   auto times = [](const std::string& out, double& shared, double& padded) {
     const size_t at = out.find("loop seconds: shared ");
     return at != std::string::npos &&
-           std::sscanf(out.c_str() + at, "loop seconds: shared %lf padded %lf", &shared,
-                       &padded) == 2 &&
+           std::sscanf(out.c_str() + at, "loop seconds: shared %lf padded %lf", &shared, &padded) ==
+               2 &&
            shared > 0 && padded > 0;
   };
   FalseSharingProbe p;
