@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "errors.hpp"
+#include "load/progress.hpp"
 #include "load/timings.hpp"
 
 namespace tasklens::cli {
@@ -21,6 +22,7 @@ report::Format parse_format(const std::string& f) {
 }
 
 void print_timings(const char* last_phase) {
+  load::Progress::global().stop();
   Timings& timings = Timings::global();
   if (!timings.enabled()) return;
   timings.lap(last_phase);
@@ -30,6 +32,7 @@ void print_timings(const char* last_phase) {
 void write_and_exit(const std::string& out) {
   // The command's analysis, unless it timed it on its own, and its rendering.
   Timings::global().lap("render");
+  load::Progress::global().stop();  // its line erased before the output
   bool ok = std::fwrite(out.data(), 1, out.size(), stdout) == out.size();
   ok = std::fflush(stdout) == 0 && ok;
   print_timings("write");

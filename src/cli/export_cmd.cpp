@@ -12,6 +12,7 @@
 
 #include "cli/command_support.hpp"
 #include "errors.hpp"
+#include "load/progress.hpp"
 #include "load/recording.hpp"
 #include "platform/platform.hpp"
 #include "report/export_dump.hpp"
@@ -82,6 +83,11 @@ void run_export(const ExportOptions& opt) {
     run.os_tids[t.thread] = t.os_tid;
   }
 
+  // Its progress line says so while a file is written; output on the terminal erases it first.
+  if (to_stdout)
+    load::Progress::global().stop();
+  else
+    load::Progress::global().phase("writing " + opt.output);
   report::ExportWriter out(file->file());
   std::string summary;
   if (format == ExportFormat::Perfetto) {
@@ -113,6 +119,7 @@ void run_export(const ExportOptions& opt) {
     report::write_strands_csv(run, out);
     summary = fmt::format("{} strands", m.strands.size());
   }
+  load::Progress::global().stop();
   if (!out.finish()) {
     fmt::print(stderr, "tasklens: could not write the export to {}: {}\n",
                to_stdout ? std::string("standard output") : opt.output,

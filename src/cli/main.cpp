@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <string>
 
 #include "cli/advise_cmd.hpp"
 #include "cli/command_support.hpp"
@@ -21,6 +22,7 @@
 #include "cli/view_cmd.hpp"
 #include "cli/whatif_cmd.hpp"
 #include "errors.hpp"
+#include "load/progress.hpp"
 #include "load/recording.hpp"
 #include "load/timings.hpp"
 #include "model/builder.hpp"
@@ -366,6 +368,7 @@ int run(int argc, char** argv) {
     return 2;
   }
   symbols::set_library_paths(library_paths);
+  if (!*record) load::Progress::global().start();  // a reader: its progress line, if it is long
   if (*record) return rec.repeat == 1 ? run_record(rec) : run_record_repeated(rec);
   if (*report) run_report(rep);
   if (*whatif) run_whatif(wi);
@@ -394,31 +397,30 @@ int main(int argc, char** argv) {
   mallopt(M_MMAP_MAX, 0);
   mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
   load::Timings::global();  // TASKLENS_TIMINGS: phases are timed from here
+  // An error is one line: the progress line (load/progress.hpp) is erased before it.
+  auto fail = [](int status, const std::string& line) {
+    load::Progress::global().stop();
+    fmt::print(stderr, "tasklens: {}\n", line);
+    return status;
+  };
   try {
     return cli::run(argc, argv);
   } catch (const UsageError& e) {
-    fmt::print(stderr, "tasklens: {}\n", e.what());
-    return 2;
+    return fail(2, e.what());
   } catch (const EnvironmentError& e) {
-    fmt::print(stderr, "tasklens: {}\n", e.what());
-    return 3;
+    return fail(3, e.what());
   } catch (const trace::TraceError& e) {
-    fmt::print(stderr, "tasklens: {}\n", e.what());
-    return 4;
+    return fail(4, e.what());
   } catch (const model::ModelError& e) {
-    fmt::print(stderr, "tasklens: {}\n", e.what());
-    return 5;
+    return fail(5, e.what());
   } catch (const OutOfMemoryError& e) {
-    fmt::print(stderr, "tasklens: {}\n", e.what());
-    return 6;
+    return fail(6, e.what());
   } catch (const std::bad_alloc&) {
-    fmt::print(stderr,
-               "tasklens: out of memory: this machine could not give tasklens the memory it "
-               "asked for; read the trace on a machine with more memory (a reader holds about "
-               "500 bytes per task), or record a shorter run\n");
-    return 6;
+    return fail(6,
+                "out of memory: this machine could not give tasklens the memory it asked for; "
+                "read the trace on a machine with more memory (a reader holds about 500 bytes "
+                "per task), or record a shorter run");
   } catch (const std::exception& e) {
-    fmt::print(stderr, "tasklens: internal error: {}\n", e.what());
-    return 70;
+    return fail(70, std::string("internal error: ") + e.what());
   }
 }

@@ -19,6 +19,7 @@
 #include "cli/diff_cmd.hpp"
 #include "cli/whatif_cmd.hpp"
 #include "errors.hpp"
+#include "load/progress.hpp"
 #include "load/recording.hpp"
 #include "platform/platform.hpp"
 #include "report/diagnosis_report.hpp"
@@ -242,6 +243,7 @@ void run_view(const ViewOptions& opt) {
   if (!ok)
     throw UsageError(fmt::format("could not write all of {} ({}); choose another file with -o",
                                  opt.output, errno ? std::strerror(errno) : "disk full?"));
+  load::Progress::global().stop();
   fmt::print(stderr, "tasklens: wrote {} ({} KB); open it in a browser\n", opt.output,
              (page.size() + 1023) / 1024);
   print_timings("view");

@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 
 #include "analysis/algebra.hpp"
 #include "analysis/profile.hpp"
 #include "errors.hpp"
+#include "load/progress.hpp"
 #include "load/timings.hpp"
 #include "model/builder.hpp"
 #include "platform/platform.hpp"
@@ -65,14 +67,26 @@ report::RunInfo run_info_of(const Loaded& l) {
 Loaded load(const std::string& path, SpanMode mode) {
   Loaded l;
   Timings& timings = Timings::global();
+  Progress& progress = Progress::global();
+  const std::string name = std::filesystem::path(path).filename().string();
+  progress.phase("opening " + name);
   l.trace = std::make_unique<trace::TraceFile>(trace::TraceFile::open(path));
   check_model_fits(*l.trace, path);  // before the kernel's out-of-memory killer would
   timings.lap("open");
-  l.model = model::build_model(*l.trace, {.huge_pages = platform::big_blocks_in_huge_pages(),
-                                          .blocked_as_work = model_settings().blocked_as_work,
-                                          .keep_slow_faults = model_settings().keep_slow_faults,
-                                          .keep_runtime_cost = model_settings().keep_runtime_cost});
+  progress.phase("reading " + name);
+  l.model =
+      model::build_model(*l.trace, {.huge_pages = platform::big_blocks_in_huge_pages(),
+                                    .blocked_as_work = model_settings().blocked_as_work,
+                                    .keep_slow_faults = model_settings().keep_slow_faults,
+                                    .keep_runtime_cost = model_settings().keep_runtime_cost,
+                                    .progress = [&progress, &name](uint64_t done, uint64_t total) {
+                                      if (done < total)
+                                        progress.amount(done, total, "events");
+                                      else
+                                        progress.phase("building the DAG of " + name);
+                                    }});
   timings.lap("model");
+  progress.phase("naming the code of " + name);
   l.labels = report::label_sites(l.model, l.trace->modules());
   report::merge_sites_by_location(l.model, l.labels);
   // Without the wrappers a oneTBB algorithm's subranges are invisible (no chunk events). (The
@@ -109,6 +123,7 @@ Loaded load(const std::string& path, SpanMode mode) {
   for (std::string& name : l.model.region_names) name = report::printable(name);
   timings.lap("symbols");
   if (mode == SpanMode::Robust) {
+    progress.phase("looking for disturbed strands in " + name);
     l.clipping = analysis::clip_outliers(l.model);
     l.robust = l.clipping.tested;
     if (size_t n = l.clipping.strands.size())
@@ -122,6 +137,7 @@ Loaded load(const std::string& path, SpanMode mode) {
           report::format_work(l.model, l.clipping.clipped_work), n == 1 ? "it" : "them"));
     timings.lap("robust");
   }
+  progress.phase("analysing " + name);
   return l;
 }
 

@@ -12,6 +12,8 @@
 //    before the loop and joined by the strand after it (or by the barrier).
 #pragma once
 
+#include <functional>
+
 #include "model/model.hpp"
 #include "trace/reader.hpp"
 
@@ -53,6 +55,10 @@ struct BuildOptions {
   // When set, every interval added to a strand is appended here (the runtime calibration), and
   // no runtime cost is taken out. TSC metric only.
   std::vector<IntervalSample>* interval_sink = nullptr;
+  // Told now and then how many of the trace's events have been handled, of how many (the
+  // reader's progress line, load/progress.hpp); done == total once they all have (the model's
+  // DAG is then put in order).
+  std::function<void(uint64_t done, uint64_t total)> progress;
 };
 
 // Throws trace::TraceError for undecodable input and ModelError when the trace holds no

@@ -709,8 +709,16 @@ Model Builder::run() {
   // across threads (a task created on one thread and run on another, an untied task resumed
   // elsewhere) follows the TSC order.
   EventPipe pipe(decoders, metrics.size(), std::move(idle));
+  // The events the recorder counted (an estimate from the streams' sizes without its Finish).
+  const uint64_t events_total =
+      trace_.has_finish() && trace_.finish().events > 1 ? trace_.finish().events : events;
+  uint64_t events_done = 0, batches = 0;
   for (auto [batch, count] = pipe.next(); batch; std::tie(batch, count) = pipe.next()) {
     for (size_t k = 0; k < count; ++k) handle(batch->events[k], batch->threads[k]);
+    events_done += count;
+    // (An estimate may fall short: never done == total before the end, which says "done".)
+    if (options_.progress && ++batches % 256 == 0)
+      options_.progress(std::min(events_done, events_total - 1), events_total);
     if (options_.huge_pages) {
       prefault.progress(strands_range, strands_.data() + strands_.size());
       prefault.progress(tasks_range, tasks_.data() + tasks_.size());
@@ -721,6 +729,7 @@ Model Builder::run() {
     pipe.release();
   }
   const bool stream_truncated = pipe.finish();
+  if (options_.progress) options_.progress(events_done, events_done);  // the events are done
   if ((trace_.runtime_flags() & trace::kRuntimeTbbUnsupported) && !saw_constructs_)
     throw ModelError(trace_.path() + ": the program uses " + trace_.runtime_version() +
                      ", whose ABI tasklens cannot trace (it knows oneTBB 2021, interface 12); "

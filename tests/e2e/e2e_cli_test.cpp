@@ -276,6 +276,34 @@ TEST_F(Cli, TimingsGoToStderrOnRequest) {
   EXPECT_EQ(diff_err[0].find("open ", 25), std::string::npos) << diff_err[0];
 }
 
+// A reader's progress line: on a terminal only (script(1) gives the command one), rewritten in
+// place, and erased before the output; TASKLENS_PROGRESS=0 turns it off.
+TEST_F(Cli, ProgressShowsOnATerminalOnlyAndIsErasedBeforeTheOutput) {
+  const std::string trace = path("t.tlens");
+  ASSERT_TRUE(record(example("treesum", "clang"), {}, trace).exited(0));
+  EnvOverrides env = default_env();
+  env["TASKLENS_PROGRESS_AFTER_MS"] = "0";  // at once (2 s by default)
+  RunResult piped = run({TASKLENS_BIN, "report", trace, "--format", "json"}, env);
+  ASSERT_TRUE(piped.exited(0)) << piped.describe();
+  EXPECT_EQ(piped.err, "");
+  const std::string out = path("report.json");
+  const std::string command =
+      std::string(TASKLENS_BIN) + " report " + trace + " --format json > " + out;
+  RunResult tty = run({"/usr/bin/script", "-qec", command, "/dev/null"}, env);
+  ASSERT_TRUE(tty.exited(0)) << tty.describe();
+  // script(1) writes what the terminal got: the line(s) (the phase the first one names depends
+  // on how soon its thread runs), then their erasure.
+  EXPECT_EQ(tty.out.rfind("\rtasklens: ", 0), 0u) << tty.out;
+  EXPECT_NE(tty.out.find(" t.tlens"), std::string::npos) << tty.out;
+  ASSERT_GE(tty.out.size(), 4u);
+  EXPECT_EQ(tty.out.substr(tty.out.size() - 4), "\r\033[K") << tty.out;
+  EXPECT_EQ(json::parse(read_file(out))["program"], json::parse(piped.out)["program"]);
+  env["TASKLENS_PROGRESS"] = "0";
+  RunResult off = run({"/usr/bin/script", "-qec", command, "/dev/null"}, env);
+  ASSERT_TRUE(off.exited(0)) << off.describe();
+  EXPECT_EQ(off.out, "");
+}
+
 TEST_F(Cli, HelpAndVersion) {
   RunResult v = run({TASKLENS_BIN, "--version"});
   EXPECT_TRUE(v.exited(0));
@@ -550,8 +578,8 @@ TEST_F(Cli, DevicesPipesAndLargeNonTracesAreRefusedAtOnce) {
   EXPECT_NE(from_fifo.err.find("is a FIFO"), std::string::npos) << from_fifo.err;
   EXPECT_LT(from_fifo.seconds, 10) << from_fifo.describe();
 
-  // A pipe still reads (a trace through one: tests/unit/trace_test.cpp), but only as far as a header
-  // that is not a trace's.
+  // A pipe still reads (a trace through one: tests/unit/trace_test.cpp), but only as far as a
+  // header that is not a trace's.
   RunResult from_pipe = run({"/bin/bash", "-c",
                              std::string("/usr/bin/prlimit --as=1073741824 ") + TASKLENS_BIN +
                                  " report <(cat /dev/zero)"},
