@@ -421,6 +421,7 @@ Model Builder::finalize() {
     m.warnings.push_back(std::to_string(anomalies_) +
                          " events did not match the construct they belong to (the trace may "
                          "have started or stopped inside a construct)");
+  measure_preemption_in_run(m);
   return m;
 }
 

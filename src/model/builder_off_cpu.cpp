@@ -69,4 +69,21 @@ uint64_t Builder::preempted_between(uint32_t thread, uint64_t from, uint64_t to,
   return total;
 }
 
+void Builder::measure_preemption_in_run(Model& m) const {
+  uint64_t first = ~uint64_t(0), last = 0;
+  for (const Strand& st : m.strands) {
+    if (st.end == 0) continue;  // never ran
+    first = std::min(first, st.start);
+    last = std::max(last, st.end);
+  }
+  if (last <= first) return;
+  m.threads_time = (last - first) * m.thread_count;
+  for (const auto& intervals : preempt_)
+    for (const OffCpu& iv : intervals)
+      if (iv.cause == OffCpu::Preempted) {
+        const uint64_t lo = std::max(iv.begin, first), hi = std::min(iv.end, last);
+        if (hi > lo) m.preempted_in_run += hi - lo;
+      }
+}
+
 }  // namespace tasklens::model::detail

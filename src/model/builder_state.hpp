@@ -333,6 +333,8 @@ class Builder {
     uint64_t blocked = 0, faults = 0;
   };
   uint64_t preempted_between(uint32_t thread, uint64_t from, uint64_t to, OffCpuSplit& split);
+  // Model::preempted_in_run and threads_time, from the built strands.
+  void measure_preemption_in_run(Model& m) const;
   void on_implicit_begin(const Event& e, uint32_t thread);
   void on_create(const Event& e, uint32_t thread);
   void on_schedule(const Event& e, uint32_t thread);

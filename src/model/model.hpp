@@ -174,10 +174,15 @@ struct Model {
   double ticks_per_second = 0;  // for the time equivalent of a time-like metric; 0 if not
   double tsc_per_second = 0;    // the TSC's rate (clock syncs), whatever the metrics; 0 if unknown
   bool metric_is_time = true;
-  bool complete = true;               // false when the trace was cut short
-  bool loops_have_chunks = true;      // false when the runtime had no dispatch callback
-  uint64_t task_count = 0;            // explicit tasks
-  uint64_t preempted = 0;             // TSC ticks of preemption by other threads removed from work
+  bool complete = true;           // false when the trace was cut short
+  bool loops_have_chunks = true;  // false when the runtime had no dispatch callback
+  uint64_t task_count = 0;        // explicit tasks
+  uint64_t preempted = 0;         // TSC ticks of preemption by other threads removed from work
+  // The program's threads switched out by other threads anywhere between the first strand's
+  // start and the last one's end (in strands, in the runtime, idle), summed over the threads, and
+  // that interval times the threads: how much of the run the machine did not give the program.
+  uint64_t preempted_in_run = 0;
+  uint64_t threads_time = 0;
   uint64_t blocked = 0;               // TSC ticks of blocking (sleep, I/O, futex) removed from work
   bool blocked_removed = true;        // false: blocked time was kept as work (BuildOptions)
   uint64_t slow_faults = 0;           // TSC ticks of slow page faults removed from work

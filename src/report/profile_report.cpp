@@ -482,6 +482,8 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
     j["strands"] = m.strands.size();
     j["loops_have_chunks"] = m.loops_have_chunks;
     j["preemption_removed"] = m.preempted;
+    j["threads_preempted_percent"] =
+        m.threads_time ? 100.0 * double(m.preempted_in_run) / double(m.threads_time) : 0.0;
     j["blocked_removed"] = m.blocked;
     j["slow_faults_removed"] = m.slow_faults;
     j["recorder_stalls"] = m.recorder_stalls;

@@ -15,7 +15,8 @@ namespace {
 // Units per iteration (twice loop_forms' default) and iterations. The program's span holds, beside
 // one iteration, the region's start and the runtime's creation of the loop's tasks or chunks,
 // which the analytic span leaves out: a third of a millisecond on some virtual machines (their
-// page faults and system calls are slow), 17% of a default iteration, half that of this one.
+// page faults and system calls are slow), 17% of a default iteration, half that of this one; up
+// to 1.6 ms with 4 threads on 2 CPUs, which is why a single loop is judged by its own site.
 constexpr double kW = 4000;
 constexpr double kN = 64;
 const std::vector<std::string> kSizes = {"64", "4000"};
@@ -72,6 +73,27 @@ class LoopForms : public E2E, public ::testing::WithParamInterface<std::tuple<st
 class SeenLoopForms : public LoopForms {};
 class InlinedLoopForms : public LoopForms {};
 
+// What the analytic figures describe: the loop's own site when the program has one loop, run
+// once (its work and span leave out the region's start and the runtime's first steps, which on
+// a machine with slow page faults and system calls cost up to a millisecond and a half when the
+// team has more threads than CPUs: a third of an iteration), else the whole program (two loops,
+// loops in tasks). As a report with that row for its program, for analytic_violations.
+json the_loop(const json& report) {
+  if (!report.is_object() || !report.contains("sites")) return report;
+  const json* loop = nullptr;
+  int loops = 0;
+  for (const json& site : report["sites"]) {
+    const std::string kind = site.value("kind", "");
+    if (kind != "loop" && kind != "taskloop") continue;
+    ++loops;
+    loop = &site;
+  }
+  if (loops != 1 || num(*loop, "count") != 1) return report;
+  json judged = report;
+  judged["program"] = *loop;
+  return judged;
+}
+
 // Every thread count gives the analytic parallelism (within the form's band, 15% for most), so
 // the thread counts agree (within the band squared): the three recordings judged together.
 TEST_P(SeenLoopForms, ParallelismIsTheIterationCountWithOneTwoAndFourThreads) {
@@ -83,11 +105,12 @@ TEST_P(SeenLoopForms, ParallelismIsTheIterationCountWithOneTwoAndFourThreads) {
     Violations v;
     std::vector<double> seen;
     for (size_t i = 0; i < runs.size(); ++i) {
-      const Violations one = analytic_violations(runs[i].report, a);
+      const json judged = the_loop(runs[i].report);
+      const Violations one = analytic_violations(judged, a);
       const std::string threads = std::to_string(counts[i]) + " threads: ";
       if (!one.hard.empty()) v.hard += threads + one.hard;
       if (!one.soft.empty()) v.soft += threads + one.soft;
-      seen.push_back(num(runs[i].report["program"], "parallelism"));
+      seen.push_back(num(judged["program"], "parallelism"));
     }
     const auto [lo, hi] = std::minmax_element(seen.begin(), seen.end());
     const double apart = (1 + a.par_tol) * (1 + a.par_tol);

@@ -26,10 +26,14 @@
 //          provokes them), clipped strands that moved the parallelism 10% or more,
 //        - the virtual machine's host took 2% or more of the CPUs' time (steal),
 //        - the robust span clipped 1% or more of the work (the machine paused inside strands),
+//        - other processes held the program's CPUs: its threads were switched out while
+//          runnable (anywhere in the run: `threads_preempted_percent`) 5% or more of their time
+//          beyond what its own threads, if more than the CPUs, take from each other. Preemption
+//          is taken out of the work, but a strand preempted again and again pays its switches,
+//          and the wall time and the threads' running together are the machine's then,
 //        - for checks of real computation (Needs::RealTiming: the suite's programs, whose costs
 //          change when their threads do not run at once, unlike the examples' spins): other
-//          processes held the threads 5% or more of their time (taken out of the work, but
-//          then the threads did not run together).
+//          processes held the threads 5% or more of their time inside strands.
 //   3. A sample with no violation passes. A sample off its band while undisturbed FAILS: the
 //      band is the program's, and an undisturbed recording must meet it. A disturbed sample off
 //      its band is recorded again (after a second's pause), up to kMaxSamples in all; when
@@ -41,6 +45,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -83,16 +88,26 @@ inline const Needs Needs::RealTiming{true};
 
 // What a recording measured about its own disturbance (report --format json: docs/report-json.md).
 struct Health {
-  bool read = false;               // the report was there
-  bool complete = true;            // the trace was finished
-  size_t data_lost = 0;            // ways the recording lost data (`data_loss`)
-  double switches_lost = 0;        // context switches not seen
-  double stall_percent = 0;        // waits for the recorder's buffers in strands, % of the work
-  double host_steal_percent = 0;   // the VM's host took this share of the CPUs' time
-  double clipped_percent = 0;      // work the robust span clipped, % of the work as measured
+  bool read = false;                 // the report was there
+  bool complete = true;              // the trace was finished
+  size_t data_lost = 0;              // ways the recording lost data (`data_loss`)
+  double switches_lost = 0;          // context switches not seen
+  double stall_percent = 0;          // waits for the recorder's buffers in strands, % of the work
+  double host_steal_percent = 0;     // the VM's host took this share of the CPUs' time
+  double clipped_percent = 0;        // work the robust span clipped, % of the work as measured
   double clipped_shift_percent = 0;  // how far that moved the parallelism
-  double preempted_percent = 0;    // time other processes held the threads in strands, % of it
-                                   // and the work together
+  double preempted_percent = 0;      // time other processes held the threads in strands, % of it
+                                     // and the work together
+  double threads_preempted_percent = 0;  // the threads switched out while runnable, whole run
+  double threads = 0;                    // the program's threads
+
+  // The share of the threads' time that other processes took: the whole run's preemption less
+  // what threads beyond the CPUs take from each other (4 threads on 2 CPUs: half of it).
+  double others_percent() const {
+    const double cpus = double(sysconf(_SC_NPROCESSORS_ONLN));
+    const double own = threads > cpus && cpus > 0 ? 100 * (1 - cpus / threads) : 0;
+    return std::max(0.0, threads_preempted_percent - own);
+  }
 
   // Why this recording cannot judge a soft check: empty when it can. The thresholds are
   // tasklens's own (the report's warnings and its `untrustworthy` finding), but for the clipped
@@ -117,6 +132,9 @@ struct Health {
       why.push_back("pauses inside strands: " + percent(clipped_percent) +
                     " of the work clipped, moving the parallelism " +
                     percent(clipped_shift_percent));
+    if (others_percent() >= 5)
+      why.push_back("other processes held the program's CPUs " + percent(others_percent()) +
+                    " of its threads' time");
     if (needs.real_timing && preempted_percent >= 5)
       why.push_back("other processes held the threads " + percent(preempted_percent) +
                     " of their time");
@@ -126,9 +144,10 @@ struct Health {
     std::ostringstream s;
     s.precision(3);
     s << "steal " << host_steal_percent << "%, clipped " << clipped_percent << "% (parallelism "
-      << clipped_shift_percent << "%), preempted " << preempted_percent << "%, stalls "
-      << stall_percent << "%" << (complete ? "" : ", incomplete")
-      << (data_lost ? ", data lost" : "") << (switches_lost ? ", switches lost" : "");
+      << clipped_shift_percent << "%), preempted " << preempted_percent << "% (whole run "
+      << threads_preempted_percent << "% of " << threads << " threads), stalls " << stall_percent
+      << "%" << (complete ? "" : ", incomplete") << (data_lost ? ", data lost" : "")
+      << (switches_lost ? ", switches lost" : "");
     return s.str();
   }
 };
@@ -145,6 +164,8 @@ inline Health health_of(const nlohmann::json& report) {
     h.data_lost = report["data_loss"].size();
   h.switches_lost = number(report, "switches_lost");
   h.host_steal_percent = number(report, "host_steal_percent");
+  h.threads_preempted_percent = number(report, "threads_preempted_percent");
+  h.threads = number(report, "threads");
   const nlohmann::json& program = report["program"];
   const double work = number(program, "work"), work_raw = number(program, "work_raw");
   if (work_raw > 0) {
@@ -192,7 +213,8 @@ inline std::string test_name() {
 // a sample's recordings (their Health decides whether it was disturbed), `describe` its figures
 // for the messages. Returns the verdict; `last` (if given) receives the sample judged last.
 template <class Sample>
-Verdict judge_timing(const std::string& what, const Needs& needs, const std::function<Sample()>& take,
+Verdict judge_timing(const std::string& what, const Needs& needs,
+                     const std::function<Sample()>& take,
                      const std::function<Violations(const Sample&)>& check,
                      const std::function<std::vector<nlohmann::json>(const Sample&)>& reports,
                      Sample* last = nullptr) {
@@ -232,8 +254,8 @@ Verdict judge_timing(const std::string& what, const Needs& needs, const std::fun
     std::cerr << "[ timing   ] " << what << ": sample " << attempt << " disturbed (" << why
               << ") and off: " << v.soft;
   }
-  const std::string line = detail::test_name() + ": " + what + ": every sample was disturbed" +
-                           history;
+  const std::string line =
+      detail::test_name() + ": " + what + ": every sample was disturbed" + history;
   detail::note_inconclusive(line);
   // GTEST_SKIP returns from its own scope only: the caller goes on with its exact checks, and a
   // failure among those still fails the test.

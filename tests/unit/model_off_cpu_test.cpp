@@ -48,6 +48,11 @@ TEST(ModelOffCpu, AnIntervalIsSplitAtTheEventsItSpansAndAWaitKeepsItsPart) {
   std::sort(works.begin(), works.end());
   EXPECT_EQ(works, (std::vector<uint64_t>{1, 5, 9, 485}));  // B's 11..12 is the 1
   EXPECT_EQ(m.preempted, 5u + 5 + 11);
+  // The whole run's preemption counts the part in B's wait too (not the blocking): the
+  // threads' time runs from the first strand with work (the region's, at 10) to the last (2
+  // threads).
+  EXPECT_EQ(m.preempted_in_run, 10u + 30);
+  EXPECT_EQ(m.threads_time, 2 * (540u - 10));
   EXPECT_EQ(m.blocked, 10u);
   ASSERT_EQ(m.blocked_work.size(), 1u);
   EXPECT_EQ(m.strands[m.blocked_work[0].strand].work, 485u);
