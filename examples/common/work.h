@@ -50,11 +50,11 @@
  * CPU: the thread's time waiting on a run queue says how much of it was. */
 #define TL_GAP_TICKS 5000u
 /* What a switch costs beyond its run-queue wait (the kernel's switching to another thread and
- * back), which tasklens's switch records count off the CPU too: a bound. Measured, a thread
- * preempted 1,800 times in 2 s was off the CPU its run-queue wait plus 0.11 us per switch; a
- * bound of 50 us (as this once was) made the spin count 50 us too little at each preemption, and
- * a strand preempted often (by a thread waking every millisecond, like the recorder's writer)
- * measured some 4% above its units. */
+ * back), which tasklens's switch records count off the CPU too: a bound. Too large a bound makes
+ * the spin count too little of every preemption, so a strand preempted often (by a thread that
+ * wakes often, like the recorder's writer) measures above its units; too small, and tasklens may
+ * take out more than the spin left uncounted. The measurements behind the value:
+ * docs/benchmarks.md, "The examples' spin". */
 #define TL_SWITCH_NS 2000
 /* The longest a reading of the run-queue wait is taken to last on the CPU (about 10 us): its own
  * time is counted, like any computation's, unless it was so long that something else ran. */

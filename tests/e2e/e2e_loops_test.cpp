@@ -15,8 +15,8 @@ namespace {
 // Units per iteration (twice loop_forms' default) and iterations. The program's span holds, beside
 // one iteration, the region's start and the runtime's creation of the loop's tasks or chunks,
 // which the analytic span leaves out: a third of a millisecond on some virtual machines (their
-// page faults and system calls are slow), 17% of a default iteration, half that of this one; up
-// to 1.6 ms with 4 threads on 2 CPUs, which is why a single loop is judged by its own site.
+// page faults and system calls are slow), 17% of a default iteration, half that of this one; far
+// more with more threads than CPUs, which is why a single loop is judged by its own site.
 constexpr double kW = 4000;
 constexpr double kN = 64;
 const std::vector<std::string> kSizes = {"64", "4000"};
@@ -75,9 +75,9 @@ class InlinedLoopForms : public LoopForms {};
 
 // What the analytic figures describe: the loop's own site when the program has one loop, run
 // once (its work and span leave out the region's start and the runtime's first steps, which on
-// a machine with slow page faults and system calls cost up to a millisecond and a half when the
-// team has more threads than CPUs: a third of an iteration), else the whole program (two loops,
-// loops in tasks). As a report with that row for its program, for analytic_violations.
+// a machine with slow page faults and system calls cost a large share of an iteration when the
+// team has more threads than CPUs), else the whole program (two loops, loops in tasks). As a
+// report with that row for its program, for analytic_violations.
 json the_loop(const json& report) {
   if (!report.is_object() || !report.contains("sites")) return report;
   const json* loop = nullptr;
