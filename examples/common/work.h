@@ -50,17 +50,9 @@
  * CPU: the thread's time waiting on a run queue says how much of it was. */
 #define TL_GAP_TICKS 5000u
 /* What a switch costs beyond its run-queue wait (the kernel's switching to another thread and
- * back), which tasklens's switch records count off the CPU too: a bound. Too large a bound makes
- * the spin count too little of every preemption, so a strand preempted often (by a thread that
- * wakes often, like the recorder's writer) measures above its units; too small, and tasklens may
- * take out more than the spin left uncounted. The measurements behind the value:
- * docs/benchmarks.md, "The examples' spin". */
-#define TL_SWITCH_NS 2000
-/* The longest a reading of the run-queue wait is taken to last on the CPU (about 10 us): its own
- * time is counted, like any computation's, unless it was so long that something else ran. */
-#define TL_READ_TICKS (4 * TL_GAP_TICKS)
-/* From this many units a spin reads its thread's run-queue wait when it starts (see tl_work). */
-#define TL_FRESH_UNITS 256
+ * back), which tasklens's switch records count off the CPU too; a bound, so that the spin never
+ * counts what tasklens takes out. */
+#define TL_SWITCH_NS 50000
 
 static inline uint64_t tl_clock_ns(clockid_t clock) {
   struct timespec ts;
@@ -93,22 +85,15 @@ static inline int64_t tl_run_delay_ns(void) {
  * counts it (nothing for 0). Nothing but the loop runs unless a gap comes: a spin of a few
  * microseconds costs no more than its units. */
 static inline void tl_work(unsigned long units) {
-  /* The run-queue wait at the thread's previous reading. A gap's share of it is the
-   * difference. A spin of TL_FRESH_UNITS or more reads it when it starts (a system call, a
-   * microsecond or so: a fraction of a percent of such a spin); a shorter one, which a gap
-   * seldom reaches, uses the reading of an earlier spin, which may hold the thread's waits
-   * since (after a wake-up, say: the spin then counts less of the gap and runs longer, so
-   * tasklens's work of it can only exceed its units). */
+  /* The run-queue wait at the thread's previous gap (read once when its first spin starts). A
+   * gap's share of it is the difference: exact from a spin's second gap on; at its first, the
+   * wait since the previous spin's last gap, which may hold more than this gap's (the spin then
+   * counts less of the gap, and runs longer: tasklens's work of it can only exceed its units). */
   static __thread int64_t last_delay = -1;
   const uint64_t ticks = (uint64_t)units * TL_UNIT_TICKS;
   if (ticks == 0) return;
+  if (last_delay < 0) last_delay = tl_run_delay_ns();
   uint64_t done = 0, last = __rdtsc();
-  if (last_delay < 0 || units >= TL_FRESH_UNITS) {
-    last_delay = tl_run_delay_ns();
-    const uint64_t read = __rdtsc() - last;
-    done = read < TL_READ_TICKS ? read : 0;
-    last += read;
-  }
   while (done < ticks) {
     _mm_pause();
     uint64_t now = __rdtsc();
@@ -117,8 +102,8 @@ static inline void tl_work(unsigned long units) {
       done += step;
     } else {
       /* The gap, less the time the thread waited on a run queue meanwhile, in ticks. A gap
-       * with no reading to compare with counts as off the CPU. The reading's own time counts
-       * (as it does in tasklens's work), unless it was long enough to hold a switch. */
+       * with no reading to compare with counts as off the CPU. The reading's own time is not
+       * counted. */
       const int64_t delay = tl_run_delay_ns();
       const uint64_t ns = tl_clock_ns(CLOCK_MONOTONIC) - tl_origin_ns;
       const double per_ns = ns > 0 ? (double)(now - tl_origin_tsc) / (double)ns : 0;
@@ -128,9 +113,7 @@ static inline void tl_work(unsigned long units) {
         if (off < (double)step) done += step - (uint64_t)off;
       }
       last_delay = delay;
-      const uint64_t after = __rdtsc();
-      if (after - now < TL_READ_TICKS) done += after - now;
-      now = after;
+      now = __rdtsc();
     }
     last = now;
   }
