@@ -24,6 +24,14 @@
  * gap, as this one once did, ran short of tasklens's work by the host's pauses: a tenth on such
  * a host.)
  *
+ * What the spin cannot match, it reports. A gap it counts may run past its units (a host's pause
+ * of half a millisecond near a spin's end lengthens the strand by that much: the recording's work
+ * has it, the units do not), and a switch's cost is bounded, not known (TL_SWITCH_NS). With
+ * TL_SPIN_REPORT naming a file, the program writes there when it exits how many spins ran and by
+ * how many ticks they overran their units at most, all together and the most in one spin: the
+ * end-to-end tests judge a strand or a span above its analytic value against that, the
+ * program's own account of the machine's disturbance while it ran.
+ *
  * 1 unit = 2000 TSC ticks (about 0.77 us at 2.6 GHz, 1 us at 2 GHz). Each strand of the examples
  * spins once for its whole cost and lasts tens of microseconds at least, so the ~50 ns of
  * recording per event do not show.
@@ -53,6 +61,34 @@
  * back), which tasklens's switch records count off the CPU too; a bound, so that the spin never
  * counts what tasklens takes out. */
 #define TL_SWITCH_NS 50000
+/* The shortest spin that reads its thread's run-queue wait when it starts (a reading costs one
+ * or two microseconds beside its units: 3% of this). */
+#define TL_REFERENCE_UNITS 64u
+
+/* How many spins ran, and the ticks by which they overran their units at most: in all, and the
+ * most in one spin (TL_SPIN_REPORT). */
+static uint64_t tl_spins, tl_overrun_ticks, tl_overrun_max_ticks;
+
+__attribute__((destructor)) static void tl_write_spin_report(void) {
+  const char* path = getenv("TL_SPIN_REPORT");
+  if (!path || !*path || tl_spins == 0) return;
+  FILE* f = fopen(path, "w");
+  if (!f) return;
+  fprintf(f, "spins %llu overrun_ticks %llu overrun_max_ticks %llu unit_ticks %u\n",
+          (unsigned long long)tl_spins, (unsigned long long)tl_overrun_ticks,
+          (unsigned long long)tl_overrun_max_ticks, TL_UNIT_TICKS);
+  fclose(f);
+}
+
+static inline void tl_note_overrun(uint64_t ticks) {
+  __atomic_fetch_add(&tl_spins, 1, __ATOMIC_RELAXED);
+  if (ticks == 0) return;
+  __atomic_fetch_add(&tl_overrun_ticks, ticks, __ATOMIC_RELAXED);
+  uint64_t max = __atomic_load_n(&tl_overrun_max_ticks, __ATOMIC_RELAXED);
+  while (ticks > max && !__atomic_compare_exchange_n(&tl_overrun_max_ticks, &max, ticks, 1,
+                                                     __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
+}
 
 static inline uint64_t tl_clock_ns(clockid_t clock) {
   struct timespec ts;
@@ -85,15 +121,18 @@ static inline int64_t tl_run_delay_ns(void) {
  * counts it (nothing for 0). Nothing but the loop runs unless a gap comes: a spin of a few
  * microseconds costs no more than its units. */
 static inline void tl_work(unsigned long units) {
-  /* The run-queue wait at the thread's previous gap (read once when its first spin starts). A
-   * gap's share of it is the difference: exact from a spin's second gap on; at its first, the
-   * wait since the previous spin's last gap, which may hold more than this gap's (the spin then
-   * counts less of the gap, and runs longer: tasklens's work of it can only exceed its units). */
-  static __thread int64_t last_delay = -1;
   const uint64_t ticks = (uint64_t)units * TL_UNIT_TICKS;
   if (ticks == 0) return;
-  if (last_delay < 0) last_delay = tl_run_delay_ns();
+  /* The run-queue wait at the last reading: taken when a spin of TL_REFERENCE_UNITS or more
+   * starts, then at each gap; -1 when the spin has none yet. The first reading is not timed: it
+   * may block (a thread's first opens its file), which tasklens takes out as off the CPU and the
+   * run-queue wait does not hold; its microsecond or two is an overrun. */
+  const uint64_t before = __rdtsc();
+  int64_t last_delay = units >= TL_REFERENCE_UNITS ? tl_run_delay_ns() : -1;
   uint64_t done = 0, last = __rdtsc();
+  /* Ticks of the strand beyond the units that may be in tasklens's work: the first reading, a
+   * gap with no reading to compare with, the switches' bounded cost. */
+  uint64_t uncertain = last - before;
   while (done < ticks) {
     _mm_pause();
     uint64_t now = __rdtsc();
@@ -101,22 +140,32 @@ static inline void tl_work(unsigned long units) {
     if (step < TL_GAP_TICKS) {
       done += step;
     } else {
-      /* The gap, less the time the thread waited on a run queue meanwhile, in ticks. A gap
-       * with no reading to compare with counts as off the CPU. The reading's own time is not
-       * counted. */
+      /* The gap, less the time the thread waited on a run queue meanwhile and what its switches
+       * cost, in ticks. A gap with no reading to compare with counts as off the CPU. The
+       * reading's own time is not counted. */
       const int64_t delay = tl_run_delay_ns();
       const uint64_t ns = tl_clock_ns(CLOCK_MONOTONIC) - tl_origin_ns;
       const double per_ns = ns > 0 ? (double)(now - tl_origin_tsc) / (double)ns : 0;
       if (delay >= 0 && last_delay >= 0) {
         const int64_t waited = delay - last_delay;
         const double off = waited > 0 ? (double)(waited + TL_SWITCH_NS) * per_ns : 0;
-        if (off < (double)step) done += step - (uint64_t)off;
+        const double bound = waited > 0 ? (double)TL_SWITCH_NS * per_ns : 0;
+        if (off < (double)step) {
+          done += step - (uint64_t)off;
+          uncertain += (uint64_t)bound;
+        } else {
+          const double waited_ticks = (double)waited * per_ns;
+          if (waited_ticks < (double)step) uncertain += step - (uint64_t)waited_ticks;
+        }
+      } else {
+        uncertain += step;
       }
       last_delay = delay;
       now = __rdtsc();
     }
     last = now;
   }
+  tl_note_overrun(done - ticks + uncertain);
 }
 
 /* argv[index] as an unsigned number, or `def` when absent. Exits with status 2 and a message

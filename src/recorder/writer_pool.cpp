@@ -87,11 +87,29 @@ void write_locked(const void* data, size_t size) {
   write_all(data, size);
 }
 
+// A TSC reading and CLOCK_MONOTONIC taken together: the readers convert the kernel's switch
+// times into TSC ticks by these pairs, so a pair whose two readings an interrupt, a preemption or
+// the virtual machine's host split apart would move every switch it converts by that much, into
+// the wrong strand. The pair is read a few times between two TSC readings, and the tightest kept.
+static trace::ClockSync clock_pair() {
+  trace::ClockSync best{0, 0};
+  uint64_t best_width = ~uint64_t(0);
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    timespec ts;
+    const uint64_t before = read_tsc();
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    const uint64_t after = read_tsc();
+    if (after - before < best_width) {
+      best_width = after - before;
+      best = {before + (after - before) / 2, static_cast<uint64_t>(ts.tv_sec) * 1000000000ull +
+                                                  static_cast<uint64_t>(ts.tv_nsec)};
+    }
+  }
+  return best;
+}
+
 void clock_sync_record() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  trace::ClockSync cs{read_tsc(), static_cast<uint64_t>(ts.tv_sec) * 1000000000ull +
-                                      static_cast<uint64_t>(ts.tv_nsec)};
+  const trace::ClockSync cs = clock_pair();
   uint8_t rec[sizeof(trace::RecordHeader) + sizeof cs];
   trace::RecordHeader rh{static_cast<uint32_t>(trace::RecordType::ClockSync), sizeof rec};
   std::memcpy(rec, &rh, sizeof rh);
@@ -608,10 +626,7 @@ void writer_finish(const void* tail, size_t tail_size) {
   p.config.reserve_fd = -1;
   if (failed) {
     // The clock pair the drain above dropped: the TSC rate up to the end.
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    trace::ClockSync cs{read_tsc(), static_cast<uint64_t>(ts.tv_sec) * 1000000000ull +
-                                        static_cast<uint64_t>(ts.tv_nsec)};
+    const trace::ClockSync cs = clock_pair();
     trace::append_record(stats, trace::RecordType::ClockSync, &cs, sizeof cs);
   }
   write_all(stats.data(), stats.size(), true);

@@ -18,9 +18,11 @@
 //        soft  a figure outside its band (a work, span or parallelism above or beside its
 //              expected value). Judged against the recordings' own account of their disturbance:
 //   2. Disturbance is what the recording itself measured while the program ran (its report:
-//      Health below; or, for a check that says so, the recorded program's own output, such as
-//      the loop times the false-sharing example prints), never a guess from probing the machine
-//      before or after:
+//      Health below; or the recorded program's own account: the examples' spins report how far
+//      they overran their units (SpinOverrun: a host's pause near a spin's end, a switch's cost),
+//      and a figure above its band by no more than that is disturbed; or, for a check that says
+//      so, the program's output, such as the loop times the false-sharing example prints), never
+//      a guess from probing the machine before or after:
 //        - what makes tasklens call a recording untrustworthy: an incomplete trace, lost data
 //          or context switches, recorder stalls of 5% of the work or more (unless the test
 //          provokes them), clipped strands that moved the parallelism 10% or more,
@@ -178,6 +180,44 @@ inline Health health_of(const nlohmann::json& report) {
   if (work + preempted > 0) h.preempted_percent = 100 * preempted / (work + preempted);
   return h;
 }
+
+// The examples' own account of how far their spins overran their units (examples/common/work.h,
+// TL_SPIN_REPORT): a host's pause near a spin's end, or a switch whose cost the spin could only
+// bound, lengthens a strand beyond its units in the recording's work, and no recording can tell
+// that from work. A figure above its analytic value by no more than this is a disturbance the
+// program itself measured; one above it by more is not explained by the machine.
+struct SpinOverrun {
+  bool known = false;     // the program wrote its report
+  double spins = 0;       // how many spins ran
+  double total = 0;       // units all spins overran together: the most a span or work can gain
+  double most = 0;        // units one spin overran at most: the most one strand can gain
+
+  // Reads the report `path` (absent or unreadable: unknown).
+  static SpinOverrun read(const std::string& path) {
+    SpinOverrun o;
+    std::ifstream in(path);
+    std::string k1, k2, k3, k4;
+    double spins = 0, total = 0, most = 0, unit = 0;
+    if (in >> k1 >> spins >> k2 >> total >> k3 >> most >> k4 >> unit && unit > 0) {
+      o.known = true;
+      o.spins = spins;
+      o.total = total / unit;
+      o.most = most / unit;
+    }
+    return o;
+  }
+  // Why a figure `excess` units above its band is the machine's doing (empty: it is not, or
+  // nothing is known): within what the spins overran, in all (`one_strand`: in one spin).
+  std::string explains(double excess, bool one_strand = false) const {
+    if (!known || !(excess > 0) || excess > (one_strand ? most : total)) return "";
+    std::ostringstream s;
+    s.precision(4);
+    s << "the program's spins overran their units by " << total << " units in all, " << most
+      << " at most in one (the machine paused them), enough for the " << excess
+      << " units above the band";
+    return s.str();
+  }
+};
 
 // One sample's violations (each a line; empty: none), and what the sample itself measured that
 // keeps it from judging its soft checks, beyond its reports' health (for instance the program's

@@ -507,7 +507,8 @@ struct Analytic {
 // The report against `a`, by the timing policy (e2e_timing.hpp): below the analytic work or span
 // is hard (work lost, a dependence missing: no disturbance shortens a spin); a work above its
 // band or a parallelism off its band is soft.
-inline Violations analytic_violations(const json& j, const Analytic& a) {
+inline Violations analytic_violations(const json& j, const Analytic& a,
+                                      const SpinOverrun& overrun = {}) {
   Violations v;
   if (!j.is_object() || !j.contains("program")) {
     v.hard = "no report\n";
@@ -535,6 +536,14 @@ inline Violations analytic_violations(const json& j, const Analytic& a) {
          << " / " << a.span << ")\n";
   v.hard = hard.str();
   v.soft = soft.str();
+  if (!v.soft.empty()) {
+    // What the figures exceed their bands by: the work beyond its band, and the span beyond the
+    // span that would put the parallelism in its band (never below the analytic span).
+    const double work_excess = std::max(0.0, work - (1 + a.work_over) * a.work);
+    const double span_band = std::max(a.span, work / (want_par * (1 + a.par_tol)));
+    const double span_excess = par < want_par ? std::max(0.0, span - span_band) : 0.0;
+    v.disturbed = overrun.explains(std::max(work_excess, span_excess));
+  }
   return v;
 }
 
@@ -567,6 +576,7 @@ class E2E : public ::testing::Test {
     json report;    // null when the report failed
     std::string trace;
     Verdict verdict = Verdict::Pass;  // profile_analytic's judgement of its timing
+    SpinOverrun overrun;              // the program's own account of its spins (work.h)
   };
   // A test's own timing check of a profiled run (profile_analytic's `also`), by the policy of
   // e2e_timing.hpp: hard violations (exact facts, lower bounds) and soft ones (bands).
@@ -581,7 +591,11 @@ class E2E : public ::testing::Test {
                    const std::vector<std::string>& record_flags = {}) {
     Profiled p;
     p.trace = path("run" + std::to_string(++runs_) + ".tlens");
-    p.rec = record(exe, args, p.trace, env, record_flags);
+    const std::string spins = path("run" + std::to_string(runs_) + ".spins");
+    EnvOverrides with_report = env;
+    with_report["TL_SPIN_REPORT"] = spins;
+    p.rec = record(exe, args, p.trace, with_report, record_flags);
+    p.overrun = SpinOverrun::read(spins);
     if (expect_exit >= 0) {
       EXPECT_TRUE(p.rec.exited(expect_exit)) << p.rec.describe();
     } else {
@@ -654,11 +668,18 @@ class E2E : public ::testing::Test {
     return profile_judged(
         exe, args, "its analytic profile",
         [&](const Profiled& run) {
-          Violations v = analytic_violations(run.report, a);
+          Violations v = analytic_violations(run.report, a, run.overrun);
           if (also) {
             const Violations more = also(run);
+            // The program's account explains the sample only if it explains every soft part.
+            const bool explained = (v.soft.empty() || !v.disturbed.empty()) &&
+                                   (more.soft.empty() || !more.disturbed.empty());
+            const std::string why =
+                v.disturbed + (v.disturbed.empty() || more.disturbed.empty() ? "" : "; ") +
+                more.disturbed;
             v.hard += more.hard;
             v.soft += more.soft;
+            v.disturbed = explained ? why : "";
           }
           if (!v.hard.empty() || !v.soft.empty()) v.soft += "sites:\n" + site_list(run.report);
           return v;
