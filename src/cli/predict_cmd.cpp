@@ -26,6 +26,9 @@ struct Run {
   load::Loaded loaded;
   uint32_t workers = 0;
   uint64_t elapsed = 0;
+  // What the model took out, over the elapsed time as recorded (may exceed 1 when the removals
+  // are inconsistent with the elapsed time: a recording too disturbed to time the program).
+  double removed_share = 0;
   report::PredictRecording recording;
   analysis::ExtrapolationInput input;
 };
@@ -53,6 +56,7 @@ std::unique_ptr<Run> load_run(const std::string& path, load::SpanMode mode) {
   // time stays: the program sleeps or waits just as long without tasklens.
   const uint64_t removed =
       (m.probe_removed + m.recorder_stalled + m.preempted + m.slow_faults) / r->workers;
+  r->removed_share = double(removed) / double(r->elapsed);
   r->recording.removed = std::min(removed, r->elapsed - 1);  // elapsed > 0 (checked above)
   r->elapsed -= r->recording.removed;
 
@@ -191,6 +195,11 @@ void run_predict(const PredictOptions& opt) {
               "cost; a recording with 2 workers or more measures it"
             : "steal cost not measured (no strand was taken by another worker in the "
               "recording): taken to be the spawn cost");
+  // A recording whose elapsed time is mostly what tasklens took out measures little of the
+  // program's own time: its `measured` is an estimate, which the user must know before comparing.
+  for (size_t i = 0; i < runs.size(); ++i)
+    if (auto note = report::removed_time_note(paths[i], runs[i]->removed_share))
+      view.notes.push_back(*note);
   // Oversubscription (more threads than CPUs) shows as preemption: the gaps between a worker's
   // strands then hold other workers' turns, and the overheads measured from them grow with it.
   if (m.preempted > 0 && m.preempted * 10 > std::max<uint64_t>(1, view.work_ticks))

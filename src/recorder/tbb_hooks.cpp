@@ -243,66 +243,6 @@ TL_INLINE void shadow_free(ThreadState* t, TaskShadow* s) {
   if (__builtin_expect(++t->shadow_free_count >= 4 * kBatch, 0)) donate(t);
 }
 
-// ------------------------------------------------------------------------- task classes
-
-// TbbKind of a task class, from its mangled type name (oneTBB's algorithms name their task
-// classes start_for, start_reduce, ...), and kNodeBodyClass for a node's body (is_node_body).
-// Few classes exist: a small table filled under a mutex, read without one.
-constexpr size_t kClassSlots = 1024;
-constexpr uint8_t kNodeBodyClass = 0x20;  // with a TbbKind (all below it) in the table
-struct ClassSlot {
-  std::atomic<const void*> vptr{nullptr};
-  std::atomic<uint8_t> kind{0};
-};
-ClassSlot g_classes[kClassSlots];
-std::mutex g_classes_mutex;
-
-trace::TbbKind kind_of_type_name(const char* name) {
-  using trace::TbbKind;
-  if (!name) return TbbKind::Task;
-  if (std::strstr(name, "quick_sort")) return TbbKind::ParallelSort;
-  if (std::strstr(name, "start_for")) return TbbKind::ParallelFor;
-  if (std::strstr(name, "start_reduce") || std::strstr(name, "start_deterministic_reduce"))
-    return TbbKind::ParallelReduce;
-  if (std::strstr(name, "function_invoker") || std::strstr(name, "invoke_subroot_task") ||
-      std::strstr(name, "invoke_root_task"))
-    return TbbKind::ParallelInvoke;
-  if (std::strstr(name, "function_task") || std::strstr(name, "function_stack_task"))
-    return TbbKind::Task;
-  if (std::strncmp(name, "N3tbb6detail", 12) == 0) return TbbKind::Other;
-  return TbbKind::Task;  // the program's own d1::task subclass
-}
-
-__attribute__((noinline)) uint8_t classify_slow(const void* const* vptr, size_t h) {
-  const auto* info = static_cast<const std::type_info*>(vptr[-1]);
-  const char* name = info ? info->name() : nullptr;
-  uint8_t kind = static_cast<uint8_t>(kind_of_type_name(name)) |
-                 (is_node_body(name) ? kNodeBodyClass : uint8_t{0});
-  std::lock_guard<std::mutex> lock(g_classes_mutex);
-  for (size_t i = 0; i < kClassSlots; ++i) {
-    ClassSlot& s = g_classes[(h + i) % kClassSlots];
-    const void* v = s.vptr.load(std::memory_order_relaxed);
-    if (v == vptr) return s.kind.load(std::memory_order_relaxed);
-    if (v == nullptr) {
-      s.kind.store(kind, std::memory_order_relaxed);
-      s.vptr.store(vptr, std::memory_order_release);
-      break;
-    }
-  }
-  return kind;
-}
-
-TL_INLINE uint8_t classify(const void* const* vptr) {
-  size_t h = (reinterpret_cast<uintptr_t>(vptr) * 0x9e3779b97f4a7c15ull) >> 54;
-  for (size_t i = 0; i < 4; ++i) {
-    ClassSlot& s = g_classes[(h + i) % kClassSlots];
-    const void* v = s.vptr.load(std::memory_order_acquire);
-    if (v == vptr) return s.kind.load(std::memory_order_relaxed);
-    if (v == nullptr) break;
-  }
-  return classify_slow(vptr, h);
-}
-
 // ------------------------------------------------------------------------- events
 
 // A site announced with tasklens_tbb_site_once (kSiteOnce) names one call.

@@ -3,6 +3,7 @@
 // tbb_pipeline.cpp (parallel_pipeline's serial filters). Internal to src/recorder.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -42,6 +43,35 @@ TL_INLINE ThreadState* tbb_state() {
 
 TL_INLINE bool recording(const ThreadState* t) {
   return t && !t->dead && g_tbb_on && g_state.load(std::memory_order_relaxed) == kRecording;
+}
+
+// ---- task classes (tbb_classes.cpp)
+
+// TbbKind of a task class, from its mangled type name (oneTBB's algorithms name their task
+// classes start_for, start_reduce, ...), and kNodeBodyClass for a node's body (is_node_body).
+// Few classes exist: a small table filled under a mutex, read without one.
+constexpr size_t kClassSlots = 1024;
+constexpr uint8_t kNodeBodyClass = 0x20;  // with a TbbKind (all below it) in the table
+struct ClassSlot {
+  std::atomic<const void*> vptr{nullptr};
+  std::atomic<uint8_t> kind{0};
+};
+extern ClassSlot g_classes[kClassSlots];
+
+trace::TbbKind kind_of_type_name(const char* name);
+// The kind of a class not in the table's first probes: computed and entered under the mutex.
+uint8_t classify_slow(const void* const* vptr, size_t h);
+
+// The kind of the class whose vtable is `vptr` (with kNodeBodyClass for a node's body).
+TL_INLINE uint8_t classify(const void* const* vptr) {
+  size_t h = (reinterpret_cast<uintptr_t>(vptr) * 0x9e3779b97f4a7c15ull) >> 54;
+  for (size_t i = 0; i < 4; ++i) {
+    ClassSlot& s = g_classes[(h + i) % kClassSlots];
+    const void* v = s.vptr.load(std::memory_order_acquire);
+    if (v == vptr) return s.kind.load(std::memory_order_relaxed);
+    if (v == nullptr) break;
+  }
+  return classify_slow(vptr, h);
 }
 
 // ---- flow graph nodes (tbb_flow_nodes.cpp)

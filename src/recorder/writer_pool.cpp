@@ -101,8 +101,8 @@ static trace::ClockSync clock_pair() {
     const uint64_t after = read_tsc();
     if (after - before < best_width) {
       best_width = after - before;
-      best = {before + (after - before) / 2, static_cast<uint64_t>(ts.tv_sec) * 1000000000ull +
-                                                  static_cast<uint64_t>(ts.tv_nsec)};
+      best = {before + (after - before) / 2,
+              static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec)};
     }
   }
   return best;

@@ -166,4 +166,14 @@ std::string render_predict(const PredictView& v, Format format) {
   return out;
 }
 
+std::optional<std::string> removed_time_note(const std::string& path, double removed_share) {
+  if (!(removed_share >= 0.5)) return std::nullopt;
+  const std::string share =
+      removed_share >= 1 ? std::string("all") : fmt::format("{:.0f}%", 100 * removed_share);
+  return fmt::format(
+      "{} of {}'s elapsed time is tasklens's own cost and other processes' preemption, taken "
+      "out: its measured time is mostly an estimate; record it again on an idle machine",
+      share, path);
+}
+
 }  // namespace tasklens::report

@@ -49,4 +49,9 @@ struct PredictView {
 
 std::string render_predict(const PredictView& view, Format format);
 
+// The note for a recording of which tasklens took out `removed_share` of the elapsed time (its
+// own cost, other processes' preemption): from half of it on, its measured time is mostly an
+// estimate. None below half.
+std::optional<std::string> removed_time_note(const std::string& path, double removed_share);
+
 }  // namespace tasklens::report

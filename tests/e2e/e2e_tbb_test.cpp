@@ -130,7 +130,8 @@ TEST_P(Tbb, ParallelForIsItsLogicalParallelismInOneRow) {
       v.soft = "parallel_for's parallelism " + std::to_string(num(found[0], "parallelism")) +
                " is more than 15% from 32\n";
       // One chunk decides the span: one spin's overrun can explain it.
-      const double span = num(found[0], "span") / kUnitTicks, work = num(found[0], "work") / kUnitTicks;
+      const double span = num(found[0], "span") / kUnitTicks,
+                   work = num(found[0], "work") / kUnitTicks;
       v.disturbed = run.overrun.explains(span - work / (32 * 0.85), true);
     }
     return v;
@@ -214,7 +215,9 @@ TEST_P(TbbWays, UnmodifiedAndWrappedAgree) {
   const std::vector<std::string> args(argv.begin() + 1, argv.end());
   judge_profiles(
       argv[0] + ": the unmodified and the wrapped build's parallelism",
-      [&] { return Profiles{profile(base, args), profile(base + "_wrapped", args)}; },
+      [&] {
+        return Profiles{profile(base, args), profile(base + "_wrapped", args)};
+      },
       [&](const Profiles& runs) {
         Violations v;
         const double a = num(runs[0].report["program"], "parallelism"),

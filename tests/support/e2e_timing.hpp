@@ -187,10 +187,10 @@ inline Health health_of(const nlohmann::json& report) {
 // that from work. A figure above its analytic value by no more than this is a disturbance the
 // program itself measured; one above it by more is not explained by the machine.
 struct SpinOverrun {
-  bool known = false;     // the program wrote its report
-  double spins = 0;       // how many spins ran
-  double total = 0;       // units all spins overran together: the most a span or work can gain
-  double most = 0;        // units one spin overran at most: the most one strand can gain
+  bool known = false;  // the program wrote its report
+  double spins = 0;    // how many spins ran
+  double total = 0;    // units all spins overran together: the most a span or work can gain
+  double most = 0;     // units one spin overran at most: the most one strand can gain
 
   // Reads the report `path` (absent or unreadable: unknown).
   static SpinOverrun read(const std::string& path) {

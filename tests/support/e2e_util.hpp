@@ -674,9 +674,9 @@ class E2E : public ::testing::Test {
             // The program's account explains the sample only if it explains every soft part.
             const bool explained = (v.soft.empty() || !v.disturbed.empty()) &&
                                    (more.soft.empty() || !more.disturbed.empty());
-            const std::string why =
-                v.disturbed + (v.disturbed.empty() || more.disturbed.empty() ? "" : "; ") +
-                more.disturbed;
+            const std::string why = v.disturbed +
+                                    (v.disturbed.empty() || more.disturbed.empty() ? "" : "; ") +
+                                    more.disturbed;
             v.hard += more.hard;
             v.soft += more.soft;
             v.disturbed = explained ? why : "";

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model_fixtures.hpp"
+#include "report/predict_report.hpp"
 
 namespace tasklens {
 namespace {
@@ -315,6 +316,21 @@ TEST(Predict, ExtrapolationOfTaskTypes) {
   runs[1].types.pop_back();
   const auto p8 = analysis::extrapolate(runs, 8);
   EXPECT_NEAR(p8.task_time, 1000 * (120 + 9), 1e-6);
+}
+
+// A recording whose elapsed time tasklens mostly took out (its own cost, other processes'
+// preemption) gets a note saying its measured time is an estimate; one that measured the
+// program's time for the most part does not, and removals beyond the elapsed time say "all".
+TEST(Predict, ARecordingMostlyTakenOutSaysItsMeasuredTimeIsAnEstimate) {
+  EXPECT_FALSE(report::removed_time_note("a.tlens", 0.0).has_value());
+  EXPECT_FALSE(report::removed_time_note("a.tlens", 0.49).has_value());
+  const auto half = report::removed_time_note("a.tlens", 0.75);
+  ASSERT_TRUE(half.has_value());
+  EXPECT_NE(half->find("75% of a.tlens's elapsed time"), std::string::npos) << *half;
+  EXPECT_NE(half->find("record it again on an idle machine"), std::string::npos) << *half;
+  const auto all = report::removed_time_note("b.tlens", 1.3);
+  ASSERT_TRUE(all.has_value());
+  EXPECT_EQ(all->rfind("all of b.tlens's elapsed time", 0), 0u) << *all;
 }
 
 }  // namespace
