@@ -9,23 +9,22 @@
  * calls tl_work(u) measures u * TL_UNIT_TICKS ticks plus its little real computation.
  *
  * tl_work reads the TSC in a loop and adds up the increments. An increment longer than
- * TL_GAP_TICKS (about 2 us; one turn of the loop takes tens of ns) is a moment the thread did
- * not run the loop: the kernel switched it out (a preemption), or something the kernel does not
- * see as a switch took the CPU (an interrupt, or the hypervisor pausing the virtual CPU, which
- * on some hosts happens a thousand times a second for a hundred microseconds each, often just
- * before the kernel preempts the thread). After such a gap the spin reads how long the thread
- * waited on a run queue (switched out, runnable) since its previous gap, and counts the rest of
- * the gap: the switched-out time is not counted, exactly as tasklens takes out the intervals its
- * perf records show the thread switched out; the interrupts and the host's pauses are, as they
- * are in the thread's CPU time and in tasklens's work (neither can see them). So the spin
- * behaves like real computation that needs that much CPU time: preempted, it takes longer in
- * wall time, but its measured work does not change; paused by the host, the pause counts towards
- * its units as it counts in the recording's work, and the two agree. (A spin that skipped every
- * gap, as this one once did, ran short of tasklens's work by the host's pauses: a tenth on such
- * a host.)
+ * TL_GAP_TICKS (many turns of the loop) is a moment the thread did not run the loop: the kernel
+ * switched it out (a preemption), or something the kernel does not see as a switch took the CPU
+ * (an interrupt, or the hypervisor pausing the virtual CPU, which on some hosts is frequent and
+ * long, often just before the kernel preempts the thread: docs/benchmarks.md has the figures).
+ * After such a gap the spin reads how long the thread waited on a run queue (switched out,
+ * runnable) since its previous gap, and counts the rest of the gap: the switched-out time is not
+ * counted, exactly as tasklens takes out the intervals its perf records show the thread switched
+ * out; the interrupts and the host's pauses are, as they are in the thread's CPU time and in
+ * tasklens's work (neither can see them). So the spin behaves like real computation that needs that
+ * much CPU time: preempted, it takes longer in wall time, but its measured work does not change;
+ * paused by the host, the pause counts towards its units as it counts in the recording's work, and
+ * the two agree. (A spin that skipped every gap, as this one once did, ran short of tasklens's work
+ * by all of the host's pauses.)
  *
  * What the spin cannot match, it reports. A gap it counts may run past its units (a host's pause
- * of half a millisecond near a spin's end lengthens the strand by that much: the recording's work
+ * near a spin's end lengthens the strand by its length: the recording's work
  * has it, the units do not), and a switch's cost is bounded, not known (TL_SWITCH_NS). With
  * TL_SPIN_REPORT naming a file, the program writes there when it exits how many spins ran and by
  * how many ticks they overran their units at most, all together and the most in one spin: the
@@ -33,8 +32,8 @@
  * program's own account of the machine's disturbance while it ran.
  *
  * 1 unit = 2000 TSC ticks (about 0.77 us at 2.6 GHz, 1 us at 2 GHz). Each strand of the examples
- * spins once for its whole cost and lasts tens of microseconds at least, so the ~50 ns of
- * recording per event do not show.
+ * spins once for its whole cost and lasts many units, so the recorder's cost per event, a small
+ * fraction of a unit, does not show.
  *
  * This header is C (the examples are C programs) and is also included by the C++ e2e tests for
  * TL_UNIT_TICKS.
@@ -61,8 +60,8 @@
  * back), which tasklens's switch records count off the CPU too; a bound, so that the spin never
  * counts what tasklens takes out. */
 #define TL_SWITCH_NS 50000
-/* The shortest spin that reads its thread's run-queue wait when it starts (a reading costs one
- * or two microseconds beside its units: 3% of this). */
+/* The shortest spin that reads its thread's run-queue wait when it starts: a reading is a file
+ * read, a unit or two, which must stay a small part of the spin's units. */
 #define TL_REFERENCE_UNITS 64u
 
 /* How many spins ran, and the ticks by which they overran their units at most: in all, and the
@@ -118,15 +117,15 @@ static inline int64_t tl_run_delay_ns(void) {
 }
 
 /* Busy-waits until units * TL_UNIT_TICKS TSC ticks have been spent on the CPU, as tasklens
- * counts it (nothing for 0). Nothing but the loop runs unless a gap comes: a spin of a few
- * microseconds costs no more than its units. */
+ * counts it (nothing for 0). Nothing but the loop runs unless a gap comes: a short spin
+ * costs no more than its units. */
 static inline void tl_work(unsigned long units) {
   const uint64_t ticks = (uint64_t)units * TL_UNIT_TICKS;
   if (ticks == 0) return;
   /* The run-queue wait at the last reading: taken when a spin of TL_REFERENCE_UNITS or more
    * starts, then at each gap; -1 when the spin has none yet. The first reading is not timed: it
    * may block (a thread's first opens its file), which tasklens takes out as off the CPU and the
-   * run-queue wait does not hold; its microsecond or two is an overrun. */
+   * run-queue wait does not hold; its time is an overrun. */
   const uint64_t before = __rdtsc();
   int64_t last_delay = units >= TL_REFERENCE_UNITS ? tl_run_delay_ns() : -1;
   uint64_t done = 0, last = __rdtsc();

@@ -334,6 +334,7 @@ void Builder::handle(const Event& e, uint32_t thread) {
     debt -= probe;
   }
   last_metric_[thread] = e.metric;
+  const uint64_t interval_begin = last_time_[thread];
   last_time_[thread] = e.time;
   // The kind of interval this event ends (the runtime's own cost between the two events).
   uint16_t key_before = 0, key = 0;
@@ -358,8 +359,18 @@ void Builder::handle(const Event& e, uint32_t thread) {
   uint32_t cur = current_[thread];
   if (cur != kNone) {
     TaskState& ts = tasks_[cur];
+    if (ts.open != kNone && !ts.waiting && mutex_wait_[thread]) {
+      // Not work, but inside the strand's span once the strand goes on (below).
+      if (wait_strand_[thread] != ts.open) wait_pending_[thread] = 0;
+      wait_strand_[thread] = ts.open;
+      wait_pending_[thread] += e.time > interval_begin ? e.time - interval_begin : 0;
+    }
     if (ts.open != kNone && !ts.waiting && !mutex_wait_[thread]) {
       PStrand& s = strands_[ts.open];
+      if (wait_pending_[thread] != 0) {
+        if (wait_strand_[thread] == ts.open) waited_total_ += wait_pending_[thread];
+        wait_pending_[thread] = 0;
+      }
       if (key_before != 0) {
         const bool solo = ts.team_size <= 1;
         if (options_.interval_sink) {
@@ -664,6 +675,8 @@ Model Builder::run() {
   mutex_wait_.assign(n, 0);
   last_metric_.assign(n, 0);
   last_time_.assign(n, trace_.header().start_tsc);
+  wait_pending_.assign(n, 0);
+  wait_strand_.assign(n, kNone);
   probe_debt_.assign(n, 0);
   if (track_keys_) last_key_.assign(n, 0);
   last_extra_.assign(size_t(n) * extra_count_, 0);

@@ -339,6 +339,7 @@ Model Builder::finalize() {
     m.host_steal_percent = trace::host_steal_percent(trace_.host_steal());
   m.probe_per_event = probe_ticks_;
   m.probe_removed = probe_total_;
+  m.runtime_waited = waited_total_;
   m.probe_measured_in_run = probe_in_run_;
   m.runtime_removed = runtime_total_;
   m.runtime_cost_kinds = uint32_t(runtime_kinds_.size());

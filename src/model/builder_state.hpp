@@ -544,6 +544,12 @@ class Builder {
   uint64_t stalled_total_ = 0;
   uint64_t probe_ticks_ = 0;  // the recorder's cost per event (trace::ProbeCost), TSC ticks
   uint64_t probe_total_ = 0;
+  // Time inside a strand's span its thread spent waiting in the runtime (a lock, the runtime's
+  // start-up: mutex_wait_): per thread, what is pending until the strand goes on (then it lies
+  // inside the strand's span and goes to waited_total_) and which strand it is pending in.
+  std::vector<uint64_t> wait_pending_;
+  std::vector<uint32_t> wait_strand_;
+  uint64_t waited_total_ = 0;
   // Per thread: recorder cost of its events not yet taken out (see handle()), at most
   // kProbeDebtEvents events' worth.
   std::vector<uint64_t> probe_debt_;

@@ -200,6 +200,10 @@ struct Model {
   // taken out of the strands, in TSC ticks; `runtime_cost_kinds` kinds of interval were measured
   // (0: the trace has no such measure, or it was kept in the work).
   uint64_t runtime_removed = 0;
+  // TSC ticks inside strands' spans (start to end) their threads spent waiting in the runtime (for
+  // a lock, in the runtime's start-up): not work, and not taken out of it either, since it never
+  // was in it. With the work and everything taken out, it makes up the strands' spans.
+  uint64_t runtime_waited = 0;
   uint32_t runtime_cost_kinds = 0;
   double runtime_cost_scale = 1;  // the calibration's speed scale (0.5 to 1) at the end
   uint32_t thread_count = 0;

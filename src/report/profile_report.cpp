@@ -500,6 +500,7 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
     j["runtime_overhead_removed"] = m.runtime_removed;
     j["runtime_cost_kinds"] = m.runtime_cost_kinds;
     j["runtime_cost_scale"] = m.runtime_cost_scale;
+    j["runtime_waits_in_strands"] = m.runtime_waited;
     j["diagnosis"] = diagnosis_json(verdict);
     j["warnings"] = m.warnings;
     // Each way the recording lost data, by cause (none: an empty list).

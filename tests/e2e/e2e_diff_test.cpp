@@ -91,8 +91,9 @@ class DiffE2E : public E2E, public ::testing::WithParamInterface<std::string> {}
 // or slow both loops alike). So the recordings run at real-time priority (SCHED_FIFO 10, about 30
 // ms of CPU in all) where the test may use it (root or CAP_SYS_NICE): then both threads hold both
 // cores. A sample (a 1-thread and a 2-thread recording) judges only what it shows: the program
-// prints its loops' times, and a sample whose own times show no false sharing (the shared loop's
-// work growing less than 1.5x, or less than twice the padded loop's) cannot judge tasklens's
+// prints its loops' times, and a sample whose own times do not show false sharing clearly (the
+// shared loop's work growing less than 1.65x, or less than 2.2 times the padded loop's: 10%
+// beyond the bands tasklens's figures are held to, FalseSharingProbe) cannot judge tasklens's
 // account of it; nor can one whose threads other processes held (real timing). Both count as
 // disturbed by the timing policy. (realtime_available(): e2e_util.hpp.)
 
@@ -161,8 +162,8 @@ TEST_P(DiffE2E, FalseSharingSiteComesFirst) {
     if (!s.str().empty()) v.soft = s.str() + unit_list(j);
     return v;
   };
-  const Profiles runs = judge_profiles(GetParam() + ": the false-sharing loop found by diff",
-                                       take, judge, Needs::RealTiming);
+  const Profiles runs = judge_profiles(GetParam() + ": the false-sharing loop found by diff", take,
+                                       judge, Needs::RealTiming);
   ASSERT_EQ(runs.size(), 2u);
   const std::string one = runs[0].trace, two = runs[1].trace;
   const json j = tasklens_command_json("diff", {one, two});

@@ -53,12 +53,27 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "../../examples/common/work.h"  // TL_UNIT_TICKS
+
 namespace tasklens::e2e {
+
+using nlohmann::json;
+
+// TSC ticks per unit of tl_work() in the examples.
+inline constexpr double kUnitTicks = TL_UNIT_TICKS;
+
+// A number of a report's JSON object (NaN when absent or not a number: every comparison with it
+// fails).
+inline double num(const json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_number()) return NAN;
+  return j[key].get<double>();
+}
 
 // How many samples a disturbed check may take before it is inconclusive.
 inline constexpr int kMaxSamples = 3;
@@ -212,8 +227,8 @@ struct SpinOverrun {
     if (!known || !(excess > 0) || excess > (one_strand ? most : total)) return "";
     std::ostringstream s;
     s.precision(4);
-    s << "the program's spins overran their units by " << total << " units in all, " << most
-      << " at most in one (the machine paused them), enough for the " << excess
+    s << "the program's " << spins << " spins overran their units by " << total << " units in all, "
+      << most << " at most in one (the machine paused them), enough for the " << excess
       << " units above the band";
     return s.str();
   }
@@ -232,6 +247,62 @@ struct Violations {
 // The outcome of a judged check, for a caller that goes on with exact checks of the sample.
 enum class Verdict { Pass, Fail, Inconclusive };
 
+// What an example's work and span should be, in units of tl_work().
+struct Analytic {
+  double work = 0;
+  double span = 0;
+  // Allowed relative deviation of the measured parallelism from work / span.
+  double par_tol = 0.10;
+  // Allowed relative excess of the measured work over the analytic work (the runtime's and the
+  // recorder's overhead, interrupts). The work and span can never be below the analytic values:
+  // every strand spins its units of TSC ticks on the CPU, and tasklens removes only the time off
+  // the CPU (1% slack for rounding and for the part of a switch's own cost that tl_work may count).
+  double work_over = 0.10;
+};
+
+// The report against `a`, by the timing policy (e2e_timing.hpp): below the analytic work or span
+// is hard (work lost, a dependence missing: no disturbance shortens a spin); a work above its
+// band or a parallelism off its band is soft.
+inline Violations analytic_violations(const json& j, const Analytic& a,
+                                      const SpinOverrun& overrun = {}) {
+  Violations v;
+  if (!j.is_object() || !j.contains("program")) {
+    v.hard = "no report\n";
+    return v;
+  }
+  const double work = num(j["program"], "work") / kUnitTicks;
+  const double span = num(j["program"], "span") / kUnitTicks;
+  const double par = num(j["program"], "parallelism");
+  const double want_par = a.work / a.span;
+  std::ostringstream hard, soft;
+  hard.precision(6);
+  soft.precision(6);
+  if (!(work >= 0.99 * a.work))
+    hard << "work " << work << " units is below the analytic " << a.work
+         << " (work was lost: the spins alone take that long)\n";
+  if (!(span >= 0.99 * a.span))
+    hard << "span " << span << " units is below the analytic " << a.span
+         << " (a dependence between strands is missing, or real work was clipped)\n";
+  if (!(work <= (1 + a.work_over) * a.work))
+    soft << "work " << work << " units exceeds the analytic " << a.work << " by more than "
+         << a.work_over * 100 << "%\n";
+  if (!(std::abs(par / want_par - 1) <= a.par_tol))
+    soft << "parallelism " << par << " is not within " << a.par_tol * 100 << "% of the analytic "
+         << want_par << " (work " << work << " / span " << span << " units; analytic " << a.work
+         << " / " << a.span << ")\n";
+  v.hard = hard.str();
+  v.soft = soft.str();
+  if (!v.soft.empty()) {
+    // What the figures exceed their bands by: the work beyond its band, and the span beyond the
+    // span that would put the parallelism in its band (never below the analytic span).
+    const double work_excess = std::max(0.0, work - (1 + a.work_over) * a.work);
+    const double span_band = std::max(a.span, work / (want_par * (1 + a.par_tol)));
+    const double span_excess = par < want_par ? std::max(0.0, span - span_band) : 0.0;
+    v.disturbed = overrun.explains(std::max(work_excess, span_excess));
+  }
+  return v;
+}
+
 namespace detail {
 
 // Appends one line to the file named by TASKLENS_TEST_VERDICTS (scripts/test.sh counts them).
@@ -249,23 +320,33 @@ inline std::string test_name() {
 
 }  // namespace detail
 
-// Judges `check` on samples taken by `take`, by the policy above; `reports` gives the reports of
-// a sample's recordings (their Health decides whether it was disturbed), `describe` its figures
-// for the messages. Returns the verdict; `last` (if given) receives the sample judged last.
+// What the policy decided on a check's samples: the verdict, and its message (a failure's, or
+// the inconclusive check's line with every sample's figures).
+struct Judgement {
+  Verdict verdict = Verdict::Pass;
+  std::string message;
+  int samples = 0;  // how many were taken
+};
+
+// The policy's decision on samples taken by `take` (pausing with `pause` before each one after
+// the first), without reporting it: judge_timing reports it to the test. Exact: unit-tested in
+// tests/unit/timing_policy_test.cpp.
 template <class Sample>
-Verdict judge_timing(const std::string& what, const Needs& needs,
-                     const std::function<Sample()>& take,
-                     const std::function<Violations(const Sample&)>& check,
-                     const std::function<std::vector<nlohmann::json>(const Sample&)>& reports,
-                     Sample* last = nullptr) {
+Judgement judge_samples(const std::string& what, const Needs& needs,
+                        const std::function<Sample()>& take,
+                        const std::function<Violations(const Sample&)>& check,
+                        const std::function<std::vector<json>(const Sample&)>& reports,
+                        const std::function<void()>& pause, Sample* last = nullptr) {
   std::string history;
+  Judgement out;
   for (int attempt = 1; attempt <= kMaxSamples; ++attempt) {
-    if (attempt > 1) sleep(1);  // a burst of the host's activity may pass meanwhile
+    if (attempt > 1) pause();
     Sample sample = take();
+    out.samples = attempt;
     const Violations v = check(sample);
     std::vector<std::string> disturbed;
     std::string health;
-    for (const nlohmann::json& r : reports(sample)) {
+    for (const json& r : reports(sample)) {
       const Health h = health_of(r);
       health += (health.empty() ? "" : "; ") + h.figures();
       for (std::string& why : h.disturbed(needs)) disturbed.push_back(std::move(why));
@@ -273,34 +354,61 @@ Verdict judge_timing(const std::string& what, const Needs& needs,
     if (!v.disturbed.empty()) disturbed.push_back(v.disturbed);
     if (last) *last = sample;
     if (!v.hard.empty()) {
-      ADD_FAILURE() << what << ": " << v.hard << (v.soft.empty() ? "" : v.soft)
-                    << "(no disturbance explains this; recording: " << health << ")" << history;
-      return Verdict::Fail;
+      out.verdict = Verdict::Fail;
+      out.message = what + ": " + v.hard + v.soft +
+                    "(no disturbance explains this; recording: " + health + ")" + history;
+      return out;
     }
     if (v.soft.empty()) {
+      out.verdict = Verdict::Pass;
       if (attempt > 1)
-        std::cerr << "[ timing   ] " << what << ": sample " << attempt << " holds" << history
-                  << "\n";
-      return Verdict::Pass;
+        out.message = what + ": sample " + std::to_string(attempt) + " holds" + history;
+      return out;
     }
     if (disturbed.empty()) {
-      ADD_FAILURE() << what << ": " << v.soft << "(an undisturbed recording: " << health << ")"
-                    << history;
-      return Verdict::Fail;
+      out.verdict = Verdict::Fail;
+      out.message = what + ": " + v.soft + "(an undisturbed recording: " + health + ")" + history;
+      return out;
     }
     std::string why;
     for (const std::string& d : disturbed) why += (why.empty() ? "" : "; ") + d;
     history += "\n  sample " + std::to_string(attempt) + ", disturbed (" + why + "): " + v.soft;
-    std::cerr << "[ timing   ] " << what << ": sample " << attempt << " disturbed (" << why
-              << ") and off: " << v.soft;
   }
-  const std::string line =
-      detail::test_name() + ": " + what + ": every sample was disturbed" + history;
-  detail::note_inconclusive(line);
-  // GTEST_SKIP returns from its own scope only: the caller goes on with its exact checks, and a
-  // failure among those still fails the test.
-  [&] { GTEST_SKIP() << "INCONCLUSIVE: " << line; }();
-  return Verdict::Inconclusive;
+  out.verdict = Verdict::Inconclusive;
+  out.message = what + ": every sample was disturbed" + history;
+  return out;
+}
+
+// Judges `check` on samples taken by `take`, by the policy above (judge_samples), with a
+// second's pause between samples (a burst of the host's activity may pass meanwhile): a failure
+// fails the test, an inconclusive check marks it skipped and is counted. `reports` gives the
+// reports of a sample's recordings (their Health decides whether it was disturbed). Returns the
+// verdict; `last` (if given) receives the sample judged last.
+template <class Sample>
+Verdict judge_timing(const std::string& what, const Needs& needs,
+                     const std::function<Sample()>& take,
+                     const std::function<Violations(const Sample&)>& check,
+                     const std::function<std::vector<json>(const Sample&)>& reports,
+                     Sample* last = nullptr) {
+  const Judgement j = judge_samples<Sample>(
+      what, needs, take, check, reports, [] { sleep(1); }, last);
+  switch (j.verdict) {
+    case Verdict::Pass:
+      if (!j.message.empty()) std::cerr << "[ timing   ] " << j.message << "\n";
+      break;
+    case Verdict::Fail:
+      ADD_FAILURE() << j.message;
+      break;
+    case Verdict::Inconclusive: {
+      const std::string line = detail::test_name() + ": " + j.message;
+      detail::note_inconclusive(line);
+      // GTEST_SKIP returns from its own scope only: the caller goes on with its exact checks,
+      // and a failure among those still fails the test.
+      [&] { GTEST_SKIP() << "INCONCLUSIVE: " << line; }();
+      break;
+    }
+  }
+  return j.verdict;
 }
 
 }  // namespace tasklens::e2e

@@ -39,7 +39,6 @@
 #include <thread>
 #include <vector>
 
-#include "../../examples/common/work.h"  // TL_UNIT_TICKS
 #include "e2e_timing.hpp"
 
 extern char** environ;
@@ -47,9 +46,6 @@ extern char** environ;
 namespace tasklens::e2e {
 
 using nlohmann::json;
-
-// TSC ticks per unit of tl_work() in the examples.
-inline constexpr double kUnitTicks = TL_UNIT_TICKS;
 
 // TSC ticks per second, measured once against the steady clock (to turn units into seconds for
 // messages and the few checks that compare with the system's clocks).
@@ -343,11 +339,6 @@ inline json tasklens_command_json(const std::string& command, std::vector<std::s
   }
 }
 
-inline double num(const json& j, const char* key) {
-  if (!j.is_object() || !j.contains(key) || !j[key].is_number()) return NAN;
-  return j[key].get<double>();
-}
-
 // ---------------------------------------------------------------------------------------------
 // Checks on a report
 
@@ -489,62 +480,6 @@ inline json expect_site(const json& j, const std::string& file, const std::strin
     return json();
   }
   return found[0];
-}
-
-// What an example's work and span should be, in units of tl_work().
-struct Analytic {
-  double work = 0;
-  double span = 0;
-  // Allowed relative deviation of the measured parallelism from work / span.
-  double par_tol = 0.10;
-  // Allowed relative excess of the measured work over the analytic work (the runtime's and the
-  // recorder's overhead, interrupts). The work and span can never be below the analytic values:
-  // every strand spins its units of TSC ticks on the CPU, and tasklens removes only the time off
-  // the CPU (1% slack for rounding and for the part of a switch's own cost that tl_work may count).
-  double work_over = 0.10;
-};
-
-// The report against `a`, by the timing policy (e2e_timing.hpp): below the analytic work or span
-// is hard (work lost, a dependence missing: no disturbance shortens a spin); a work above its
-// band or a parallelism off its band is soft.
-inline Violations analytic_violations(const json& j, const Analytic& a,
-                                      const SpinOverrun& overrun = {}) {
-  Violations v;
-  if (!j.is_object() || !j.contains("program")) {
-    v.hard = "no report\n";
-    return v;
-  }
-  const double work = num(j["program"], "work") / kUnitTicks;
-  const double span = num(j["program"], "span") / kUnitTicks;
-  const double par = num(j["program"], "parallelism");
-  const double want_par = a.work / a.span;
-  std::ostringstream hard, soft;
-  hard.precision(6);
-  soft.precision(6);
-  if (!(work >= 0.99 * a.work))
-    hard << "work " << work << " units is below the analytic " << a.work
-         << " (work was lost: the spins alone take that long)\n";
-  if (!(span >= 0.99 * a.span))
-    hard << "span " << span << " units is below the analytic " << a.span
-         << " (a dependence between strands is missing, or real work was clipped)\n";
-  if (!(work <= (1 + a.work_over) * a.work))
-    soft << "work " << work << " units exceeds the analytic " << a.work << " by more than "
-         << a.work_over * 100 << "%\n";
-  if (!(std::abs(par / want_par - 1) <= a.par_tol))
-    soft << "parallelism " << par << " is not within " << a.par_tol * 100 << "% of the analytic "
-         << want_par << " (work " << work << " / span " << span << " units; analytic " << a.work
-         << " / " << a.span << ")\n";
-  v.hard = hard.str();
-  v.soft = soft.str();
-  if (!v.soft.empty()) {
-    // What the figures exceed their bands by: the work beyond its band, and the span beyond the
-    // span that would put the parallelism in its band (never below the analytic span).
-    const double work_excess = std::max(0.0, work - (1 + a.work_over) * a.work);
-    const double span_band = std::max(a.span, work / (want_par * (1 + a.par_tol)));
-    const double span_excess = par < want_par ? std::max(0.0, span - span_band) : 0.0;
-    v.disturbed = overrun.explains(std::max(work_excess, span_excess));
-  }
-  return v;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -734,7 +669,11 @@ inline bool realtime_available() {
 // one core show none, and threads that did not run at once show none either.
 struct FalseSharingProbe {
   double shared = 0, padded = 0;  // work ratios, 2 threads over 1 (0: a run printed no times)
-  bool shows() const { return shared >= 1.5 && shared >= 2 * padded; }
+  // Whether the program's own times show false sharing clearly: 10% beyond the bands the tests
+  // hold tasklens's figures to (the shared loop's ratio 1.5 and twice the padded loop's).
+  // tasklens's figures are another reading of the same loops, a few percent apart: a sample
+  // whose own times sit on a band's edge cannot tell tasklens's error from that difference.
+  bool shows() const { return shared >= 1.5 * 1.1 && shared >= 2 * 1.1 * padded; }
   std::string describe() const {
     std::ostringstream s;
     s << "the program's own shared loop's work grew x" << shared << " on 2 threads and its "

@@ -228,6 +228,34 @@ TEST(ModelOffCpu, TheRecordersCostPerEventIsTakenOutOfEveryInterval) {
   EXPECT_EQ(taken.probe_removed, 6u + 6 + 3 + 1 + 1 + 7);
 }
 
+// A wait for a lock inside a strand is neither work nor taken out of it, but lies inside its
+// span: the model counts it apart (runtime_waited), so that a strand's span is its work, what
+// was taken out of it, and its waits.
+TEST(ModelOffCpu, WaitsInsideAStrandsSpanAreCountedApart) {
+  TraceBuilder tb(2);
+  tb.preempt(1, 60, 70);  // inside the wait: the wait's, not preemption
+  Region r{tb};
+  r.begin();
+  const uint64_t C = id(0, 5);
+  tb.ev(0, 20, EventKind::TaskCreate, {r.A, C, kExplicit, 0x2000});
+  tb.ev(1, 21, EventKind::TaskSchedule, {r.B, kSwitch, C});
+  tb.ev(1, 30, EventKind::MutexWaitBegin, {1});
+  tb.ev(1, 130, EventKind::MutexWaitEnd, {1});
+  tb.ev(1, 221, EventKind::TaskSchedule, {C, kComplete, r.B});
+  r.end(520, 530);
+  const model::Model m = tb.build();
+  expect_invariants(m);
+  EXPECT_EQ(m.runtime_waited, 100u);  // 30..130
+  EXPECT_EQ(m.preempted, 0u);
+  uint64_t spans = 0, works = 0;
+  for (const model::Strand& s : m.strands) {
+    if (s.thread == model::kNone) continue;
+    spans += s.end - s.start;
+    works += s.work;
+  }
+  EXPECT_EQ(spans, works + m.runtime_waited + m.preempted + m.blocked + m.probe_removed);
+}
+
 // The hypervisor's steal during the recording (a HostSteal record): its share of the CPUs' time,
 // with a warning from 2%; unknown (-1) in a trace without the record.
 TEST(ModelOffCpu, TheHostsStealIsReportedFromTwoPercent) {
