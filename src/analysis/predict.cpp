@@ -202,6 +202,7 @@ Simulator::Simulator(const model::Model& m, std::vector<uint64_t> durations) {
     strands_[s + 1].succ_begin += strands_[s].succ_begin;
     strands_[s].duration = durations[s];
     strands_[s].start_class = static_cast<uint8_t>(cls[s]);
+    strands_[s].one_worker_start = static_cast<uint8_t>(cls[s]);
   }
   succ_.resize(m.preds.size());
   std::vector<uint32_t> fill(n);
@@ -281,10 +282,11 @@ void Simulator::number_in_one_worker_order() {
       if (deque.empty()) break;
       next = deque.back();
       deque.pop_back();
-      ++one_worker_starts_[strands_[next].start_class];
+      strands_[next].one_worker_start = strands_[next].start_class;
     } else {
-      ++one_worker_starts_[4];
+      strands_[next].one_worker_start = 4;
     }
+    ++one_worker_starts_[strands_[next].one_worker_start];
     order.push_back(next);
     one_worker_busy_ += strands_[next].duration;
     ++one_worker_strands_;
@@ -338,24 +340,29 @@ SimulationResult Simulator::run_events(uint32_t P, const Overheads& o) const {
   if (P == 0) return r;
   const SimStrand* const strand = strands_.data();
   std::vector<uint32_t> remaining = preds_;
-  const auto cls = [&](uint32_t u) { return static_cast<StartClass>(strand[u].start_class); };
 
   const auto cost = [&](double ticks) { return static_cast<uint64_t>(std::llround(ticks)); };
   const uint64_t c_spawn = cost(o.spawn.ticks), c_steal = cost(o.steal.ticks),
                  c_sync = cost(o.sync.ticks), c_cont = cost(o.cont.ticks);
-  const auto own_cost = [&](uint32_t u) {
-    switch (cls(u)) {
-      case StartClass::Sync:
+  const auto class_cost = [&](uint8_t start) {
+    switch (start) {
+      case uint8_t(StartClass::Sync):
         return c_sync;
-      case StartClass::Spawn:
+      case uint8_t(StartClass::Spawn):
         return c_spawn;
-      case StartClass::Continue:
+      case uint8_t(StartClass::Continue):
+      case 4:  // run as its predecessor's continuation
         return c_cont;
-      case StartClass::First:
+      default:  // StartClass::First
         return uint64_t{0};
     }
-    return uint64_t{0};
   };
+  // What a strand pays to start: by how it starts in this schedule, but never less than it paid
+  // on one worker (predict.hpp: no schedule does less of the runtime's work for a strand).
+  const auto charge = [&](uint32_t u, uint64_t by_schedule) {
+    return std::max(by_schedule, class_cost(strand[u].one_worker_start));
+  };
+  const auto own_cost = [&](uint32_t u) { return charge(u, class_cost(strand[u].start_class)); };
 
   std::vector<WorkDeque> deques(P);
   size_t queued = 0;
@@ -391,11 +398,18 @@ SimulationResult Simulator::run_events(uint32_t P, const Overheads& o) const {
       const uint64_t d = strand[u].duration;
       if (shares_left.empty()) shares_left.assign(strands_.size(), 0);
       shares_left[u] = static_cast<uint32_t>(k);
-      const auto share_of = [&](uint64_t i) {  // iterations c/k, the first c%k one more
-        const uint64_t its = c / k + (i < c % k ? 1 : 0);
-        return static_cast<uint64_t>(static_cast<double>(d) * static_cast<double>(its) /
-                                     static_cast<double>(c));
+      // Share i: iterations c/k, the first c%k one more; its duration their part of d, cut at
+      // whole ticks from the iterations before it, so that the shares add up to d exactly.
+      const auto through = [&](uint64_t i) {  // the iterations of shares 0 .. i-1
+        return i * (c / k) + std::min(i, c % k);
       };
+      const auto ticks_through = [&](uint64_t i) -> uint64_t {
+        if (through(i) >= c) return d;
+        return static_cast<uint64_t>(static_cast<long double>(d) *
+                                     static_cast<long double>(through(i)) /
+                                     static_cast<long double>(c));
+      };
+      const auto share_of = [&](uint64_t i) { return ticks_through(i + 1) - ticks_through(i); };
       for (uint64_t i = k; i-- > 1;) {
         shares.push_back({u, share_of(i)});
         deques[w].push_back(kShare | static_cast<uint32_t>(shares.size() - 1));
@@ -437,7 +451,7 @@ SimulationResult Simulator::run_events(uint32_t P, const Overheads& o) const {
       const uint32_t u = deques[v].pop_front();
       --queued;
       ++r.steals;
-      start(w, u, t, c_steal);
+      start(w, u, t, (u & kShare) ? c_steal : charge(u, c_steal));
       return;
     }
   };
@@ -472,7 +486,7 @@ SimulationResult Simulator::run_events(uint32_t P, const Overheads& o) const {
     }
     const uint32_t cont = complete(s, w);
     if (cont != kNone)
-      start(w, cont, t, c_cont);
+      start(w, cont, t, charge(cont, c_cont));
     else
       feed(w, t);
     for (size_t k = 0; k < idle.size() && queued != 0; ++k)

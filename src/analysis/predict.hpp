@@ -36,12 +36,19 @@
 //    workers finishing at the same time go to the lower index. The predicted time is the time
 //    the last strand finishes; the simulation at P = 1 replays the recorded order up to the
 //    deque discipline, so predicted(1) is close to a one-worker recording's elapsed time.
+//  * No strand starts for less on P workers than on one: it pays the larger of the cost of how
+//    it starts in the P-worker schedule and what it paid in the one-worker schedule. (A stolen
+//    task was created all the same, and a taskwait whose children are done still ran its
+//    bookkeeping; a measured steal cost below the spawn cost, or a continuation that was a sync
+//    on one worker, would otherwise make many workers do less of the runtime's work than one.)
+//    So P x predicted(P) >= the workers' busy time plus their overheads >= predicted(1): the
+//    predicted speedup is never above P.
 //  * Loop iterations seen only together (Model::divisible: a thread's static share, a chunk, a
 //    taskloop task): a worker that starts such a strand of c iterations splits it into
 //    k = min(c, P) shares of its iterations as even as whole iterations allow (durations in
-//    proportion), runs the first and pushes the others on its deque, where idle workers steal
-//    them; the strand completes when its last share does. Shares pay the spawn cost when popped
-//    and the steal cost when stolen. At P = 1 nothing is split.
+//    proportion, adding up to the strand's exactly), runs the first and pushes the others on its
+//    deque, where idle workers steal them; the strand completes when its last share does. Shares
+//    pay the spawn cost when popped and the steal cost when stolen. At P = 1 nothing is split.
 //  * Bounds: with T1 = the sum of durations and Tinf = the longest path of durations,
 //    max(T1 / P, Tinf) is a lower bound of any schedule without overheads and T1 / P + Tinf the
 //    greedy upper bound.
@@ -126,6 +133,9 @@ class Simulator {
     uint32_t succ_begin = 0;  // successors: succ_[succ_begin .. next strand's succ_begin)
     uint32_t model_id = 0;    // the strand's id in the model (the order ties are broken in)
     uint8_t start_class = 0;
+    // How it started on one worker: its start class when popped, 4 when run as its
+    // predecessor's continuation. What it paid then is the least it pays on any number.
+    uint8_t one_worker_start = 0;
     bool timed = false;
     // Loop iterations seen only together (Model::divisible): on P workers the strand runs as
     // min(iterations, P) even shares, like a static schedule on P threads. 1 otherwise.

@@ -268,6 +268,7 @@ void run_predict(const PredictOptions& opt) {
   view.simulated_one = by_count.front().time;
   std::vector<analysis::SimulationResult> simulated(
       by_count.end() - static_cast<std::ptrdiff_t>(threads.size()), by_count.end());
+  std::string raised;  // thread counts whose extrapolation was raised to the 1-thread time / P
   for (size_t i = 0; i < threads.size(); ++i) {
     const uint32_t p = threads[i];
     report::PredictRow row;
@@ -280,9 +281,20 @@ void run_predict(const PredictOptions& opt) {
       if (r->input.threads == p) row.measured = r->input.elapsed;
     if (inputs.size() >= 2) {
       row.extrapolated = analysis::extrapolate(inputs, p).time;
+      // No schedule of P threads takes less than the one-thread time over P: the model's lines
+      // can cross that when the task sizes they extrapolate shrink with P.
+      if (*row.extrapolated < *extrapolated_one / p) {
+        row.extrapolated = *extrapolated_one / p;
+        raised += (raised.empty() ? "" : ", ") + std::to_string(p);
+      }
       if (*row.extrapolated > 0) row.extrapolated_speedup = *extrapolated_one / *row.extrapolated;
     }
     view.rows.push_back(row);
+  }
+  if (!raised.empty()) {
+    view.notes.push_back("the extrapolation at " + raised +
+                         " threads gave a speedup above the thread count (its task sizes shrink "
+                         "with the threads); it is shown at the 1-thread time over the threads");
   }
   std::string below;
   for (const report::PredictRow& row : view.rows)

@@ -203,6 +203,50 @@ TEST(Predict, OneWorkerInClosedFormEqualsItsSimulation) {
   }
 }
 
+// A strand pays at least what it paid on one worker, whatever schedule P workers make of it:
+// the predicted speedup is never above P, even when a steal is measured cheaper than a spawn or
+// a continuation cheaper than a sync (which would let many workers skip runtime work that one
+// worker does), and with loop strands split among the workers.
+TEST(Predict, NeverASpeedupAboveTheWorkers) {
+  std::mt19937_64 rng(4242);
+  std::uniform_int_distribution<int> ticks(0, 400);
+  std::bernoulli_distribution half(0.5);
+  for (int trial = 0; trial < 300; ++trial) {
+    fixtures::RandomModelOptions opt;
+    opt.max_strands = 60;
+    Model m = fixtures::random_model(rng, opt);
+    time_all(m);
+    if (half(rng))  // some strands are loop iterations seen together
+      for (uint32_t s = 0; s < m.strands.size(); s += 3)
+        if (m.strands[s].thread != kNone) m.divisible.push_back({s, uint32_t(2 + s % 7)});
+    const analysis::Simulator sim(m, analysis::strand_durations(m));
+    Overheads o;
+    o.spawn.ticks = ticks(rng);
+    o.sync.ticks = ticks(rng);
+    o.cont.ticks = ticks(rng);
+    o.steal.ticks = ticks(rng) / 4;  // often cheaper than the rest
+    const auto one = sim.run(1, o);
+    for (uint32_t p : {2u, 3u, 4u, 8u, 16u, 32u, 64u}) {
+      const auto r = sim.run(p, o);
+      ASSERT_GE(double(p) * double(r.time), double(one.time)) << trial << " P=" << p;
+      ASSERT_GE(r.overhead + r.busy, one.overhead + one.busy) << trial << " P=" << p;
+    }
+  }
+}
+
+TEST(Predict, AStolenTaskPaysAtLeastItsSpawn) {
+  // Four tasks of 100 on two workers, spawns measured at 50 and steals at 0: the stolen task
+  // still pays 50, so the two workers pay the one worker's overheads.
+  const Model m = fork_join(4, 100);
+  const auto d = analysis::strand_durations(m);
+  Overheads o;
+  o.spawn.ticks = 50;
+  const auto one = simulate(m, d, o, 1), two = simulate(m, d, o, 2);
+  EXPECT_EQ(one.overhead, 4u * 50);
+  EXPECT_GE(two.steals, 1u);
+  EXPECT_EQ(two.overhead, 4u * 50);
+}
+
 TEST(Predict, OverheadsMeasuredFromGapsByKind) {
   // One thread: parent strand [0,100), gap 5, task strand [105,205), gap 2, continuation of the
   // parent [207,300) (continue: ready at 100, its worker free at 205: gap 2), then a synthetic
