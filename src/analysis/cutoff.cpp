@@ -96,15 +96,21 @@ struct Context {
   uint64_t work = 0;                  // and their work
   struct Call {
     uint32_t depth, creator;
+    uint64_t subtree;  // the task's work, the calls under it included
   };
   std::vector<Call> calls;  // the recursion's tasks whose creator is known
   // Per strand: the index in `calls` of the task whose own code ends with it (kNone: none), and
   // the recursion depth of the task it starts (0: a task not of the recursion; kNone: none).
   std::vector<uint32_t> ending_call, starting_depth;
+  // Per strand starting a task of the recursion, that task's subtree's work (else 0).
+  std::vector<uint64_t> starting_subtree;
   // The work of the recursion's tasks (their subtree's: the calls under them included), by
   // depth: depth d's are [by_depth_begin[d], by_depth_begin[d + 1]).
   std::vector<uint64_t> by_depth;
   std::vector<size_t> by_depth_begin;
+  // Beside each of by_depth, the largest subtree's work of that task's own children of the
+  // recursion (0: none): a task made under a size cut-off is a leaf when it is below the cut.
+  std::vector<uint64_t> largest_child;
   // The longest paths of one evaluation, kept for the next: faulting in two arrays of 8 bytes
   // per strand again for every depth cost as much as the pass itself.
   mutable std::vector<uint64_t> dist, burdened;
@@ -132,20 +138,37 @@ struct Context {
     work = prefix[hi] - prefix[lo];
     ending_call.assign(n, kNone);
     starting_depth.assign(n, kNone);
+    starting_subtree.assign(n, 0);
     by_depth_begin.assign(size_t(max_depth) + 2, 0);
     for (uint32_t v = 0; v < nodes; ++v)
       if (member[v]) ++by_depth_begin[depth[v] + 1];
     for (size_t d = 1; d < by_depth_begin.size(); ++d) by_depth_begin[d] += by_depth_begin[d - 1];
     by_depth.resize(by_depth_begin.back());
+    largest_child.resize(by_depth_begin.back());
+    auto subtree_of = [&](const model::Node& node) {
+      const bool has_strands = node.strand_begin < node.strand_end && node.strand_end <= n;
+      return has_strands ? prefix[node.strand_end] - prefix[node.strand_begin] : uint64_t{0};
+    };
+    std::vector<uint64_t> largest(nodes, 0);
+    for (uint32_t v = 0; v < nodes; ++v) {
+      const model::Node& node = m.nodes[v];
+      if (!member[v] || node.parent == kNone || node.parent >= nodes) continue;
+      const uint32_t creating_task = owner[node.parent];
+      if (creating_task < nodes && member[creating_task])
+        largest[creating_task] = std::max(largest[creating_task], subtree_of(node));
+    }
     std::vector<size_t> fill(by_depth_begin.begin(), by_depth_begin.end() - 1);
     for (uint32_t v = 0; v < nodes; ++v) {
       const model::Node& node = m.nodes[v];
       const bool has_strands = node.strand_begin < node.strand_end && node.strand_end <= n;
-      if (member[v])
-        by_depth[fill[depth[v]]++] =
-            has_strands ? prefix[node.strand_end] - prefix[node.strand_begin] : 0;
+      if (member[v]) {
+        largest_child[fill[depth[v]]] = largest[v];
+        by_depth[fill[depth[v]]++] = subtree_of(node);
+      }
       if (node.kind != NodeKind::Task || !has_strands) continue;
       starting_depth[node.strand_begin] = member[v] ? depth[v] : 0;
+      const uint64_t subtree = prefix[node.strand_end] - prefix[node.strand_begin];
+      if (member[v]) starting_subtree[node.strand_begin] = subtree;
       if (!member[v] || own_last[v] == kNone || node.parent == kNone) continue;
       // The creator: the latest predecessor of the task's first strand that runs the code of
       // the task the new one was created in (the others are dependences).
@@ -157,13 +180,24 @@ struct Context {
           creator = p;
       if (creator == kNone) continue;
       ending_call[own_last[v]] = static_cast<uint32_t>(calls.size());
-      calls.push_back({depth[v], creator});
+      calls.push_back({depth[v], creator, subtree});
     }
   }
 
-  // The longest paths with the tasks deeper than `kept` inlined, the burdened one if `Burden`.
+  // Which tasks are made: those of no recursion, and the recursion's of depth `cut` or less whose
+  // subtree does `min_work` or more. A task's subtree holds its children's, so the tasks made are
+  // the top of the tree, as with a depth cut-off alone.
+  struct Rule {
+    uint32_t cut;
+    uint64_t min_work;
+    bool keeps(uint32_t depth, uint64_t subtree) const {
+      return depth == 0 || (depth <= cut && subtree >= min_work);
+    }
+  };
+
+  // The longest paths with the tasks `rule` does not make inlined, the burdened one if `Burden`.
   template <bool Burden>
-  void longest_paths(uint32_t kept, uint64_t per_task, uint64_t& best,
+  void longest_paths(const Rule rule, uint64_t per_task, uint64_t& best,
                      uint64_t& best_burdened) const {
     const uint32_t* begin = m.pred_begin.data();
     const uint32_t* preds = m.preds.data();
@@ -188,13 +222,15 @@ struct Context {
       best = std::max(best, d[s]);
       if constexpr (Burden) {
         // A task still made (of the recursion at a kept depth, or of no recursion) pays.
-        b[s] = longest_burdened + weight + (starting_depth[s] <= kept ? per_task : 0);
+        const uint32_t starts = starting_depth[s];
+        const bool made = starts != kNone && rule.keeps(starts, starting_subtree[s]);
+        b[s] = longest_burdened + weight + (made ? per_task : 0);
         best_burdened = std::max(best_burdened, b[s]);
       }
       // An inlined task ends here: what followed its creation waits for it, as after a call.
       if (ending_call[s] != kNone) {
         const Call& c = calls[ending_call[s]];
-        if (c.depth > kept) {
+        if (!rule.keeps(c.depth, c.subtree)) {
           d[c.creator] = std::max(d[c.creator], d[s]);
           if constexpr (Burden) b[c.creator] = std::max(b[c.creator], b[s]);
         }
@@ -202,32 +238,48 @@ struct Context {
     }
   }
 
-  // `with_burden`: also the burdened span (a second longest path, as long again).
-  CutoffLevel evaluate(uint32_t cut, uint64_t per_task, bool with_burden = true) const {
+  // `with_burden`: also the burdened span (a second longest path, as long again). `min_work`:
+  // of the tasks within the depth, only those whose subtree does that much are made.
+  CutoffLevel evaluate(uint32_t cut, uint64_t per_task, bool with_burden = true,
+                       uint64_t min_work = 0) const {
     CutoffLevel level;
     level.depth = std::min(cut, max_depth);
+    level.min_work = min_work;
+    const Rule rule{level.depth, min_work};
     const uint32_t n = static_cast<uint32_t>(m.strands.size());
     dist.resize(n);  // (every entry is written before it is read)
     burdened.resize(with_burden ? n : 0);
     uint64_t best = 0, best_burdened = 0;
     if (with_burden)
-      longest_paths<true>(level.depth, per_task, best, best_burdened);
+      longest_paths<true>(rule, per_task, best, best_burdened);
     else
-      longest_paths<false>(level.depth, per_task, best, best_burdened);
+      longest_paths<false>(rule, per_task, best, best_burdened);
     level.span = best;
     level.burdened_span = best_burdened;
-    if (level.depth >= 1) {
-      level.tasks_kept = by_depth_begin[level.depth + 1] - by_depth_begin[1];
-      std::vector<uint64_t> leaves(
-          by_depth.begin() + static_cast<std::ptrdiff_t>(by_depth_begin[level.depth]),
-          by_depth.begin() + static_cast<std::ptrdiff_t>(by_depth_begin[level.depth + 1]));
-      level.leaf_tasks = leaves.size();
-      if (!leaves.empty()) {
-        auto mid = leaves.begin() + static_cast<std::ptrdiff_t>(leaves.size() / 2);
-        std::nth_element(leaves.begin(), mid, leaves.end());
-        level.leaf_median_work = *mid;
-        level.leaf_smallest_work = *std::min_element(leaves.begin(), leaves.end());
+    // The tasks made; the leaves are those of the deepest level (a depth cut-off: each runs the
+    // calls under it), or every task made whose children are all calls (a size cut-off).
+    std::vector<uint64_t> leaves;
+    if (min_work == 0) {
+      if (level.depth >= 1) {
+        level.tasks_kept = by_depth_begin[level.depth + 1] - by_depth_begin[1];
+        leaves.assign(
+            by_depth.begin() + static_cast<std::ptrdiff_t>(by_depth_begin[level.depth]),
+            by_depth.begin() + static_cast<std::ptrdiff_t>(by_depth_begin[level.depth + 1]));
       }
+    } else {
+      for (size_t i = by_depth_begin[1]; i < by_depth_begin[level.depth + 1]; ++i)
+        if (by_depth[i] >= min_work) {
+          ++level.tasks_kept;
+          const bool last_level = i >= by_depth_begin[level.depth];
+          if (last_level || largest_child[i] < min_work) leaves.push_back(by_depth[i]);
+        }
+    }
+    level.leaf_tasks = leaves.size();
+    if (!leaves.empty()) {
+      auto mid = leaves.begin() + static_cast<std::ptrdiff_t>(leaves.size() / 2);
+      std::nth_element(leaves.begin(), mid, leaves.end());
+      level.leaf_median_work = *mid;
+      level.leaf_smallest_work = *std::min_element(leaves.begin(), leaves.end());
     }
     return level;
   }
@@ -338,6 +390,14 @@ CutoffLevel evaluate_cutoff(const Model& m, const Recursion& recursion, uint32_t
   return level;
 }
 
+CutoffLevel evaluate_size_cutoff(const Model& m, const Recursion& recursion, uint64_t min_work,
+                                 uint64_t per_task) {
+  const Context context(m, recursion);
+  CutoffLevel level = context.evaluate(context.max_depth, per_task, true, min_work);
+  finish(level, context.work);
+  return level;
+}
+
 CutoffAdvice advise_cutoff(const Model& m, const Recursion& recursion, double target,
                            uint64_t per_task, uint32_t neighbours) {
   CutoffAdvice a;
@@ -393,6 +453,38 @@ CutoffAdvice advise_cutoff(const Model& m, const Recursion& recursion, double ta
   const uint32_t first = chosen > neighbours ? chosen - neighbours : 1;
   for (uint32_t d = first; d <= std::min(deepest, chosen + neighbours); ++d)
     a.levels.push_back(at(d));
+  const CutoffLevel& advised = at(chosen);
+  a.depth_helps = advised.tasks_kept * 2 <= a.recursion.tasks;
+  if (!a.depth_helps && a.work > 1) {
+    // A size cut-off, min_work = 2^k: more k, fewer tasks and (inlining only adds constraints)
+    // no more parallelism without the burden, so a binary search finds the largest k whose
+    // parallelism reaches the bar; burdened, the first of the few below it that does (fewer
+    // tasks are fewer overheads, but only a smaller cut gives the span back).
+    auto size_level = [&](uint32_t k, bool with_burden) {
+      CutoffLevel l = context.evaluate(deepest, per_task, with_burden, uint64_t{1} << k);
+      finish(l, a.work);
+      return l;
+    };
+    const double bar = a.verdict == CutoffVerdict::NotReached ? most * kNearlyAll : target;
+    uint32_t lo = 0, hi = 63 - static_cast<uint32_t>(__builtin_clzll(a.work));
+    if (size_level(lo, false).parallelism >= bar) {
+      while (lo < hi) {
+        const uint32_t mid = lo + (hi - lo + 1) / 2;
+        if (size_level(mid, false).parallelism >= bar)
+          lo = mid;
+        else
+          hi = mid - 1;
+      }
+      for (uint32_t k = lo + 1; k-- > 0 && k + 4 >= lo;) {
+        const CutoffLevel l = size_level(k, true);
+        const bool meets = a.verdict != CutoffVerdict::Reached || l.burdened_parallelism >= target;
+        if (meets && l.tasks_kept < advised.tasks_kept) {
+          a.size_cutoff = l;
+          break;
+        }
+      }
+    }
+  }
   return a;
 }
 

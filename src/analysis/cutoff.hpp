@@ -35,6 +35,7 @@ namespace tasklens::analysis {
 
 struct CutoffLevel {
   uint32_t depth = 0;             // tasks nested at most this deep are kept
+  uint64_t min_work = 0;          // > 0: of those, only the tasks whose subtree does this much
   uint64_t tasks_kept = 0;        // tasks of the recursion still made
   uint64_t leaf_tasks = 0;        // of them, those of depth `depth` (each runs its subtree)
   uint64_t leaf_median_work = 0;  // their median work, their inlined calls included
@@ -76,6 +77,17 @@ struct CutoffAdvice {
   std::vector<CutoffLevel> levels;  // evaluated depths, ascending (recommended among them)
   uint32_t recommended = 0;         // a depth of `levels`
   CutoffVerdict verdict = CutoffVerdict::NotReached;
+  // False when the recommended depth still makes more than half of the recursion's tasks: its
+  // tasks are spread over its levels (a deep, narrow or unbalanced tree), not gathered at its
+  // bottom, so no depth both removes the small tasks and keeps the parallelism.
+  bool depth_helps = true;
+  // Then, when one reaches what the recommended depth reaches (the verdict's bar) with fewer
+  // tasks: a size cut-off at every depth, a task only for a call whose subtree does
+  // `size_cutoff.min_work` or more (a power of two; the largest that reaches it). Inlining a
+  // task that waits for its children inlines its whole subtree, so a rule by level (a task at
+  // one level in a few) does not help such trees: only the size of what is inlined does.
+  // `size_cutoff.min_work` == 0: none.
+  CutoffLevel size_cutoff;
 };
 
 // The program's span and burdened span with the tasks of `recursion` deeper than `depth` inlined
@@ -83,6 +95,12 @@ struct CutoffAdvice {
 // task still made, of any site (0: none).
 CutoffLevel evaluate_cutoff(const model::Model& m, const Recursion& recursion, uint32_t depth,
                             uint64_t per_task);
+
+// The program with a task of `recursion` made only for a call whose subtree (the task's work,
+// the calls under it included, as recorded) does `min_work` or more, the others inlined as
+// plain calls, at every depth.
+CutoffLevel evaluate_size_cutoff(const model::Model& m, const Recursion& recursion,
+                                 uint64_t min_work, uint64_t per_task);
 
 // The recommended cut-off of one recursion for `target` parallelism (see CutoffVerdict), with
 // the depths around it (`neighbours` on each side, within 1 .. max_depth) in `levels`.

@@ -39,6 +39,16 @@ Json level_json(const model::Model& m, const CutoffLevel& l) {
           {"burdened_parallelism", l.burdened_parallelism}};
 }
 
+// A size cut-off's figures (null when none is proposed): the level's, with the size.
+Json size_json(const model::Model& m, const CutoffLevel& l) {
+  if (l.min_work == 0) return nullptr;
+  Json j = {{"min_work", l.min_work}, {"min_seconds", seconds_of(m, l.min_work)}};
+  const Json level = level_json(m, l);
+  for (auto it = level.begin(); it != level.end(); ++it)
+    if (it.key() != "depth") j[it.key()] = it.value();
+  return j;
+}
+
 // The construct the recursion's parallelism is measured in: its scope, or the nearest construct
 // around it with a site ("single at nqueens.c:85").
 std::string scope_name(const model::Model& m, const analysis::Recursion& r,
@@ -64,8 +74,50 @@ std::string recursion_name(const analysis::Recursion& r, const std::vector<SiteL
   return function.empty() ? sites : fmt::format("{} ({})", sites, function);
 }
 
+namespace {
+
+// Why the recommended depth does not help, and the size cut-off that does, if one does; after
+// it, `otherwise`: what to do when none does.
+std::string spread_sentence(const model::Model& m, const CutoffAdvice& a,
+                            const std::string& otherwise) {
+  const CutoffLevel& l = recommended_level(a);
+  std::string out = fmt::format(
+      "a cut-off by depth cannot remove the small tasks here: the depth that keeps the "
+      "parallelism ({}) still makes {} of the {} tasks, since this recursion's tasks are spread "
+      "over its levels (a deep or unbalanced tree), not gathered at its bottom",
+      l.depth, l.tasks_kept, a.recursion.tasks);
+  const CutoffLevel& s = a.size_cutoff;
+  if (s.min_work == 0) return out + "; nor does a cut-off by size: " + otherwise;
+  const std::string overhead =
+      a.per_task ? fmt::format(" ({:.1f} with every task charged the tasking overhead of {})",
+                               s.burdened_parallelism, format_work(m, a.per_task))
+                 : std::string();
+  return out + fmt::format(
+                   "; cut off by size instead: make a task only for a call whose work, the "
+                   "calls under it included, is {} or more, and a plain call otherwise: {} "
+                   "tasks, and the parallelism would be about {:.1f}{} for a target of {:g}. "
+                   "The call must know its size before it makes the task (the length of its "
+                   "range, its subproblem's size); a search whose tree unfolds as it goes "
+                   "cannot, and needs several nodes per task instead (a stack of nodes each "
+                   "task expands on its own)",
+                   format_work(m, s.min_work), s.tasks_kept, s.parallelism, overhead, a.target);
+}
+
+std::string depth_sentence(const model::Model& m, const CutoffAdvice& a,
+                           const std::vector<SiteLabel>& labels);
+
+}  // namespace
+
 std::string cutoff_sentence(const model::Model& m, const CutoffAdvice& a,
                             const std::vector<SiteLabel>& labels) {
+  const std::string by_depth = depth_sentence(m, a, labels);
+  return a.depth_helps ? by_depth : spread_sentence(m, a, by_depth);
+}
+
+namespace {
+
+std::string depth_sentence(const model::Model& m, const CutoffAdvice& a,
+                           const std::vector<SiteLabel>& labels) {
   const CutoffLevel& l = recommended_level(a);
   const std::string where = recursion_name(a.recursion, labels);
   const std::string overhead =
@@ -107,6 +159,8 @@ std::string cutoff_sentence(const model::Model& m, const CutoffAdvice& a,
       a.recursion.tasks);
 }
 
+}  // namespace
+
 std::string cutoff_table(const model::Model& m, const std::vector<CutoffAdvice>& advice,
                          const std::vector<SiteLabel>& labels) {
   std::string out;
@@ -132,9 +186,19 @@ std::string cutoff_table(const model::Model& m, const std::vector<CutoffAdvice>&
                         : "");
     }
     if (!recorded_listed) row(a.recorded, "  (as recorded)");
+    if (a.size_cutoff.min_work > 0)
+      out +=
+          fmt::format("  {:>6} {:>12} {:>12} {:>16} {:>12.2f} {:>10.2f}  <- by size: work >= {}\n",
+                      "size", a.size_cutoff.tasks_kept, a.size_cutoff.leaf_tasks,
+                      format_work(m, a.size_cutoff.leaf_median_work), a.size_cutoff.parallelism,
+                      a.size_cutoff.burdened_parallelism, format_work(m, a.size_cutoff.min_work));
     out +=
         "  (tasks: made with that cut-off; deepest: those at that depth, each running the calls "
         "under it; burdened: every task charged the tasking overhead)\n";
+    if (a.size_cutoff.min_work > 0)
+      out +=
+          "  (size: a task only for a call whose work, the calls under it included, is at least "
+          "that much, at any depth; deepest: the tasks made whose calls are all plain)\n";
     out += fmt::format("  {}\n", cutoff_sentence(m, a, labels));
   }
   return out;
@@ -166,6 +230,8 @@ Json cutoff_json(const model::Model& m, const std::vector<CutoffAdvice>& advice,
                     {"recommended", level_json(m, recommended_level(a))},
                     {"recorded", level_json(m, a.recorded)},
                     {"levels", levels},
+                    {"depth_cutoff_helps", a.depth_helps},
+                    {"size_cutoff", size_json(m, a.size_cutoff)},
                     {"advice", cutoff_sentence(m, a, labels)}});
   }
   return list;

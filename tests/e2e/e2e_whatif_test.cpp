@@ -55,8 +55,8 @@ TEST_P(WhatIf, RegionWhatIfPredictsTheOptimizedTwin) {
     v.hard += serial.hard;
     v.soft += serial.soft;
     const double measured = num(runs[0].report["program"], "parallelism");
-    RunResult r = run_json_raw(
-        {"whatif", runs[1].trace, "--region", "prepare", "--factors", "2,8"});
+    RunResult r =
+        run_json_raw({"whatif", runs[1].trace, "--region", "prepare", "--factors", "2,8"});
     if (!r.exited(0)) {
       v.hard += "whatif failed: " + r.describe() + "\n";
       return v;
@@ -74,7 +74,9 @@ TEST_P(WhatIf, RegionWhatIfPredictsTheOptimizedTwin) {
   };
   const Profiles runs = judge_profiles(
       GetParam() + ": whatif --region prepare of the serial run against the parallel twin",
-      [&] { return Profiles{profile(exe, {"parallel"}), profile(exe, {"serial"})}; },
+      [&] {
+        return Profiles{profile(exe, {"parallel"}), profile(exe, {"serial"})};
+      },
       predictions);
   ASSERT_EQ(runs.size(), 2u);
   const std::string trace = runs[1].trace;
@@ -228,6 +230,9 @@ TEST_F(CutoffAdvice, TheRecommendedCutoffMakesTheTasksItSaysWithAboutItsParallel
   EXPECT_EQ(c["max_depth"], 9);  // a queen per row, a row per level
   EXPECT_NE(c["scope"].get<std::string>().find("single"), std::string::npos) << c.dump(2);
   EXPECT_EQ(c["verdict"], "reached");
+  // Its tasks are gathered at the bottom: a depth removes them, no size cut-off is proposed.
+  EXPECT_EQ(c["depth_cutoff_helps"], true) << c.dump(2);
+  EXPECT_TRUE(c.contains("size_cutoff") && c["size_cutoff"].is_null()) << c.dump(2);
   const int depth = c["recommended_depth"].get<int>();
   ASSERT_GE(depth, 1);
   ASSERT_LT(depth, 9);

@@ -300,4 +300,46 @@ inline Model fib_model(uint32_t n, uint32_t* site_out = nullptr) {
   return b.finish();
 }
 
+// An unbalanced tree search's shape: every node is a task of one site that does 2 units, and
+// with probability 0.22 makes four children and waits for them (a binomial tree, nearly
+// critical: most nodes are leaves, a few subtrees go deep), under a top task making 200 roots;
+// 2277 tasks, 41 deep with seed 7.
+inline uint32_t tree_task(ModelBuilder& b, uint32_t site, std::mt19937_64& rng, uint32_t creator,
+                          uint32_t& budget) {
+  b.open(NodeKind::Task, site);
+  uint32_t current = b.strand(2, {creator});
+  std::vector<uint32_t> joined;
+  if (budget >= 4 && std::bernoulli_distribution(0.22)(rng)) {
+    budget -= 4;
+    for (int child = 0; child < 4; ++child) {
+      joined.push_back(tree_task(b, site, rng, current, budget));
+      current = b.strand(1, {current});
+    }
+  }
+  joined.push_back(current);
+  const uint32_t last = joined.size() > 1 ? b.strand(1, joined) : current;
+  b.close();
+  return last;
+}
+
+inline Model unbalanced_tree_model(uint64_t seed = 7) {
+  std::mt19937_64 rng(seed);
+  ModelBuilder b;
+  const uint32_t site = b.add_site(SiteKind::Task);
+  const uint32_t start = b.strand(1);
+  b.open(NodeKind::Task, site);
+  uint32_t current = b.strand(1, {start});
+  std::vector<uint32_t> joined;
+  uint32_t budget = 40000;
+  for (int root = 0; root < 200; ++root) {
+    joined.push_back(tree_task(b, site, rng, current, budget));
+    current = b.strand(1, {current});
+  }
+  joined.push_back(current);
+  const uint32_t top = b.strand(1, joined);
+  b.close();
+  b.strand(1, {start, top});
+  return b.finish();
+}
+
 }  // namespace tasklens::fixtures

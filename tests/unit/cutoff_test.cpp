@@ -170,15 +170,26 @@ RandomProgram random_program(std::mt19937_64& rng) {
 // The program with a cut-off, by explicit edges: an inlined call's last strand precedes every
 // successor of its creator that comes after it; then the longest path by relaxation, within the
 // recursion's scope (random_program's scope_lo .. scope_hi).
-uint64_t brute_cut_span(const RandomProgram& p, uint32_t cut, uint64_t per_task) {
+uint64_t brute_cut_span(const RandomProgram& p, uint32_t cut, uint64_t per_task,
+                        uint64_t min_work = 0) {
   const Model& m = p.model;
   const size_t n = m.strands.size();
+  // A task of the recursion is made when its depth is `cut` or less and its subtree (its
+  // strands, its children's included) does `min_work` or more; others always.
+  std::vector<uint64_t> subtree(n, 0);  // by first strand
+  for (const model::Node& node : m.nodes)
+    if (node.kind == NodeKind::Task)
+      for (uint32_t s = node.strand_begin; s < node.strand_end; ++s)
+        subtree[node.strand_begin] += m.strands[s].work;
+  auto kept = [&](uint32_t d, uint32_t first) {
+    return d == 0 || (d <= cut && subtree[first] >= min_work);
+  };
   const uint32_t lo = p.scope_lo, hi = p.scope_hi;
   std::vector<std::vector<uint32_t>> preds(n);
   for (uint32_t s = 0; s < n; ++s)
     for (uint32_t q : m.preds_of(s)) preds[s].push_back(q);
   for (const Call& c : p.calls) {
-    if (c.depth <= cut) continue;
+    if (kept(c.depth, c.first)) continue;
     for (uint32_t x = c.last + 1; x < n; ++x)
       for (uint32_t q : m.preds_of(x))
         if (q == c.creator) preds[x].push_back(c.last);
@@ -186,7 +197,7 @@ uint64_t brute_cut_span(const RandomProgram& p, uint32_t cut, uint64_t per_task)
   std::vector<uint64_t> weight(n);
   for (uint32_t s = 0; s < n; ++s) weight[s] = m.strands[s].work;
   for (size_t i = 0; i < p.task_firsts.size(); ++i)
-    if (p.first_depth[i] <= cut) weight[p.task_firsts[i]] += per_task;
+    if (kept(p.first_depth[i], p.task_firsts[i])) weight[p.task_firsts[i]] += per_task;
   std::vector<uint64_t> dist(weight);
   for (bool changed = true; changed;) {
     changed = false;
@@ -225,6 +236,74 @@ TEST(Cutoff, SpanWithACutoffMatchesBruteForceOnRandomRecursivePrograms) {
     }
   }
   EXPECT_GT(checked, 300);
+}
+
+// A size cut-off (a task only for a call whose subtree does at least so much, the others
+// inlined, at every depth): the same brute force, and the tasks it makes counted.
+TEST(Cutoff, ASizeCutoffMatchesBruteForceOnRandomRecursivePrograms) {
+  std::mt19937_64 rng(20261129);
+  int checked = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    const RandomProgram p = random_program(rng);
+    const std::vector<Recursion> r = analysis::find_recursions(p.model);
+    if (r.empty()) continue;
+    for (uint64_t min_work : {uint64_t{1}, uint64_t{40}, uint64_t{150}, uint64_t{600}}) {
+      SCOPED_TRACE("trial " + std::to_string(trial) + ", size " + std::to_string(min_work));
+      const analysis::CutoffLevel l = analysis::evaluate_size_cutoff(p.model, r[0], min_work, 5);
+      EXPECT_EQ(l.min_work, min_work);
+      EXPECT_EQ(l.span, brute_cut_span(p, r[0].max_depth, 0, min_work));
+      EXPECT_EQ(l.burdened_span, brute_cut_span(p, r[0].max_depth, 5, min_work));
+      uint64_t kept = 0;
+      for (size_t i = 0; i < p.task_firsts.size(); ++i) {
+        if (p.first_depth[i] == 0) continue;
+        uint64_t sub = 0;
+        for (const model::Node& node : p.model.nodes)
+          if (node.kind == NodeKind::Task && node.strand_begin == p.task_firsts[i])
+            for (uint32_t s = node.strand_begin; s < node.strand_end; ++s)
+              sub += p.model.strands[s].work;
+        kept += sub >= min_work;
+      }
+      EXPECT_EQ(l.tasks_kept, kept);
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 200);
+}
+
+// fixtures::unbalanced_tree_model: its tasks are spread over its levels, so the depth that keeps
+// its parallelism keeps nearly all of them; a size cut-off (the leaves and small subtrees
+// inlined) keeps it with far fewer.
+TEST(Cutoff, WhereNoDepthHelpsASizeCutoffIsProposed) {
+  const Model m = fixtures::unbalanced_tree_model();
+  const Recursion r = analysis::find_recursions(m).at(0);
+  ASSERT_EQ(r.tasks, 2277u);
+  ASSERT_EQ(r.max_depth, 41u);
+  const analysis::CutoffAdvice a = analysis::advise_cutoff(m, r, 8, 2);
+  ASSERT_EQ(a.verdict, CutoffVerdict::Reached);
+  // Depth 22 (1981 tasks) is the first reaching 8 burdened; work >= 16 reaches it with 327,
+  // >= 32 does not (6.9).
+  EXPECT_EQ(a.recommended, 22u);
+  EXPECT_EQ(a.size_cutoff.min_work, 16u);
+  EXPECT_EQ(a.size_cutoff.tasks_kept, 327u);
+  const analysis::CutoffLevel advised = analysis::evaluate_cutoff(m, r, a.recommended, 2);
+  EXPECT_GT(advised.tasks_kept * 2, r.tasks) << "depth " << a.recommended;
+  EXPECT_FALSE(a.depth_helps);
+  ASSERT_GT(a.size_cutoff.min_work, 0u);
+  EXPECT_LT(a.size_cutoff.tasks_kept * 2, advised.tasks_kept);
+  EXPECT_GE(a.size_cutoff.burdened_parallelism, 8);
+  // Its figures are those of the program it describes; twice its size reaches less.
+  const analysis::CutoffLevel again =
+      analysis::evaluate_size_cutoff(m, r, a.size_cutoff.min_work, 2);
+  EXPECT_EQ(a.size_cutoff.span, again.span);
+  EXPECT_EQ(a.size_cutoff.burdened_span, again.burdened_span);
+  EXPECT_EQ(a.size_cutoff.tasks_kept, again.tasks_kept);
+  EXPECT_LT(analysis::evaluate_size_cutoff(m, r, 2 * a.size_cutoff.min_work, 2).parallelism, 8);
+  // fib's tasks are at its bottom: a depth cut-off removes most of them, nothing else is said.
+  const Model fib = fixtures::fib_model(16);
+  const analysis::CutoffAdvice f =
+      analysis::advise_cutoff(fib, analysis::find_recursions(fib).at(0), 16, 0);
+  EXPECT_TRUE(f.depth_helps);
+  EXPECT_EQ(f.size_cutoff.min_work, 0u);
 }
 
 TEST(Cutoff, ATaskLoopIsNoRecursion) {

@@ -1,0 +1,69 @@
+// The cut-off adviser's report (report/cutoff_report.cpp): the sentence and the JSON when a
+// depth cut-off helps (fib) and when it cannot and a cut-off by size is proposed (an unbalanced
+// tree: fixtures::unbalanced_tree_model).
+#include "report/cutoff_report.hpp"
+
+#include <gtest/gtest.h>
+
+#include "analysis/cutoff.hpp"
+#include "model_fixtures.hpp"
+
+namespace tasklens {
+namespace {
+
+struct Advised {
+  model::Model m;
+  std::vector<report::SiteLabel> labels;
+  std::vector<analysis::CutoffAdvice> advice;
+  Advised(model::Model model, double target, uint64_t per_task) : m(std::move(model)) {
+    m.ticks_per_second = 1e9;  // 1 unit = 1 ns
+    labels = {{"<program>", "", 0, "", false, ""}, {"t.c:7", "/src/t.c", 7, "search", false, ""}};
+    for (const analysis::Recursion& r : analysis::find_recursions(m))
+      advice.push_back(analysis::advise_cutoff(m, r, target, per_task));
+  }
+};
+
+TEST(CutoffReport, ADepthThatHelpsIsAdvisedAloneAndTheJsonSaysSo) {
+  const Advised a(fixtures::fib_model(16), 16, 0);
+  ASSERT_EQ(a.advice.size(), 1u);
+  const auto j = report::cutoff_json(a.m, a.advice, a.labels);
+  ASSERT_EQ(j.size(), 1u);
+  EXPECT_EQ(j[0]["depth_cutoff_helps"], true);
+  EXPECT_TRUE(j[0]["size_cutoff"].is_null());
+  const std::string said = j[0]["advice"].get<std::string>();
+  EXPECT_EQ(said.rfind("write a cut-off at depth ", 0), 0u) << said;
+  EXPECT_EQ(said.find("by size"), std::string::npos) << said;
+  EXPECT_EQ(report::cutoff_table(a.m, a.advice, a.labels).find(" size "), std::string::npos);
+}
+
+TEST(CutoffReport, WhereNoDepthHelpsTheSizeCutoffIsWrittenWithItsFigures) {
+  const Advised a(fixtures::unbalanced_tree_model(), 8, 2);
+  ASSERT_EQ(a.advice.size(), 1u);
+  ASSERT_FALSE(a.advice[0].depth_helps);
+  const auto j = report::cutoff_json(a.m, a.advice, a.labels);
+  EXPECT_EQ(j[0]["depth_cutoff_helps"], false);
+  const auto& size = j[0]["size_cutoff"];
+  ASSERT_TRUE(size.is_object()) << j[0].dump(2);
+  EXPECT_EQ(size["min_work"], 16);
+  EXPECT_DOUBLE_EQ(size["min_seconds"].get<double>(), 16e-9);
+  EXPECT_EQ(size["tasks_kept"], 327);
+  EXPECT_FALSE(size.contains("depth"));
+  for (const char* key : {"leaf_tasks", "span", "parallelism", "burdened_parallelism"})
+    EXPECT_TRUE(size.contains(key)) << key;
+  const std::string said = j[0]["advice"].get<std::string>();
+  EXPECT_EQ(said.rfind("a cut-off by depth cannot remove the small tasks here: the depth that "
+                       "keeps the parallelism (22) still makes 1981 of the 2277 tasks",
+                       0),
+            0u)
+      << said;
+  EXPECT_NE(said.find("make a task only for a call whose work, the calls under it included, is "
+                      "16 ns or more"),
+            std::string::npos)
+      << said;
+  EXPECT_NE(said.find(": 327 tasks"), std::string::npos) << said;
+  const std::string table = report::cutoff_table(a.m, a.advice, a.labels);
+  EXPECT_NE(table.find("<- by size: work >= 16 ns"), std::string::npos) << table;
+}
+
+}  // namespace
+}  // namespace tasklens
