@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# bench/advice.sh [BUILD_DIR=./build]: does the cut-off `advise` recommends hold when the user
+# writes it? (docs/whatif.md, "What cut-off should I write?")
+#
+# For each program of the suite with a manual cut-off (examples/suite: fib, nqueens, health,
+# uts; clang-14 -O3, tied tasks), on OMP_NUM_THREADS=2:
+#   1. records the program without a cut-off and takes `advise --format json`'s recommended
+#      depth for its largest recursion, and the parallelism it estimates there;
+#   2. runs the program with every cut-off of the sweep (its manual variant: the calls at that
+#      depth and below are plain calls), TASKLENS_ADVICE_RUNS times each (5), interleaved in
+#      rounds, under LLVM 16's libomp (the runtime `record` uses); the medians of the program's
+#      own region time;
+#   3. records the program with the advised cut-off and reads the parallelism of the construct
+#      the adviser measured it in (its scope, a `single`).
+# Prints, per program, the sweep's medians with the fastest and the advised one marked, then
+# advised/fastest (target <= 1.10) and measured/estimated parallelism (target within 25%),
+# PASS / MISS beside each; and whether the adviser said a depth helps (`depth_cutoff_helps`)
+# and its size cut-off when it did not. A MISS does not fail the script, a failing command does.
+#
+# The unbalanced tree (uts) is swept by depth like the others; when the adviser says no depth
+# helps, its size cut-off is printed but not run: the suite's tree search cannot know a
+# subtree's size before making its task (that is what the adviser's sentence says).
+#
+# Knobs (environment): TASKLENS_ADVICE_RUNS (5), TASKLENS_ADVICE_SHAPES ("fib nqueens health
+# uts"), TASKLENS_ADVICE_TARGET (16), TASKLENS_ADVICE_SWEEP (cut-offs, "1 2 3 4 5 6 7 8 10 12"),
+# and each shape's arguments before the cut-off: TASKLENS_ADVICE_FIB_ARGS ("29"), _NQUEENS_ARGS
+# ("11"), _HEALTH_ARGS ("6 1000"), _UTS_ARGS ("10 0"). A quick check of the script:
+#   TASKLENS_ADVICE_RUNS=1 TASKLENS_ADVICE_FIB_ARGS=20 TASKLENS_ADVICE_NQUEENS_ARGS=8 \
+#   TASKLENS_ADVICE_HEALTH_ARGS="4 100" TASKLENS_ADVICE_UTS_ARGS="6 0" bash bench/advice.sh build
+set -euo pipefail
+export LC_ALL=C
+
+SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$SRC/bench/lib.sh"
+bench_build_dir advice "${1:-./build}"
+bench_runtime advice
+bench_scratch advice
+
+RUNS=${TASKLENS_ADVICE_RUNS:-5}
+SHAPES=${TASKLENS_ADVICE_SHAPES:-fib nqueens health uts}
+TARGET=${TASKLENS_ADVICE_TARGET:-16}
+SWEEP=${TASKLENS_ADVICE_SWEEP:-1 2 3 4 5 6 7 8 10 12}
+declare -A ARGS=(
+  [fib]=${TASKLENS_ADVICE_FIB_ARGS:-29}
+  [nqueens]=${TASKLENS_ADVICE_NQUEENS_ARGS:-11}
+  [health]=${TASKLENS_ADVICE_HEALTH_ARGS:-6 1000}
+  [uts]=${TASKLENS_ADVICE_UTS_ARGS:-10 0}
+)
+
+# region_seconds OUTPUT_FILE: the program's own region time (suite_report's "region=S s").
+region_seconds() { sed -n 's/.* region=\([0-9.]*\) s.*/\1/p' "$1"; }
+
+# advice_field FILE EXPR: a figure of advise's JSON, by a python expression over `c`, the first
+# cut-off entry ("-" when there is none).
+advice_field() {
+  python3 -c 'import json, sys
+a = json.load(open(sys.argv[1]))
+c = a["cutoffs"][0] if a.get("cutoffs") else None
+v = eval(sys.argv[2]) if c else None
+print("-" if v is None else v)' "$1" "$2"
+}
+
+# scope_parallelism REPORT_JSON: the parallelism of the `single` the suite's programs make their
+# top call in (the adviser's scope for them).
+scope_parallelism() {
+  python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+p = [s["parallelism"] for s in r.get("sites", []) if s.get("kind") == "single"]
+print(p[0] if p else "-")' "$1"
+}
+
+echo "advice: $RUNS runs per cut-off, 2 threads, target $TARGET, runtime $RT"
+for shape in $SHAPES; do
+  plain=$EXAMPLES/suite_${shape}_clang
+  cut=$EXAMPLES/suite_${shape}_cutoff_manual_clang
+  read -r -a args <<<"${ARGS[$shape]}"
+  timed "$WORK/rec.out" env OMP_NUM_THREADS=2 "$TL" record -o "$WORK/$shape.tlens" -- "$plain" "${args[@]}"
+  timed "$WORK/advice.json" "$TL" advise "$WORK/$shape.tlens" --target "$TARGET" --format json
+  depth=$(advice_field "$WORK/advice.json" 'c["recommended_depth"]')
+  estimate=$(advice_field "$WORK/advice.json" 'c["recommended"]["parallelism"]')
+  helps=$(advice_field "$WORK/advice.json" 'c.get("depth_cutoff_helps")')
+  size=$(advice_field "$WORK/advice.json" \
+    '"%d ticks: %d tasks, parallelism %.2f" % (c["size_cutoff"]["min_work"], c["size_cutoff"]["tasks_kept"], c["size_cutoff"]["parallelism"]) if c.get("size_cutoff") else None')
+  tasks=$(advice_field "$WORK/advice.json" 'c["tasks"]')
+  echo
+  echo "== $shape ${args[*]}: $tasks tasks; advised depth $depth, estimated parallelism $estimate," \
+    "a depth helps: $helps${size:+; by size: $size}"
+  if [[ $depth == - ]]; then
+    echo "   no recursion found: nothing to sweep"
+    continue
+  fi
+  cutoffs=$(printf '%s\n' $SWEEP "$depth" | sort -n -u)
+  declare -A times=() made=()
+  for ((round = 0; round < RUNS; round++)); do
+    for c in $cutoffs; do
+      timed "$WORK/run.out" env OMP_NUM_THREADS=2 LD_PRELOAD="$RT" "$cut" "${args[@]}" "$c"
+      times[$c]="${times[$c]:-} $(region_seconds "$WORK/run.out")"
+      made[$c]=$(out_tasks "$WORK/run.out")
+    done
+  done
+  best_c="" best=""
+  declare -A med=()
+  for c in $cutoffs; do
+    # shellcheck disable=SC2086
+    med[$c]=$(median ${times[$c]})
+    if [[ -z $best ]] || calc "exit !(${med[$c]} < $best)"; then
+      best=${med[$c]} best_c=$c
+    fi
+  done
+  printf '   %8s %12s %8s\n' cut-off "median s" tasks
+  for c in $cutoffs; do
+    mark=""
+    [[ $c == "$best_c" ]] && mark+=" <- fastest"
+    [[ $c == "$depth" ]] && mark+=" <- advised"
+    printf '   %8s %12.6f %8s%s\n' "$c" "${med[$c]}" "${made[$c]}" "$mark"
+  done
+  ratio=$(calc "printf \"%.3f\", ${med[$depth]} / $best")
+  echo "   advised / fastest: $ratio (target <= 1.10) $(passmiss "$ratio" '<=' 1.10)"
+  timed "$WORK/rec2.out" env OMP_NUM_THREADS=2 "$TL" record -o "$WORK/${shape}_cut.tlens" -- \
+    "$cut" "${args[@]}" "$depth"
+  timed "$WORK/cut.json" "$TL" report "$WORK/${shape}_cut.tlens" --format json
+  measured=$(scope_parallelism "$WORK/cut.json")
+  if [[ $measured == - || $estimate == - ]]; then
+    echo "   measured parallelism: - (no single in the report)"
+  else
+    off=$(calc "printf \"%.3f\", $measured / $estimate")
+    verdict=$(calc "print (($off >= 0.75 && $off <= 1.25) ? \"PASS\" : \"MISS\")")
+    echo "   parallelism with the advised cut-off: measured $measured, estimated $estimate:" \
+      "ratio $off (target 0.75-1.25) $verdict"
+  fi
+  unset times med made
+done
