@@ -2,7 +2,8 @@
 """Counts one test stage's results from ctest's JUnit file (ctest --output-junit), for
 scripts/test.sh's summary: prints "passed failed inconclusive skipped" on the first line, then one
 line per test that did not pass (its name and why: the failure's first line, the inconclusive
-judgement's figures, the skip's reason).
+judgement's figures, the skip's reason) or that passed after one sample off its band with no
+disturbance seen (tests/support/e2e_timing.hpp: "[ UNEXPLAINED ]").
 
 An end-to-end timing check that could not be judged (tests/support/e2e_timing.hpp: every sample of it
 was disturbed) is skipped with a message that starts "INCONCLUSIVE:"; any other skip is a test
@@ -43,6 +44,9 @@ def main():
         out = case.findtext("system-out") or ""
         if status == "run":
             passed += 1
+            if "[ UNEXPLAINED ]" in out:
+                why = first_line_after(out, "[ UNEXPLAINED ]")
+                notes.append(f"  unexplained   {name}: {why}")
         elif status == "fail":
             failed += 1
             why = first_line_after(out, "Failure\n") or "see its output"

@@ -135,7 +135,7 @@ echo "== summary ($(uname -n), $(nproc) CPUs)"
 printf '%s\n' "${summary[@]}"
 for f in "$results"/*.notes; do
   [[ -e $f ]] || continue
-  echo "-- $(basename "$f" .notes): what did not pass"
+  echo "-- $(basename "$f" .notes): what did not simply pass"
   cat "$f"
 done
 rm -f "$results"/*.notes

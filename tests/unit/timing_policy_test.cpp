@@ -222,12 +222,40 @@ TEST(JudgeSamples, AnUndisturbedSampleInItsBandPassesAtOnce) {
   EXPECT_EQ(j.message, "");
 }
 
-TEST(JudgeSamples, AnUndisturbedSampleOffItsBandFailsWithoutAnotherSample) {
-  Script s({soft(), {}});
+TEST(JudgeSamples, TwoUndisturbedSamplesOffTheirBandFail) {
+  Script s({soft(), soft(), {}});
   const Judgement j = s.judge();
   EXPECT_EQ(j.verdict, Verdict::Fail);
-  EXPECT_EQ(j.samples, 1);
+  EXPECT_EQ(j.samples, 2);
+  EXPECT_EQ(j.unexplained, 2);
   EXPECT_NE(j.message.find("an undisturbed recording"), std::string::npos);
+  EXPECT_NE(j.message.find("sample 1, undisturbed by its own account"), std::string::npos);
+}
+
+TEST(JudgeSamples, OneUndisturbedSampleOffItsBandIsTakenAgainAndSaidSo) {
+  Script s({soft(), {}});
+  const Judgement j = s.judge();
+  EXPECT_EQ(j.verdict, Verdict::Pass);
+  EXPECT_EQ(j.samples, 2);
+  EXPECT_EQ(j.unexplained, 1);
+  EXPECT_NE(j.message.find("sample 2 holds"), std::string::npos);
+  EXPECT_NE(j.message.find("undisturbed by its own account"), std::string::npos);
+}
+
+TEST(JudgeSamples, UnexplainedSamplesFailEvenWithADisturbedOneBetween) {
+  Script s({soft(), soft("spins overran"), soft(), {}});
+  const Judgement j = s.judge();
+  EXPECT_EQ(j.verdict, Verdict::Fail);
+  EXPECT_EQ(j.samples, 3);
+}
+
+TEST(JudgeSamples, OneUnexplainedAndTheOthersDisturbedIsInconclusive) {
+  Script s({soft("a"), soft(), soft("c"), {}});
+  const Judgement j = s.judge();
+  EXPECT_EQ(j.verdict, Verdict::Inconclusive);
+  EXPECT_EQ(j.samples, kMaxSamples);
+  EXPECT_EQ(j.unexplained, 1);
+  EXPECT_NE(j.message.find("one off its band undisturbed"), std::string::npos);
 }
 
 TEST(JudgeSamples, AHardViolationFailsEvenInADisturbedSample) {
@@ -250,11 +278,12 @@ TEST(JudgeSamples, ADisturbedSampleOffItsBandIsTakenAgain) {
 }
 
 TEST(JudgeSamples, TheReportsHealthIsADisturbanceToo) {
-  Script s({soft(), soft()});
+  Script s({soft(), {}});
   s.health = {report(100, 10, {{"host_steal_percent", 3}})};
   const Judgement j = s.judge();
-  EXPECT_EQ(j.verdict, Verdict::Fail);  // the second sample was undisturbed and off
+  EXPECT_EQ(j.verdict, Verdict::Pass);
   EXPECT_EQ(j.samples, 2);
+  EXPECT_EQ(j.unexplained, 0);  // the first sample was disturbed, by its report
   EXPECT_NE(j.message.find("the VM's host took 3%"), std::string::npos);
 }
 
