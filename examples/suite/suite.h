@@ -24,15 +24,31 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <omp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef _OPENMP
+#include <omp.h>
+#else
+/* The serial elision: the same source built without -fopenmp (suite_<name>_serial_clang), every
+ * pragma ignored. What a task costs a program is its 1-thread run's time over this one's. */
+#include <time.h>
+static inline double omp_get_wtime(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+static inline int omp_get_max_threads(void) { return 1; }
+#endif
+
 static int suite_cutoff __attribute__((unused)) = INT_MAX;
 
-#ifdef UNTIED
+#ifndef _OPENMP
+#define SUITE_UNTIED
+#define SUITE_TIED_NAME "serial"
+#elif defined(UNTIED)
 #define SUITE_UNTIED untied
 #define SUITE_TIED_NAME "untied"
 #else

@@ -164,7 +164,20 @@ std::vector<WhatIfCurve> whatif_curves(const Model& m, const std::vector<Unit>& 
   return curves;
 }
 
+const char* to_string(OverheadSource source) {
+  switch (source) {
+    case OverheadSource::Calibration:
+      return "calibration";
+    case OverheadSource::Strands:
+      return "strands";
+    case OverheadSource::None:
+      break;
+  }
+  return "none";
+}
+
 Overhead estimate_task_overhead(const Model& m) {
+  if (m.task_cost > 0) return Overhead{m.task_cost, m.task_cost_tasks, OverheadSource::Calibration};
   std::vector<uint64_t> works;
   for (const model::Strand& s : m.strands)
     if (s.thread != kNone && s.node < m.nodes.size() &&
@@ -180,6 +193,7 @@ Overhead estimate_task_overhead(const Model& m) {
       m.strands.empty() ? 0 : (m.runtime_removed + m.strands.size() / 2) / m.strands.size();
   o.per_task = *nth + inside;
   o.samples = works.size();
+  o.source = OverheadSource::Strands;
   return o;
 }
 

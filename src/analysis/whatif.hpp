@@ -65,15 +65,25 @@ std::vector<WhatIfCurve> whatif_curves(const model::Model& m, const std::vector<
                                        const std::vector<double>& factors, WhatIfMode mode);
 
 // ---- Tasking overhead and burdened parallelism (Cilkview's burden).
-struct Overhead {
-  uint64_t per_task = 0;  // estimated cost of creating and scheduling one task (metric units)
-  uint64_t samples = 0;   // task strands it was estimated from; 0: not measurable
+enum class OverheadSource {
+  None,         // not measurable: per_task is 0
+  Calibration,  // measured by `tasklens record`: a task's whole cost on one thread
+  Strands,      // estimated from the recording's shortest task strands (older traces)
 };
-// The shortest strands of explicit tasks hold almost nothing but runtime code (a task that only
-// returns, the code between two task creations): their 5th percentile estimates the runtime's
-// cost per task, plus the mean per strand of the runtime's cost the model took out of the
-// strands (Model::runtime_removed). Needs 100 task strands or more (otherwise samples == 0,
-// per_task == 0).
+const char* to_string(OverheadSource source);  // "none", "calibration", "strands"
+struct Overhead {
+  uint64_t per_task = 0;  // the cost of creating, scheduling and joining one task (metric units)
+  uint64_t samples = 0;   // tasks it was measured on, or task strands it was estimated from
+  OverheadSource source = OverheadSource::None;
+};
+// The tasking overhead per task: what `tasklens record` measured (Model::task_cost: the
+// runtime's empty-task recursion against its serial elision, on one thread, without the
+// recorder), which is what a program pays per task. A trace without that measure gets the
+// older estimate: the shortest strands of explicit tasks hold almost nothing but runtime code
+// (a task that only returns, the code between two task creations), so their 5th percentile,
+// plus the mean per strand of the runtime's cost the model took out of the strands
+// (Model::runtime_removed). That sees one interval of a task's path, not the whole: it comes
+// out several times too small. It needs 100 task strands or more (otherwise source None).
 Overhead estimate_task_overhead(const model::Model& m);
 
 struct Burdened {

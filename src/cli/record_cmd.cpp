@@ -337,6 +337,7 @@ int run_record(const RecordOptions& opt) {
   std::string preload = recorder_lib;
   if (!runtime.empty()) preload += ":" + runtime;
   const std::string runtime_preload = preload;  // without the user's: the runtime calibration's
+  const std::string runtime_alone = runtime;    // without the recorder: the task cost's
   const char* old_preload = getenv("LD_PRELOAD");
   if (old_preload && *old_preload) preload += std::string(":") + old_preload;
 
@@ -474,16 +475,15 @@ int run_record(const RecordOptions& opt) {
                                                          0,
                                                          "the calibration program is not "
                                                          "installed next to the recorder"}
-                            : launch::cached_calibration(program, runtime_preload, out_dir.string(),
-                                                         opt.recalibrate);
+                            : launch::cached_calibration(program, runtime_preload, runtime_alone,
+                                                         out_dir.string(), opt.recalibrate);
         if (c.entries.empty())
           fmt::print(stderr,
                      "tasklens: note: the OpenMP runtime's own cost was not measured ({}): it "
                      "stays in the work\n",
                      c.why);
-        else if (launch::append_runtime_cost(out.string(), c))
-          file_bytes += sizeof(trace::RecordHeader) + sizeof(trace::RuntimeCostHeader) +
-                        c.entries.size() * sizeof(trace::RuntimeCostEntry);
+        else if (const int64_t added = launch::append_runtime_cost(out.string(), c); added >= 0)
+          file_bytes += uint64_t(added);
         else
           fmt::print(stderr,
                      "tasklens: note: could not append the OpenMP runtime's cost to {} ({}): it "

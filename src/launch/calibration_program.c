@@ -9,11 +9,19 @@
 // Built with clang (the LLVM runtime's own entry points, as clang-built programs call them).
 // Teams of one thread and of two: a one-thread team runs each task the moment it is created,
 // along other paths of the runtime.
+//
+// With TASKLENS_TASK_COST_OUT set, it measures instead what a task costs as a whole, run
+// without the recorder: an empty-task recursion on one thread against the same recursion as
+// plain calls (its serial elision), the difference per task written to that file. That is the
+// tasking overhead a program pays per task (creating, scheduling, running and joining it), which
+// the intervals above cannot add up to: each sees only the runtime's code between two events.
 #include <omp.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 static void recurse(int n) {
   if (n < 2) return;
@@ -31,6 +39,51 @@ static void recurse_untied(int n) {
 #pragma omp task untied
   recurse_untied(n - 2);
 #pragma omp taskwait
+}
+
+// The serial elision of recurse(): the same calls, no tasks. The empty asm keeps the compiler
+// from folding the recursion away, as a real task body's side effects would.
+__attribute__((noinline)) static void recurse_calls(int n) {
+  __asm__ volatile("" ::: "memory");
+  if (n < 2) return;
+  recurse_calls(n - 1);
+  recurse_calls(n - 2);
+}
+
+static double now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+// Tasks made by recurse(n): two per call with n >= 2.
+static long tasks_of(int n) { return n < 2 ? 0 : 2 + tasks_of(n - 1) + tasks_of(n - 2); }
+
+// The cost of a task over a plain call, in nanoseconds, on a team of one thread: the least time
+// of many short rounds of each (a pause of the machine only lengthens a round, so the least is
+// the undisturbed one), interleaved so that both see the same machine.
+static int measure_task_cost(const char* out_path) {
+  enum { kRounds = 41, kDepth = 17 };
+  double best_tasks = 1e300, best_calls = 1e300;
+  for (int round = 0; round < kRounds; ++round) {
+    double t0 = now_ns();
+    recurse_calls(kDepth);
+    double t1 = now_ns();
+    if (t1 - t0 < best_calls) best_calls = t1 - t0;
+#pragma omp parallel num_threads(1)
+    {
+      const double s = now_ns();
+      recurse(kDepth);
+      const double e = now_ns();
+      if (e - s < best_tasks) best_tasks = e - s;
+    }
+  }
+  const long tasks = tasks_of(kDepth);
+  const double per_task = best_tasks > best_calls ? (best_tasks - best_calls) / (double)tasks : 0;
+  FILE* f = fopen(out_path, "w");
+  if (!f) return 1;
+  fprintf(f, "task_cost_ns %.3f tasks %ld rounds %d\n", per_task, tasks, (int)kRounds);
+  return fclose(f) == 0 ? 0 : 1;
 }
 
 // Below the top levels, final tasks whose descendants are included (a cut-off by `final`).
@@ -99,6 +152,8 @@ int main(int argc, char** argv) {
     fprintf(stderr, "usage: %s [scale 0-4]\n", argv[0]);
     return 2;
   }
+  const char* task_cost_out = getenv("TASKLENS_TASK_COST_OUT");
+  if (task_cost_out && *task_cost_out) return measure_task_cost(task_cost_out);
   for (int round = 0; round < 2; ++round) {
     for (int team = 1; team <= 2; ++team) {
       atomic_int tasks_done = 0, loops_done = 0;

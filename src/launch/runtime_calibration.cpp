@@ -87,6 +87,53 @@ std::vector<std::string> calibration_environment(const std::string& preload,
 
 }  // namespace
 
+trace::TaskCost measure_task_cost(const std::string& program, const std::string& runtime,
+                                  const std::string& dir, std::string* why) {
+  trace::TaskCost cost{};
+  std::string out = (fs::path(dir) / ".tasklens-task-cost-XXXXXX").string();
+  const int fd = ::mkstemp(out.data());
+  if (fd < 0) {
+    if (why) *why = std::string("no scratch file in ") + dir + ": " + std::strerror(errno);
+    return cost;
+  }
+  ::close(fd);
+  // The program's environment without the recorder: no tool, only its runtime preloaded.
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    const std::string v = *e;
+    const std::string name = v.substr(0, v.find('='));
+    if (name == "LD_PRELOAD" || name == "OMP_TOOL" || name == "OMP_TOOL_LIBRARIES" ||
+        name.rfind("TASKLENS_", 0) == 0)
+      continue;
+    env.push_back(v);
+  }
+  if (!runtime.empty()) env.push_back("LD_PRELOAD=" + runtime);
+  env.push_back("OMP_TOOL=disabled");
+  env.push_back("TASKLENS_TASK_COST_OUT=" + out);
+  const platform::QuietRun run = platform::run_quietly(program, env, 20);
+  if (!run.ran) {
+    if (why) *why = "the calibration program " + run.why;
+    fs::remove(out);
+    return cost;
+  }
+  std::ifstream in(out);
+  std::string k1, k2, k3;
+  double ns = 0;
+  long tasks = 0;
+  int rounds = 0;
+  if (in >> k1 >> ns >> k2 >> tasks >> k3 >> rounds && k1 == "task_cost_ns" && ns > 0 &&
+      tasks > 0 && rounds > 0) {
+    cost.pico_per_task = uint64_t(ns * 1000 + 0.5);
+    cost.tasks = uint32_t(std::min<long>(tasks, UINT32_MAX));
+    cost.rounds = uint32_t(rounds);
+    cost.measurements = 1;
+  } else if (why) {
+    *why = "the calibration program measured no task cost";
+  }
+  fs::remove(out);
+  return cost;
+}
+
 RuntimeCalibration calibrate_runtime(const std::string& program, const std::string& preload,
                                      const std::string& dir) {
   RuntimeCalibration r;
@@ -168,7 +215,7 @@ RuntimeCalibration combine_calibrations(const std::vector<RuntimeCalibration>& r
 namespace {
 
 constexpr char kCacheMagic[8] = {'T', 'L', 'R', 'T', 'C', 'O', 'S', 'T'};
-constexpr uint32_t kCacheVersion = 1;
+constexpr uint32_t kCacheVersion = 2;  // 2: the task cost after the entries
 constexpr int64_t kCacheSeconds = 7 * 24 * 3600;
 
 uint64_t fnv1a(uint64_t h, const std::string& s) {
@@ -237,7 +284,10 @@ bool read_cache(const std::string& path, RuntimeCalibration& c) {
   if (!in.read(reinterpret_cast<char*>(entries.data()),
                std::streamsize(h.count * sizeof(trace::RuntimeCostEntry))))
     return false;
+  trace::TaskCost cost{};
+  if (!in.read(reinterpret_cast<char*>(&cost), sizeof cost)) return false;
   c.entries = std::move(entries);
+  c.task_cost = cost;
   c.samples = h.samples;
   c.tasks = h.tasks;
   c.why.clear();
@@ -260,6 +310,7 @@ void write_cache(const std::string& dir, const std::string& path, const RuntimeC
     out.write(reinterpret_cast<const char*>(&h), sizeof h);
     out.write(reinterpret_cast<const char*>(c.entries.data()),
               std::streamsize(c.entries.size() * sizeof(trace::RuntimeCostEntry)));
+    out.write(reinterpret_cast<const char*>(&c.task_cost), sizeof c.task_cost);
     if (!out) {
       out.close();
       fs::remove(tmp, ec);
@@ -273,7 +324,8 @@ void write_cache(const std::string& dir, const std::string& path, const RuntimeC
 }  // namespace
 
 RuntimeCalibration cached_calibration(const std::string& program, const std::string& preload,
-                                      const std::string& scratch_dir, bool fresh) {
+                                      const std::string& runtime, const std::string& scratch_dir,
+                                      bool fresh) {
   const std::string dir = cache_dir();
   std::string path;
   if (!dir.empty()) {
@@ -290,11 +342,26 @@ RuntimeCalibration cached_calibration(const std::string& program, const std::str
     if (runs.back().entries.empty()) break;  // it failed: it would fail again
   }
   RuntimeCalibration c = combine_calibrations(runs);
+  // The task cost: the median of three measures (each the least of its rounds already).
+  std::vector<trace::TaskCost> costs;
+  for (int i = 0; i < 3; ++i) {
+    const trace::TaskCost t = measure_task_cost(program, runtime, scratch_dir, &c.task_cost_why);
+    if (t.pico_per_task == 0) break;  // it failed: it would fail again
+    costs.push_back(t);
+  }
+  if (costs.size() == 3) {
+    std::sort(costs.begin(), costs.end(), [](const trace::TaskCost& a, const trace::TaskCost& b) {
+      return a.pico_per_task < b.pico_per_task;
+    });
+    c.task_cost = costs[1];
+    c.task_cost.measurements = 3;
+    c.task_cost_why.clear();
+  }
   if (!path.empty() && !c.entries.empty()) write_cache(dir, path, c);
   return c;
 }
 
-bool append_runtime_cost(const std::string& path, const RuntimeCalibration& c) {
+int64_t append_runtime_cost(const std::string& path, const RuntimeCalibration& c) {
   trace::RuntimeCostHeader h{};
   h.count = uint32_t(c.entries.size());
   h.samples = c.samples;
@@ -306,8 +373,10 @@ bool append_runtime_cost(const std::string& path, const RuntimeCalibration& c) {
                 c.entries.size() * sizeof(trace::RuntimeCostEntry));
   std::vector<uint8_t> rec;
   trace::append_record(rec, trace::RecordType::RuntimeCost, payload.data(), payload.size());
+  if (c.task_cost.pico_per_task > 0)
+    trace::append_record(rec, trace::RecordType::TaskCost, &c.task_cost, sizeof c.task_cost);
   const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-  if (fd < 0) return false;
+  if (fd < 0) return -1;
   const ssize_t n = ::write(fd, rec.data(), rec.size());
   const int saved = errno;
   bool ok = n == static_cast<ssize_t>(rec.size());
@@ -319,7 +388,7 @@ bool append_runtime_cost(const std::string& path, const RuntimeCalibration& c) {
   }
   ::close(fd);
   errno = ok ? 0 : (n < 0 ? saved : ENOSPC);
-  return ok;
+  return ok ? int64_t(rec.size()) : -1;
 }
 
 }  // namespace tasklens::launch

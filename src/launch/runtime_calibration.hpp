@@ -19,6 +19,10 @@ struct RuntimeCalibration {
   uint32_t samples = 0;                          // intervals timed
   uint64_t tasks = 0;                            // tasks the calibration ran
   std::string why;
+  // What a task costs as a whole on one thread, measured without the recorder
+  // (trace::TaskCost); pico_per_task 0: not measured (`task_cost_why` says why).
+  trace::TaskCost task_cost{};
+  std::string task_cost_why;
 };
 
 // The calibration program next to the recorder (the build tree, or lib/tasklens when installed),
@@ -35,6 +39,12 @@ RuntimeCalibration calibrate_runtime(const std::string& program, const std::stri
 std::vector<trace::RuntimeCostEntry> runtime_cost_entries(
     std::vector<model::IntervalSample> samples, uint32_t min_samples);
 
+// Runs `program` with TASKLENS_TASK_COST_OUT (its empty-task recursion against its serial
+// elision, calibration_program.c), with only `runtime` preloaded (the program's OpenMP runtime, or
+// empty) and no OMPT tool, and reads what a task costs. Never throws; gives up after 20 s.
+trace::TaskCost measure_task_cost(const std::string& program, const std::string& runtime,
+                                  const std::string& dir, std::string* why);
+
 // Several calibrations as one: per kind of interval, the least of their medians (the machine at
 // its fastest: the model scales a calibration down to a faster run, never up), kept when at
 // least half of them measured it.
@@ -43,13 +53,16 @@ RuntimeCalibration combine_calibrations(const std::vector<RuntimeCalibration>& r
 // The calibration for this program's runtime on this machine: from the cache (TASKLENS_CACHE_DIR,
 // else $XDG_CACHE_HOME/tasklens, else ~/.cache/tasklens) when one younger than a week was made
 // with the same calibration program, preloaded libraries (size and time of each), CPU model,
-// number of usable CPUs (up to 4) and OMP_* / KMP_* settings; else three calibrations combined,
-// then stored there (`fresh` forces that). Recordings of one machine and runtime then take the
-// same measure out, and pay for it once.
+// number of usable CPUs (up to 4) and OMP_* / KMP_* settings; else three calibrations combined
+// and three measures of the task cost (their median), then stored there (`fresh` forces that).
+// Recordings of one machine and runtime then take the same measure out, and pay for it once.
+// `runtime` is the program's runtime alone (`preload` without the recorder), for the task cost.
 RuntimeCalibration cached_calibration(const std::string& program, const std::string& preload,
-                                      const std::string& scratch_dir, bool fresh);
+                                      const std::string& runtime, const std::string& scratch_dir,
+                                      bool fresh);
 
-// Appends `c` to the trace at `path` as a RuntimeCost record; false (errno set) if it could not.
-bool append_runtime_cost(const std::string& path, const RuntimeCalibration& c);
+// Appends `c` to the trace at `path` as a RuntimeCost record, and its task cost (if measured) as
+// a TaskCost record; the bytes appended, or -1 (errno set) if it could not.
+int64_t append_runtime_cost(const std::string& path, const RuntimeCalibration& c);
 
 }  // namespace tasklens::launch

@@ -322,6 +322,11 @@ Model Builder::finalize() {
   m.ticks_per_second = trace_.metric() == trace::Metric::Tsc         ? hz
                        : trace_.metric() == trace::Metric::TaskClock ? 1e9
                                                                      : 0;
+  if (trace_.has_task_cost() && m.ticks_per_second > 0) {
+    m.task_cost =
+        uint64_t(double(trace_.task_cost().pico_per_task) * 1e-12 * m.ticks_per_second + 0.5);
+    m.task_cost_tasks = trace_.task_cost().tasks;
+  }
   m.complete = trace_.complete();
   // Without an OpenMP runtime (a oneTBB program) there are no worksharing loops to split.
   m.loops_have_chunks = (trace_.runtime_flags() & trace::kRuntimeHasDispatch) != 0 ||

@@ -206,6 +206,12 @@ struct Model {
   uint64_t runtime_waited = 0;
   uint32_t runtime_cost_kinds = 0;
   double runtime_cost_scale = 1;  // the calibration's speed scale (0.5 to 1) at the end
+  // What one task costs the program as a whole on one thread (creating, scheduling, running and
+  // joining it, over a plain call), in the metric's ticks, measured by `tasklens record` without
+  // the recorder (trace::TaskCost); 0: the trace has no such measure (an older trace, a metric
+  // that is not time, or record could not measure it).
+  uint64_t task_cost = 0;
+  uint32_t task_cost_tasks = 0;  // tasks per round of that measure
   uint32_t thread_count = 0;
   std::vector<std::string> warnings;  // for the report (one line each)
   // What the recording lost and why (a full disk, the recorder out of memory, an exec): each

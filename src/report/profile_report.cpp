@@ -501,6 +501,10 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
     j["runtime_cost_kinds"] = m.runtime_cost_kinds;
     j["runtime_cost_scale"] = m.runtime_cost_scale;
     j["runtime_waits_in_strands"] = m.runtime_waited;
+    if (m.task_cost > 0)
+      j["task_cost"] = m.task_cost;
+    else
+      j["task_cost"] = nullptr;
     j["diagnosis"] = diagnosis_json(verdict);
     j["warnings"] = m.warnings;
     // Each way the recording lost data, by cause (none: an empty list).

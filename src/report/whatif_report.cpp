@@ -259,6 +259,7 @@ std::string render_advice(const model::Model& m, const AdviceReport& r, const Fr
     j["task_overhead"] = {{"per_task", a.overhead.per_task},
                           {"per_task_seconds", seconds_of(m, a.overhead.per_task)},
                           {"samples", a.overhead.samples},
+                          {"source", analysis::to_string(a.overhead.source)},
                           {"k", r.options.min_overhead_multiple}};
     Json steps = Json::array();
     for (const analysis::AdviceStep& s : a.steps)
@@ -310,10 +311,17 @@ std::string render_advice(const model::Model& m, const AdviceReport& r, const Fr
       factor_name(a.factor));
   out += fmt::format("recorded: work {}, span {}, parallelism {:.2f}\n", format_work(m, a.work),
                      format_work(m, a.span), a.parallelism);
-  if (a.overhead.samples)
+  if (a.overhead.source == analysis::OverheadSource::Calibration)
     out += fmt::format(
-        "tasking overhead: {} per task (estimated from {} task strands); fragments below "
-        "{:g} x that are not worth parallelizing\n",
+        "tasking overhead: {} per task (what a task costs over a plain call on one thread, "
+        "measured on this runtime when recording); fragments below {:g} x that are not worth "
+        "parallelizing\n",
+        format_work(m, a.overhead.per_task), r.options.min_overhead_multiple);
+  else if (a.overhead.source == analysis::OverheadSource::Strands)
+    out += fmt::format(
+        "tasking overhead: {} per task (estimated from {} task strands: the recording has no "
+        "measure of it, record it again for one); fragments below {:g} x that are not worth "
+        "parallelizing\n",
         format_work(m, a.overhead.per_task), a.overhead.samples, r.options.min_overhead_multiple);
   else
     out += "tasking overhead: not measurable (fewer than 100 task strands); not used\n";

@@ -39,7 +39,8 @@ inline constexpr uint16_t kVersionMajor = 4;  // readers refuse later majors
 // older readers see a filter's runs chained only where one spawned the next).
 // Minor 9: the OpenAtEnd record (older readers skip it and count a oneTBB task still open at the
 // end only up to its thread's last event).
-inline constexpr uint16_t kVersionMinor = 9;  // additions that old readers can skip
+// Minor 10: the TaskCost record (older readers estimate the tasking overhead from the strands).
+inline constexpr uint16_t kVersionMinor = 10;  // additions that old readers can skip
 
 // Metrics one trace can hold (the first is the primary one, every analysis's work).
 inline constexpr int kMaxMetrics = 8;
@@ -192,6 +193,21 @@ struct RuntimeCostEntry {
 };
 static_assert(sizeof(RuntimeCostEntry) == 20);
 
+// Payload of RecordType::TaskCost: what one task costs the program as a whole on one thread
+// (creating, scheduling, running and joining it, over a plain call), measured by `tasklens
+// record` after the program with no recorder loaded: the calibration program's empty-task
+// recursion against its serial elision, under the program's runtime. The tasking overhead of
+// every burdened figure and cut-off; RuntimeCost's intervals cannot add up to it (each sees only
+// the runtime's code between two events).
+struct TaskCost {
+  uint64_t pico_per_task;  // picoseconds per task (wall time: the machine's, not TSC ticks)
+  uint32_t tasks;          // tasks per round of the measurement
+  uint32_t rounds;         // rounds per measurement (the least round counts)
+  uint32_t measurements;   // measurements combined (their median)
+  uint32_t reserved;
+};
+static_assert(sizeof(TaskCost) == 24);
+
 struct LaunchStatus {
   int32_t exit_code;  // valid when signal == 0
   int32_t signal;     // terminating signal, 0 if the program exited
@@ -243,6 +259,8 @@ enum class RecordType : uint32_t {
   // is between the two (preempted, say). Such a task has a begin and no end; readers close it at
   // the wait that joined it, else at the recording's end (Finish::end_tsc).
   OpenAtEnd = 18,
+  // payload: TaskCost (version 4.10).
+  TaskCost = 19,
 };
 
 #pragma pack(push, 1)

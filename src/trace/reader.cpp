@@ -329,6 +329,11 @@ void TraceFile::parse() {
         std::memcpy(&recorder_stats_, p, sizeof recorder_stats_);
         has_recorder_stats_ = true;
         break;
+      case RecordType::TaskCost:
+        need(sizeof(TaskCost));
+        std::memcpy(&task_cost_, p, sizeof task_cost_);
+        has_task_cost_ = task_cost_.pico_per_task > 0 && task_cost_.tasks > 0;  // else: damaged
+        break;
       case RecordType::HostSteal:
         need(sizeof(HostSteal));
         std::memcpy(&host_steal_, p, sizeof host_steal_);

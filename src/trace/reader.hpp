@@ -164,6 +164,10 @@ class TraceFile {
   const RecorderStats& recorder_stats() const { return recorder_stats_; }
   // The hypervisor's steal during the recording (version 4.6; absent in older traces and where
   // /proc/stat could not be read).
+  // The TaskCost record (version 4.10): absent in older traces and when record could not
+  // measure it.
+  bool has_task_cost() const { return has_task_cost_; }
+  const TaskCost& task_cost() const { return task_cost_; }
   bool has_host_steal() const { return has_host_steal_; }
   const HostSteal& host_steal() const { return host_steal_; }
   // The oneTBB task each recorded thread was inside when the recording ended (the OpenAtEnd
@@ -250,6 +254,8 @@ class TraceFile {
   std::vector<std::vector<std::pair<uint64_t, uint64_t>>> slow_faults_;
   RecorderStats recorder_stats_{};
   bool has_recorder_stats_ = false;
+  TaskCost task_cost_{};
+  bool has_task_cost_ = false;
   HostSteal host_steal_{};
   bool has_host_steal_ = false;
   std::vector<OpenRun> open_at_end_;

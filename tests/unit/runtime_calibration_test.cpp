@@ -66,9 +66,19 @@ TEST(RuntimeCalibration, TheAppendedRecordReadsBack) {
   e.milli_ticks = 150500;
   c.entries = {e, e};
   c.entries[1].solo = 0;
-  ASSERT_TRUE(append_runtime_cost(path, c));
+  c.task_cost.pico_per_task = 48'500;
+  c.task_cost.tasks = 5166;
+  c.task_cost.rounds = 41;
+  c.task_cost.measurements = 3;
+  const int64_t added = append_runtime_cost(path, c);
+  EXPECT_EQ(added, int64_t(2 * sizeof(trace::RecordHeader) + sizeof(trace::RuntimeCostHeader) +
+                           2 * sizeof(trace::RuntimeCostEntry) + sizeof(trace::TaskCost)));
   const trace::TraceFile t = trace::TraceFile::open(path);
   unlink(path);
+  ASSERT_TRUE(t.has_task_cost());
+  EXPECT_EQ(uint64_t{t.task_cost().pico_per_task}, 48'500u);
+  EXPECT_EQ(uint32_t{t.task_cost().tasks}, 5166u);
+  EXPECT_EQ(uint32_t{t.task_cost().measurements}, 3u);
   ASSERT_EQ(t.runtime_costs().size(), 2u);
   EXPECT_EQ(uint32_t{t.runtime_cost_header().samples}, 1234u);
   EXPECT_EQ(uint64_t{t.runtime_cost_header().tasks}, 99u);
@@ -145,7 +155,30 @@ TEST(RuntimeCalibration, CombinedRunsKeepTheLeastMedianOfKindsMostRunsMeasured) 
 TEST(RuntimeCalibration, AMissingTraceIsNotWritten) {
   RuntimeCalibration c;
   c.entries.resize(1);
-  EXPECT_FALSE(append_runtime_cost("/nonexistent/dir/x.tlens", c));
+  EXPECT_EQ(append_runtime_cost("/nonexistent/dir/x.tlens", c), -1);
+}
+
+TEST(RuntimeCalibration, WithoutATaskCostOnlyTheRuntimeCostIsAppended) {
+  TraceBuilder tb(2);
+  fixtures::Region r{tb};
+  r.begin();
+  r.end(100, 110);
+  const std::vector<uint8_t> bytes = tb.bytes();
+  char path[] = "/tmp/tasklens_calibration_testXXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(write(fd, bytes.data(), bytes.size()), ssize_t(bytes.size()));
+  close(fd);
+  RuntimeCalibration c;
+  c.entries.resize(1);
+  c.entries[0].milli_ticks = 1000;
+  EXPECT_EQ(append_runtime_cost(path, c),
+            int64_t(sizeof(trace::RecordHeader) + sizeof(trace::RuntimeCostHeader) +
+                    sizeof(trace::RuntimeCostEntry)));
+  const trace::TraceFile t = trace::TraceFile::open(path);
+  unlink(path);
+  EXPECT_FALSE(t.has_task_cost());
+  EXPECT_EQ(t.runtime_costs().size(), 1u);
 }
 
 }  // namespace

@@ -239,8 +239,35 @@ TEST(AdviseTest, StopsAtCandidatesBelowTheTaskingOverhead) {
   a = analysis::advise(m, group_of, 2, opt);
   ASSERT_FALSE(a.steps.empty());
   EXPECT_EQ(a.steps[0].group, 0u);
+  EXPECT_EQ(o.source, analysis::OverheadSource::Strands);
   // Too few tasks to estimate: no overhead, no such stop.
   EXPECT_EQ(analysis::estimate_task_overhead(amdahl_model()).samples, 0u);
+  EXPECT_EQ(analysis::estimate_task_overhead(amdahl_model()).source,
+            analysis::OverheadSource::None);
+}
+
+TEST(AdviseTest, TheMeasuredTaskCostIsTheOverheadWhereTheTraceHasIt) {
+  // The same 200 tasks of 10, with record's measure of a task's whole cost: 30 per task, which
+  // the strands (their shortest 10) cannot show. It decides the stop: 50 < 10 x 30 and with
+  // K = 2, 50 < 2 x 30 too; and it holds with too few task strands to estimate anything.
+  Model m = amdahl_model(200, 50, 10);
+  m.task_cost = 30;
+  m.task_cost_tasks = 5166;
+  const analysis::Overhead o = analysis::estimate_task_overhead(m);
+  EXPECT_EQ(o.per_task, 30u);
+  EXPECT_EQ(o.samples, 5166u);
+  EXPECT_EQ(o.source, analysis::OverheadSource::Calibration);
+  EXPECT_STREQ(analysis::to_string(o.source), "calibration");
+  std::vector<uint32_t> group_of = {model::kNone, 0, 1};
+  analysis::AdviseOptions opt;
+  opt.target = 100;
+  opt.min_overhead_multiple = 2;
+  const analysis::Advice a = analysis::advise(m, group_of, 2, opt);
+  EXPECT_EQ(a.stop, analysis::AdviseStop::TooSmall);
+  EXPECT_EQ(a.overhead.per_task, 30u);
+  Model few = amdahl_model();
+  few.task_cost = 30;
+  EXPECT_EQ(analysis::estimate_task_overhead(few).per_task, 30u);
 }
 
 TEST(BurdenedTest, EveryTaskStartPaysTheOverhead) {
