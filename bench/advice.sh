@@ -41,12 +41,6 @@ RUNS=${TASKLENS_ADVICE_RUNS:-5}
 SHAPES=${TASKLENS_ADVICE_SHAPES:-fib nqueens health uts}
 TARGET=${TASKLENS_ADVICE_TARGET:-16}
 SWEEP=${TASKLENS_ADVICE_SWEEP:-1 2 3 4 5 6 7 8 10 12}
-declare -A ARGS=(
-  [fib]=${TASKLENS_ADVICE_FIB_ARGS:-29}
-  [nqueens]=${TASKLENS_ADVICE_NQUEENS_ARGS:-11}
-  [health]=${TASKLENS_ADVICE_HEALTH_ARGS:-6 1000}
-  [uts]=${TASKLENS_ADVICE_UTS_ARGS:-10 0}
-)
 
 # region_seconds OUTPUT_FILE: the program's own region time (suite_report's "region=S s").
 region_seconds() { sed -n 's/.* region=\([0-9.]*\) s.*/\1/p' "$1"; }
@@ -74,7 +68,7 @@ echo "advice: $RUNS runs per cut-off, 2 threads, target $TARGET, runtime $RT"
 for shape in $SHAPES; do
   plain=$EXAMPLES/suite_${shape}_clang
   cut=$EXAMPLES/suite_${shape}_cutoff_manual_clang
-  read -r -a args <<<"${ARGS[$shape]}"
+  read -r -a args <<<"$(suite_args TASKLENS_ADVICE "$shape")"
   timed "$WORK/rec.out" env OMP_NUM_THREADS=2 "$TL" record -o "$WORK/$shape.tlens" -- "$plain" "${args[@]}"
   timed "$WORK/advice.json" "$TL" advise "$WORK/$shape.tlens" --target "$TARGET" --format json
   depth=$(advice_field "$WORK/advice.json" 'c["recommended_depth"]')

@@ -127,3 +127,11 @@ bench_scratch() {
   WORK=$(mktemp -d "${TMPDIR:-/tmp}/tasklens-$1.XXXXXX")
   trap 'rm -rf "$WORK"' EXIT
 }
+
+# suite_args PREFIX SHAPE: the bench-size arguments of a suite shape with tiny tasks (fib 29,
+# nqueens 11, health 6 1000, uts 10 0), or ${PREFIX}_<SHAPE>_ARGS when that is set.
+suite_args() {
+  local var="${1}_${2^^}_ARGS"
+  local -A size=([fib]=29 [nqueens]=11 [health]="6 1000" [uts]="10 0")
+  echo "${!var:-${size[$2]}}"
+}

@@ -29,12 +29,6 @@ bench_scratch task_cost
 
 RUNS=${TASKLENS_TASK_COST_RUNS:-7}
 SHAPES=${TASKLENS_TASK_COST_SHAPES:-fib nqueens health uts}
-declare -A ARGS=(
-  [fib]=${TASKLENS_TASK_COST_FIB_ARGS:-29}
-  [nqueens]=${TASKLENS_TASK_COST_NQUEENS_ARGS:-11}
-  [health]=${TASKLENS_TASK_COST_HEALTH_ARGS:-6 1000}
-  [uts]=${TASKLENS_TASK_COST_UTS_ARGS:-10 0}
-)
 
 region_seconds() { sed -n 's/.* region=\([0-9.]*\) s.*/\1/p' "$1"; }
 
@@ -42,7 +36,7 @@ echo "task_cost: $RUNS runs of each build, least region time, runtime $RT"
 printf '%-8s %-8s %10s %12s %12s %14s %14s %7s %s\n' shape args tasks "elision ms" \
   "1-thread ms" "program ns" "tasklens ns" ratio verdict
 for shape in $SHAPES; do
-  read -r -a args <<<"${ARGS[$shape]}"
+  read -r -a args <<<"$(suite_args TASKLENS_TASK_COST "$shape")"
   serial=() plain=()
   for ((i = 0; i < RUNS; i++)); do
     timed "$WORK/s.out" env OMP_NUM_THREADS=1 "$EXAMPLES/suite_${shape}_serial_clang" "${args[@]}"

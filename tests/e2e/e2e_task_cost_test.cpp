@@ -3,7 +3,7 @@
 // itself: its 1-thread run's time over its serial elision's (the same source built without
 // -fopenmp: suite_<name>_serial_clang), per task. Two shapes of tiny tasks: fib (two tasks per
 // call, joined by a taskwait) and n-queens (a task per square tried, a board copied into each).
-// Measured on a 2-core AMD EPYC guest: 47-57 ns per task on both, the calibration 45-56 ns.
+// The figures on the four suite shapes: docs/benchmarks.md (`bench/task_cost.sh`).
 #include <regex>
 
 #include "e2e_util.hpp"
@@ -39,7 +39,7 @@ Region region_of(const std::string& out) {
 
 class TaskCost : public E2E, public ::testing::WithParamInterface<Shape> {};
 
-// Within 30% (the bound for a figure every burdened parallelism and cut-off is built on).
+// Within 30%: every burdened parallelism and cut-off is built on this figure.
 constexpr double kBand = 0.30;
 // Runs of each build per sample, interleaved; the least region time of each counts (a pause of
 // the machine only lengthens a run).
@@ -114,9 +114,8 @@ TEST_P(TaskCost, IsWhatATaskCostsTheProgramOverItsSerialElision) {
     return v;
   };
   // The figures judged come from the calibration's runs and the program's own, not from the
-  // recording's strands: its preemption inside strands (Needs::RealTiming's test, which made
-  // a suite run's every sample "disturbed" right after a build) says nothing of them. The
-  // recording's whole-run health (steal, other processes) still does.
+  // recording's strands: its preemption inside strands (Needs::RealTiming's test) says nothing
+  // of them. The recording's whole-run health (steal, other processes) still does.
   judge_profiles(shape.name + ": the task cost against the serial elision", take, check,
                  Needs::SpinTiming);
 }

@@ -199,8 +199,8 @@ TEST_F(CutoffAdvice, TheRecommendedCutoffMakesTheTasksItSaysWithAboutItsParallel
     }
     const json& c = advice["cutoffs"][0];
     // Whether the target is reached comes from the uncut recording's span: a host's pause on
-    // its critical path lowers every level's parallelism (a CI run once advised depth 5 for
-    // 10.2, where undisturbed recordings advise depth 2-3 for 18-26), so it is judged here.
+    // its critical path lowers every level's parallelism, and with it the advice's verdict,
+    // so it is judged here, by the policy.
     if (c["verdict"] != "reached" || !(num(c["recommended"], "burdened_parallelism") >= 16))
       v.soft += "the advice does not reach the target 16: verdict " + c["verdict"].dump() +
                 ", burdened parallelism " + c["recommended"]["burdened_parallelism"].dump() +

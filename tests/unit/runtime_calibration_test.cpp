@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "model_team.hpp"
@@ -19,6 +20,22 @@ using fixtures::TraceBuilder;
 
 model::IntervalSample sample(uint16_t before, uint16_t after, bool solo, uint64_t ticks) {
   return model::IntervalSample{before, after, uint8_t(solo ? 1 : 0), ticks};
+}
+
+// A trace of one parallel region in a temporary file (its path; empty if it could not be written).
+std::string one_region_trace() {
+  TraceBuilder tb(2);
+  fixtures::Region r{tb};
+  r.begin();
+  r.end(100, 110);
+  const std::vector<uint8_t> bytes = tb.bytes();
+  char path[] = "/tmp/tasklens_calibration_testXXXXXX";
+  const int fd = mkstemp(path);
+  if (fd < 0) return "";
+  const bool written = write(fd, bytes.data(), bytes.size()) == ssize_t(bytes.size());
+  close(fd);
+  if (!written) unlink(path);
+  return written ? path : "";
 }
 
 TEST(RuntimeCalibration, KeepsTheMedianOfEachKindWithEnoughIntervals) {
@@ -45,16 +62,8 @@ TEST(RuntimeCalibration, KeepsTheMedianOfEachKindWithEnoughIntervals) {
 }
 
 TEST(RuntimeCalibration, TheAppendedRecordReadsBack) {
-  TraceBuilder tb(2);
-  fixtures::Region r{tb};
-  r.begin();
-  r.end(100, 110);
-  const std::vector<uint8_t> bytes = tb.bytes();
-  char path[] = "/tmp/tasklens_calibration_testXXXXXX";
-  const int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
-  ASSERT_EQ(write(fd, bytes.data(), bytes.size()), ssize_t(bytes.size()));
-  close(fd);
+  const std::string path = one_region_trace();
+  ASSERT_FALSE(path.empty());
   RuntimeCalibration c;
   c.samples = 1234;
   c.tasks = 99;
@@ -74,7 +83,7 @@ TEST(RuntimeCalibration, TheAppendedRecordReadsBack) {
   EXPECT_EQ(added, int64_t(2 * sizeof(trace::RecordHeader) + sizeof(trace::RuntimeCostHeader) +
                            2 * sizeof(trace::RuntimeCostEntry) + sizeof(trace::TaskCost)));
   const trace::TraceFile t = trace::TraceFile::open(path);
-  unlink(path);
+  unlink(path.c_str());
   ASSERT_TRUE(t.has_task_cost());
   EXPECT_EQ(uint64_t{t.task_cost().pico_per_task}, 48'500u);
   EXPECT_EQ(uint32_t{t.task_cost().tasks}, 5166u);
@@ -159,16 +168,8 @@ TEST(RuntimeCalibration, AMissingTraceIsNotWritten) {
 }
 
 TEST(RuntimeCalibration, WithoutATaskCostOnlyTheRuntimeCostIsAppended) {
-  TraceBuilder tb(2);
-  fixtures::Region r{tb};
-  r.begin();
-  r.end(100, 110);
-  const std::vector<uint8_t> bytes = tb.bytes();
-  char path[] = "/tmp/tasklens_calibration_testXXXXXX";
-  const int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
-  ASSERT_EQ(write(fd, bytes.data(), bytes.size()), ssize_t(bytes.size()));
-  close(fd);
+  const std::string path = one_region_trace();
+  ASSERT_FALSE(path.empty());
   RuntimeCalibration c;
   c.entries.resize(1);
   c.entries[0].milli_ticks = 1000;
@@ -176,7 +177,7 @@ TEST(RuntimeCalibration, WithoutATaskCostOnlyTheRuntimeCostIsAppended) {
             int64_t(sizeof(trace::RecordHeader) + sizeof(trace::RuntimeCostHeader) +
                     sizeof(trace::RuntimeCostEntry)));
   const trace::TraceFile t = trace::TraceFile::open(path);
-  unlink(path);
+  unlink(path.c_str());
   EXPECT_FALSE(t.has_task_cost());
   EXPECT_EQ(t.runtime_costs().size(), 1u);
 }
