@@ -25,8 +25,19 @@ using model::kNone;
 using model::Model;
 using model::Node;
 
-// For every node with a site: does it lie inside a node of a different instance of the same
-// site? One preorder walk that keeps, per site, the innermost open node of that site; a node's
+// Do the sorted ranges together cover every strand, [0, n)?
+bool covers_all(const std::vector<std::pair<uint32_t, uint32_t>>& sorted_ranges, uint32_t n) {
+  uint32_t covered = 0;
+  for (auto [b, e] : sorted_ranges) {
+    if (b > covered) return false;
+    covered = std::max(covered, e);
+  }
+  return n > 0 && covered >= n;
+}
+
+}  // namespace
+
+// One preorder walk that keeps, per site, the innermost open node of that site; a node's
 // subtree is [id, id + subtree_size), so leaving a subtree is detected by id alone.
 std::vector<uint8_t> nested_nodes(const Model& m, uint32_t num_sites) {
   const uint32_t num_nodes = static_cast<uint32_t>(m.nodes.size());
@@ -57,17 +68,22 @@ std::vector<uint8_t> nested_nodes(const Model& m, uint32_t num_sites) {
   return nested;
 }
 
-// Do the sorted ranges together cover every strand, [0, n)?
-bool covers_all(const std::vector<std::pair<uint32_t, uint32_t>>& sorted_ranges, uint32_t n) {
-  uint32_t covered = 0;
-  for (auto [b, e] : sorted_ranges) {
-    if (b > covered) return false;
-    covered = std::max(covered, e);
+void finish_site_rows(Profile& profile, const std::vector<SiteRow>& rows,
+                      const std::vector<uint8_t>& present) {
+  for (uint32_t x = 0; x < rows.size(); ++x) {
+    if (!present[x]) continue;
+    SiteRow row = rows[x];
+    row.site = x;
+    row.parallelism = parallelism_of(row.work, row.span);
+    row.critical_path_percent = percent_of(row.critical_work, profile.span);
+    profile.sites.push_back(row);
   }
-  return n > 0 && covered >= n;
+  std::sort(profile.sites.begin(), profile.sites.end(), [](const SiteRow& a, const SiteRow& b) {
+    if (a.critical_work != b.critical_work) return a.critical_work > b.critical_work;
+    if (a.work != b.work) return a.work > b.work;
+    return a.site < b.site;
+  });
 }
-
-}  // namespace
 
 // Strand ids are a topological order, so every predecessor's distance is final when a strand is
 // reached: one forward pass.
@@ -404,22 +420,8 @@ Profile compute_profile(const Model& m, const Weights* weights, uint32_t shared_
     const uint32_t site = m.strands[s].site;
     if (site < num_sites) rows[site].critical_work += spans[s + 1] - spans[s];
   }
-  for (uint32_t x = 0; x < num_sites; ++x) {
-    if (!present[x]) continue;
-    SiteRow& row = rows[x];
-    row.span += whole_program[x] * profile.span;
-    row.site = x;
-    row.parallelism = parallelism_of(row.work, row.span);
-    row.critical_path_percent = percent_of(row.critical_work, profile.span);
-    profile.sites.push_back(row);
-  }
-  // critical_work orders exactly like critical_path_percent (same denominator), without the
-  // rounding of the division.
-  std::sort(profile.sites.begin(), profile.sites.end(), [](const SiteRow& a, const SiteRow& b) {
-    if (a.critical_work != b.critical_work) return a.critical_work > b.critical_work;
-    if (a.work != b.work) return a.work > b.work;
-    return a.site < b.site;
-  });
+  for (uint32_t x = 0; x < num_sites; ++x) rows[x].span += whole_program[x] * profile.span;
+  finish_site_rows(profile, rows, present);
   return profile;
 }
 

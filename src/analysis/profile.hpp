@@ -72,6 +72,17 @@ struct Weights {
   std::vector<uint64_t> span;
 };
 
+// For every node with a site: does it lie inside (Node::parent chain) a node of a different
+// instance of the same site? 1 for such nodes: their instances are not outermost.
+std::vector<uint8_t> nested_nodes(const model::Model& model, uint32_t num_sites);
+
+// Fills profile.sites from the per-site sums (`rows`, indexed by site; those with present[x]
+// become rows): each row's site, parallelism and share of profile.span, in Profile::sites' order
+// (critical_work desc, which is critical_path_percent's order without its rounding, then work
+// desc, then site index).
+void finish_site_rows(Profile& profile, const std::vector<SiteRow>& rows,
+                      const std::vector<uint8_t>& present);
+
 // The profile of the recorded run, or of a what-if when `weights` is given (critical_work is
 // then measured in span weight, so the exclusive percents still add up to 100).
 // Models of `shared_sites_from` strands or more have their sites measured on two threads

@@ -14,6 +14,7 @@
 #include "analysis/profile.hpp"
 #include "analysis/robust.hpp"
 #include "analysis/sched.hpp"
+#include "analysis/stream_profile.hpp"
 #include "analysis/tasks.hpp"
 #include "analysis/whatif.hpp"
 #include "model/model.hpp"
@@ -43,10 +44,47 @@ inline std::string structure_failure(const model::Model& m) {
   return "";
 }
 
+// How two profiles differ (the first difference found), or an empty string: the one-pass profile
+// (analysis/stream_profile.hpp) must give compute_profile's exactly.
+inline std::string profile_mismatch(const analysis::Profile& a, const analysis::Profile& b) {
+  auto say = [](const char* what, auto x, auto y) {
+    return std::string(what) + " " + std::to_string(x) + " against " + std::to_string(y);
+  };
+  if (a.work != b.work) return say("work", a.work, b.work);
+  if (a.span != b.span) return say("span", a.span, b.span);
+  if (a.parallelism != b.parallelism) return say("parallelism", a.parallelism, b.parallelism);
+  if (a.critical_path != b.critical_path)
+    return say("critical path of strands", a.critical_path.size(), b.critical_path.size());
+  if (a.sites.size() != b.sites.size()) return say("rows", a.sites.size(), b.sites.size());
+  for (size_t i = 0; i < a.sites.size(); ++i) {
+    const analysis::SiteRow &x = a.sites[i], &y = b.sites[i];
+    const std::string row = "row " + std::to_string(i) + " (site " + std::to_string(x.site) + ") ";
+    if (x.site != y.site) return row + say("site", x.site, y.site);
+    if (x.count != y.count) return row + say("count", x.count, y.count);
+    if (x.work != y.work) return row + say("work", x.work, y.work);
+    if (x.span != y.span) return row + say("span", x.span, y.span);
+    if (x.critical_work != y.critical_work)
+      return row + say("critical work", x.critical_work, y.critical_work);
+    if (x.parallelism != y.parallelism || x.critical_path_percent != y.critical_path_percent)
+      return row + "parallelism or share";
+  }
+  return "";
+}
+
+// compute_profile against the one-pass profile of the same model, in memory and with its path
+// log spilled in blocks of 3 strands (read back across blocks).
+inline std::string stream_mismatch(const model::Model& m) {
+  const analysis::Profile p = analysis::compute_profile(m);
+  std::string failure = profile_mismatch(analysis::stream_profile_of(m), p);
+  if (failure.empty()) failure = profile_mismatch(analysis::stream_profile_of(m, nullptr, 3), p);
+  return failure.empty() ? "" : "the one-pass profile differs: " + failure;
+}
+
 // Runs every analysis, report and export on `m` (a copy is clipped for the robust span).
 inline std::string analyze_all(const model::Model& m) {
   analysis::Profile p = analysis::compute_profile(m);
   if (p.span > p.work) return "a span larger than the work";
+  if (std::string failure = stream_mismatch(m); !failure.empty()) return failure;
   analysis::compute_schedule(m);
   analysis::compute_tasks(m, analysis::default_task_options(m, m.tsc_per_second));
   const analysis::Simulator simulator(m, analysis::strand_durations(m));

@@ -158,6 +158,16 @@ struct RandomModelOptions {
   double zero_work_probability = 0.1;
 };
 
+// Marks each strand, with `probability`, as loop iterations seen only together (Model::divisible)
+// of 2 to max_iterations iterations.
+inline void add_divisible(std::mt19937_64& rng, Model& m, double probability,
+                          uint32_t max_iterations = 5) {
+  std::uniform_real_distribution<double> chance(0, 1);
+  std::uniform_int_distribution<uint32_t> iterations(2, max_iterations);
+  for (uint32_t s = 0; s < m.strands.size(); ++s)
+    if (chance(rng) < probability) m.divisible.push_back({s, iterations(rng)});
+}
+
 // Gives strand s a worker and a timestamp (the scheduling analyses read them).
 inline void set_time(Model& m, uint32_t s, uint32_t thread, uint64_t start, uint64_t end) {
   m.strands[s].thread = thread;

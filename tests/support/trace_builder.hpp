@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "analyze_all.hpp"
 #include "model/builder.hpp"
 #include "trace/format.hpp"
 #include "trace/reader.hpp"
@@ -215,6 +216,8 @@ inline void expect_structure(const model::Model& m) {
     EXPECT_GE(p.strand_end, n.strand_end);
     EXPECT_LE(v + n.subtree_size, n.parent + p.subtree_size);
   }
+  // Every model the builder makes in the tests is also profiled in one pass.
+  EXPECT_EQ(stream_mismatch(m), "");
 }
 
 // The invariants, and no warnings: the traces are well formed.

@@ -38,14 +38,6 @@ uint64_t path_weight_of(const Model& m, uint32_t s) {
   return m.strands[s].work;
 }
 
-// Marks about `probability` of the strands as loop iterations seen together (2 to 5 of them).
-void add_divisible(std::mt19937_64& rng, Model& m, double probability) {
-  std::uniform_real_distribution<double> chance(0, 1);
-  std::uniform_int_distribution<uint32_t> iterations(2, 5);
-  for (uint32_t s = 0; s < m.strands.size(); ++s)
-    if (chance(rng) < probability) m.divisible.push_back({s, iterations(rng)});
-}
-
 std::vector<std::vector<uint32_t>> successors(const Model& m, const std::vector<bool>& in) {
   std::vector<std::vector<uint32_t>> succ(m.strands.size());
   for (uint32_t s = 0; s < m.strands.size(); ++s) {
@@ -266,7 +258,7 @@ TEST(ProfileRandomTest, ModelsWithIterationsSeenTogetherMatchBruteForce) {
   for (int i = 0; i < 600; ++i) {
     SCOPED_TRACE("model " + std::to_string(i));
     Model m = fixtures::random_model(rng, opt);
-    add_divisible(rng, m, 0.3);
+    fixtures::add_divisible(rng, m, 0.3);
     check_profile(m, /*tiny=*/false);
     if (HasFailure()) return;
   }

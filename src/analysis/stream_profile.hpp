@@ -1,0 +1,178 @@
+// The parallelism profile in one pass over the strands, holding only what later strands can still
+// reach: Cilkscale's and TaskProf's scheme carried over to a DAG (docs/design-scale.md, step 1).
+// compute_profile (profile.hpp) needs the whole model in memory; this gives the same Profile from
+// a stream of strands in any topological order, so its memory follows the live strands and the
+// open construct instances (the recursion's depth times the threads), not the task count.
+//
+// What the caller says, and when:
+//  * open_instance(site) when an instance of a site begins (before its first strand), and
+//    close_instance when no strand will join it any more. An instance is one of profile.hpp's:
+//    the nodes of one site sharing an instance id.
+//  * not_outermost(instance) when one of its nodes lies inside an instance of the same site (a
+//    recursion): such an instance adds to its site's count only, as in compute_profile. It may be
+//    said at any time before its close.
+//  * strand(...) for every strand, each after all of its predecessors, with the instances it
+//    belongs to: for each site, the outermost open instance of that site whose nodes contain it.
+//  * release(strand) once no later strand has it as a predecessor.
+//  * finish() at the end.
+//
+// Exactly compute_profile's figures (the tests compare them on every model they build): the work,
+// the span, the rows, and the same critical path when strands come in the model's id order (ties
+// are broken by the order of arrival: the first predecessor reaching the longest distance wins,
+// and the last strand reaching the span ends the path).
+//
+// The critical path is found after the pass: each strand's winning predecessor, its site and its
+// weight on paths go to a log (PathLog) which finish() reads backwards once.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+#include "analysis/profile.hpp"
+
+namespace tasklens::analysis {
+
+// The log of winning predecessors, read backwards once (stream_profile.cpp). Entry i is strand i
+// of the arrival order: its winning predecessor (kNoVia: none), its site and its weight on paths.
+// Entries are packed in 16 bytes: the predecessor as a distance back (40 bits), the site (24 bits;
+// the sites from kNoSite on, which no recording has, would lose their share of the path). Full
+// blocks are compressed (LZ4: the distances are mostly small) into a temporary file in $TMPDIR,
+// so that a billion strands hold one block in memory.
+class PathLog {
+ public:
+  static constexpr uint64_t kNoVia = ~uint64_t{0};
+  static constexpr uint32_t kNoSite = (1u << 24) - 1;
+  struct Entry {
+    uint64_t via = kNoVia;
+    uint32_t site = kNoSite;
+    uint64_t weight = 0;
+  };
+  explicit PathLog(uint64_t block_entries = uint64_t{1} << 20);
+  ~PathLog();
+  PathLog(const PathLog&) = delete;
+  PathLog& operator=(const PathLog&) = delete;
+  void push(uint64_t via, uint32_t site, uint64_t weight) {
+    if (tail_.size() == block_entries_) [[unlikely]]
+      spill();
+    const uint64_t back = via == kNoVia ? 0 : size() - via;
+    tail_.push_back({back << 24 | (site < kNoSite ? site : kNoSite), weight});
+  }
+  uint64_t size() const { return spilled_ + tail_.size(); }
+  Entry at(uint64_t index);  // reads and decompresses a block when it must; best backwards
+  uint64_t bytes_on_disk() const { return file_bytes_; }
+
+ private:
+  struct Packed {
+    uint64_t back_site;  // (index - via) << 24 | site; 0 back: no predecessor
+    uint64_t weight;
+  };
+  static_assert(sizeof(Packed) == 16);
+  struct Block {
+    uint64_t offset;
+    uint32_t bytes;
+  };
+  void spill();
+  uint64_t block_entries_;
+  std::vector<Packed> tail_;  // entries [spilled_, size())
+  uint64_t spilled_ = 0;      // entries in the file, in blocks of block_entries_
+  std::vector<Block> blocks_;
+  std::FILE* file_ = nullptr;
+  uint64_t file_bytes_ = 0;
+  std::vector<Packed> loaded_;  // a block read back
+  uint64_t loaded_block_ = ~uint64_t{0};
+  std::vector<char> scratch_;
+};
+
+class StreamProfile {
+ public:
+  using Strand = uint32_t;    // a live strand (recycled after release)
+  using Instance = uint32_t;  // an open instance (recycled after close)
+
+  // `num_sites`: Model::sites.size(); sites at or above it are not rows (as in compute_profile).
+  // `log_block_entries`: the path log's block (PathLog).
+  explicit StreamProfile(uint32_t num_sites, uint64_t log_block_entries = uint64_t{1} << 20);
+
+  Instance open_instance(uint32_t site);
+  void not_outermost(Instance i) { instances_[i].outermost = false; }
+  void close_instance(Instance i);
+
+  // work: what the strand adds to work sums; span_weight: its weight on paths (the what-if's, one
+  // iteration's share for loop iterations seen only together); site: Strand::site.
+  Strand strand(uint64_t work, uint64_t span_weight, uint32_t site, const Strand* preds,
+                uint32_t pred_count, const Instance* instances, uint32_t instance_count);
+  void release(Strand s);
+
+  // The profile; `with_path` also gives Profile::critical_path, as arrival indexes (the strand
+  // ids when strands came in id order).
+  Profile finish(bool with_path = true);
+
+  // Live strands and open instances at most so far: what the pass held.
+  uint64_t peak_live_strands() const { return peak_live_; }
+  uint64_t strands_seen() const { return arrivals_; }
+
+ private:
+  struct Distance {  // a strand's longest path inside one instance containing it
+    Instance instance;
+    // The instance's serial: a recycled slot does not match an old strand (it would take a
+    // strand still live 2^32 instances later to meet its slot's serial again).
+    uint32_t serial;
+    uint64_t dist;
+  };
+  // Most strands lie in a few instances (one per site nested around them): those are kept in
+  // the slot, more in `more` (kept, with its capacity, when the slot is reused).
+  static constexpr uint32_t kInline = 4;
+  struct Live {
+    uint64_t dist = 0;     // longest path ending here
+    uint64_t arrival = 0;  // arrival index (the path log's)
+    uint32_t inside_count = 0;
+    Distance inside[kInline];
+    std::vector<Distance> more;
+    Distance& at(uint32_t k) { return k < kInline ? inside[k] : more[k - kInline]; }
+    const Distance& at(uint32_t k) const { return k < kInline ? inside[k] : more[k - kInline]; }
+  };
+  struct Open {
+    uint32_t site = 0;
+    uint32_t serial = 0;
+    bool outermost = true;
+    uint64_t work = 0, span = 0;
+  };
+  uint32_t num_sites_;
+  std::vector<Live> live_;
+  std::vector<Strand> free_strands_;
+  std::vector<Open> instances_;
+  std::vector<Instance> free_instances_;
+  uint32_t next_serial_ = 0;
+  std::vector<SiteRow> rows_;
+  std::vector<uint8_t> present_;
+  PathLog log_;
+  uint64_t work_ = 0, best_ = 0;
+  uint64_t best_end_ = PathLog::kNoVia;
+  uint64_t arrivals_ = 0, live_count_ = 0, peak_live_ = 0;
+};
+
+// A model as the calls a streaming loader would make to StreamProfile: in id order, every
+// instance opened at its first strand and closed after its last, every strand released after its
+// last successor. Kept to be played again, so that the engine's own speed can be timed apart
+// from this preparation (bench/stream_profile).
+class ProfileTape {
+ public:
+  explicit ProfileTape(const model::Model& model, const Weights* weights = nullptr);
+  Profile play(uint64_t log_block_entries = uint64_t{1} << 20,
+               uint64_t* peak_live_strands = nullptr) const;
+
+ private:
+  enum Op : uint32_t { kOpen, kClose, kInstances, kStrand, kRelease };
+  std::vector<uint32_t> words_;  // ops and their arguments (tape.cpp's put_* say how)
+  uint32_t num_sites_ = 0, strands_ = 0, groups_ = 0;
+};
+
+// compute_profile's result computed by StreamProfile from the model's tape: the equality the
+// tests check.
+inline Profile stream_profile_of(const model::Model& model, const Weights* weights = nullptr,
+                                 uint64_t log_block_entries = uint64_t{1} << 20,
+                                 uint64_t* peak_live_strands = nullptr) {
+  return ProfileTape(model, weights).play(log_block_entries, peak_live_strands);
+}
+
+}  // namespace tasklens::analysis

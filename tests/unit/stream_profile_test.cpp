@@ -1,0 +1,198 @@
+// The one-pass profile (analysis/stream_profile.hpp) against compute_profile: identical figures,
+// rows and critical path on random DAG models (recursion, shared instances, loop iterations seen
+// together, what-if weights), on the hand-made shapes, with its path log in memory and spilled;
+// and the memory it holds: the live strands follow the recursion's depth, not the task count.
+// (Every model the builder makes in the model tests is also compared: trace_builder.hpp.)
+#include "analysis/stream_profile.hpp"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "analyze_all.hpp"
+#include "model_fixtures.hpp"
+
+namespace tasklens {
+namespace {
+
+using analysis::compute_profile;
+using analysis::Profile;
+using analysis::stream_profile_of;
+using analysis::StreamProfile;
+using fixtures::profile_mismatch;
+using model::Model;
+
+void expect_same(const Model& m, const analysis::Weights* weights = nullptr) {
+  const Profile expected = compute_profile(m, weights);
+  EXPECT_EQ(profile_mismatch(stream_profile_of(m, weights), expected), "");
+  // Blocks of 1, 2 and 5 strands: the walk back reads across block boundaries.
+  for (uint64_t block : {1, 2, 5})
+    EXPECT_EQ(profile_mismatch(stream_profile_of(m, weights, block), expected), "")
+        << "path log in blocks of " << block;
+}
+
+analysis::Weights random_weights(std::mt19937_64& rng, const Model& m) {
+  analysis::Weights w;
+  for (const model::Strand& s : m.strands) {
+    const uint64_t divisor = std::uniform_int_distribution<uint64_t>(1, 4)(rng);
+    w.work.push_back(s.work + std::uniform_int_distribution<uint64_t>(0, 3)(rng));
+    w.span.push_back(s.work / divisor);
+  }
+  return w;
+}
+
+TEST(StreamProfileTest, RandomModelsGiveTheSameProfile) {
+  std::mt19937_64 rng(11);
+  fixtures::RandomModelOptions opt;
+  opt.max_strands = 120;
+  opt.min_strands = 1;
+  opt.max_depth = 7;
+  for (int i = 0; i < 500; ++i) {
+    SCOPED_TRACE("model " + std::to_string(i));
+    expect_same(fixtures::random_model(rng, opt));
+    if (HasFailure()) return;
+  }
+}
+
+TEST(StreamProfileTest, RecursionAndSharedInstancesGiveTheSameProfile) {
+  std::mt19937_64 rng(12);
+  fixtures::RandomModelOptions opt;
+  opt.max_strands = 200;
+  opt.min_strands = 50;
+  opt.site_count = 2;
+  opt.max_depth = 10;
+  opt.child_probability = 0.6;
+  opt.share_probability = 0.6;
+  opt.own_instance_probability = 0.2;
+  for (int i = 0; i < 300; ++i) {
+    SCOPED_TRACE("model " + std::to_string(i));
+    expect_same(fixtures::random_model(rng, opt));
+    if (HasFailure()) return;
+  }
+}
+
+TEST(StreamProfileTest, DenseModelsAndZeroWorkGiveTheSameProfile) {
+  std::mt19937_64 rng(13);
+  fixtures::RandomModelOptions opt;
+  opt.max_strands = 150;
+  opt.min_strands = 30;
+  opt.max_extra_preds = 6;
+  opt.chain_probability = 0.3;
+  opt.source_probability = 0.2;
+  opt.zero_work_probability = 0.5;
+  opt.max_work = 3;  // many ties between paths: the same one must win
+  for (int i = 0; i < 300; ++i) {
+    SCOPED_TRACE("model " + std::to_string(i));
+    expect_same(fixtures::random_model(rng, opt));
+    if (HasFailure()) return;
+  }
+}
+
+TEST(StreamProfileTest, IterationsSeenTogetherAndWhatIfWeightsGiveTheSameProfile) {
+  std::mt19937_64 rng(14);
+  fixtures::RandomModelOptions opt;
+  opt.max_strands = 100;
+  opt.min_strands = 10;
+  opt.max_work = 60;
+  for (int i = 0; i < 300; ++i) {
+    SCOPED_TRACE("model " + std::to_string(i));
+    Model m = fixtures::random_model(rng, opt);
+    fixtures::add_divisible(rng, m, 0.3, 40);
+    expect_same(m);
+    const analysis::Weights w = random_weights(rng, m);
+    expect_same(m, &w);
+    if (HasFailure()) return;
+  }
+}
+
+TEST(StreamProfileTest, HandMadeShapesGiveTheSameProfile) {
+  expect_same(fixtures::chain_model({3, 0, 5, 7}));
+  expect_same(fixtures::fork_join_model({4, 9, 2, 9}));
+  expect_same(fixtures::fib_model(12));
+  expect_same(fixtures::unbalanced_tree_model(7));
+  expect_same(Model{});  // no strands, no nodes
+}
+
+// fib(n)'s strands in serial-elision order: a strand is live until its task's join, so the pass
+// holds about three strands per level of the recursion, whatever n.
+TEST(StreamProfileTest, LiveStrandsFollowTheDepthNotTheTaskCount) {
+  for (uint32_t n : {10u, 16u, 20u}) {
+    const Model m = fixtures::fib_model(n);
+    uint64_t peak = 0;
+    const Profile p = stream_profile_of(m, nullptr, uint64_t{1} << 20, &peak);
+    EXPECT_EQ(profile_mismatch(p, compute_profile(m)), "");
+    EXPECT_LE(peak, 3u * n + 4) << "fib(" << n << "), " << m.strands.size() << " strands";
+    EXPECT_GE(peak, n) << "fib(" << n << ")";
+  }
+}
+
+// The engine by hand: two instances of one site, one inside the other (a recursion), and a
+// second site; figures worked out on paper.
+TEST(StreamProfileTest, OuterInstancesCountAndInnerOnesDoNot) {
+  StreamProfile stream(3);
+  const auto outer = stream.open_instance(1);
+  const uint32_t in_outer[] = {outer};
+  const auto a = stream.strand(4, 4, 1, nullptr, 0, in_outer, 1);
+  const auto inner = stream.open_instance(1);
+  stream.not_outermost(inner);
+  const auto other = stream.open_instance(2);
+  const uint32_t in_both[] = {outer, other};
+  const uint32_t from_a[] = {a};
+  const auto b = stream.strand(10, 10, 2, from_a, 1, in_both, 2);
+  const auto c = stream.strand(6, 6, 2, from_a, 1, in_both, 2);
+  stream.close_instance(other);
+  stream.close_instance(inner);
+  const uint32_t joins[] = {b, c};
+  const auto d = stream.strand(1, 1, 1, joins, 2, in_outer, 1);
+  stream.close_instance(outer);
+  const uint32_t after[] = {d};
+  stream.strand(2, 2, 0, after, 1, nullptr, 0);
+  for (auto s : {a, b, c, d}) stream.release(s);
+  const Profile p = stream.finish();
+  EXPECT_EQ(p.work, 23u);
+  EXPECT_EQ(p.span, 17u);  // 4 + 10 + 1 + 2
+  EXPECT_EQ(p.critical_path, (std::vector<uint32_t>{0, 1, 3, 4}));
+  ASSERT_EQ(p.sites.size(), 3u);
+  // Site 1: two instances, the outer one measured (work 21, span 15); 5 of the path.
+  // Site 2: one instance, b and c side by side (work 16, span 10); 10 of the path.
+  EXPECT_EQ(p.sites[0].site, 2u);
+  EXPECT_EQ(p.sites[0].count, 1u);
+  EXPECT_EQ(p.sites[0].work, 16u);
+  EXPECT_EQ(p.sites[0].span, 10u);
+  EXPECT_EQ(p.sites[0].critical_work, 10u);
+  EXPECT_EQ(p.sites[1].site, 1u);
+  EXPECT_EQ(p.sites[1].count, 2u);
+  EXPECT_EQ(p.sites[1].work, 21u);
+  EXPECT_EQ(p.sites[1].span, 15u);
+  EXPECT_EQ(p.sites[1].critical_work, 5u);
+  EXPECT_EQ(p.sites[2].site, 0u);
+  EXPECT_EQ(p.sites[2].critical_work, 2u);
+}
+
+// A strand released and its slot reused by a strand of a later instance of the same slot: the
+// old strand's distance inside the closed instance must not count in the new one.
+TEST(StreamProfileTest, ARecycledInstanceDoesNotSeeItsPredecessorsDistances) {
+  StreamProfile stream(2);
+  const auto first = stream.open_instance(1);
+  const uint32_t in_first[] = {first};
+  const auto a = stream.strand(100, 100, 1, nullptr, 0, in_first, 1);
+  stream.close_instance(first);
+  const auto second = stream.open_instance(1);  // the same slot, a new serial
+  EXPECT_EQ(second, first);
+  const uint32_t in_second[] = {second};
+  const uint32_t from_a[] = {a};
+  const auto b = stream.strand(5, 5, 1, from_a, 1, in_second, 1);
+  stream.close_instance(second);
+  stream.release(a);
+  stream.release(b);
+  const Profile p = stream.finish();
+  EXPECT_EQ(p.span, 105u);
+  ASSERT_EQ(p.sites.size(), 1u);
+  EXPECT_EQ(p.sites[0].count, 2u);
+  EXPECT_EQ(p.sites[0].span, 105u);  // 100 and 5: each instance alone
+}
+
+}  // namespace
+}  // namespace tasklens
