@@ -186,6 +186,9 @@ Overheads measure_overheads(const model::Model& m) {
   if (o.spawn.samples == 0) o.spawn.measured = false;
   if (o.sync.samples == 0) o.sync.measured = false;
   if (o.cont.samples == 0) o.cont.measured = false;
+  // (task_cost is in the metric's ticks: TSC ticks when the metric is the TSC.)
+  if (threads > 1 && m.task_cost > 0 && m.task_count > 0 && m.metric == "tsc")
+    o.one_worker_task = double(m.task_cost);
   return o;
 }
 
@@ -327,9 +330,12 @@ SimulationResult Simulator::run(uint32_t P, const Overheads& o) const {
   r.workers = 1;
   r.busy = one_worker_busy_;
   r.strands_run = one_worker_strands_;
-  r.overhead = cost(o.sync.ticks) * starts[uint8_t(StartClass::Sync)] +
-               cost(o.spawn.ticks) * starts[uint8_t(StartClass::Spawn)] +
-               cost(o.cont.ticks) * (starts[uint8_t(StartClass::Continue)] + starts[4]);
+  if (o.one_worker_task > 0)
+    r.overhead = cost(o.one_worker_task) * starts[uint8_t(StartClass::Spawn)];
+  else
+    r.overhead = cost(o.sync.ticks) * starts[uint8_t(StartClass::Sync)] +
+                 cost(o.spawn.ticks) * starts[uint8_t(StartClass::Spawn)] +
+                 cost(o.cont.ticks) * (starts[uint8_t(StartClass::Continue)] + starts[4]);
   r.time = r.busy + r.overhead;
   return r;
 }
@@ -357,10 +363,19 @@ SimulationResult Simulator::run_events(uint32_t P, const Overheads& o) const {
         return uint64_t{0};
     }
   };
+  // What a strand pays on one worker (Overheads::one_worker_task: a spawned strand the measured
+  // task cost, any other nothing; else its class's cost).
+  const uint64_t c_task = cost(o.one_worker_task);
+  const auto one_worker_cost = [&](uint8_t start) {
+    if (o.one_worker_task <= 0) return class_cost(start);
+    return start == uint8_t(StartClass::Spawn) ? c_task : uint64_t{0};
+  };
   // What a strand pays to start: by how it starts in this schedule, but never less than it paid
-  // on one worker (predict.hpp: no schedule does less of the runtime's work for a strand).
+  // on one worker (predict.hpp: no schedule does less of the runtime's work for a strand). One
+  // worker pays its one-worker cost.
   const auto charge = [&](uint32_t u, uint64_t by_schedule) {
-    return std::max(by_schedule, class_cost(strand[u].one_worker_start));
+    const uint64_t floor = one_worker_cost(strand[u].one_worker_start);
+    return P == 1 ? floor : std::max(by_schedule, floor);
   };
   const auto own_cost = [&](uint32_t u) { return charge(u, class_cost(strand[u].start_class)); };
 

@@ -43,6 +43,9 @@
 //    on one worker, would otherwise make many workers do less of the runtime's work than one.)
 //    So P x predicted(P) >= the workers' busy time plus their overheads >= predicted(1): the
 //    predicted speedup is never above P.
+//  * One worker on a recording of several (Overheads::one_worker_task): the measured task cost per
+//    spawned strand replaces the four classes as what each strand pays on one worker, in run(1)
+//    and as the floor above, so the bound holds and the speedups' base is the one-thread run.
 //  * Loop iterations seen only together (Model::divisible: a thread's static share, a chunk, a
 //    taskloop task): a worker that starts such a strand of c iterations splits it into
 //    k = min(c, P) shares of its iterations as even as whole iterations allow (durations in
@@ -80,6 +83,13 @@ struct Overheads {
   // The runtime's own cost that the model took out of the strands (Model::runtime_removed), per
   // timed strand: already included in each of the four, since it too is paid per strand.
   double inside = 0;
+  // What one task costs the program on one worker (Model::task_cost: creating, running and
+  // joining it over a plain call, measured by `record` without the recorder), in TSC ticks; 0
+  // when not used. Set for a recording of several workers with explicit tasks: its gaps hold the
+  // workers' contention for the runtime's task queues, which one worker does not have. One
+  // worker then pays this per spawned strand and nothing for syncs and continuations, instead of
+  // the four classes: the speedups' base is what the program's own one-thread run costs.
+  double one_worker_task = 0;
 };
 Overheads measure_overheads(const model::Model& model);
 

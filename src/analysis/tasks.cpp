@@ -282,6 +282,12 @@ TaskOptions default_task_options(const Model& m, double tsc_hz, unsigned bins) {
     o.tiny_size = 0;
     o.ticks_to_work = 0;
   }
+  // What a task costs this program's runtime, measured, decides what is tiny where there is
+  // such a measure (a time-like metric): the same figure advise and the report use.
+  if (o.tiny_size > 0 && m.task_cost > 0) {
+    o.tiny_size = m.task_cost * kTinyTaskCosts;
+    o.tiny_from_task_cost = true;
+  }
   o.long_wait_ticks = tsc_hz > 0 ? static_cast<uint64_t>(std::llround(tsc_hz * 100e-6)) : 1;
   return o;
 }

@@ -153,11 +153,17 @@ struct TaskOptions {
   double few_work_share = 0.1;
   double long_wait_factor = 10;
   double long_wait_share = 0.01;
-  uint64_t long_wait_ticks = 0;  // TSC ticks; default_task_options: 100 us
+  uint64_t long_wait_ticks = 0;      // TSC ticks; default_task_options: 100 us
+  bool tiny_from_task_cost = false;  // tiny_size came from Model::task_cost (else: 1 us)
 };
-// Options for the model's metric, given the TSC rate `tsc_hz` (0 if unknown): tiny_size = 1 us
-// (the TSC ticks of 1 us for tsc, and for cycles and instructions, counted as about one per
-// tick; 1000 ns for task-clock; 0, no finding, when the rate is unknown), ticks_to_work = 1
+// A task is tiny when it is smaller than this many times what one task costs the program
+// (Model::task_cost): the tasking overhead is then more than 1/20 = 5% of it.
+inline constexpr uint64_t kTinyTaskCosts = 20;
+// Options for the model's metric, given the TSC rate `tsc_hz` (0 if unknown): tiny_size =
+// kTinyTaskCosts x the tasking overhead `record` measured (Model::task_cost, in the metric's
+// unit, for a time-like metric), else 1 us (the TSC ticks of 1 us for tsc, and for cycles and
+// instructions, counted as about one per tick; 1000 ns for task-clock; 0, no finding, when the
+// rate is unknown); ticks_to_work = 1
 // (task-clock: ns per tick), same_unit for tsc only, long_wait_ticks = 100 us (1 when the rate is
 // unknown). Other metrics count events (cache misses, page faults...): tiny_size 0 and
 // ticks_to_work 0, no finding that compares sizes with times.

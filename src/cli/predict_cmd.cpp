@@ -209,6 +209,14 @@ void run_predict(const PredictOptions& opt) {
         "waits, so predictions are pessimistic; record with at most as many threads as idle "
         "CPUs",
         100.0 * double(m.preempted) / double(std::max<uint64_t>(1, view.work_ticks))));
+  if (view.overheads.one_worker_task > 0)
+    view.notes.push_back(fmt::format(
+        "one worker pays {} per task (what a task costs this program's runtime on one thread, "
+        "measured by `record`), not the gaps between strands above: those of a {}-worker "
+        "recording include the workers' contention for the task queues, which one worker does "
+        "not have; the prediction at 1 worker, the speedups' base, is the program's own "
+        "one-thread time",
+        report::format_amount(view.overheads.one_worker_task, view.tsc_hz), runs[from]->workers));
   if (view.overheads.inside > 0)
     view.notes.push_back(fmt::format(
         "each overhead includes {:.0f} TSC ticks per strand of the OpenMP runtime's own cost "

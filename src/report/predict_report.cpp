@@ -59,7 +59,8 @@ std::string render_predict(const PredictView& v, Format format) {
                       {"steal", cost_json(v, v.overheads.steal)},
                       {"sync", cost_json(v, v.overheads.sync)},
                       {"continue", cost_json(v, v.overheads.cont)},
-                      {"inside_strands", v.overheads.inside}};
+                      {"inside_strands", v.overheads.inside},
+                      {"one_worker_task", v.overheads.one_worker_task}};
     j["notes"] = v.notes;
     Json rows = Json::array();
     for (const PredictRow& r : v.rows) {

@@ -167,12 +167,19 @@ std::string finding_text(const TasksRun& r, const analysis::Finding& f) {
   const std::string& site = label_of(r, t);
   const double median = double(t.size.median);
   switch (f.kind) {
-    case FindingKind::ManyTinyTasks:
+    case FindingKind::ManyTinyTasks: {
+      // Say what the threshold stands for when it is the measured overhead's multiple.
+      const std::string why =
+          r.options.tiny_from_task_cost
+              ? fmt::format(" ({} x the {} one task costs)", analysis::kTinyTaskCosts,
+                            size_str(r, double(r.model->task_cost)))
+              : std::string();
       return fmt::format(
-          "many tiny tasks: {:.0f}% of the {} of {} run under {} (median {}): tasking overhead "
-          "dominates, raise the cut-off (make each task do more)",
+          "many tiny tasks: {:.0f}% of the {} of {} run under {}{} (median {}): tasking "
+          "overhead dominates, raise the cut-off (make each task do more)",
           percent(double(t.tiny), double(t.size.samples)), noun(t), site,
-          size_str(r, double(r.options.tiny_size)), size_str(r, median));
+          size_str(r, double(r.options.tiny_size)), why, size_str(r, median));
+    }
     case FindingKind::IdleLongerThanRunning:
       return fmt::format(
           "waiting longer than running: workers spend a median {} in the runtime before each of "
@@ -255,6 +262,12 @@ std::string render_tasks(const TasksRun& r, Format format, size_t top) {
     put_head(j, r);
     j["bins"] = r.options.bins;
     j["tiny_threshold"] = r.options.tiny_size;
+    // Where the threshold comes from: 20 x the measured tasking overhead, or 1 us.
+    j["tiny_threshold_source"] = r.options.tiny_from_task_cost ? "task_cost" : "fixed";
+    if (r.model->task_cost > 0)
+      j["task_cost"] = r.model->task_cost;
+    else
+      j["task_cost"] = nullptr;
     Json findings = Json::array();
     for (const analysis::Finding& f : p.findings)
       findings.push_back({{"kind", analysis::to_string(f.kind)},

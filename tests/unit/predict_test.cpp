@@ -192,6 +192,7 @@ TEST(Predict, OneWorkerInClosedFormEqualsItsSimulation) {
     o.steal.ticks = ticks(rng);
     o.sync.ticks = ticks(rng) + 0.6;
     o.cont.ticks = ticks(rng);
+    if (trial % 2) o.one_worker_task = ticks(rng) + 0.5;  // a recording of several workers
     const auto closed = sim.run(1, o), simulated = sim.run_events(1, o);
     ASSERT_EQ(closed.time, simulated.time) << trial;
     ASSERT_EQ(closed.busy, simulated.busy) << trial;
@@ -225,6 +226,8 @@ TEST(Predict, NeverASpeedupAboveTheWorkers) {
     o.sync.ticks = ticks(rng);
     o.cont.ticks = ticks(rng);
     o.steal.ticks = ticks(rng) / 4;  // often cheaper than the rest
+    // The measured task cost as one worker's, below or above the classes measured on several.
+    if (half(rng)) o.one_worker_task = ticks(rng) * 2;
     const auto one = sim.run(1, o);
     for (uint32_t p : {2u, 3u, 4u, 8u, 16u, 32u, 64u}) {
       const auto r = sim.run(p, o);
@@ -232,6 +235,36 @@ TEST(Predict, NeverASpeedupAboveTheWorkers) {
       ASSERT_GE(r.overhead + r.busy, one.overhead + one.busy) << trial << " P=" << p;
     }
   }
+}
+
+// A recording of two workers with the measured task cost: one worker pays that per task and
+// nothing for syncs and continuations (its gaps would hold the two workers' contention); one
+// worker's recording, or no measure, keeps the classes.
+TEST(Predict, OneWorkerPaysTheMeasuredTaskCostOnARecordingOfSeveral) {
+  Model m = fork_join(4, 100);
+  m.task_count = 4;
+  m.task_cost = 30;
+  Overheads o = analysis::measure_overheads(m);  // every strand on thread 0
+  EXPECT_EQ(o.one_worker_task, 0.0);
+  for (model::Strand& s : m.strands)  // the tasks (the strands of 100) on a second worker
+    if (s.work == 100) s.thread = 1;
+  o = analysis::measure_overheads(m);
+  EXPECT_EQ(o.one_worker_task, 30.0);
+  o.spawn.ticks = 500;  // as if the two workers had fought over the queue
+  o.sync.ticks = 200;
+  o.cont.ticks = 70;
+  const analysis::Simulator sim(m, analysis::strand_durations(m));
+  const auto one = sim.run(1, o);
+  EXPECT_EQ(one.overhead, 4u * 30);  // four spawned tasks, nothing else
+  EXPECT_EQ(one.time, one.busy + 4u * 30);
+  EXPECT_EQ(sim.run_events(1, o).time, one.time);
+  const auto two = sim.run(2, o);
+  EXPECT_GE(2.0 * double(two.time), double(one.time));
+  m.task_cost = 0;  // no measure: the classes
+  EXPECT_EQ(analysis::measure_overheads(m).one_worker_task, 0.0);
+  m.task_cost = 30;
+  m.metric = "instructions";  // the task cost is not in TSC ticks
+  EXPECT_EQ(analysis::measure_overheads(m).one_worker_task, 0.0);
 }
 
 TEST(Predict, AStolenTaskPaysAtLeastItsSpawn) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "model_fixtures.hpp"
+#include "report/tasks_report.hpp"
 #include "trace/format.hpp"
 #include "trace_builder.hpp"
 
@@ -591,6 +592,48 @@ TEST(TaskOptionsTest, DefaultsFollowTheMetric) {
     EXPECT_EQ(o.ticks_to_work, 0.0) << count;
     EXPECT_FALSE(o.same_unit) << count;
   }
+}
+
+// The measured tasking overhead (Model::task_cost) decides what is tiny: 20 of them; a metric
+// that counts events still has no tiny tasks, whatever the trace holds.
+TEST(TaskOptionsTest, TinyIsTwentyTimesTheMeasuredTaskCost) {
+  Model m;
+  m.metric = "tsc";
+  m.task_cost = 130;  // ticks: 52 ns at 2.5 GHz
+  TaskOptions o = analysis::default_task_options(m, 2.5e9);
+  EXPECT_EQ(o.tiny_size, 2600u);
+  EXPECT_TRUE(o.tiny_from_task_cost);
+  m.task_cost = 0;  // not measured: 1 us
+  o = analysis::default_task_options(m, 2.5e9);
+  EXPECT_EQ(o.tiny_size, 2500u);
+  EXPECT_FALSE(o.tiny_from_task_cost);
+  m.metric = "cache-misses";
+  m.task_cost = 130;
+  o = analysis::default_task_options(m, 2.5e9);
+  EXPECT_EQ(o.tiny_size, 0u);
+  EXPECT_FALSE(o.tiny_from_task_cost);
+  // A task type whose tasks sit between 1 us and 20 task costs is tiny by the measure only.
+  m = fixtures::fork_join_model(std::vector<uint64_t>(10, 2550));
+  m.metric = "tsc";
+  m.task_count = 10;
+  EXPECT_EQ(analysis::compute_tasks(m, analysis::default_task_options(m, 2.5e9)).findings.size(),
+            0u);
+  m.task_cost = 130;
+  const TaskProfile p = analysis::compute_tasks(m, analysis::default_task_options(m, 2.5e9));
+  ASSERT_EQ(p.findings.size(), 1u);
+  EXPECT_EQ(p.findings[0].kind, analysis::FindingKind::ManyTinyTasks);
+  // The finding says what its threshold stands for.
+  const std::vector<report::SiteLabel> labels(m.sites.size());
+  report::TasksRun run;
+  run.model = &m;
+  run.profile = &p;
+  run.labels = &labels;
+  run.options = analysis::default_task_options(m, 2.5e9);
+  run.tsc_hz = 2.5e9;
+  m.ticks_per_second = 2.5e9;  // sizes in time
+  const std::string text = report::finding_text(run, p.findings[0]);
+  EXPECT_NE(text.find("run under 1.040 us (20 x the 52 ns one task costs)"), std::string::npos)
+      << text;
 }
 
 TEST(TaskProfileTest, NoTasksAndNoTimestamps) {
