@@ -156,6 +156,7 @@ void tiny_tasks(const DiagnosisInput& in, double target, std::vector<DiagnosisFi
     }
     f.largest_site = largest->site;
     f.median = largest->median;
+    f.tiny_size = in.tiny_size;
     f.delay_source = source;
     f.delay = delay;
     if (first->chunks) {

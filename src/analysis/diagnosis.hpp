@@ -191,6 +191,7 @@ struct TinyTasks {
   uint32_t largest_site = 0;    // the type with most tasks (the first of equals)
   uint64_t median = 0;          // its median task
   uint64_t count = 0, tiny = 0, total = 0;  // summed over the types: tasks, tiny ones, work
+  uint64_t tiny_size = 0;                   // what "tiny" meant (DiagnosisInput::tiny_size)
   double work_share = 0;                    // total / the program's work
   DelaySource delay_source = DelaySource::Unknown;
   double delay = kUnknownDelay;  // the workers' delay share
@@ -287,7 +288,7 @@ struct DiagnosisInput {
   const Clipping* clipping = nullptr;  // the robust span's, may be null
   SpanFigures measured;                // the figures as measured, when something was clipped
   const std::vector<TypeSizes>* task_sizes = nullptr;  // may be null: no tiny-tasks, few-tasks
-  uint64_t tiny_size = 0;  // what "tiny" means, metric units (tasks.hpp's default: 1 us)
+  uint64_t tiny_size = 0;  // what "tiny" means, metric units (tasks.hpp's default_task_options)
   const Schedule* schedule = nullptr;  // may be null
   const Diff* base = nullptr;          // report --base's comparison; may be null
 };

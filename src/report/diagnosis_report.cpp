@@ -64,9 +64,9 @@ class Writer {
                              100.0 * (1.0 - f.delay));
     d_.finding = fmt::format("the {} at {} are too small to pay for themselves",
                              f.chunks ? "loop chunks" : "tasks", sites);
-    d_.evidence =
-        fmt::format("{} of {} ({:.0f}%) take under 1 us, median {}{}", f.tiny, f.count,
-                    analysis::percent_of(f.tiny, f.count), format_work(m_, f.median), overhead);
+    d_.evidence = fmt::format("{} of {} ({:.0f}%) take under {}, median {}{}", f.tiny, f.count,
+                              analysis::percent_of(f.tiny, f.count), format_work(m_, f.tiny_size),
+                              format_work(m_, f.median), overhead);
     d_.location = site(f.largest_site);
     switch (f.advice) {
       case analysis::TinyAdvice::LargerChunks:

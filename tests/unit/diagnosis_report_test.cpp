@@ -104,13 +104,14 @@ TEST(DiagnosisReport, TinyTasksSayTheirSizesTheWorkersDelayAndWhatToWrite) {
   f.median = 1500;
   f.count = 32;
   f.tiny = 27;
+  f.tiny_size = 1040;  // what tiny meant: 20 x a measured task cost of 52 ns
   f.delay_source = analysis::DelaySource::Schedule;
   f.delay = 0.2;
   f.advice = analysis::TinyAdvice::LargerTasks;
   DiagnosisItem d = n.say(f);
   EXPECT_EQ(d.finding, "the tasks at a.c:12, a.c:20 are too small to pay for themselves");
   EXPECT_EQ(d.evidence,
-            "27 of 32 (84%) take under 1 us, median 1.500 us; the workers spent 20% of their "
+            "27 of 32 (84%) take under 1.040 us, median 1.500 us; the workers spent 20% of their "
             "time between tasks with work ready (the runtime's overhead)");
   EXPECT_EQ(d.location, "a.c:20");
   EXPECT_EQ(d.advice,
@@ -125,15 +126,16 @@ TEST(DiagnosisReport, TinyTasksSayTheirSizesTheWorkersDelayAndWhatToWrite) {
   f.advice = analysis::TinyAdvice::LargerChunks;
   d = n.say(f);
   EXPECT_EQ(d.finding, "the loop chunks at a.c:20 are too small to pay for themselves");
-  EXPECT_EQ(d.evidence,
-            "27 of 32 (84%) take under 1 us, median 1.500 us; the workers ran the program's code "
-            "only 75% of the time");
+  EXPECT_EQ(
+      d.evidence,
+      "27 of 32 (84%) take under 1.040 us, median 1.500 us; the workers ran the program's code "
+      "only 75% of the time");
   EXPECT_EQ(d.advice,
             "give the loop larger chunks (schedule(dynamic, N) with N iterations worth 10 us or "
             "more)");
 
   f.delay_source = analysis::DelaySource::Unknown;
-  EXPECT_EQ(n.say(f).evidence, "27 of 32 (84%) take under 1 us, median 1.500 us");
+  EXPECT_EQ(n.say(f).evidence, "27 of 32 (84%) take under 1.040 us, median 1.500 us");
 }
 
 // A recursion's tiny tasks: the cut-off's sentence (report/cutoff_report.hpp), then where to see
