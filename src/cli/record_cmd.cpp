@@ -474,7 +474,9 @@ int run_record(const RecordOptions& opt) {
                                                          0,
                                                          0,
                                                          "the calibration program is not "
-                                                         "installed next to the recorder"}
+                                                         "installed next to the recorder",
+                                                         {},
+                                                         "no calibration program"}
                             : launch::cached_calibration(program, runtime_preload, runtime_alone,
                                                          out_dir.string(), opt.recalibrate);
         if (c.entries.empty())

@@ -30,19 +30,27 @@ std::string gib(uint64_t bytes) {
 
 }  // namespace
 
-uint64_t model_bytes_at_least(const trace::TraceFile& trace) {
-  uint64_t event_bytes = 0;
-  for (uint32_t i = 0; i < trace.stream_count(); ++i) event_bytes += trace.stream_bytes(i);
-  const uint64_t tasks = trace.has_finish() ? trace.finish().tasks_created : 0;
+uint64_t model_bytes_at_least(uint64_t tasks, uint64_t event_bytes) {
   return std::max(tasks * kBytesPerTask, event_bytes * kBytesPerEventByte);
 }
 
+uint64_t model_bytes_at_least(const trace::TraceFile& trace) {
+  uint64_t event_bytes = 0;
+  for (uint32_t i = 0; i < trace.stream_count(); ++i) event_bytes += trace.stream_bytes(i);
+  return model_bytes_at_least(trace.has_finish() ? trace.finish().tasks_created : 0, event_bytes);
+}
+
 void check_model_fits(const trace::TraceFile& trace, const std::string& path) {
+  uint64_t event_bytes = 0;
+  for (uint32_t i = 0; i < trace.stream_count(); ++i) event_bytes += trace.stream_bytes(i);
+  check_model_fits(trace.has_finish() ? trace.finish().tasks_created : 0, event_bytes, path);
+}
+
+void check_model_fits(uint64_t tasks, uint64_t event_bytes, const std::string& path) {
   const std::optional<platform::MemoryBudget> budget = platform::memory_budget();
   if (!budget) return;
-  const uint64_t need = model_bytes_at_least(trace);
+  const uint64_t need = model_bytes_at_least(tasks, event_bytes);
   if (need <= budget->bytes) return;
-  const uint64_t tasks = trace.has_finish() ? trace.finish().tasks_created : 0;
   throw OutOfMemoryError(fmt::format(
       "{}: reading this trace needs at least {}{} and {} is {}; read it on a machine with more "
       "memory, or record a shorter run (a smaller input, or a cut-off: fewer tasks)",
@@ -70,6 +78,13 @@ Loaded load(const std::string& path, SpanMode mode) {
   Progress& progress = Progress::global();
   const std::string name = std::filesystem::path(path).filename().string();
   progress.phase("opening " + name);
+  // From the record headers first: a trace too large for the memory is refused before it is read.
+  // (A regular file only: a pipe cannot be scanned, and opening a FIFO would wait for a writer.)
+  std::error_code not_regular;
+  if (std::filesystem::is_regular_file(path, not_regular)) {
+    const trace::TraceFile::Scan scan = trace::TraceFile::scan(path);
+    check_model_fits(scan.has_finish ? scan.tasks_created : 0, scan.event_bytes, path);
+  }
   l.trace = std::make_unique<trace::TraceFile>(trace::TraceFile::open(path));
   check_model_fits(*l.trace, path);  // before the kernel's out-of-memory killer would
   timings.lap("open");

@@ -473,6 +473,7 @@ TraceFile::Scan TraceFile::scan(const std::string& path) {
         if (seen.size() <= bh.thread) seen.resize(bh.thread + 1);
         if (!seen[bh.thread]) ++r.streams;
         seen[bh.thread] = true;
+        r.event_bytes += bh.raw_size;
       }
     } else if (rh.type == static_cast<uint32_t>(RecordType::Finish) && payload >= sizeof(Finish)) {
       Finish f;

@@ -123,6 +123,7 @@ class TraceFile {
     uint64_t events_lost = 0;    // likewise
     uint32_t finish_reason = 0;  // likewise (FinishReason)
     uint32_t streams = 0;
+    uint64_t event_bytes = 0;  // the event blocks' raw (uncompressed) sizes, summed
     bool has_stats = false;
     RecorderStats stats{};           // the recorder's losses (write errors, when it first failed)
     Metric primary = Metric::Tsc;    // the file's primary metric

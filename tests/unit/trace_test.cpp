@@ -143,6 +143,12 @@ TEST(Trace, RoundTripZstdAndMultipleStreams) {
   TraceFile t = TraceFile::open(p);
   EXPECT_EQ(t.stream_count(), 2u);
   expect_sample(t);
+  // The scan of the record headers (what a reader checks the memory against before reading the
+  // trace) sums the events' raw sizes as the read trace does.
+  const TraceFile::Scan scan = TraceFile::scan(p);
+  EXPECT_EQ(scan.streams, 2u);
+  EXPECT_EQ(scan.event_bytes, t.stream_bytes(0) + t.stream_bytes(1));
+  EXPECT_EQ(scan.event_bytes, 2 * sample_stream().size());
   unlink(p.c_str());
 }
 
