@@ -77,18 +77,27 @@ PathLog::Entry PathLog::at(uint64_t index) {
 
 // ---- StreamProfile
 
+namespace {
+
+// A slot of `slots` for a new entry: a freed one, or a new one at the end.
+template <class T>
+uint32_t take_slot(std::vector<T>& slots, std::vector<uint32_t>& free) {
+  if (free.empty()) {
+    slots.emplace_back();
+    return static_cast<uint32_t>(slots.size() - 1);
+  }
+  const uint32_t slot = free.back();
+  free.pop_back();
+  return slot;
+}
+
+}  // namespace
+
 StreamProfile::StreamProfile(uint32_t num_sites, uint64_t log_block_entries)
     : num_sites_(num_sites), rows_(num_sites), present_(num_sites, 0), log_(log_block_entries) {}
 
 StreamProfile::Instance StreamProfile::open_instance(uint32_t site) {
-  Instance i;
-  if (!free_instances_.empty()) {
-    i = free_instances_.back();
-    free_instances_.pop_back();
-  } else {
-    i = static_cast<Instance>(instances_.size());
-    instances_.emplace_back();
-  }
+  const Instance i = take_slot(instances_, free_instances_);
   instances_[i] = Open{site, next_serial_++, true, 0, 0};
   if (site < num_sites_) {
     ++rows_[site].count;
@@ -130,14 +139,7 @@ StreamProfile::Strand StreamProfile::strand(uint64_t work, uint64_t span_weight,
   work_ += work;
   if (site < num_sites_) present_[site] = 1;
 
-  Strand s;
-  if (!free_strands_.empty()) {
-    s = free_strands_.back();
-    free_strands_.pop_back();
-  } else {
-    s = static_cast<Strand>(live_.size());
-    live_.emplace_back();
-  }
+  const Strand s = take_slot(live_, free_strands_);
   peak_live_ = std::max(peak_live_, ++live_count_);
   // The distances inside each instance: only predecessors inside the same instance count.
   // (live_ does not grow below: `me` stays valid.)

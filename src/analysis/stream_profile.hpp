@@ -60,7 +60,6 @@ class PathLog {
   }
   uint64_t size() const { return spilled_ + tail_.size(); }
   Entry at(uint64_t index);  // reads and decompresses a block when it must; best backwards
-  uint64_t bytes_on_disk() const { return file_bytes_; }
 
  private:
   struct Packed {
@@ -107,9 +106,8 @@ class StreamProfile {
   // ids when strands came in id order).
   Profile finish(bool with_path = true);
 
-  // Live strands and open instances at most so far: what the pass held.
+  // Live strands at most so far: what the pass held.
   uint64_t peak_live_strands() const { return peak_live_; }
-  uint64_t strands_seen() const { return arrivals_; }
 
  private:
   struct Distance {  // a strand's longest path inside one instance containing it
@@ -128,7 +126,6 @@ class StreamProfile {
     uint32_t inside_count = 0;
     Distance inside[kInline];
     std::vector<Distance> more;
-    Distance& at(uint32_t k) { return k < kInline ? inside[k] : more[k - kInline]; }
     const Distance& at(uint32_t k) const { return k < kInline ? inside[k] : more[k - kInline]; }
   };
   struct Open {

@@ -28,17 +28,13 @@ std::string gib(uint64_t bytes) {
   return fmt::format("{:.1f} GiB", double(bytes) / (1ull << 30));
 }
 
-}  // namespace
-
+// The least a reader's model of a trace needs (a lower bound from its task count, or from its
+// event bytes when the recording did not finish): a trace below it may still not fit.
 uint64_t model_bytes_at_least(uint64_t tasks, uint64_t event_bytes) {
   return std::max(tasks * kBytesPerTask, event_bytes * kBytesPerEventByte);
 }
 
-uint64_t model_bytes_at_least(const trace::TraceFile& trace) {
-  uint64_t event_bytes = 0;
-  for (uint32_t i = 0; i < trace.stream_count(); ++i) event_bytes += trace.stream_bytes(i);
-  return model_bytes_at_least(trace.has_finish() ? trace.finish().tasks_created : 0, event_bytes);
-}
+}  // namespace
 
 void check_model_fits(const trace::TraceFile& trace, const std::string& path) {
   uint64_t event_bytes = 0;
@@ -81,12 +77,13 @@ Loaded load(const std::string& path, SpanMode mode) {
   // From the record headers first: a trace too large for the memory is refused before it is read.
   // (A regular file only: a pipe cannot be scanned, and opening a FIFO would wait for a writer.)
   std::error_code not_regular;
-  if (std::filesystem::is_regular_file(path, not_regular)) {
+  const bool scannable = std::filesystem::is_regular_file(path, not_regular);
+  if (scannable) {
     const trace::TraceFile::Scan scan = trace::TraceFile::scan(path);
     check_model_fits(scan.has_finish ? scan.tasks_created : 0, scan.event_bytes, path);
   }
   l.trace = std::make_unique<trace::TraceFile>(trace::TraceFile::open(path));
-  check_model_fits(*l.trace, path);  // before the kernel's out-of-memory killer would
+  if (!scannable) check_model_fits(*l.trace, path);  // before the out-of-memory killer would
   timings.lap("open");
   progress.phase("reading " + name);
   l.model =

@@ -51,15 +51,12 @@ struct Loaded {
 };
 Loaded load(const std::string& path, SpanMode mode = SpanMode::Raw);
 
-// The least a reader's model of a trace needs (a lower bound from its task count, or from its
-// event bytes when the recording did not finish): a trace below it may still not fit. `tasks`:
-// the Finish record's task count (0 without one); `event_bytes`: the event blocks' raw sizes.
-uint64_t model_bytes_at_least(uint64_t tasks, uint64_t event_bytes);
-uint64_t model_bytes_at_least(const trace::TraceFile& trace);
 // Throws OutOfMemoryError (exit code 6) when the trace's model cannot fit in the memory budget
-// (platform::memory_budget). load() checks from the file's record headers (TraceFile::scan)
-// before it reads the trace, whose events alone can be larger than the memory, and again from the
-// trace it read (a pipe cannot be scanned).
+// (platform::memory_budget), judged from a lower bound of what the model needs. `tasks`: the
+// Finish record's task count (0 without one); `event_bytes`: the event blocks' raw sizes. load()
+// checks a regular file from its record headers (TraceFile::scan) before it reads the trace,
+// whose events alone can be larger than the memory, and a pipe (which cannot be scanned) from
+// the trace it read.
 void check_model_fits(uint64_t tasks, uint64_t event_bytes, const std::string& path);
 void check_model_fits(const trace::TraceFile& trace, const std::string& path);
 
