@@ -258,7 +258,7 @@ int run_record(const RecordOptions& opt) {
     throw UsageError("record needs a program to run: tasklens record [options] -- ./app args");
   if (opt.compression != "lz4" && opt.compression != "zstd" && opt.compression != "none")
     throw UsageError("--compression " + opt.compression +
-                     ": unknown compression; use lz4 (the default), zstd or none");
+                     ": unknown compression; use zstd (the default), lz4 or none");
   const std::vector<trace::Metric> metrics = parse_metrics(opt.metric);
   check_metrics_available(metrics);
   std::string metric_names;  // for the recorder: perf's names, comma-separated

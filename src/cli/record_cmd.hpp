@@ -10,7 +10,7 @@ struct RecordOptions {
   std::string metric = "auto";  // cycles where the machine has hardware counters, else tsc
   std::string runtime;    // empty: LLVM 16's libomp if available; "program": the program's own
   unsigned flush_ms = 0;  // 0: the recorder's default
-  std::string compression = "lz4";      // of the event blocks: lz4, zstd or none
+  std::string compression = "zstd";     // of the event blocks: zstd, lz4 or none
   bool no_runtime_calibration = false;  // keep the runtime's own cost in the work
   bool recalibrate = false;  // time the runtime's cost again instead of taking the cached one
   unsigned repeat = 1;       // record the program this many times (record_repeat.hpp)

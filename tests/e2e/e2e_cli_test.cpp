@@ -444,11 +444,11 @@ std::set<int> block_compressions(const std::string& trace) {
   return codes;
 }
 
-// `--compression`: LZ4 by default, zstd or none on request; every trace reads the same tasks,
+// `--compression`: zstd by default, LZ4 or none on request; every trace reads the same tasks,
 // and the sizes come in the expected order. One thread, so that the four recordings hold the
 // same events (with two, how the tasks spread over the threads changed a trace's size by more
 // than zstd gains over LZ4 on so small a run).
-TEST_F(Cli, CompressionIsLz4ByDefaultZstdOrNoneOnRequest) {
+TEST_F(Cli, CompressionIsZstdByDefaultLz4OrNoneOnRequest) {
   std::map<std::string, size_t> size;
   EnvOverrides env = default_env();
   env["OMP_NUM_THREADS"] = "1";
@@ -459,7 +459,7 @@ TEST_F(Cli, CompressionIsLz4ByDefaultZstdOrNoneOnRequest) {
     RunResult rec = record(example("fib", "clang"), {"18", "0"}, trace, env, flags);
     ASSERT_TRUE(rec.exited(0)) << rec.describe();
     // A block that does not shrink is stored as it is (0) whatever the choice.
-    const int expected = c == "zstd" ? 1 : c == "none" ? 0 : 2;
+    const int expected = c == "lz4" ? 2 : c == "none" ? 0 : 1;
     std::set<int> codes = block_compressions(trace);
     EXPECT_TRUE(codes.count(expected)) << "--compression " << c;
     codes.erase(0);
@@ -476,8 +476,8 @@ TEST_F(Cli, CompressionIsLz4ByDefaultZstdOrNoneOnRequest) {
                          {"--compression", "gzip"});
   EXPECT_TRUE(bad.exited(2)) << bad.describe();
   EXPECT_EQ(bad.err,
-            "tasklens: --compression gzip: unknown compression; use lz4 (the default), "
-            "zstd or none\n");
+            "tasklens: --compression gzip: unknown compression; use zstd (the default), "
+            "lz4 or none\n");
   EXPECT_FALSE(std::filesystem::exists(path("bad.tlens")));
 }
 
