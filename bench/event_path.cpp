@@ -1,12 +1,14 @@
 // The event path's capacity (no single serial stage): N producer threads write a
-// fine-grained program's event bytes as fast as they can into the recorder's real buffers
-// (buffer_register / committed stores / buffer_rotate) for a fixed time, and the writer threads
-// compress and write them to a real file. Prints one line of `key=value` (bench/event_path.sh
-// runs it for N = 1..128 and draws the conclusion):
-//   raw_mb_s         raw event bytes per second the path absorbed (producers included: on a
-//                    2-core machine they and the writers share the CPUs)
+// fine-grained program's raw events as fast as they can into the recorder's real buffers
+// (buffer_register / stores of the chunk's end / buffer_rotate) for a fixed time, and the writer
+// threads encode, compress and write them to a real file. Prints one line of `key=value`
+// (bench/event_path.sh runs it for N = 1..128 and draws the conclusion):
+//   raw_mb           raw event bytes written by the producers (8 bytes a field)
+//   encoded_mb_s     the same events' bytes once encoded (the trace's form before compression),
+//                    per second the path absorbed them (producers included: on a 2-core machine
+//                    they and the writers share the CPUs)
 //   writer_cpu_s     CPU time of the writer threads (plus the final drain on the main thread)
-//   per_core_mb_s    raw bytes per writer CPU second: what one writer core sustains
+//   per_core_mb_s    encoded bytes per writer CPU second: what one writer core sustains
 //   stalls, stall_ms how often the producers waited for a chunk, and how long (summed over
 //                    the threads; WriterStats)
 //
@@ -33,6 +35,7 @@
 
 #include "recorder/buffer.hpp"
 #include "recorder/metric.hpp"
+#include "recorder/raw_events.hpp"
 #include "trace/format.hpp"
 #include "trace/reader.hpp"
 
@@ -51,80 +54,99 @@ long env_long(const char* name, long fallback) {
   return v && *v ? std::strtol(v, nullptr, 10) : fallback;
 }
 
-// A byte pattern of events and where each piece that may be committed on its own ends.
+// A pattern of raw events (recorder/raw_events.hpp: what the program's threads write), where
+// each piece that may be committed on its own ends, and what the pattern takes encoded (what the
+// writers turn it into before compressing).
 struct Pattern {
   std::vector<uint8_t> bytes;
-  std::vector<uint32_t> ends;
+  std::vector<uint32_t> ends;  // each piece is one event: its head is its first word
+  uint64_t encoded_bytes = 0;
+  uint64_t span = 0;  // TSC ticks from the first event to the last, plus one gap
 };
 
-// The events of a fib-like run as the recorder encodes them (recording.hpp: kind, TSC delta,
-// fields; ids and code pointers as zigzag deltas from the thread's previous one): per task a
-// TaskCreate, the TaskSchedule pair that runs it, and the taskwait's SyncBegin/End, with the
-// small time deltas of a task of a few hundred cycles. Each piece is one task's events.
+void finish_pattern(Pattern& p, uint64_t start_tsc, uint64_t end_tsc) {
+  p.span = end_tsc - start_tsc + 100;
+  recorder::RawStreamState state;
+  state.time = start_tsc;
+  std::vector<uint8_t> out(recorder::encoded_bound(p.bytes.size()));
+  p.encoded_bytes =
+      recorder::encode_raw_events(state, p.bytes.data(), p.bytes.size(), out.data(), 0);
+}
+
+// The events of a fib-like run as the recorder writes them (recording.hpp: a head with the
+// kind and the TSC, then the fields as they are): per task a TaskCreate, the TaskSchedule pair
+// that runs it, and the taskwait's SyncBegin/End, a few hundred cycles apart. Each piece is one
+// task's events.
 Pattern synthesize(uint32_t seed) {
   Pattern p;
   std::mt19937 rng(seed);
-  uint64_t last_id = 1000, last_ptr = 0x401000, id = 1000;
-  uint8_t buf[256];
-  auto put_id = [&](uint8_t* q, uint64_t v) {
-    q = trace::put_varint(q, trace::zigzag(static_cast<int64_t>(v - last_id)));
-    last_id = v;
-    return q;
-  };
-  auto put_ptr = [&](uint8_t* q, uint64_t v) {
-    q = trace::put_varint(q, trace::zigzag(static_cast<int64_t>(v - last_ptr)));
-    last_ptr = v;
-    return q;
-  };
-  auto dt = [&](uint8_t* q) { return trace::put_varint(q, 40 + rng() % 400); };
+  uint64_t id = 1000, tsc = 1000;
+  uint8_t buf[512];
   const uint64_t create_site = 0x401a3c, wait_site = 0x401b10;
-  while (p.bytes.size() < (4u << 20)) {
-    const uint64_t parent = id - rng() % 8;
-    const uint64_t child = (id += 1 + rng() % 4);  // other threads take ids in between
-    uint8_t* q = buf;
-    *q++ = static_cast<uint8_t>(trace::EventKind::TaskCreate);
-    q = dt(q);
-    q = put_id(q, parent);
-    q = put_id(q, child);
-    q = trace::put_varint(q, 4);  // ompt_task_explicit
-    q = put_ptr(q, create_site);
-    *q++ = static_cast<uint8_t>(trace::EventKind::TaskSchedule);
-    q = dt(q);
-    q = put_id(q, parent);
-    q = trace::put_varint(q, 4);  // ompt_task_switch
-    q = put_id(q, child);
-    *q++ = static_cast<uint8_t>(trace::EventKind::SyncBegin);
-    q = dt(q);
-    q = trace::put_varint(q, 3);  // taskwait
-    q = put_id(q, child);
-    q = put_ptr(q, wait_site);
-    *q++ = static_cast<uint8_t>(trace::EventKind::SyncEnd);
-    q = dt(q);
-    q = trace::put_varint(q, 3);
-    q = put_id(q, child);
-    q = put_ptr(q, wait_site);
-    *q++ = static_cast<uint8_t>(trace::EventKind::TaskSchedule);
-    q = dt(q);
-    q = put_id(q, child);
-    q = trace::put_varint(q, 1);  // ompt_task_complete
-    q = put_id(q, parent);
+  uint8_t* q = buf;
+  // The event written since the last head ends here: a piece.
+  auto end_piece = [&] {
     p.bytes.insert(p.bytes.end(), buf, q);
     p.ends.push_back(static_cast<uint32_t>(p.bytes.size()));
+    q = buf;
+  };
+  auto head = [&](uint8_t* at, trace::EventKind kind) {
+    if (at != buf) {
+      q = at;
+      end_piece();
+      at = buf;
+    }
+    tsc += 40 + rng() % 400;
+    return recorder::put_raw(at, recorder::raw_head(kind, tsc));
+  };
+  while (p.bytes.size() < (16u << 20)) {
+    const uint64_t parent = id - rng() % 8;
+    const uint64_t child = (id += 1 + rng() % 4);  // other threads take ids in between
+    using recorder::put_raw;
+    q = head(q, trace::EventKind::TaskCreate);
+    q = put_raw(put_raw(put_raw(put_raw(q, parent), child), 4), create_site);  // explicit
+    q = head(q, trace::EventKind::TaskSchedule);
+    q = put_raw(put_raw(put_raw(q, parent), 4), child);  // ompt_task_switch
+    q = head(q, trace::EventKind::SyncBegin);
+    q = put_raw(put_raw(put_raw(q, 3), child), wait_site);  // taskwait
+    q = head(q, trace::EventKind::SyncEnd);
+    q = put_raw(put_raw(put_raw(q, 3), child), wait_site);
+    q = head(q, trace::EventKind::TaskSchedule);
+    q = put_raw(put_raw(put_raw(q, child), 1), parent);  // ompt_task_complete
+    end_piece();
   }
+  finish_pattern(p, 1000, tsc);
   return p;
 }
 
-// The longest event stream of a real trace, in pieces of 32 bytes (the file the bench writes
-// is not decoded again: only its bytes matter, and they are those of the real stream).
+// The longest event stream of a real trace, turned back into raw events, each a piece (the file
+// the bench writes is not decoded again: only its bytes matter, and they are those of the real
+// stream once encoded).
 Pattern from_trace(const char* path) {
   trace::TraceFile file = trace::TraceFile::open(path);
-  Pattern p;
+  std::vector<uint8_t> longest;
   for (uint32_t t = 0; t < file.stream_count(); ++t) {
     std::vector<uint8_t> s = file.stream(t);
-    if (s.size() > p.bytes.size()) p.bytes = std::move(s);
+    if (s.size() > longest.size()) longest = std::move(s);
   }
-  for (size_t end = 32; end <= p.bytes.size(); end += 32) p.ends.push_back(uint32_t(end));
-  p.bytes.resize(p.ends.empty() ? 0 : p.ends.back());
+  Pattern p;
+  trace::EventDecoder d = file.decoder(longest);
+  trace::Event e;
+  uint64_t first = 0, last = 0;
+  uint8_t buf[recorder::kMaxRawEventBytes];
+  while (d.next(e) && p.bytes.size() < (64u << 20)) {
+    const trace::EventShape& shape = trace::kEventShapes[static_cast<int>(e.kind)];
+    if (shape.fixed > 5 || (e.groups && e.groups->size() > 6)) continue;
+    if (p.ends.empty()) first = e.time;
+    last = e.time;
+    uint8_t* q = recorder::put_raw(buf, recorder::raw_head(e.kind, e.time));
+    for (int i = 0; i < shape.fixed; ++i) q = recorder::put_raw(q, e.f[i]);
+    if (shape.repeated && e.groups)
+      for (uint64_t v : *e.groups) q = recorder::put_raw(q, v);
+    p.bytes.insert(p.bytes.end(), buf, q);
+    p.ends.push_back(static_cast<uint32_t>(p.bytes.size()));
+  }
+  finish_pattern(p, first, last);
   return p;
 }
 
@@ -143,6 +165,7 @@ void produce(uint32_t index, const Pattern& pattern, const std::atomic<bool>& st
   uint8_t* pos = c->data;
   // Each thread starts at another place of the pattern.
   size_t piece = (static_cast<size_t>(index) * 7919) % pattern.ends.size();
+  uint64_t time_offset = 0;
   uint64_t bytes = 0;
   for (uint32_t n = 0;; ++n) {
     if ((n & 255) == 0 && stop.load(std::memory_order_relaxed)) break;
@@ -157,10 +180,21 @@ void produce(uint32_t index, const Pattern& pattern, const std::atomic<bool>& st
       pos = c->data;
     }
     std::memcpy(pos, pattern.bytes.data() + from, size);
+    // Each time round the pattern, later: the clock goes on (a replay at the same times would
+    // encode as deltas of 0).
+    if (time_offset) {
+      uint64_t head;
+      std::memcpy(&head, pos, sizeof head);
+      if (!(head & recorder::kSameTime)) head += time_offset << 8;
+      std::memcpy(pos, &head, sizeof head);
+    }
     pos += size;
     bytes += size;
-    c->committed.store(static_cast<uint32_t>(pos - c->data), std::memory_order_release);
-    if (++piece == pattern.ends.size()) piece = 0;
+    c->end.store(pos, std::memory_order_release);
+    if (++piece == pattern.ends.size()) {
+      piece = 0;
+      time_offset += pattern.span;
+    }
   }
   out.bytes = bytes;
 }
@@ -251,15 +285,19 @@ int main(int argc, char** argv) {
     failed |= p.failed;
   }
   const double writer_cpu = static_cast<double>(s.writer_cpu_ns) * 1e-9 + finish_cpu;
-  const double per_core = writer_cpu > 0 ? static_cast<double>(raw) / writer_cpu : 0;
+  // In encoded bytes (what the events take in the trace before compression), the unit of a
+  // busy thread's rate in event_path.sh; the raw ones are about 4 times as many.
+  const double encoded = static_cast<double>(raw) * static_cast<double>(pattern.encoded_bytes) /
+                         static_cast<double>(pattern.bytes.size());
+  const double per_core = writer_cpu > 0 ? encoded / writer_cpu : 0;
   std::printf(
-      "threads=%d writers=%u helpers=%u seconds=%.2f raw_mb=%.1f raw_mb_s=%.1f file_mb=%.1f "
-      "ratio=%.2f writer_cpu_s=%.3f per_core_mb_s=%.1f stalls=%llu stall_ms=%.1f chunks=%llu%s\n",
+      "threads=%d writers=%u helpers=%u seconds=%.2f raw_mb=%.1f encoded_mb=%.1f "
+      "encoded_mb_s=%.1f file_mb=%.1f ratio=%.2f writer_cpu_s=%.3f per_core_mb_s=%.1f "
+      "stalls=%llu stall_ms=%.1f chunks=%llu%s\n",
       threads, during.writers, during.helpers, produced_s, static_cast<double>(raw) / 1e6,
-      static_cast<double>(raw) / 1e6 / produced_s, static_cast<double>(file_bytes) / 1e6,
-      file_bytes > 0 ? static_cast<double>(raw) / static_cast<double>(file_bytes) : 0.0, writer_cpu,
-      per_core / 1e6, static_cast<unsigned long long>(s.stalls),
-      static_cast<double>(s.stall_ticks) / tsc_hz * 1e3, static_cast<unsigned long long>(s.chunks),
-      failed ? " FAILED(no chunk)" : "");
+      encoded / 1e6, encoded / 1e6 / produced_s, static_cast<double>(file_bytes) / 1e6,
+      file_bytes > 0 ? encoded / static_cast<double>(file_bytes) : 0.0, writer_cpu, per_core / 1e6,
+      static_cast<unsigned long long>(s.stalls), static_cast<double>(s.stall_ticks) / tsc_hz * 1e3,
+      static_cast<unsigned long long>(s.chunks), failed ? " FAILED(no chunk)" : "");
   return failed || s.write_errors ? 1 : 0;
 }

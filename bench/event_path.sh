@@ -6,7 +6,8 @@
 # threads, each writing a fine-grained program's events into the recorder's real buffers as fast
 # as it can for EVENT_PATH_SECONDS (default 4); the writer threads compress them and write them to
 # a file in /dev/shm. Oversubscribed on a small machine, which is fine: what it measures is the
-# raw bytes one writer CPU second absorbs (per_core_mb_s), and from that the number of busy
+# event bytes (as encoded, before compression) one writer CPU second absorbs (per_core_mb_s:
+# the producers write raw events, which the writers encode), and from that the number of busy
 # threads whose events the writers of a 128-core node could take: with the writers the recorder
 # starts there (one per 8 CPUs: 16 cores), and with the helpers it adds while those fall behind
 # (up to one writer per 4 CPUs: 32 cores; WriterConfig::max_writers): cores x per_core / 50 MB/s
@@ -53,10 +54,10 @@ for n in $threads; do
 done
 
 awk -v core="$min_core" 'BEGIN {
-  per_thread = 50   # MB/s of raw events per busy fine-grained thread
+  per_thread = 50   # MB/s of events (encoded, before compression) per busy fine-grained thread
   # A 128-core node: 16 writers start with the recording (1/8), up to 32 with helpers (1/4).
   base = 16 * core / per_thread; most = 32 * core / per_thread
-  printf "slowest writer core: %.0f MB/s of raw events -> one writer core keeps up with %.1f busy threads\n", core, core / per_thread
+  printf "slowest writer core: %.0f MB/s of events (encoded) -> one writer core keeps up with %.1f busy threads\n", core, core / per_thread
   printf "128-core node, the 16 writers started with the recording: saturation at %.0f busy threads\n", base
   printf "128-core node, with helpers up to 32 writers: saturation at %.0f busy threads (target >= 128): %s\n", most, (most >= 128 ? "PASS" : "MISS")
 }'

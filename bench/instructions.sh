@@ -21,9 +21,11 @@
 # recorder's settings out of the environment the program would get. Linked, the recorder starts
 # in the program as under `record` (TASKLENS_OUTPUT names its trace).
 #
-# Needs valgrind (apt-get install valgrind) and clang-14. About 30 s.
-# Knobs: TASKLENS_INSTRUCTIONS_SHAPES ("fib nqueens health uts"), TASKLENS_INSTRUCTIONS_THREADS
-# ("1").
+# Then the wall-clock ratios beside the empty-tool limit, measured in the same run
+# (bench/overhead.sh on 1 thread, 3 rounds: record/limit, the region's time over plain).
+# Needs valgrind (apt-get install valgrind) and clang-14. About 30 s, and a minute for the wall
+# clock. Knobs: TASKLENS_INSTRUCTIONS_SHAPES ("fib nqueens health uts"),
+# TASKLENS_INSTRUCTIONS_THREADS ("1"), TASKLENS_INSTRUCTIONS_WALL (1; 0: instructions only).
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=bench/lib.sh
@@ -84,3 +86,15 @@ for s in $SHAPES; do
       "$(passmiss "$per_task" "<=" "$TARGET")"
   done
 done
+
+# The same shapes' wall-clock cost beside the OMPT limit (an empty tool registering the same
+# callbacks), measured in the same minute: bench/overhead.sh on 1 thread at its bench sizes,
+# 3 rounds. Instructions say what the callbacks execute; this says what the program's thread
+# pays for them, clock reads and caches included. TASKLENS_INSTRUCTIONS_WALL=0 skips it.
+if [[ ${TASKLENS_INSTRUCTIONS_WALL:-1} != 0 ]]; then
+  echo
+  echo "wall clock on 1 thread beside the OMPT limit (bench/overhead.sh, 3 rounds):"
+  TASKLENS_OVERHEAD_THREADS=1 TASKLENS_OVERHEAD_ROUNDS=${TASKLENS_OVERHEAD_ROUNDS:-3} \
+    TASKLENS_OVERHEAD_SHAPES="$SHAPES" bash "$SRC/bench/overhead.sh" "$BUILD" |
+    sed -n '/^shape /,/^targets:/p'
+fi

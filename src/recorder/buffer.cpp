@@ -120,7 +120,7 @@ Chunk* arena_take(Pool& p, uint64_t* faulted_from) {
       a.taken.fetch_sub(1, std::memory_order_relaxed);
       return nullptr;
     }
-    return new (std::nothrow) Chunk();
+    return new (std::nothrow) Chunk;  // no (): its data is not zeroed (see Chunk)
   }
   size_t i = a.taken.load(std::memory_order_relaxed);
   do {
@@ -130,11 +130,13 @@ Chunk* arena_take(Pool& p, uint64_t* faulted_from) {
     *faulted_from = read_tsc();
     arena_populate(a, i);
   }
-  return new (a.base + i * a.stride) Chunk();
+  return new (a.base + i * a.stride) Chunk;
 }
 
-// This many chunks beyond the last one taken are kept faulted in.
-constexpr size_t kPopulateAhead = 4;
+// This many chunks beyond the last one taken are kept faulted in (4 MiB): a busy fine-grained
+// thread fills a chunk of raw events in about 0.3 ms, and writer 0 comes by about every
+// millisecond, later when the program keeps the CPUs busy.
+constexpr size_t kPopulateAhead = 16;
 
 }  // namespace
 
@@ -213,6 +215,7 @@ ThreadBuffer* buffer_register(uint32_t thread, bool watch_switches, bool watch_f
   auto* b = new (std::nothrow) ThreadBuffer();
   if (!b) return nullptr;
   b->thread = thread;
+  b->stream.time = p.config.start_tsc;
   // Round robin over the writers: consecutive threads (likely equally busy) go to different ones.
   b->slot = p.registered.fetch_add(1, std::memory_order_relaxed);
   if (watch_switches) b->switches = switch_ring_open(watch_faults);
@@ -242,7 +245,7 @@ Chunk* buffer_rotate(ThreadBuffer* b, uint64_t* stall_ticks) {
   if (!old) return nullptr;  // an earlier rotation found no memory: the thread records nothing
   if (p.finished.load(std::memory_order_acquire)) {
     // After the end of the trace (exit in progress) events go nowhere: reuse the same chunk.
-    old->committed.store(0, std::memory_order_relaxed);
+    old->empty();
     old->written = 0;
     return old;
   }
@@ -252,8 +255,8 @@ Chunk* buffer_rotate(ThreadBuffer* b, uint64_t* stall_ticks) {
     // writes its own chunk when the writers (which flush current chunks) begin.
     std::unique_lock<std::mutex> lock(solo_mutex());
     if (!p.writer_running.load(std::memory_order_acquire)) {
-      write_block(p.solo, old, old->committed.load(std::memory_order_relaxed));
-      old->committed.store(0, std::memory_order_relaxed);
+      write_block(p.solo, b, old, old->committed(std::memory_order_relaxed));
+      old->empty();
       old->written = 0;
       old->seq = b->next_seq++;
       return old;

@@ -26,18 +26,30 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "recorder/raw_events.hpp"
 #include "trace/format.hpp"
 
 namespace tasklens::recorder {
 
 inline constexpr size_t kChunkBytes = 256 * 1024;
 
+// Made with `new Chunk` (default-initialized), never `new Chunk()`: value-initialization would
+// zero its 256 KiB of data first, on the program's thread at each fresh chunk (262,000
+// instructions, and time no stall counted). Only the bytes below `committed` are ever read.
 struct Chunk {
-  std::atomic<uint32_t> committed{0};  // bytes of complete events (written by the producer)
-  uint32_t written = 0;                // bytes already in the file (writer thread only)
-  uint32_t seq = 0;                    // per-thread sequence number
+  // The end of the last complete event (written by the producer): a pointer, not an offset,
+  // so that publishing an event is one store of where it ends (end_event).
+  std::atomic<uint8_t*> end{data};
+  uint32_t written = 0;  // bytes already in the file (writer thread only)
+  uint32_t seq = 0;      // per-thread sequence number
   uint32_t thread = 0;
   alignas(64) uint8_t data[kChunkBytes];
+
+  // Bytes of complete events.
+  uint32_t committed(std::memory_order order = std::memory_order_acquire) const {
+    return static_cast<uint32_t>(end.load(order) - data);
+  }
+  void empty() { end.store(data, std::memory_order_relaxed); }
 };
 
 // A ring of chunks with one producer. Its owner consumes it; from a spare ring any writer may
@@ -87,6 +99,9 @@ struct ThreadBuffer {
   // producer of `spare` and the only one to write `written` of this thread's chunks. Writers
   // only: the owner thread never touches it.
   std::atomic<uint32_t> claim{0};
+  // The encoding's state of the thread's event stream (raw_events.hpp): used by the holder of
+  // `claim` (or of solo_mutex when no writer runs), as the chunks are written in order.
+  RawStreamState stream;
   // What the owner lost waiting for the writer: how often, and TSC ticks.
   std::atomic<uint64_t> stalls{0};
   std::atomic<uint64_t> stall_ticks{0};
@@ -142,6 +157,8 @@ struct WriterConfig {
   // is emptied so that the trace's end records still fit on a full disk.
   int reserve_fd = -1;
   uint64_t start_monotonic_ns = 0;  // CLOCK_MONOTONIC at the start (when a write first failed)
+  uint64_t start_tsc = 0;           // the trace header's start: each thread's first time delta
+  unsigned counters = 0;            // perf counter deltas per event (Config::counter_count)
 };
 
 // What the recorder lost or waited for, for the trace's RecorderStats record.

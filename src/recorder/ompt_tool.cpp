@@ -28,7 +28,7 @@ TL_INLINE uint64_t id_of(ThreadState* t, ompt_data_t* d) {
 void on_thread_begin(ompt_thread_t type, ompt_data_t*) {
   ThreadState* t = tls_state ? tls_state : thread_init(type);
   if (uint8_t* p = begin_event(t, EventKind::ThreadBegin)) {
-    p = trace::put_varint(p, static_cast<uint64_t>(type));
+    p = put_field(p, static_cast<uint64_t>(type));
     end_event(t, p);
   }
 }
@@ -45,11 +45,11 @@ void on_parallel_begin(ompt_data_t* encountering_task, const ompt_frame_t*, ompt
   if (!t || t->dead) return;
   if (parallel) parallel->value = new_id(t);
   if (uint8_t* p = begin_event(t, EventKind::ParallelBegin)) {
-    p = put_id(t, p, id_of(t, encountering_task));
-    p = put_id(t, p, parallel ? parallel->value : 0);
-    p = trace::put_varint(p, requested);
-    p = trace::put_varint(p, static_cast<uint32_t>(flags));
-    p = put_ptr(t, p, codeptr);
+    p = put_id(p, id_of(t, encountering_task));
+    p = put_id(p, parallel ? parallel->value : 0);
+    p = put_field(p, requested);
+    p = put_field(p, static_cast<uint32_t>(flags));
+    p = put_ptr(p, codeptr);
     end_event(t, p);
   }
 }
@@ -59,10 +59,10 @@ void on_parallel_end(ompt_data_t* parallel, ompt_data_t* encountering_task, int 
   ThreadState* t = state();
   g_open_parallel.fetch_sub(1, std::memory_order_relaxed);
   if (uint8_t* p = begin_event(t, EventKind::ParallelEnd)) {
-    p = put_id(t, p, id_of(t, parallel));
-    p = put_id(t, p, id_of(t, encountering_task));
-    p = trace::put_varint(p, static_cast<uint32_t>(flags));
-    p = put_ptr(t, p, codeptr);
+    p = put_id(p, id_of(t, parallel));
+    p = put_id(p, id_of(t, encountering_task));
+    p = put_field(p, static_cast<uint32_t>(flags));
+    p = put_ptr(p, codeptr);
     end_event(t, p);
   }
 }
@@ -77,49 +77,84 @@ void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t* parallel, omp
       g_root_task = task->value;  // oneTBB's tasks spawned by main() are its children
       t->tbb_current = task->value;
     }
-    if (t->team_depth < 16) t->team_one[t->team_depth] = actual == 1;
-    ++t->team_depth;
+    enter_or_leave_team(t, true, actual);
     if (uint8_t* p = begin_event(t, EventKind::ImplicitBegin)) {
-      p = put_id(t, p, id_of(t, parallel));
-      p = put_id(t, p, task ? task->value : 0);
-      p = trace::put_varint(p, actual);
-      p = trace::put_varint(p, index);
-      p = trace::put_varint(p, static_cast<uint32_t>(flags));
+      p = put_id(p, id_of(t, parallel));
+      p = put_id(p, task ? task->value : 0);
+      p = put_field(p, actual);
+      p = put_field(p, index);
+      p = put_field(p, static_cast<uint32_t>(flags));
       end_event(t, p);
     }
   } else {
-    if (t->team_depth > 0) --t->team_depth;
+    enter_or_leave_team(t, false, 0);
     if (uint8_t* p = begin_event(t, EventKind::ImplicitEnd)) {
-      p = put_id(t, p, id_of(t, task));
-      p = trace::put_varint(p, index);
-      p = trace::put_varint(p, static_cast<uint32_t>(flags));
+      p = put_id(p, id_of(t, task));
+      p = put_field(p, index);
+      p = put_field(p, static_cast<uint32_t>(flags));
       end_event(t, p);
     }
   }
 }
 
-void on_task_create(ompt_data_t* encountering_task, const ompt_frame_t*, ompt_data_t* new_task,
-                    int flags, int, const void* codeptr) {
-  ThreadState* t = state();
-  if (!t || t->dead) return;
-  probe_from_here(t);
+// The frequent callbacks (a task's creation, its switches, taskwaits) record through one body
+// with two paths (recording.hpp's fast_event_ok): kFast when no rare case applies, the general
+// path otherwise. The rare cases go out of line (the *_slow functions) so that the fast path
+// calls nothing; the timed event among them still records through the fast body.
+template <bool kFast>
+TL_INLINE uint8_t* open_event(ThreadState* t, EventKind kind, bool reuse_time = false) {
+  return kFast ? begin_fast(t, kind, reuse_time) : begin_event(t, kind, reuse_time);
+}
+template <bool kFast>
+TL_INLINE void close_event(ThreadState* t, uint8_t* p) {
+  if (kFast)
+    end_fast(t, p);
+  else
+    end_event(t, p);
+}
+
+template <bool kFast>
+TL_INLINE void task_create(ThreadState* t, ompt_data_t* encountering_task, ompt_data_t* new_task,
+                           int flags, const void* codeptr) {
   uint64_t child = new_id(t);
   if (new_task) new_task->value = child;
   ++t->tasks;
-  if (uint8_t* p = begin_event(t, EventKind::TaskCreate)) {
-    p = put_id(t, p, id_of(t, encountering_task));
-    p = put_id(t, p, child);
-    p = trace::put_varint(p, static_cast<uint32_t>(flags));
-    p = put_ptr(t, p, codeptr);
-    end_event(t, p);
+  if (uint8_t* p = open_event<kFast>(t, EventKind::TaskCreate)) {
+    p = put_id(p, id_of(t, encountering_task));
+    p = put_id(p, child);
+    p = put_field(p, static_cast<uint32_t>(flags));
+    p = put_ptr(p, codeptr);
+    close_event<kFast>(t, p);
     t->created_id = child;
     t->created_at_event = t->events;
   }
 }
 
-void on_task_schedule(ompt_data_t* prior, ompt_task_status_t status, ompt_data_t* next) {
+__attribute__((noinline)) void task_create_slow(ompt_data_t* encountering_task,
+                                                ompt_data_t* new_task, int flags,
+                                                const void* codeptr) {
   ThreadState* t = state();
-  if (t && !t->dead) probe_from_here(t);
+  if (!t || t->dead) return;
+  probe_from_here(t);
+  if (fast_event_room(t)) {
+    task_create<true>(t, encountering_task, new_task, flags, codeptr);
+    end_sample(t);
+  } else {
+    task_create<false>(t, encountering_task, new_task, flags, codeptr);
+  }
+}
+
+void on_task_create(ompt_data_t* encountering_task, const ompt_frame_t*, ompt_data_t* new_task,
+                    int flags, int, const void* codeptr) {
+  ThreadState* t = tls_state;
+  if (__builtin_expect(!fast_event_ok(t), 0))
+    return task_create_slow(encountering_task, new_task, flags, codeptr);
+  task_create<true>(t, encountering_task, new_task, flags, codeptr);
+}
+
+template <bool kFast>
+TL_INLINE void task_schedule(ThreadState* t, ompt_data_t* prior, ompt_task_status_t status,
+                             ompt_data_t* next) {
   // A task run the moment it is created (every task of a one-thread team; in any team an
   // undeferred one, if(0) or final, or one the runtime could not queue): the switch follows the
   // creation with only runtime code in between (libomp calls task_create once the program has
@@ -127,30 +162,69 @@ void on_task_schedule(ompt_data_t* prior, ompt_task_status_t status, ompt_data_t
   // 10-30 ns. A switch of another status (taskyield's) may follow program code.
   bool immediate = t && next && next->value == t->created_id && t->events == t->created_at_event &&
                    (status == ompt_task_switch || in_one_thread_team(t));
-  if (uint8_t* p = begin_event(t, EventKind::TaskSchedule, immediate)) {
-    p = put_id(t, p, id_of(t, prior));
-    p = trace::put_varint(p, static_cast<uint32_t>(status));
-    p = put_id(t, p, id_of(t, next));
-    end_event(t, p);
+  if (uint8_t* p = open_event<kFast>(t, EventKind::TaskSchedule, immediate)) {
+    p = put_id(p, id_of(t, prior));
+    p = put_field(p, static_cast<uint32_t>(status));
+    p = put_id(p, id_of(t, next));
+    close_event<kFast>(t, p);
   }
 }
 
-void on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, ompt_data_t*,
-                    ompt_data_t* task, const void* codeptr) {
+__attribute__((noinline)) void task_schedule_slow(ompt_data_t* prior, ompt_task_status_t status,
+                                                  ompt_data_t* next) {
   ThreadState* t = state();
   if (t && !t->dead) probe_from_here(t);
+  if (fast_event_room(t)) {
+    task_schedule<true>(t, prior, status, next);
+    end_sample(t);
+  } else {
+    task_schedule<false>(t, prior, status, next);
+  }
+}
+
+void on_task_schedule(ompt_data_t* prior, ompt_task_status_t status, ompt_data_t* next) {
+  ThreadState* t = tls_state;
+  if (__builtin_expect(!fast_event_ok(t), 0)) return task_schedule_slow(prior, status, next);
+  task_schedule<true>(t, prior, status, next);
+}
+
+template <bool kFast>
+TL_INLINE void sync_region(ThreadState* t, ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint,
+                           ompt_data_t* task, const void* codeptr) {
   bool begin = endpoint == ompt_scope_begin;
   // In a one-thread team a taskwait with no event inside had nothing to wait for: it returned
   // at once.
   bool empty_wait = t && !begin && kind == ompt_sync_region_taskwait &&
                     t->events == t->wait_at_event && in_one_thread_team(t);
-  if (uint8_t* p = begin_event(t, begin ? EventKind::SyncBegin : EventKind::SyncEnd, empty_wait)) {
-    p = trace::put_varint(p, static_cast<uint32_t>(kind));
-    p = put_id(t, p, id_of(t, task));
-    p = put_ptr(t, p, codeptr);
-    end_event(t, p);
+  if (uint8_t* p =
+          open_event<kFast>(t, begin ? EventKind::SyncBegin : EventKind::SyncEnd, empty_wait)) {
+    p = put_field(p, static_cast<uint32_t>(kind));
+    p = put_id(p, id_of(t, task));
+    p = put_ptr(p, codeptr);
+    close_event<kFast>(t, p);
     if (begin) t->wait_at_event = t->events;
   }
+}
+
+__attribute__((noinline)) void sync_region_slow(ompt_sync_region_t kind,
+                                                ompt_scope_endpoint_t endpoint, ompt_data_t* task,
+                                                const void* codeptr) {
+  ThreadState* t = state();
+  if (t && !t->dead) probe_from_here(t);
+  if (fast_event_room(t)) {
+    sync_region<true>(t, kind, endpoint, task, codeptr);
+    end_sample(t);
+  } else {
+    sync_region<false>(t, kind, endpoint, task, codeptr);
+  }
+}
+
+void on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, ompt_data_t*,
+                    ompt_data_t* task, const void* codeptr) {
+  ThreadState* t = tls_state;
+  if (__builtin_expect(!fast_event_ok(t), 0))
+    return sync_region_slow(kind, endpoint, task, codeptr);
+  sync_region<true>(t, kind, endpoint, task, codeptr);
 }
 
 // Only a taskgroup has work inside its sync region; for every other kind the whole region is a
@@ -161,8 +235,8 @@ void on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint
   ThreadState* t = state();
   EventKind ek = endpoint == ompt_scope_begin ? EventKind::SyncWaitBegin : EventKind::SyncWaitEnd;
   if (uint8_t* p = begin_event(t, ek)) {
-    p = trace::put_varint(p, static_cast<uint32_t>(kind));
-    p = put_id(t, p, id_of(t, task));
+    p = put_field(p, static_cast<uint32_t>(kind));
+    p = put_id(p, id_of(t, task));
     end_event(t, p);
   }
 }
@@ -172,16 +246,16 @@ void on_work(ompt_work_t type, ompt_scope_endpoint_t endpoint, ompt_data_t*, omp
   ThreadState* t = state();
   if (endpoint == ompt_scope_begin) {
     if (uint8_t* p = begin_event(t, EventKind::WorkBegin)) {
-      p = trace::put_varint(p, static_cast<uint32_t>(type));
-      p = put_id(t, p, id_of(t, task));
-      p = trace::put_varint(p, count);
-      p = put_ptr(t, p, codeptr);
+      p = put_field(p, static_cast<uint32_t>(type));
+      p = put_id(p, id_of(t, task));
+      p = put_field(p, count);
+      p = put_ptr(p, codeptr);
       end_event(t, p);
     }
   } else if (uint8_t* p = begin_event(t, EventKind::WorkEnd)) {
-    p = trace::put_varint(p, static_cast<uint32_t>(type));
-    p = put_id(t, p, id_of(t, task));
-    p = put_ptr(t, p, codeptr);
+    p = put_field(p, static_cast<uint32_t>(type));
+    p = put_id(p, id_of(t, task));
+    p = put_ptr(p, codeptr);
     end_event(t, p);
   }
 }
@@ -199,10 +273,10 @@ void on_dispatch(ompt_data_t*, ompt_data_t* task, ompt_dispatch_t kind, ompt_dat
     a = instance.value;  // section: its code address; iteration: its number
   }
   if (uint8_t* p = begin_event(t, EventKind::Dispatch)) {
-    p = trace::put_varint(p, static_cast<uint32_t>(k));
-    p = put_id(t, p, id_of(t, task));
-    p = trace::put_varint(p, a);
-    p = trace::put_varint(p, b);
+    p = put_field(p, static_cast<uint32_t>(k));
+    p = put_id(p, id_of(t, task));
+    p = put_field(p, a);
+    p = put_field(p, b);
     end_event(t, p);
   }
 }
@@ -211,16 +285,16 @@ void on_dependences(ompt_data_t* task, const ompt_dependence_t* deps, int ndeps)
   ThreadState* t = state();
   if (!t || t->dead || ndeps <= 0) return;
   uint64_t id = id_of(t, task);
-  // Written in groups of at most 3 so that an event always fits kMaxEventBytes.
+  // Written in groups of at most 3 so that an event always fits kMaxRawEventBytes.
   for (int i = 0; i < ndeps; i += 3) {
     int n = ndeps - i < 3 ? ndeps - i : 3;
     uint8_t* p = begin_event(t, EventKind::Dependences);
     if (!p) return;
-    p = put_id(t, p, id);
-    p = trace::put_varint(p, static_cast<uint64_t>(n));
+    p = put_id(p, id);
+    p = put_field(p, static_cast<uint64_t>(n));
     for (int j = 0; j < n; ++j) {
-      p = trace::put_varint(p, reinterpret_cast<uint64_t>(deps[i + j].variable.ptr));
-      p = trace::put_varint(p, static_cast<uint32_t>(deps[i + j].dependence_type));
+      p = put_field(p, reinterpret_cast<uint64_t>(deps[i + j].variable.ptr));
+      p = put_field(p, static_cast<uint32_t>(deps[i + j].dependence_type));
     }
     end_event(t, p);
   }
@@ -231,8 +305,8 @@ void on_masked(ompt_scope_endpoint_t endpoint, ompt_data_t*, ompt_data_t* task,
   ThreadState* t = state();
   EventKind ek = endpoint == ompt_scope_begin ? EventKind::MaskedBegin : EventKind::MaskedEnd;
   if (uint8_t* p = begin_event(t, ek)) {
-    p = put_id(t, p, id_of(t, task));
-    p = put_ptr(t, p, codeptr);
+    p = put_id(p, id_of(t, task));
+    p = put_ptr(p, codeptr);
     end_event(t, p);
   }
 }
@@ -242,7 +316,7 @@ void on_masked(ompt_scope_endpoint_t endpoint, ompt_data_t*, ompt_data_t* task,
 void on_mutex_acquire(ompt_mutex_t kind, unsigned, unsigned, ompt_wait_id_t, const void*) {
   ThreadState* t = state();
   if (uint8_t* p = begin_event(t, EventKind::MutexWaitBegin)) {
-    p = trace::put_varint(p, static_cast<uint32_t>(kind));
+    p = put_field(p, static_cast<uint32_t>(kind));
     end_event(t, p);
   }
 }
@@ -250,7 +324,7 @@ void on_mutex_acquire(ompt_mutex_t kind, unsigned, unsigned, ompt_wait_id_t, con
 void on_mutex_acquired(ompt_mutex_t kind, ompt_wait_id_t, const void*) {
   ThreadState* t = state();
   if (uint8_t* p = begin_event(t, EventKind::MutexWaitEnd)) {
-    p = trace::put_varint(p, static_cast<uint32_t>(kind));
+    p = put_field(p, static_cast<uint32_t>(kind));
     end_event(t, p);
   }
 }
@@ -261,7 +335,7 @@ void on_mutex_released(ompt_mutex_t kind, ompt_wait_id_t, const void*) {
   if (kind != ompt_mutex_ordered) return;
   ThreadState* t = state();
   if (uint8_t* p = begin_event(t, EventKind::MutexReleased)) {
-    p = trace::put_varint(p, static_cast<uint32_t>(kind));
+    p = put_field(p, static_cast<uint32_t>(kind));
     end_event(t, p);
   }
 }

@@ -48,6 +48,7 @@ struct alignas(64) Writer {
   pthread_t thread{};
   ZSTD_CCtx* cctx = nullptr;      // created on first use
   uint8_t* scratch = nullptr;     // one compressed block (sized for a whole chunk)
+  uint8_t* encoded = nullptr;     // one block's events encoded (raw_events.hpp), before packing
   std::vector<Chunk*> stash;      // written chunks none of its threads' spare rings took
   std::vector<uint8_t> switches;  // context-switch records of one flush
 };
@@ -121,10 +122,12 @@ inline void release_claim(ThreadBuffer* b) { b->claim.store(0, std::memory_order
 
 void wake_writer(Writer& w);
 
-// Writes chunk bytes [written, upto) as one EventBlock, compressed with w's context unless
-// `store_raw` (deferred compression, WriterConfig::defer_compression); takes file_mutex for the
-// write only. The caller is the writer that owns c's thread (or holds solo_mutex with w == solo).
-void write_block(Writer& w, Chunk* c, uint32_t upto, bool store_raw = false);
+// Writes chunk bytes [written, upto) of b's chunk c as one EventBlock: their raw events encoded
+// (raw_events.hpp, with b's stream state), compressed with w's context unless `store_raw`
+// (deferred compression, WriterConfig::defer_compression); takes file_mutex for the write only.
+// The block's offset is the raw one (blocks sort by it). The caller holds b's claim (or
+// solo_mutex with w == solo).
+void write_block(Writer& w, ThreadBuffer* b, Chunk* c, uint32_t upto, bool store_raw = false);
 
 // Whether the next block of b may be stored raw (deferred compression): the writers keep up and
 // the raw budget is not spent.

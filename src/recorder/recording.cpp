@@ -27,6 +27,7 @@ namespace tasklens::recorder {
 
 constinit Config g_config;
 std::atomic<int> g_state{kOff};
+std::atomic<bool> g_fast_events{false};
 pid_t g_pid = 0;
 uint32_t g_runtime_flags = 0;
 std::string g_runtime_version;
@@ -56,7 +57,6 @@ ThreadState* thread_init(int type) {
   }
   t->index = g_thread_count.fetch_add(1, std::memory_order_relaxed);
   t->next_id = (static_cast<uint64_t>(t->index) + 1) << 40;
-  t->last_time = g_start_tsc;
   // A thread whose counters cannot be opened records deltas of 0 (the launcher probed them).
   if (g_config.counter_count > 0) t->counters.open(g_config.counters, g_config.counter_count);
   // Preemptions only matter for the TSC: perf counters stop while the thread is off the CPU.
@@ -90,29 +90,34 @@ __attribute__((noinline)) uint8_t* put_counter_deltas(ThreadState* t, uint8_t* p
   t->counters.read(v);
   for (int i = 0; i < g_config.counter_count; ++i) {
     uint64_t m = v[i] < t->last_counter[i] ? t->last_counter[i] : v[i];  // never negative
-    p = trace::put_varint(p, m - t->last_counter[i]);
+    p = put_raw(p, m - t->last_counter[i]);
     t->last_counter[i] = m;
   }
   return p;
 }
 
 __attribute__((noinline)) bool make_room(ThreadState* t) {
+  if (t->dead) {  // it has no room, ever (begin_event)
+    if (t->no_memory) ++t->lost;
+    return false;
+  }
   uint64_t stall = 0;
   Chunk* c = buffer_rotate(t->buffer, &stall);
   if (!c) {
     t->dead = t->no_memory = true;
+    t->pos = t->limit = nullptr;
     writer_note_no_memory();
     ++t->lost;
     return false;
   }
   t->chunk = c;
-  t->pos = c->data + c->committed.load(std::memory_order_relaxed);
+  t->pos = c->end.load(std::memory_order_relaxed);
   t->limit = c->data + kChunkBytes;
   // The time this thread spent getting the chunk: the model takes it out of the strand it falls
   // in (it ends now, at this event's time). The fresh chunk has room: no recursion.
   if (stall) {
     if (uint8_t* p = begin_event(t, EventKind::RecorderStall)) {
-      p = trace::put_varint(p, stall);
+      p = put_field(p, stall);
       end_event(t, p);
     }
   }
@@ -123,7 +128,7 @@ void note_own_time(ThreadState* t, uint64_t ticks) {
   if (!t || t->dead || ticks == 0) return;
   if (t->buffer) t->buffer->stall_ticks.fetch_add(ticks, std::memory_order_relaxed);
   if (uint8_t* p = begin_event(t, EventKind::RecorderStall)) {
-    p = trace::put_varint(p, ticks);
+    p = put_field(p, ticks);
     end_event(t, p);
   }
 }
@@ -147,7 +152,7 @@ TL_INLINE void region_event(EventKind kind, const char* name) {
   uint32_t id;
   if (!region_id(t->regions, name ? name : "(null)", id)) return;
   if (uint8_t* p = begin_event(t, kind)) {
-    p = trace::put_varint(p, id);
+    p = put_field(p, id);
     end_event(t, p);
   }
 }
@@ -248,10 +253,11 @@ void finish(trace::FinishReason reason) {
   // Closes this thread's last strand: its work is only known at its next event.
   ThreadState* self = tls_state;
   if (uint8_t* p = begin_event(self, EventKind::Mark)) {
-    p = trace::put_varint(p, static_cast<uint64_t>(trace::MarkKind::ProgramEnd));
+    p = put_field(p, static_cast<uint64_t>(trace::MarkKind::ProgramEnd));
     end_event(self, p);
   }
   int expected = kRecording;
+  g_fast_events.store(false, std::memory_order_relaxed);
   if (!g_state.compare_exchange_strong(expected, kFinished)) return;
   trace::Finish f{};
   f.end_tsc = read_tsc();
@@ -299,18 +305,38 @@ void finish_at_exit() { finish(trace::FinishReason::Exit); }
 void on_fork_child() {
   // The child shares the parent's trace file but not its threads: it must never write.
   g_state.store(kOff, std::memory_order_relaxed);
+  g_fast_events.store(false, std::memory_order_relaxed);
   tls_state = nullptr;
 }
 
 // One event as a callback records it (a TaskSchedule: the most frequent kind), called through a
-// pointer like the runtime calls the callbacks.
-__attribute__((noinline)) void calibration_event(ThreadState* t, uint64_t* prior, uint64_t* next) {
-  if (uint8_t* p = begin_event(t, EventKind::TaskSchedule)) {
-    p = put_id(t, p, *prior);
-    p = trace::put_varint(p, 7);
-    p = put_id(t, p, *next);
-    end_event(t, p);
+// pointer like the runtime calls the callbacks, with their two paths (recording.hpp's
+// fast_event_ok): the fast one, and out of line the timed event, through the same fast body.
+template <bool kFast>
+TL_INLINE void calibration_body(ThreadState* t, uint64_t* prior, uint64_t* next) {
+  if (uint8_t* p = kFast ? begin_fast(t, EventKind::TaskSchedule)
+                         : begin_event(t, EventKind::TaskSchedule)) {
+    p = put_id(p, *prior);
+    p = put_field(p, 7);
+    p = put_id(p, *next);
+    if (kFast)
+      end_fast(t, p);
+    else
+      end_event(t, p);
   }
+}
+__attribute__((noinline)) void calibration_slow(ThreadState* t, uint64_t* prior, uint64_t* next) {
+  probe_from_here(t);
+  if (fast_event_room(t)) {
+    calibration_body<true>(t, prior, next);
+    end_sample(t);
+  } else {
+    calibration_body<false>(t, prior, next);
+  }
+}
+__attribute__((noinline)) void calibration_event(ThreadState* t, uint64_t* prior, uint64_t* next) {
+  if (__builtin_expect(!fast_event_ok(t), 0)) return calibration_slow(t, prior, next);
+  calibration_body<true>(t, prior, next);
 }
 void (*volatile g_calibration_event)(ThreadState*, uint64_t*, uint64_t*) = calibration_event;
 
@@ -321,7 +347,7 @@ void (*volatile g_calibration_event)(ThreadState*, uint64_t*, uint64_t*) = calib
 trace::ProbeCost calibrate_probe() {
   trace::ProbeCost cost{};
   cost.metric_count = g_config.metric_count;
-  auto* chunk = new (std::nothrow) Chunk();
+  auto* chunk = new (std::nothrow) Chunk;
   if (!chunk) return cost;
   ThreadState t;
   t.chunk = chunk;
@@ -330,7 +356,6 @@ trace::ProbeCost calibrate_probe() {
   uint64_t best = ~0ull;
   for (int b = 0; b < kBatches; ++b) {
     t.pos = chunk->data;
-    t.last_time = read_tsc();
     uint64_t prior = 1ull << 40, next = (1ull << 40) + 7;
     const uint64_t start = read_tsc();
     for (int i = 0; i < kBatch; ++i) {
@@ -348,7 +373,6 @@ trace::ProbeCost calibrate_probe() {
   timed.limit = chunk->data + kChunkBytes;
   for (int b = 0; b < kBatches; ++b) {
     timed.pos = chunk->data;
-    timed.last_time = read_tsc();
     uint64_t prior = 1ull << 40, next = (1ull << 40) + 7;
     for (int i = 0; i < kBatch; ++i) {
       timed.events = 0;  // timed
@@ -426,12 +450,15 @@ bool start_trace() {
   wc.writers = g_config.writers;
   wc.max_writers = g_config.max_writers;
   wc.test_delay_us = g_config.writer_test_delay_us;
+  wc.start_tsc = g_start_tsc;
+  wc.counters = g_config.counter_count;
   wc.reserve_fd = make_reserve();
   wc.start_monotonic_ns = static_cast<uint64_t>(start_mono.tv_sec) * 1000000000ull +
                           static_cast<uint64_t>(start_mono.tv_nsec);
   writer_configure(wc);
   writer_append(head.data(), head.size());  // before the writer thread exists: no race
   g_state.store(kRecording, std::memory_order_release);
+  g_fast_events.store(g_config.counter_count == 0, std::memory_order_relaxed);
   // Events need the recording state; the calibration's go into a scratch chunk of its own.
   g_tsc_read_ticks = measure_tsc_read();
   trace::ProbeCost probe = calibrate_probe();
@@ -629,18 +656,18 @@ int main_with_recording(int argc, char** argv, char** envp) {
     // No OpenMP runtime started the trace: main() runs in a root task of our own.
     ThreadState* t = thread_init(kThreadInitial);
     if (uint8_t* p = begin_event(t, EventKind::ThreadBegin)) {
-      p = trace::put_varint(p, static_cast<uint64_t>(kThreadInitial));
+      p = put_field(p, static_cast<uint64_t>(kThreadInitial));
       end_event(t, p);
     }
     if (t && !t->dead) {
       g_root_task = new_id(t);
       t->tbb_current = g_root_task;
       if (uint8_t* p = begin_event(t, EventKind::ImplicitBegin)) {
-        p = put_id(t, p, 0);            // no parallel region
-        p = put_id(t, p, g_root_task);  // the initial task
-        p = trace::put_varint(p, 1);    // team size
-        p = trace::put_varint(p, 0);    // index
-        p = trace::put_varint(p, 1);    // ompt_task_initial
+        p = put_id(p, 0);            // no parallel region
+        p = put_id(p, g_root_task);  // the initial task
+        p = put_field(p, 1);         // team size
+        p = put_field(p, 0);         // index
+        p = put_field(p, 1);         // ompt_task_initial
         end_event(t, p);
       }
     }
@@ -648,7 +675,7 @@ int main_with_recording(int argc, char** argv, char** envp) {
   if (need.openmp || need.tbb || need.tbb_old) {
     ThreadState* t = g_state.load() == kRecording ? state() : nullptr;
     if (uint8_t* p = begin_event(t, EventKind::Mark)) {
-      p = trace::put_varint(p, static_cast<uint64_t>(trace::MarkKind::MainStart));
+      p = put_field(p, static_cast<uint64_t>(trace::MarkKind::MainStart));
       end_event(t, p);
     }
   }
@@ -656,7 +683,7 @@ int main_with_recording(int argc, char** argv, char** envp) {
   if (need.openmp || need.tbb || need.tbb_old) {
     ThreadState* t = g_state.load() == kRecording ? state() : nullptr;
     if (uint8_t* p = begin_event(t, EventKind::Mark)) {
-      p = trace::put_varint(p, static_cast<uint64_t>(trace::MarkKind::MainReturn));
+      p = put_field(p, static_cast<uint64_t>(trace::MarkKind::MainReturn));
       end_event(t, p);
     }
   }

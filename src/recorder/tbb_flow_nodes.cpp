@@ -60,9 +60,9 @@ __attribute__((noinline)) void put_node_body(ThreadState* t, const d1::task& tas
   const size_t limit = *reinterpret_cast<const size_t*>(node + kNodeLimitOffset);
   if (limit == 0) return;  // unlimited: its bodies are as independent as their spawns say
   if (uint8_t* p = begin_event(t, EventKind::TbbNodeBody)) {
-    p = put_id(t, p, id);
-    p = put_addr(t, p, node);
-    p = trace::put_varint(p, limit);
+    p = put_id(p, id);
+    p = put_addr(p, node);
+    p = put_field(p, limit);
     end_event(t, p);
   }
 }

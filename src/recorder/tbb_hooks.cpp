@@ -148,7 +148,7 @@ Fn real(Fn& fn) {
 
 TL_INLINE void put_mark(ThreadState* t, trace::MarkKind mark) {
   if (uint8_t* p = begin_event(t, EventKind::Mark)) {
-    p = trace::put_varint(p, static_cast<uint64_t>(mark));
+    p = put_field(p, static_cast<uint64_t>(mark));
     end_event(t, p);
   }
 }
@@ -262,9 +262,9 @@ TL_INLINE bool in_run(const ThreadState* t) {
 TL_INLINE void put_wait_begin(ThreadState* t, const void* group, const void* code) {
   const bool in = in_run(t);
   if (uint8_t* p = begin_event(t, in ? EventKind::TbbWaitBeginIn : EventKind::TbbWaitBegin)) {
-    if (!in) p = put_id(t, p, t->tbb_current);
-    p = put_addr(t, p, group);
-    p = put_ptr(t, p, code);
+    if (!in) p = put_id(p, t->tbb_current);
+    p = put_addr(p, group);
+    p = put_ptr(p, code);
     end_event(t, p);
   }
 }
@@ -293,8 +293,8 @@ struct Running {
     const bool in = in_run(t);
     uint64_t top = 0;  // a run the trace does not hold cannot be left out of events
     if (uint8_t* p = begin_event(t, in ? EventKind::TbbRunBeginIn : EventKind::TbbRunBegin)) {
-      if (!in) p = put_id(t, p, prior);
-      p = put_id(t, p, id);
+      if (!in) p = put_id(p, prior);
+      p = put_id(p, id);
       end_event(t, p);
       top = id;
     }
@@ -308,7 +308,7 @@ struct Running {
   // Its end is then never written; finish() notes the run as open (OpenAtEnd).
   ~Running() {
     if (uint8_t* p = begin_event(t, EventKind::TbbRunEnd)) {  // of the innermost run
-      p = trace::put_varint(p, end_status);
+      p = put_field(p, end_status);
       end_event(t, p);
     }
     t->tbb_current = prior;
@@ -391,11 +391,11 @@ inline __attribute__((always_inline)) uint64_t on_spawn(d1::task& task, const vo
   if (__builtin_expect(node_body, 0)) put_node_body(t, task, id);
   const bool in = in_run(t);
   if (uint8_t* p = begin_event(t, in ? EventKind::TbbSpawnIn : EventKind::TbbSpawn)) {
-    if (!in) p = put_id(t, p, t->tbb_current);
-    p = put_id(t, p, id);
-    p = put_addr(t, p, group);
-    p = trace::put_varint(p, kind | flags);
-    p = put_ptr(t, p, code);
+    if (!in) p = put_id(p, t->tbb_current);
+    p = put_id(p, id);
+    p = put_addr(p, group);
+    p = put_field(p, kind | flags);
+    p = put_ptr(p, code);
     end_event(t, p);
   }
   before_first_call(t, kFirstSpawn);
@@ -611,11 +611,11 @@ void execute(d1::task_arena_base& arena, d1::delegate_base& d) {
   ++t->tasks;
   const void* code = t->tbb_site ? reinterpret_cast<const void*>(t->tbb_site) : ra;
   if (uint8_t* p = begin_event(t, EventKind::TbbSpawn)) {
-    p = put_id(t, p, t->tbb_current);
-    p = put_id(t, p, id);
-    p = put_addr(t, p, &d);
-    p = trace::put_varint(p, static_cast<uint64_t>(trace::TbbKind::ArenaExecute) | kRootFlag);
-    p = put_ptr(t, p, code);
+    p = put_id(p, t->tbb_current);
+    p = put_id(p, id);
+    p = put_addr(p, &d);
+    p = put_field(p, static_cast<uint64_t>(trace::TbbKind::ArenaExecute) | kRootFlag);
+    p = put_ptr(p, code);
     end_event(t, p);
   }
   TracedDelegate traced(d, id);
@@ -727,7 +727,7 @@ TL_EXPORT void tasklens_tbb_chunk_begin() noexcept {
   ThreadState* t = tls_state;
   if (!recording(t)) return;
   if (uint8_t* p = begin_event(t, EventKind::ChunkBegin)) {
-    p = put_id(t, p, t->tbb_current);
+    p = put_id(p, t->tbb_current);
     end_event(t, p);
   }
 }
@@ -737,7 +737,7 @@ TL_EXPORT void tasklens_tbb_chunk_end() noexcept {
   ThreadState* t = tls_state;
   if (!recording(t)) return;
   if (uint8_t* p = begin_event(t, EventKind::ChunkEnd)) {
-    p = put_id(t, p, t->tbb_current);
+    p = put_id(p, t->tbb_current);
     end_event(t, p);
   }
 }

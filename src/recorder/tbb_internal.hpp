@@ -34,7 +34,7 @@ TL_INLINE ThreadState* tbb_state() {
   if (__builtin_expect(t == nullptr, 0)) {
     t = thread_init(kThreadWorker);
     if (uint8_t* p = begin_event(t, EventKind::ThreadBegin)) {
-      p = trace::put_varint(p, static_cast<uint64_t>(kThreadWorker));
+      p = put_field(p, static_cast<uint64_t>(kThreadWorker));
       end_event(t, p);
     }
   }

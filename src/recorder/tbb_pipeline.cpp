@@ -70,7 +70,7 @@ TL_INLINE const FilterShadow* shadow_of(const d1::base_filter* filter) {
 
 TL_INLINE void put_filter_event(ThreadState* t, EventKind kind, const void* filter) {
   if (uint8_t* p = begin_event(t, kind)) {
-    p = put_addr(t, p, filter);
+    p = put_addr(p, filter);
     end_event(t, p);
   }
 }
@@ -209,7 +209,7 @@ void parallel_pipeline(d1::task_group_context& ctx, std::size_t max_tokens,
   ShadowTree tree;
   if (!layout_known || !tree.build(filters)) return real(ctx, max_tokens, filters);
   if (uint8_t* p = begin_event(t, EventKind::TbbPipeline)) {
-    p = put_addr(t, p, &ctx);
+    p = put_addr(p, &ctx);
     end_event(t, p);
   }
   real(ctx, max_tokens, tree.root());

@@ -105,7 +105,7 @@ uint64_t forget(pthread_t thread) {
 void thread_event(EventKind kind, uint64_t id) {
   ThreadState* t = state();
   if (uint8_t* p = begin_event(t, kind)) {
-    p = put_id(t, p, id);
+    p = put_id(p, id);
     end_event(t, p);
   }
 }
@@ -148,8 +148,8 @@ TL_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr, void
   if (!start) return real(thread, attr, routine, arg);
   const uint64_t id = start->id;
   if (uint8_t* p = begin_event(t, EventKind::UserThreadCreate)) {
-    p = put_id(t, p, id);
-    p = put_ptr(t, p, program_call_site(caller));
+    p = put_id(p, id);
+    p = put_ptr(p, program_call_site(caller));
     end_event(t, p);
   }
   const int rc = real(thread, attr, start_routine, start);

@@ -127,27 +127,32 @@ bool may_store_raw(Pool& p, const Writer& w, const ThreadBuffer* b) {
          p.raw_stored.load(std::memory_order_relaxed) < p.config.raw_budget;
 }
 
-void write_block(Writer& w, Chunk* c, uint32_t upto, bool store_raw) {
+void write_block(Writer& w, ThreadBuffer* b, Chunk* c, uint32_t upto, bool store_raw) {
   if (upto <= c->written) return;
   const uint8_t* src = c->data + c->written;
-  size_t raw = upto - c->written;
+  const size_t raw = upto - c->written;
   // Sized once for a whole chunk: no allocation per block.
   constexpr size_t kHead = sizeof(trace::RecordHeader) + sizeof(trace::EventBlockHeader);
+  constexpr size_t kEncodedMax = encoded_bound(kChunkBytes);
   if (!w.scratch)
-    w.scratch = static_cast<uint8_t*>(std::malloc(kHead + trace::compress_bound(kChunkBytes)));
-  if (!w.scratch) return;
+    w.scratch = static_cast<uint8_t*>(std::malloc(kHead + trace::compress_bound(kEncodedMax)));
+  if (!w.encoded) w.encoded = static_cast<uint8_t*>(std::malloc(kEncodedMax));
+  if (!w.scratch || !w.encoded) return;
   uint8_t* out = w.scratch + kHead;
-  size_t packed = store_raw ? 0 : compress_block(w, src, raw, out);
-  if (store_raw) pool().raw_stored.fetch_add(raw, std::memory_order_relaxed);
+  // Stored as they are: encoded straight into the block.
+  const size_t events =
+      encode_raw_events(b->stream, src, raw, store_raw ? out : w.encoded, pool().config.counters);
+  size_t packed = store_raw ? 0 : compress_block(w, w.encoded, events, out);
+  if (store_raw) pool().raw_stored.fetch_add(events, std::memory_order_relaxed);
   trace::EventBlockHeader bh{};
   bh.thread = c->thread;
   bh.chunk_seq = c->seq;
   bh.offset = c->written;
-  bh.raw_size = static_cast<uint32_t>(raw);
+  bh.raw_size = static_cast<uint32_t>(events);
   if (packed == 0) {
     bh.compression = static_cast<uint8_t>(trace::Compression::None);
-    std::memcpy(out, src, raw);
-    packed = raw;
+    if (!store_raw) std::memcpy(out, w.encoded, events);
+    packed = events;
   } else {
     bh.compression = static_cast<uint8_t>(pool().config.compression);
   }
@@ -205,7 +210,7 @@ Writer& home(Pool& p, const ThreadBuffer* b) {
 void give_back(Pool& p, ThreadBuffer* b, Chunk* c, bool helper) {
   Writer& w = home(p, b);
   c->written = 0;
-  c->committed.store(0, std::memory_order_relaxed);
+  c->empty();
   const bool waiting = b->waiting.load(std::memory_order_acquire);
   if ((waiting || w.waiters.load(std::memory_order_acquire) == 0) && b->spare.size() < kSpareKeep &&
       b->spare.push(c)) {
@@ -283,18 +288,24 @@ void serve_waiters(Pool& p, unsigned me) {
 // there when it starts: a thread that fills chunks as fast as they are written would otherwise
 // keep its writer here, and the writer's other threads, its flushes and (writer 0) the helpers'
 // start would wait.
-bool write_full_chunks(Pool& p, Writer& ctx, ThreadBuffer* b, bool helper = false) {
-  uint32_t n = b->full.size();
-  if (n == 0 || !try_claim(b)) return false;
+// Under b's claim: writes up to `n` of b's full chunks, in order, and recycles them.
+bool write_claimed_full_chunks(Pool& p, Writer& ctx, ThreadBuffer* b, uint32_t n, bool helper) {
   bool wrote = false;
   while (n-- > 0) {
     Chunk* c = b->full.pop();
     if (!c) break;
     if (p.config.test_delay_us) usleep(p.config.test_delay_us);
-    write_block(ctx, c, c->committed.load(std::memory_order_acquire), may_store_raw(p, ctx, b));
+    write_block(ctx, b, c, c->committed(), may_store_raw(p, ctx, b));
     give_back(p, b, c, helper);
     wrote = true;
   }
+  return wrote;
+}
+
+bool write_full_chunks(Pool& p, Writer& ctx, ThreadBuffer* b, bool helper = false) {
+  uint32_t n = b->full.size();
+  if (n == 0 || !try_claim(b)) return false;
+  const bool wrote = write_claimed_full_chunks(p, ctx, b, n, helper);
   release_claim(b);
   return wrote;
 }
@@ -303,12 +314,23 @@ bool write_full_chunks(Pool& p, Writer& ctx, ThreadBuffer* b, bool helper = fals
 // flush does), and moves its context switches to ctx.switches. A chunk handed to the writers is
 // only recycled by the holder of b's claim, after it was written, so the chunk we look at here
 // stays valid while we hold it.
+//
+// A thread's events are encoded in their order (the delta state goes from each event to the
+// next, raw_events.hpp), so the current chunk's tail only once every chunk the thread handed
+// over before it is written. The current chunk is read first, then the ring of full chunks seen
+// empty: a chunk becomes current only after the one before it was pushed to that ring, and only
+// the claim's holder takes from it. A thread that keeps filling chunks meanwhile leaves its tail
+// to the next flush.
 void flush_thread(Writer& ctx, ThreadBuffer* b, uint64_t& lost, bool at_end = false) {
   if (try_claim(b)) {
-    Chunk* c = b->current.load(std::memory_order_acquire);
-    if (c)
-      write_block(ctx, c, c->committed.load(std::memory_order_acquire),
-                  may_store_raw(pool(), ctx, b));
+    Pool& p = pool();
+    for (int attempt = 0; attempt < 4; ++attempt) {
+      write_claimed_full_chunks(p, ctx, b, b->full.size(), false);
+      Chunk* c = b->current.load(std::memory_order_acquire);
+      if (b->full.size() != 0) continue;
+      if (c) write_block(ctx, b, c, c->committed(), may_store_raw(p, ctx, b));
+      break;
+    }
     release_claim(b);
   }
   switch_ring_drain(b->switches, b->thread, ctx.switches, lost, at_end);

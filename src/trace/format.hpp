@@ -75,7 +75,7 @@ static_assert(sizeof(RecordHeader) == 8);
 struct EventBlockHeader {
   uint32_t thread;      // recorder's thread index (0, 1, ...)
   uint32_t chunk_seq;   // per-thread chunk number: blocks are ordered by (chunk_seq, offset)
-  uint32_t offset;      // byte offset of this block's first event inside the chunk
+  uint32_t offset;      // where its first event starts in the recorder's chunk (of raw events)
   uint32_t raw_size;    // bytes of event data once decompressed
   uint8_t compression;  // Compression
   uint8_t reserved[3];

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "recorder/buffer.hpp"
+#include "recorder/raw_events.hpp"
 #include "trace/format.hpp"
 #include "trace/reader.hpp"
 
@@ -35,7 +36,7 @@ struct Scenario {
   unsigned max_writers = 0;  // with helpers (WriterConfig::max_writers); 0: `writers`, no helper
   size_t max_chunks = 6;
   unsigned writer_delay_us = 0;  // slows the writers down: producers must wait
-  uint64_t events = 200000;      // per thread, ~4 bytes each: several chunks per thread
+  uint64_t events = 40000;       // per thread, 24 bytes each: several chunks per thread
   bool defer = false;            // deferred compression (WriterConfig::defer_compression)
   uint64_t raw_budget = 0;
   // LZ4 cannot shrink these events (4-byte matches; each event's sequence number differs).
@@ -85,7 +86,8 @@ ChildResult record(const Scenario& s, int fd) {
       Chunk* c = b->current.load();
       uint8_t* pos = c->data;
       for (uint64_t i = 0; i < s.events; ++i) {
-        if (static_cast<size_t>(c->data + recorder::kChunkBytes - pos) < trace::kMaxEventBytes) {
+        if (static_cast<size_t>(c->data + recorder::kChunkBytes - pos) <
+            recorder::kMaxRawEventBytes) {
           c = recorder::buffer_rotate(b);
           if (!c) {
             failures.fetch_add(1);
@@ -93,10 +95,13 @@ ChildResult record(const Scenario& s, int fd) {
           }
           pos = c->data;
         }
-        *pos++ = static_cast<uint8_t>(trace::EventKind::ThreadBegin);
-        pos = trace::put_varint(pos, 1);  // dt
-        pos = trace::put_varint(pos, i);  // the field: a sequence number
-        c->committed.store(static_cast<uint32_t>(pos - c->data), std::memory_order_release);
+        // Raw events as the recorder's threads write them (raw_events.hpp), one tick apart; the
+        // writers encode them. The field is an id: encoded as a delta from the previous event's,
+        // like the time, so a block encoded out of the stream's order reads back wrong.
+        pos = recorder::put_raw(pos, recorder::raw_head(trace::EventKind::SyncWaitBegin, i + 1));
+        pos = recorder::put_raw(pos, 4);  // (ompt_sync_region_taskgroup)
+        pos = recorder::put_raw(pos, i);  // the id: a sequence number
+        c->end.store(pos, std::memory_order_release);
       }
     });
   }
@@ -151,9 +156,9 @@ recorder::WriterStats record_and_check(const Scenario& s,
     trace::Event e;
     uint64_t expected = 0;
     while (d.next(e)) {
-      if (e.f[0] != expected) {
-        ADD_FAILURE() << "thread " << t << ": event " << e.f[0] << " where " << expected
-                      << " was expected";
+      if (e.f[1] != expected || e.time != expected + 1) {
+        ADD_FAILURE() << "thread " << t << ": event " << e.f[1] << " at " << e.time << " where "
+                      << expected << " at " << expected + 1 << " was expected";
         break;
       }
       ++expected;
@@ -180,7 +185,7 @@ TEST(RecorderBuffer, SeveralWritersManyThreadsTinyPool) {
   s.writers = 4;
   s.max_chunks = 20;
   s.writer_delay_us = 300;
-  s.events = 150000;  // ~ 2.5 chunks per thread: 40 chunks through a pool of 20
+  s.events = 27000;  // ~ 2.5 chunks per thread: 40 chunks through a pool of 20
   recorder::WriterStats stats = record_and_check(s);
   EXPECT_EQ(stats.writers, 4u);
   EXPECT_GT(stats.stalls, 0u) << "the pool is smaller than what the threads fill";
@@ -200,7 +205,7 @@ TEST(RecorderBuffer, HelpersStartWhenTheWritersFallBehind) {
                                                         .max_writers = 3,
                                                         .max_chunks = 12,
                                                         .writer_delay_us = 1000,
-                                                        .events = 400000});
+                                                        .events = 66000});
   EXPECT_GE(stats.helpers, 1u) << "the threads waited, yet no helper started";
   EXPECT_LE(stats.helpers, 2u) << "more writers than max_writers";
   EXPECT_EQ(stats.writers, 1u + stats.helpers);
@@ -211,7 +216,7 @@ TEST(RecorderBuffer, HelpersStartWhenTheWritersFallBehind) {
 TEST(RecorderBuffer, NoHelperWhileTheWritersKeepUp) {
   // A pool of more chunks than the threads ever fill: nobody waits.
   const recorder::WriterStats stats = record_and_check(
-      {.threads = 2, .writers = 1, .max_writers = 4, .max_chunks = 64, .events = 100000});
+      {.threads = 2, .writers = 1, .max_writers = 4, .max_chunks = 64, .events = 17000});
   EXPECT_EQ(stats.stalls, 0u);
   EXPECT_EQ(stats.helpers, 0u);
   EXPECT_EQ(stats.writers, 1u);
@@ -223,7 +228,7 @@ TEST(RecorderBuffer, MoreWritersThanThreads) {
   s.threads = 3;
   s.writers = 8;
   s.max_chunks = 5;
-  s.events = 150000;
+  s.events = 27000;
   recorder::WriterStats stats = record_and_check(s);
   EXPECT_EQ(stats.writers, 8u);
 }
@@ -234,7 +239,7 @@ TEST(RecorderBuffer, NoStallsWithRoomToSpare) {
   s.threads = 8;
   s.writers = 2;
   s.max_chunks = 64;  // more than the threads ever fill
-  s.events = 100000;
+  s.events = 17000;
   recorder::WriterStats stats = record_and_check(s);
   EXPECT_EQ(stats.stalls, 0u);
   EXPECT_EQ(stats.writers, 2u);
@@ -246,7 +251,7 @@ TEST(RecorderBuffer, DeferredCompressionStoresRawUpToItsBudget) {
   Scenario s;
   s.threads = 2;
   s.max_chunks = 64;  // room to spare: the writer keeps up
-  s.events = 300000;  // ~1.2 MB per thread
+  s.events = 250000;  // ~1.2 MB per thread in the file (6 MB of raw events: 23 chunks)
   s.defer = true;
   s.raw_budget = 1u << 20;
   s.compression = trace::Compression::Zstd;  // shrinks them

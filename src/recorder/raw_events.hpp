@@ -1,0 +1,64 @@
+// Events as the program's threads record them, and their encoding into the trace's form by the
+// writer threads.
+//
+// Why two forms: the trace stores events as varints, with ids and addresses as deltas
+// (trace/format.hpp), about 2-5 bytes a field. Encoding that on the program's thread cost about
+// 35 of the 112 instructions an event took there (callgrind on fib), and the deltas need the
+// previous values loaded and stored. The program's thread now stores each field as it is, 8
+// bytes, and the writer thread that takes the chunk encodes it, with the same schema, into the
+// very bytes the thread would have written: readers and old traces see no change.
+//
+// A raw event is 8-byte words:
+//   head     (TSC << 8) | kind; or kind | kSameTime, the time of the thread's previous event
+//            (the TSC's top 8 bits are restored from the previous event's time, below);
+//   counters one delta per perf counter (Config::counters), when the recording has them;
+//   fields   the schema's fixed fields of the kind, then its repeated groups, as plain values
+//            (the writer takes the deltas of ids, code and data addresses).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "trace/format.hpp"
+
+namespace tasklens::recorder {
+
+// Kinds fit in 7 bits; the eighth says "the same time as the previous event".
+inline constexpr uint64_t kSameTime = 0x80;
+static_assert(trace::kEventKindCount <= 0x80, "event kinds must leave bit 7 of the head free");
+
+// The longest raw event the recorder writes: the head, a delta per metric and 8 fields (a
+// Dependences group of three: id, count, three {address, type}); buffers keep this much room.
+inline constexpr size_t kMaxRawEventBytes = 8 * (1 + trace::kMaxMetrics + 8);
+
+__attribute__((always_inline)) inline uint8_t* put_raw(uint8_t* p, uint64_t v) {
+  std::memcpy(p, &v, sizeof v);
+  return p + sizeof v;
+}
+
+__attribute__((always_inline)) inline uint64_t raw_head(trace::EventKind kind, uint64_t tsc) {
+  return (tsc << 8) | static_cast<uint64_t>(kind);
+}
+
+// What the encoding of one thread's stream carries from event to event (the decoder's state):
+// the time and the last id, code address and data address. Kept with the thread's buffer, used
+// by whichever writer holds it (ThreadBuffer::claim).
+struct RawStreamState {
+  uint64_t time = 0;  // the thread's start (the trace header's start TSC), then its last event's
+  uint64_t id = 0, ptr = 0, addr = 0;
+};
+
+// Bytes `raw` bytes of raw events can take encoded at most (a varint holds 8 bytes in 10, a head
+// becomes a kind byte and a 10-byte time delta).
+inline constexpr size_t encoded_bound(size_t raw) { return raw / 8 * 11 + 16; }
+
+// Encodes the whole raw events in [src, src + size) into `out` (room for encoded_bound(size)),
+// each into the bytes trace::EventDecoder reads; returns the bytes written. `counters`: the
+// deltas per event (Config::counter_count). An event of a kind outside the schema, or one that
+// runs past `size`, ends the encoding (it cannot come from the recorder: what is left is
+// dropped rather than misread).
+size_t encode_raw_events(RawStreamState& state, const uint8_t* src, size_t size, uint8_t* out,
+                         unsigned counters);
+
+}  // namespace tasklens::recorder
