@@ -1,10 +1,11 @@
 // Per-thread event buffers and the writer threads that drain them into the trace file.
 //
-// Each recording thread appends encoded events to its current Chunk with plain stores and
-// publishes the end of the last complete event with a release store (a plain mov on x86). The
-// writer threads own everything else: they compress full chunks, and every flush period they
-// also write the published-but-unwritten part of every thread's current chunk, so a program
-// killed with SIGKILL leaves a trace that is valid up to the last flush.
+// Each recording thread appends raw events (raw_events.hpp) to its current Chunk with plain
+// stores and publishes the end of the last complete event with a release store (a plain mov on
+// x86). The writer threads own everything else: they encode and compress full chunks, and every
+// flush period they also write the published-but-unwritten part of every thread's current
+// chunk, so a program killed with SIGKILL leaves a trace that is valid up to the last flush. A
+// thread's chunks are encoded in order (the encoding carries deltas from event to event).
 //
 // There are several writers on a large machine (WriterConfig::writers): one LZ4 stream
 // compresses ~0.5-0.7 GB/s per core and one busy fine-grained thread makes ~50 MB/s of events,
@@ -35,7 +36,7 @@ inline constexpr size_t kChunkBytes = 256 * 1024;
 
 // Made with `new Chunk` (default-initialized), never `new Chunk()`: value-initialization would
 // zero its 256 KiB of data first, on the program's thread at each fresh chunk (262,000
-// instructions, and time no stall counted). Only the bytes below `committed` are ever read.
+// instructions, and time no stall counted). Only the bytes below `end` are ever read.
 struct Chunk {
   // The end of the last complete event (written by the producer): a pointer, not an offset,
   // so that publishing an event is one store of where it ends (end_event).

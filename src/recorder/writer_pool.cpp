@@ -142,6 +142,10 @@ void write_block(Writer& w, ThreadBuffer* b, Chunk* c, uint32_t upto, bool store
   // Stored as they are: encoded straight into the block.
   const size_t events =
       encode_raw_events(b->stream, src, raw, store_raw ? out : w.encoded, pool().config.counters);
+  if (events == 0) {  // nothing whole to write (encode_raw_events dropped what it cannot read)
+    c->written = upto;
+    return;
+  }
   size_t packed = store_raw ? 0 : compress_block(w, w.encoded, events, out);
   if (store_raw) pool().raw_stored.fetch_add(events, std::memory_order_relaxed);
   trace::EventBlockHeader bh{};
