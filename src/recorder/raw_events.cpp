@@ -1,39 +1,19 @@
 // The writer's side of raw events (raw_events.hpp): one pass over a chunk, no allocation.
+//
+// Each kind has its own encoder, generated from the schema at compile time (encode_kind<K>): the
+// number of fields and how each is coded are constants there, so a field costs a load, its
+// delta if it has one, and a varint, with no branch on its class. Against one loop over the
+// schema's masks that took the writer's time per event in cache from about 5.7 to 4.6 ns on a
+// fib-like mix (a branchless two-byte varint was slower still: 7.3 ns).
 #include "recorder/raw_events.hpp"
+
+#include <array>
+#include <utility>
 
 namespace tasklens::recorder {
 namespace {
 
 constexpr uint64_t kLow56 = (uint64_t{1} << 56) - 1;
-
-// How each fixed field of a kind is encoded, from the schema's masks: plain, or a zig-zag delta
-// against the stream's last id, code address or data address.
-enum FieldClass : uint8_t { kPlain, kId, kPtr, kAddr };
-
-struct KindPlan {
-  uint8_t fixed = 0, repeated = 0;
-  FieldClass field[8] = {};
-  bool known = false;
-};
-
-struct Plans {
-  KindPlan kind[trace::kEventKindCount];
-  Plans() {
-    for (int k = 0; k < trace::kEventKindCount; ++k) {
-      const trace::EventShape& s = trace::kEventShapes[k];
-      KindPlan& p = kind[k];
-      p.known = k != 0 && s.fixed <= 8;
-      p.fixed = s.fixed;
-      p.repeated = s.repeated;
-      for (int i = 0; i < s.fixed && i < 8; ++i)
-        p.field[i] = s.id_mask & (1u << i)     ? kId
-                     : s.ptr_mask & (1u << i)  ? kPtr
-                     : s.addr_mask & (1u << i) ? kAddr
-                                               : kPlain;
-    }
-  }
-};
-const Plans kPlans;
 
 inline uint64_t load(const uint8_t* p) {
   uint64_t v;
@@ -47,60 +27,93 @@ inline uint8_t* delta(uint8_t* out, uint64_t& last, uint64_t v) {
   return out;
 }
 
+// Field i of kind K, coded as the schema says (the classes of trace::EventShape).
+template <int K, int I>
+__attribute__((always_inline)) inline uint8_t* field(RawStreamState& s, const uint8_t* f,
+                                                     uint8_t* out) {
+  constexpr trace::EventShape shape = trace::kEventShapes[K];
+  const uint64_t v = load(f + 8 * I);
+  if constexpr (shape.id_mask & (1u << I))
+    return delta(out, s.id, v);
+  else if constexpr (shape.ptr_mask & (1u << I))
+    return delta(out, s.ptr, v);
+  else if constexpr (shape.addr_mask & (1u << I))
+    return delta(out, s.addr, v);
+  else
+    return trace::put_varint(out, v);
+}
+
+template <int K, size_t... I>
+__attribute__((always_inline)) inline uint8_t* fields(RawStreamState& s,
+                                                      [[maybe_unused]] const uint8_t* f,
+                                                      uint8_t* out, std::index_sequence<I...>) {
+  ((out = field<K, static_cast<int>(I)>(s, f, out)), ...);
+  return out;
+}
+
+// Encodes the event of kind K at p (its head already read) when it lies whole before `end`:
+// returns the next event's start, or null (the event runs past `end`, or its groups do).
+template <int K>
+const uint8_t* encode_kind(RawStreamState& s, uint64_t head, const uint8_t* p, const uint8_t* end,
+                           uint8_t*& out, unsigned counters) {
+  constexpr trace::EventShape shape = trace::kEventShapes[K];
+  size_t words = 1 + counters + shape.fixed;
+  if (static_cast<size_t>(end - p) < words * 8) return nullptr;
+  uint64_t groups = 0;
+  if constexpr (shape.repeated != 0) {
+    groups = load(p + (words - 1) * 8);
+    if (groups > static_cast<uint64_t>(end - p) / 8 / shape.repeated) return nullptr;
+    words += groups * shape.repeated;
+    if (static_cast<size_t>(end - p) < words * 8) return nullptr;
+  }
+  // The time: the TSC's low 56 bits, after the previous event's. A TSC that stepped back (a
+  // thread moved to a CPU whose clock is a little behind) gives a delta of 0, never negative.
+  uint64_t dt = 0;
+  if (!(head & kSameTime)) {
+    const uint64_t step = ((head >> 8) - s.time) & kLow56;
+    if (step < (uint64_t{1} << 55)) dt = step;
+  }
+  s.time += dt;
+  uint8_t* o = out;
+  *o++ = static_cast<uint8_t>(K);
+  o = trace::put_varint(o, dt);
+  const uint8_t* f = p + 8;
+  for (unsigned i = 0; i < counters; ++i, f += 8) o = trace::put_varint(o, load(f));
+  o = fields<K>(s, f, o, std::make_index_sequence<shape.fixed>());
+  f += 8 * shape.fixed;
+  for (const uint8_t* group_end = p + words * 8; f < group_end; f += 8)
+    o = trace::put_varint(o, load(f));
+  out = o;
+  return p + words * 8;
+}
+
+using KindEncoder = const uint8_t* (*)(RawStreamState&, uint64_t, const uint8_t*, const uint8_t*,
+                                       uint8_t*&, unsigned);
+
+// Kind 0 and kinds with more fields than the recorder writes are not events it makes.
+template <size_t... K>
+constexpr std::array<KindEncoder, trace::kEventKindCount> make_encoders(std::index_sequence<K...>) {
+  return {{(K != 0 && trace::kEventShapes[K].fixed <= 8 ? &encode_kind<static_cast<int>(K)>
+                                                        : nullptr)...}};
+}
+constexpr std::array<KindEncoder, trace::kEventKindCount> kEncoders =
+    make_encoders(std::make_index_sequence<trace::kEventKindCount>());
+
 }  // namespace
 
 size_t encode_raw_events(RawStreamState& s, const uint8_t* src, size_t size, uint8_t* out,
                          unsigned counters) {
   const uint8_t* p = src;
   const uint8_t* const end = src + size;
-  uint8_t* const start = out;
+  uint8_t* o = out;
   while (end - p >= 8) {
     const uint64_t head = load(p);
     const unsigned kind = static_cast<unsigned>(head & 0x7f);
-    if (kind >= static_cast<unsigned>(trace::kEventKindCount) || !kPlans.kind[kind].known) break;
-    const KindPlan& plan = kPlans.kind[kind];
-    size_t words = 1 + counters + plan.fixed;
-    if (static_cast<size_t>(end - p) < words * 8) break;
-    if (plan.repeated) {
-      const uint64_t groups = plan.fixed ? load(p + (words - 1) * 8) : 0;
-      if (groups > static_cast<uint64_t>(end - p) / 8) break;
-      words += groups * plan.repeated;
-      if (static_cast<size_t>(end - p) < words * 8) break;
-    }
-    // The time: the TSC's low 56 bits, after the previous event's. A TSC that stepped back (a
-    // thread moved to a CPU whose clock is a little behind) gives a delta of 0, never negative.
-    uint64_t dt = 0;
-    if (!(head & kSameTime)) {
-      const uint64_t step = ((head >> 8) - s.time) & kLow56;
-      if (step < (uint64_t{1} << 55)) dt = step;
-    }
-    s.time += dt;
-    *out++ = static_cast<uint8_t>(kind);
-    out = trace::put_varint(out, dt);
-    const uint8_t* f = p + 8;
-    for (unsigned i = 0; i < counters; ++i, f += 8) out = trace::put_varint(out, load(f));
-    for (unsigned i = 0; i < plan.fixed; ++i, f += 8) {
-      const uint64_t v = load(f);
-      switch (plan.field[i]) {
-        case kPlain:
-          out = trace::put_varint(out, v);
-          break;
-        case kId:
-          out = delta(out, s.id, v);
-          break;
-        case kPtr:
-          out = delta(out, s.ptr, v);
-          break;
-        case kAddr:
-          out = delta(out, s.addr, v);
-          break;
-      }
-    }
-    for (const uint8_t* group_end = p + words * 8; f < group_end; f += 8)
-      out = trace::put_varint(out, load(f));
-    p += words * 8;
+    if (kind >= static_cast<unsigned>(trace::kEventKindCount) || !kEncoders[kind]) break;
+    p = kEncoders[kind](s, head, p, end, o, counters);
+    if (!p) break;
   }
-  return static_cast<size_t>(out - start);
+  return static_cast<size_t>(o - out);
 }
 
 }  // namespace tasklens::recorder
