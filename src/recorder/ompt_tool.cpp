@@ -260,8 +260,11 @@ void on_work(ompt_work_t type, ompt_scope_endpoint_t endpoint, ompt_data_t*, omp
   }
 }
 
-void on_dispatch(ompt_data_t*, ompt_data_t* task, ompt_dispatch_t kind, ompt_data_t instance) {
-  ThreadState* t = state();
+// A loop's chunk (or a section, an iteration) given to the thread: one per chunk of a dynamic
+// or guided loop, so it takes the fast path too.
+template <bool kFast>
+TL_INLINE void dispatch(ThreadState* t, ompt_data_t* task, ompt_dispatch_t kind,
+                        ompt_data_t instance) {
   uint64_t a = 0, b = 0;
   int k = static_cast<int>(kind);
   if ((k == kDispatchWsLoopChunk || k == kDispatchTaskloopChunk || k == kDispatchDistributeChunk) &&
@@ -272,13 +275,31 @@ void on_dispatch(ompt_data_t*, ompt_data_t* task, ompt_dispatch_t kind, ompt_dat
   } else {
     a = instance.value;  // section: its code address; iteration: its number
   }
-  if (uint8_t* p = begin_event(t, EventKind::Dispatch)) {
+  if (uint8_t* p = open_event<kFast>(t, EventKind::Dispatch)) {
     p = put_field(p, static_cast<uint32_t>(k));
     p = put_id(p, id_of(t, task));
     p = put_field(p, a);
     p = put_field(p, b);
-    end_event(t, p);
+    close_event<kFast>(t, p);
   }
+}
+
+__attribute__((noinline)) void dispatch_slow(ompt_data_t* task, ompt_dispatch_t kind,
+                                             ompt_data_t instance) {
+  ThreadState* t = state();
+  if (t && !t->dead) probe_from_here(t);
+  if (fast_event_room(t)) {
+    dispatch<true>(t, task, kind, instance);
+    end_sample(t);
+  } else {
+    dispatch<false>(t, task, kind, instance);
+  }
+}
+
+void on_dispatch(ompt_data_t*, ompt_data_t* task, ompt_dispatch_t kind, ompt_data_t instance) {
+  ThreadState* t = tls_state;
+  if (__builtin_expect(!fast_event_ok(t), 0)) return dispatch_slow(task, kind, instance);
+  dispatch<true>(t, task, kind, instance);
 }
 
 void on_dependences(ompt_data_t* task, const ompt_dependence_t* deps, int ndeps) {
@@ -313,20 +334,38 @@ void on_masked(ompt_scope_endpoint_t endpoint, ompt_data_t*, ompt_data_t* task,
 
 // A thread spinning for a critical section or a lock is not doing the program's work: the
 // model leaves the time between these two events out of the strand.
-void on_mutex_acquire(ompt_mutex_t kind, unsigned, unsigned, ompt_wait_id_t, const void*) {
-  ThreadState* t = state();
-  if (uint8_t* p = begin_event(t, EventKind::MutexWaitBegin)) {
+// (Two events per critical section or lock taken: the fast path too.)
+template <bool kFast>
+TL_INLINE void mutex_event(ThreadState* t, EventKind event, ompt_mutex_t kind) {
+  if (uint8_t* p = open_event<kFast>(t, event)) {
     p = put_field(p, static_cast<uint32_t>(kind));
-    end_event(t, p);
+    close_event<kFast>(t, p);
   }
 }
 
-void on_mutex_acquired(ompt_mutex_t kind, ompt_wait_id_t, const void*) {
+__attribute__((noinline)) void mutex_event_slow(EventKind event, ompt_mutex_t kind) {
   ThreadState* t = state();
-  if (uint8_t* p = begin_event(t, EventKind::MutexWaitEnd)) {
-    p = put_field(p, static_cast<uint32_t>(kind));
-    end_event(t, p);
+  if (t && !t->dead) probe_from_here(t);
+  if (fast_event_room(t)) {
+    mutex_event<true>(t, event, kind);
+    end_sample(t);
+  } else {
+    mutex_event<false>(t, event, kind);
   }
+}
+
+TL_INLINE void mutex_event(EventKind event, ompt_mutex_t kind) {
+  ThreadState* t = tls_state;
+  if (__builtin_expect(!fast_event_ok(t), 0)) return mutex_event_slow(event, kind);
+  mutex_event<true>(t, event, kind);
+}
+
+void on_mutex_acquire(ompt_mutex_t kind, unsigned, unsigned, ompt_wait_id_t, const void*) {
+  mutex_event(EventKind::MutexWaitBegin, kind);
+}
+
+void on_mutex_acquired(ompt_mutex_t kind, ompt_wait_id_t, const void*) {
+  mutex_event(EventKind::MutexWaitEnd, kind);
 }
 
 // The end of an ordered region: the model needs it to tell an iteration's ordered part from the
