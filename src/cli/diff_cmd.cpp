@@ -84,6 +84,7 @@ void run_diff(const DiffOptions& opt) {
   // the comparison then takes about as long as a report of the larger one. Base's error, if
   // both fail, is the one shown.
   const load::SpanMode mode = load::span_mode(opt.raw_span);
+  load::check_models_fit_together(opt.traces);  // both models are held at once
   auto base_loading = std::async(std::launch::async, load_recording, opt.traces[0], mode);
   std::unique_ptr<Recording> other;
   std::exception_ptr other_error;

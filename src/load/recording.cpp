@@ -24,6 +24,8 @@ constexpr uint64_t kBytesPerTask = 360;
 constexpr uint64_t kBytesPerEventByte = 12;
 
 std::string gib(uint64_t bytes) {
+  // (A tenth under 10 MiB: a need of 1.6 MiB against a limit of 2 read as "2 MiB and 2 MiB".)
+  if (bytes < (10ull << 20)) return fmt::format("{:.1f} MiB", double(bytes) / (1ull << 20));
   if (bytes < (1ull << 30)) return fmt::format("{:.0f} MiB", double(bytes) / (1ull << 20));
   return fmt::format("{:.1f} GiB", double(bytes) / (1ull << 30));
 }
@@ -53,6 +55,33 @@ void check_model_fits(uint64_t tasks, uint64_t event_bytes, const std::string& p
       path, gib(need),
       tasks ? fmt::format(" ({} tasks, about {} bytes each)", tasks, kBytesPerTask) : "",
       budget->source, gib(budget->bytes)));
+}
+
+void check_models_fit_together(const std::vector<std::string>& paths) {
+  const std::optional<platform::MemoryBudget> budget = platform::memory_budget();
+  if (!budget || paths.size() < 2) return;
+  uint64_t need = 0;
+  std::vector<std::string> each, names;
+  for (const std::string& path : paths) {
+    std::error_code not_regular;
+    if (!std::filesystem::is_regular_file(path, not_regular)) continue;
+    const trace::TraceFile::Scan scan = trace::TraceFile::scan(path);
+    const uint64_t one =
+        model_bytes_at_least(scan.has_finish ? scan.tasks_created : 0, scan.event_bytes);
+    need += one;
+    each.push_back(gib(one));
+    names.push_back(path);
+  }
+  if (need <= budget->bytes || names.size() < 2) return;
+  std::string who, parts;
+  for (size_t i = 0; i < names.size(); ++i) {
+    who += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+    parts += (i == 0 ? "" : " + ") + each[i];
+  }
+  throw OutOfMemoryError(fmt::format(
+      "{}: reading them together needs at least {} ({}) and {} is {}; compare them on a machine "
+      "with more memory, or record shorter runs (a smaller input, or a cut-off: fewer tasks)",
+      who, gib(need), parts, budget->source, gib(budget->bytes)));
 }
 
 ModelSettings& model_settings() {

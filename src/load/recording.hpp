@@ -59,6 +59,11 @@ Loaded load(const std::string& path, SpanMode mode = SpanMode::Raw);
 // the trace it read.
 void check_model_fits(uint64_t tasks, uint64_t event_bytes, const std::string& path);
 void check_model_fits(const trace::TraceFile& trace, const std::string& path);
+// The same for recordings held at once (`diff` holds two models): throws OutOfMemoryError when
+// their models together cannot fit, judged from the record headers of those that are regular
+// files (each is still checked alone as it is read). Loading them at once, each alone passed
+// its check against the memory free before either was built.
+void check_models_fit_together(const std::vector<std::string>& paths);
 
 // The run's facts for the renderers, with span_mode ("robust" or "raw") set.
 report::RunInfo run_info_of(const Loaded& loaded);

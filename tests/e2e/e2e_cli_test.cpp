@@ -153,7 +153,8 @@ TEST_F(Cli, DefaultTraceNameInTheCurrentDirectory) {
 
 // A trace whose model cannot fit in the memory the machine (or TASKLENS_MEMORY_LIMIT) gives is
 // refused before it is read, in one line with exit code 6, rather than ended by the kernel's
-// out-of-memory killer; within the budget it is read as before.
+// out-of-memory killer; within the budget it is read as before. So are two that `diff` would hold
+// at once.
 TEST_F(Cli, ATraceTooLargeForTheMemoryIsRefusedBeforeItIsRead) {
   const std::string trace = path("t.tlens");
   ASSERT_TRUE(record(example("suite_fib", "clang"), {"16"}, trace).exited(0));  // 3192 tasks
@@ -164,13 +165,27 @@ TEST_F(Cli, ATraceTooLargeForTheMemoryIsRefusedBeforeItIsRead) {
     EXPECT_TRUE(r.exited(6)) << r.describe();
     EXPECT_EQ(lines_of(r.err).size(), 1u) << r.describe();
     EXPECT_NE(r.err.find("t.tlens: reading this trace needs at least"), std::string::npos) << r.err;
-    EXPECT_NE(r.err.find("TASKLENS_MEMORY_LIMIT is 0 MiB"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("TASKLENS_MEMORY_LIMIT is 0.1 MiB"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("record a shorter run"), std::string::npos) << r.err;
     EXPECT_EQ(r.out, "");
   }
   EnvOverrides roomy = default_env();
   roomy["TASKLENS_MEMORY_LIMIT"] = "1G";
   EXPECT_TRUE(run({TASKLENS_BIN, "report", trace}, roomy).exited(0));
+  // `diff` holds both models at once: two traces that each fit alone are refused together (each
+  // needs at least 1.1 MiB: 3192 tasks at 360 bytes).
+  EnvOverrides pair = default_env();
+  pair["TASKLENS_MEMORY_LIMIT"] = "1600K";
+  EXPECT_TRUE(run({TASKLENS_BIN, "report", trace}, pair).exited(0));
+  RunResult both = run({TASKLENS_BIN, "diff", trace, trace}, pair);
+  EXPECT_TRUE(both.exited(6)) << both.describe();
+  EXPECT_EQ(lines_of(both.err).size(), 1u) << both.describe();
+  EXPECT_NE(both.err.find("t.tlens: reading them together needs at least 2.2 MiB (1.1 MiB + 1.1 "
+                          "MiB) and TASKLENS_MEMORY_LIMIT is 1.6 MiB"),
+            std::string::npos)
+      << both.err;
+  EXPECT_EQ(both.out, "");
+  EXPECT_TRUE(run({TASKLENS_BIN, "diff", trace, trace}, roomy).exited(0));
   EnvOverrides wrong = default_env();
   wrong["TASKLENS_MEMORY_LIMIT"] = "lots";
   RunResult bad = run({TASKLENS_BIN, "report", trace}, wrong);
