@@ -142,6 +142,7 @@ void run_predict(const PredictOptions& opt) {
   const std::vector<uint32_t> threads = parse_thread_list(opt.threads);
   std::vector<std::string> paths = opt.traces;
   if (paths.empty()) paths.push_back("tasklens.data");
+  load::check_models_fit_together(paths);  // every recording's model is held at once
   std::vector<std::unique_ptr<Run>> runs;
   for (const std::string& p : paths) runs.push_back(load_run(p, load::span_mode(opt.raw_span)));
   if (runs.size() >= 2)

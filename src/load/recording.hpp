@@ -59,10 +59,10 @@ Loaded load(const std::string& path, SpanMode mode = SpanMode::Raw);
 // the trace it read.
 void check_model_fits(uint64_t tasks, uint64_t event_bytes, const std::string& path);
 void check_model_fits(const trace::TraceFile& trace, const std::string& path);
-// The same for recordings held at once (`diff` holds two models): throws OutOfMemoryError when
-// their models together cannot fit, judged from the record headers of those that are regular
-// files (each is still checked alone as it is read). Loading them at once, each alone passed
-// its check against the memory free before either was built.
+// The same for recordings held at once (`diff` holds two models, `predict` one per recording):
+// throws OutOfMemoryError when their models together cannot fit, judged from the record headers
+// of those that are regular files (each is still checked alone as it is read). Checked one by
+// one as they loaded, each passed against the memory free before the others were built.
 void check_models_fit_together(const std::vector<std::string>& paths);
 
 // The run's facts for the renderers, with span_mode ("robust" or "raw") set.

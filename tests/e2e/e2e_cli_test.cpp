@@ -186,6 +186,9 @@ TEST_F(Cli, ATraceTooLargeForTheMemoryIsRefusedBeforeItIsRead) {
       << both.err;
   EXPECT_EQ(both.out, "");
   EXPECT_TRUE(run({TASKLENS_BIN, "diff", trace, trace}, roomy).exited(0));
+  RunResult predicted = run({TASKLENS_BIN, "predict", trace, trace}, pair);  // likewise
+  EXPECT_TRUE(predicted.exited(6)) << predicted.describe();
+  EXPECT_NE(predicted.err.find("reading them together"), std::string::npos) << predicted.err;
   EnvOverrides wrong = default_env();
   wrong["TASKLENS_MEMORY_LIMIT"] = "lots";
   RunResult bad = run({TASKLENS_BIN, "report", trace}, wrong);
