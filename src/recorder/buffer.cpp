@@ -134,8 +134,9 @@ Chunk* arena_take(Pool& p, uint64_t* faulted_from) {
 }
 
 // This many chunks beyond the last one taken are kept faulted in (4 MiB): a busy fine-grained
-// thread fills a chunk of raw events in about 0.3 ms, and writer 0 comes by about every
-// millisecond, later when the program keeps the CPUs busy.
+// thread fills several chunks of raw events between two of writer 0's passes (it polls every
+// millisecond, later when the program keeps the CPUs busy), and one it faults in itself is time
+// taken from the program.
 constexpr size_t kPopulateAhead = 16;
 
 }  // namespace

@@ -35,8 +35,8 @@ namespace tasklens::recorder {
 inline constexpr size_t kChunkBytes = 256 * 1024;
 
 // Made with `new Chunk` (default-initialized), never `new Chunk()`: value-initialization would
-// zero its 256 KiB of data first, on the program's thread at each fresh chunk (262,000
-// instructions, and time no stall counted). Only the bytes below `end` are ever read.
+// zero its 256 KiB of data first, on the program's thread at each fresh chunk (time no stall
+// counted). Only the bytes below `end` are ever read.
 struct Chunk {
   // The end of the last complete event (written by the producer): a pointer, not an offset,
   // so that publishing an event is one store of where it ends (end_event).

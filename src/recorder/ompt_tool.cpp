@@ -97,22 +97,10 @@ void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t* parallel, omp
   }
 }
 
-// The frequent callbacks (a task's creation, its switches, taskwaits) record through one body
-// with two paths (recording.hpp's fast_event_ok): kFast when no rare case applies, the general
-// path otherwise. The rare cases go out of line (the *_slow functions) so that the fast path
-// calls nothing; the timed event among them still records through the fast body.
-template <bool kFast>
-TL_INLINE uint8_t* open_event(ThreadState* t, EventKind kind, bool reuse_time = false) {
-  return kFast ? begin_fast(t, kind, reuse_time) : begin_event(t, kind, reuse_time);
-}
-template <bool kFast>
-TL_INLINE void close_event(ThreadState* t, uint8_t* p) {
-  if (kFast)
-    end_fast(t, p);
-  else
-    end_event(t, p);
-}
-
+// The frequent callbacks (a task's creation, its switches, taskwaits, loop chunks, mutexes)
+// record through one body with two paths (recording.hpp's fast_event_ok): kFast when no rare
+// case applies, the general path otherwise. The rare cases go out of line (the *_slow functions,
+// through record_rare) so that the fast path calls nothing.
 template <bool kFast>
 TL_INLINE void task_create(ThreadState* t, ompt_data_t* encountering_task, ompt_data_t* new_task,
                            int flags, const void* codeptr) {
@@ -135,13 +123,9 @@ __attribute__((noinline)) void task_create_slow(ompt_data_t* encountering_task,
                                                 const void* codeptr) {
   ThreadState* t = state();
   if (!t || t->dead) return;
-  probe_from_here(t);
-  if (fast_event_room(t)) {
-    task_create<true>(t, encountering_task, new_task, flags, codeptr);
-    end_sample(t);
-  } else {
-    task_create<false>(t, encountering_task, new_task, flags, codeptr);
-  }
+  record_rare(t, [&](auto fast) {
+    task_create<decltype(fast)::value>(t, encountering_task, new_task, flags, codeptr);
+  });
 }
 
 void on_task_create(ompt_data_t* encountering_task, const ompt_frame_t*, ompt_data_t* new_task,
@@ -173,13 +157,7 @@ TL_INLINE void task_schedule(ThreadState* t, ompt_data_t* prior, ompt_task_statu
 __attribute__((noinline)) void task_schedule_slow(ompt_data_t* prior, ompt_task_status_t status,
                                                   ompt_data_t* next) {
   ThreadState* t = state();
-  if (t && !t->dead) probe_from_here(t);
-  if (fast_event_room(t)) {
-    task_schedule<true>(t, prior, status, next);
-    end_sample(t);
-  } else {
-    task_schedule<false>(t, prior, status, next);
-  }
+  record_rare(t, [&](auto fast) { task_schedule<decltype(fast)::value>(t, prior, status, next); });
 }
 
 void on_task_schedule(ompt_data_t* prior, ompt_task_status_t status, ompt_data_t* next) {
@@ -210,13 +188,8 @@ __attribute__((noinline)) void sync_region_slow(ompt_sync_region_t kind,
                                                 ompt_scope_endpoint_t endpoint, ompt_data_t* task,
                                                 const void* codeptr) {
   ThreadState* t = state();
-  if (t && !t->dead) probe_from_here(t);
-  if (fast_event_room(t)) {
-    sync_region<true>(t, kind, endpoint, task, codeptr);
-    end_sample(t);
-  } else {
-    sync_region<false>(t, kind, endpoint, task, codeptr);
-  }
+  record_rare(
+      t, [&](auto fast) { sync_region<decltype(fast)::value>(t, kind, endpoint, task, codeptr); });
 }
 
 void on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, ompt_data_t*,
@@ -287,13 +260,7 @@ TL_INLINE void dispatch(ThreadState* t, ompt_data_t* task, ompt_dispatch_t kind,
 __attribute__((noinline)) void dispatch_slow(ompt_data_t* task, ompt_dispatch_t kind,
                                              ompt_data_t instance) {
   ThreadState* t = state();
-  if (t && !t->dead) probe_from_here(t);
-  if (fast_event_room(t)) {
-    dispatch<true>(t, task, kind, instance);
-    end_sample(t);
-  } else {
-    dispatch<false>(t, task, kind, instance);
-  }
+  record_rare(t, [&](auto fast) { dispatch<decltype(fast)::value>(t, task, kind, instance); });
 }
 
 void on_dispatch(ompt_data_t*, ompt_data_t* task, ompt_dispatch_t kind, ompt_data_t instance) {
@@ -345,13 +312,7 @@ TL_INLINE void mutex_event(ThreadState* t, EventKind event, ompt_mutex_t kind) {
 
 __attribute__((noinline)) void mutex_event_slow(EventKind event, ompt_mutex_t kind) {
   ThreadState* t = state();
-  if (t && !t->dead) probe_from_here(t);
-  if (fast_event_room(t)) {
-    mutex_event<true>(t, event, kind);
-    end_sample(t);
-  } else {
-    mutex_event<false>(t, event, kind);
-  }
+  record_rare(t, [&](auto fast) { mutex_event<decltype(fast)::value>(t, event, kind); });
 }
 
 TL_INLINE void mutex_event(EventKind event, ompt_mutex_t kind) {

@@ -2,9 +2,8 @@
 //
 // Each kind has its own encoder, generated from the schema at compile time (encode_kind<K>): the
 // number of fields and how each is coded are constants there, so a field costs a load, its
-// delta if it has one, and a varint, with no branch on its class. Against one loop over the
-// schema's masks that took the writer's time per event in cache from about 5.7 to 4.6 ns on a
-// fib-like mix (a branchless two-byte varint was slower still: 7.3 ns).
+// delta if it has one, and a varint, with no branch on its class: about a fifth faster than one
+// loop over the schema's masks (docs/benchmarks.md, the event path's capacity).
 #include "recorder/raw_events.hpp"
 
 #include <array>

@@ -2,11 +2,12 @@
 // writer threads.
 //
 // Why two forms: the trace stores events as varints, with ids and addresses as deltas
-// (trace/format.hpp), about 2-5 bytes a field. Encoding that on the program's thread cost about
-// 35 of the 112 instructions an event took there (callgrind on fib), and the deltas need the
-// previous values loaded and stored. The program's thread now stores each field as it is, 8
-// bytes, and the writer thread that takes the chunk encodes it, with the same schema, into the
-// very bytes the thread would have written: readers and old traces see no change.
+// (trace/format.hpp), a few bytes a field. Encoding that on the program's thread took a loop per
+// field and the previous values loaded and stored, about a third of an event's instructions
+// there (docs/benchmarks.md, the recorder's instructions per task). The program's thread now stores
+// each field as it is, 8 bytes, and the writer thread that takes the chunk encodes it, with the
+// same schema, into the very bytes the thread would have written: readers and old traces see no
+// change.
 //
 // A raw event is 8-byte words:
 //   head     (TSC << 8) | kind; or kind | kSameTime, the time of the thread's previous event

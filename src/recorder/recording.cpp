@@ -314,25 +314,15 @@ void on_fork_child() {
 // fast_event_ok): the fast one, and out of line the timed event, through the same fast body.
 template <bool kFast>
 TL_INLINE void calibration_body(ThreadState* t, uint64_t* prior, uint64_t* next) {
-  if (uint8_t* p = kFast ? begin_fast(t, EventKind::TaskSchedule)
-                         : begin_event(t, EventKind::TaskSchedule)) {
+  if (uint8_t* p = open_event<kFast>(t, EventKind::TaskSchedule)) {
     p = put_id(p, *prior);
     p = put_field(p, 7);
     p = put_id(p, *next);
-    if (kFast)
-      end_fast(t, p);
-    else
-      end_event(t, p);
+    close_event<kFast>(t, p);
   }
 }
 __attribute__((noinline)) void calibration_slow(ThreadState* t, uint64_t* prior, uint64_t* next) {
-  probe_from_here(t);
-  if (fast_event_room(t)) {
-    calibration_body<true>(t, prior, next);
-    end_sample(t);
-  } else {
-    calibration_body<false>(t, prior, next);
-  }
+  record_rare(t, [&](auto fast) { calibration_body<decltype(fast)::value>(t, prior, next); });
 }
 __attribute__((noinline)) void calibration_event(ThreadState* t, uint64_t* prior, uint64_t* next) {
   if (__builtin_expect(!fast_event_ok(t), 0)) return calibration_slow(t, prior, next);

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "recorder/buffer.hpp"
 #include "recorder/metric.hpp"
@@ -216,8 +217,8 @@ TL_INLINE uint8_t* put_addr(uint8_t* p, const void* addr) {
 // recording, a full chunk, perf counters, the one event in kProbeSampleEvery that is timed.
 // When one check here says none applies, the callback records with begin_fast/end_fast and calls
 // nothing, and the compiler then keeps it to caller-saved registers (no pushes, no pops); any
-// rare case goes to the callback's slow path, a tail call. On fib that took the recorder's
-// callbacks from about 75 to about 45 instructions per event (callgrind).
+// rare case goes to the callback's slow path, a tail call (docs/benchmarks.md gives the
+// instructions per event this saves).
 //
 // The timed event takes the slow path but records through the same fast body when it can
 // (fast_event_room, then end_sample): the probe effect the run measures is then the fast path's,
@@ -249,9 +250,43 @@ TL_INLINE void end_sample(ThreadState* t) {
   }
 }
 
+// A frequent callback's body records through one of the two paths: kFast (begin_fast/end_fast),
+// or the general one (begin_event/end_event).
+template <bool kFast>
+TL_INLINE uint8_t* open_event(ThreadState* t, EventKind kind, bool reuse_time = false);
+template <bool kFast>
+TL_INLINE void close_event(ThreadState* t, uint8_t* p);
+
+// The rare cases' path of a frequent callback, which calls it from an out-of-line function (a
+// tail call from the fast path): starts timing the sampled event, then records through the fast
+// body when the recording and the chunk allow it, so that the timed cost is the fast path's, and
+// through the general one otherwise. `body(std::bool_constant<kFast>)` records the event.
+template <class Body>
+TL_INLINE void record_rare(ThreadState* t, Body&& body) {
+  if (t && !t->dead) probe_from_here(t);
+  if (fast_event_room(t)) {
+    body(std::true_type{});
+    end_sample(t);
+  } else {
+    body(std::false_type{});
+  }
+}
+
 TL_INLINE void end_event(ThreadState* t, uint8_t* p) {
   end_fast(t, p);
   end_sample(t);
+}
+
+template <bool kFast>
+TL_INLINE uint8_t* open_event(ThreadState* t, EventKind kind, bool reuse_time) {
+  return kFast ? begin_fast(t, kind, reuse_time) : begin_event(t, kind, reuse_time);
+}
+template <bool kFast>
+TL_INLINE void close_event(ThreadState* t, uint8_t* p) {
+  if (kFast)
+    end_fast(t, p);
+  else
+    end_event(t, p);
 }
 
 }  // namespace tasklens::recorder
