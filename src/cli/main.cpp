@@ -87,9 +87,9 @@ int run(int argc, char** argv) {
                      "a killed program loses");
   record
       ->add_option("--compression", rec.compression,
-                   "How the trace's event blocks are compressed: zstd (the default: files about "
-                   "half as big as lz4's), lz4 (half the CPU, where the recorder compresses "
-                   "while the program runs) or none")
+                   "How the trace's event blocks are compressed: zstd (the default, the "
+                   "smaller files), lz4 (less CPU where the recorder compresses while the "
+                   "program runs) or none")
       ->capture_default_str();
   record->add_flag("--no-runtime-calibration", rec.no_runtime_calibration,
                    "Do not take the OpenMP runtime's own cost out of the work (it is timed on "
