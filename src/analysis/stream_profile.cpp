@@ -94,12 +94,15 @@ uint32_t take_slot(std::vector<T>& slots, std::vector<uint32_t>& free) {
 }  // namespace
 
 StreamProfile::StreamProfile(uint32_t num_sites, uint64_t log_block_entries)
-    : num_sites_(num_sites), rows_(num_sites), present_(num_sites, 0), log_(log_block_entries) {}
+    : sites_as_they_come_(num_sites == kSitesAsTheyCome),
+      rows_(sites_as_they_come_ ? 0 : num_sites),
+      present_(rows_.size(), 0),
+      log_(log_block_entries) {}
 
 StreamProfile::Instance StreamProfile::open_instance(uint32_t site) {
   const Instance i = take_slot(instances_, free_instances_);
-  instances_[i] = Open{site, next_serial_++, true, 0, 0};
-  if (site < num_sites_) {
+  instances_[i] = Open{site, next_serial_++, true, true, 0, 0};
+  if (is_row(site)) {
     ++rows_[site].count;
     present_[site] = 1;
   }
@@ -107,11 +110,12 @@ StreamProfile::Instance StreamProfile::open_instance(uint32_t site) {
 }
 
 void StreamProfile::close_instance(Instance i) {
-  const Open& open = instances_[i];
-  if (open.outermost && open.site < num_sites_) {
+  Open& open = instances_[i];
+  if (open.outermost && is_row(open.site)) {
     rows_[open.site].work += open.work;
     rows_[open.site].span += open.span;
   }
+  open.open = false;
   free_instances_.push_back(i);
 }
 
@@ -137,7 +141,7 @@ StreamProfile::Strand StreamProfile::strand(uint64_t work, uint64_t span_weight,
     best_end_ = arrival;
   }
   work_ += work;
-  if (site < num_sites_) present_[site] = 1;
+  if (is_row(site)) present_[site] = 1;
 
   const Strand s = take_slot(live_, free_strands_);
   peak_live_ = std::max(peak_live_, ++live_count_);
@@ -182,6 +186,62 @@ StreamProfile::Strand StreamProfile::strand(uint64_t work, uint64_t span_weight,
   return s;
 }
 
+StreamProfile::Strand StreamProfile::open_join() {
+  const Strand j = take_slot(live_, free_strands_);
+  peak_live_ = std::max(peak_live_, ++live_count_);
+  Live& me = live_[j];
+  me.dist = 0;
+  me.arrival = PathLog::kNoVia;  // nothing folded yet: it brings no path
+  me.inside_count = 0;
+  me.more.clear();
+  return j;
+}
+
+void StreamProfile::fold(Strand join, Strand pred) {
+  Live& j = live_[join];
+  const Live& p = live_[pred];
+  if (p.arrival == PathLog::kNoVia) return;  // an empty join
+  // The first strand folded at the longest distance wins, as among a strand's predecessors.
+  if (j.arrival == PathLog::kNoVia || p.dist > j.dist) {
+    j.dist = p.dist;
+    j.arrival = p.arrival;
+  }
+  // Its distances inside the instances still open: the longest of each, an entry per instance.
+  // Entries of closed instances are dropped first, so that a join lives in as many entries as
+  // instances are open around what it joins.
+  uint32_t kept = 0;
+  for (uint32_t k = 0; k < j.inside_count; ++k) {
+    const Distance d = j.at(k);
+    const Open& o = instances_[d.instance];
+    if (!o.open || o.serial != d.serial) continue;
+    if (kept < kInline)
+      j.inside[kept] = d;
+    else
+      j.more[kept - kInline] = d;
+    ++kept;
+  }
+  j.inside_count = kept;
+  j.more.resize(kept > kInline ? kept - kInline : 0);
+  for (uint32_t i = 0; i < p.inside_count; ++i) {
+    const Distance& d = p.at(i);
+    const Open& o = instances_[d.instance];
+    if (!o.open || o.serial != d.serial) continue;
+    uint32_t k = 0;
+    while (k < j.inside_count && !(j.at(k).instance == d.instance && j.at(k).serial == d.serial))
+      ++k;
+    if (k == j.inside_count) {
+      if (k < kInline)
+        j.inside[k] = d;
+      else
+        j.more.push_back(d);
+      ++j.inside_count;
+    } else {
+      Distance& mine = k < kInline ? j.inside[k] : j.more[k - kInline];
+      mine.dist = std::max(mine.dist, d.dist);
+    }
+  }
+}
+
 void StreamProfile::release(Strand s) {
   free_strands_.push_back(s);
   --live_count_;
@@ -197,7 +257,7 @@ Profile StreamProfile::finish(bool with_path) {
   if (arrivals_ > 0) {
     for (uint64_t s = best_end_; s != PathLog::kNoVia;) {
       const PathLog::Entry e = log_.at(s);
-      if (e.site != PathLog::kNoSite && e.site < num_sites_)
+      if (e.site != PathLog::kNoSite && e.site < rows_.size())
         rows_[e.site].critical_work += e.weight;
       if (with_path && path_fits) profile.critical_path.push_back(static_cast<uint32_t>(s));
       s = e.via;

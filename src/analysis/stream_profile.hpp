@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "analysis/profile.hpp"
+#include "model/strand_sink.hpp"
 
 namespace tasklens::analysis {
 
@@ -83,24 +84,32 @@ class PathLog {
   std::vector<char> scratch_;
 };
 
-class StreamProfile {
+class StreamProfile final : public model::StrandSink {
  public:
-  using Strand = uint32_t;    // a live strand (recycled after release)
+  using Strand = uint32_t;    // a live strand or join (recycled after release)
   using Instance = uint32_t;  // an open instance (recycled after close)
+  // num_sites for a caller that learns the sites as it goes (the builder's streaming mode):
+  // every site met is a row.
+  static constexpr uint32_t kSitesAsTheyCome = UINT32_MAX;
 
   // `num_sites`: Model::sites.size(); sites at or above it are not rows (as in compute_profile).
   // `log_block_entries`: the path log's block (PathLog).
   explicit StreamProfile(uint32_t num_sites, uint64_t log_block_entries = uint64_t{1} << 20);
 
-  Instance open_instance(uint32_t site);
-  void not_outermost(Instance i) { instances_[i].outermost = false; }
-  void close_instance(Instance i);
+  Instance open_instance(uint32_t site) override;
+  void not_outermost(Instance i) override { instances_[i].outermost = false; }
+  void close_instance(Instance i) override;
 
   // work: what the strand adds to work sums; span_weight: its weight on paths (the what-if's, one
   // iteration's share for loop iterations seen only together); site: Strand::site.
   Strand strand(uint64_t work, uint64_t span_weight, uint32_t site, const Strand* preds,
-                uint32_t pred_count, const Instance* instances, uint32_t instance_count);
-  void release(Strand s);
+                uint32_t pred_count, const Instance* instances, uint32_t instance_count) override;
+  // A join (model::StrandSink): a live entry holding the longest of the strands folded into it,
+  // and, per open instance they lie in, the longest inside it. It adds no work, no weight and no
+  // entry to the path log: a strand taking it as a predecessor takes its winner's path.
+  Strand open_join() override;
+  void fold(Strand join, Strand pred) override;
+  void release(Strand s) override;
 
   // The profile; `with_path` also gives Profile::critical_path, as arrival indexes (the strand
   // ids when strands came in id order).
@@ -132,9 +141,18 @@ class StreamProfile {
     uint32_t site = 0;
     uint32_t serial = 0;
     bool outermost = true;
+    bool open = false;  // closed: a join's distance inside it is dropped
     uint64_t work = 0, span = 0;
   };
-  uint32_t num_sites_;
+  // Is `site` a row? Grows the rows for kSitesAsTheyCome.
+  bool is_row(uint32_t site) {
+    if (site < rows_.size()) return true;
+    if (!sites_as_they_come_ || site == UINT32_MAX) return false;
+    rows_.resize(site + 1);
+    present_.resize(site + 1, 0);
+    return true;
+  }
+  bool sites_as_they_come_;
   std::vector<Live> live_;
   std::vector<Strand> free_strands_;
   std::vector<Open> instances_;

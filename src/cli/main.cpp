@@ -123,6 +123,12 @@ int run(int argc, char** argv) {
                      "A recording of the same program to compare with (typically with "
                      "OMP_NUM_THREADS=1): the diagnosis then says where work grows with the "
                      "threads (contention, false sharing), as `tasklens diff` does in full");
+  report->add_flag(
+      "--stream", rep.stream,
+      "Read the recording in one pass, with memory that follows what the run had live (the\n"
+      "recursion's depth times the threads) rather than its task count: the profile as measured,\n"
+      "without the diagnosis. report does this by itself when the DAG does not fit in memory.\n"
+      "For OpenMP tasks, taskwait, taskgroup, parallel regions, barriers, single and masked");
 
   WhatIfOptions wi;
   CLI::App* whatif = app.add_subcommand(

@@ -12,6 +12,7 @@
 #include "errors.hpp"
 #include "load/recording.hpp"
 #include "load/timings.hpp"
+#include "model/builder.hpp"
 #include "report/diagnosis_report.hpp"
 #include "report/profile_report.hpp"
 
@@ -49,9 +50,42 @@ analysis::Diff compare_with_base(const load::Loaded& base,
 
 }  // namespace
 
+// The profile of a recording read in one pass: no DAG, so no robust span and no diagnosis.
+[[noreturn]] void report_streamed(const ReportOptions& opt, report::Format format) {
+  if (!opt.base.empty())
+    throw UsageError("--base needs the DAG in memory: leave out --stream (or --base)");
+  load::Streamed st = load::load_streaming(opt.trace);
+  report::RunInfo info = report::run_info(*st.trace);
+  info.span_mode = "raw";
+  report::SpanAccount account;
+  account.measured = {st.profile.work, st.profile.span, st.profile.parallelism};
+  size_t top = opt.top                           ? opt.top
+               : format == report::Format::Table ? 20
+                                                 : std::numeric_limits<size_t>::max();
+  write_and_exit(
+      report::render_profile(st.model, st.profile, st.labels, info, format, top, &account));
+}
+
 void run_report(const ReportOptions& opt) {
   report::Format format = parse_format(opt.format);
-  load::Loaded l = load::load(opt.trace, load::span_mode(opt.raw_span));
+  if (opt.stream) report_streamed(opt, format);
+  load::Loaded l;
+  try {
+    l = load::load(opt.trace, load::span_mode(opt.raw_span));
+  } catch (const OutOfMemoryError&) {
+    // Too large for the DAG: the profile in one pass, when the recording allows it.
+    if (!opt.base.empty()) throw;
+    try {
+      report_streamed(opt, format);
+    } catch (const model::NotInOnePass& e) {
+      throw OutOfMemoryError(opt.trace +
+                             ": the DAG of this recording does not fit in the memory, and it has " +
+                             e.construct +
+                             ", which tasklens cannot read in one pass yet; read it on a machine "
+                             "with more memory, or record a shorter run (a smaller input, or a "
+                             "cut-off: fewer tasks)");
+    }
+  }
   // The span as measured is one more longest path: beside the profile, on the other core.
   std::future<uint64_t> measured;
   if (!l.clipping.strands.empty())

@@ -13,6 +13,9 @@ struct ReportOptions {
   size_t top = 0;         // 0: 20 rows for the table, all for csv/json
   bool raw_span = false;  // --raw-span: every strand as measured (no clipping of disturbances)
   std::string base;       // --base: a recording to compare with (the diagnosis's work inflation)
+  // --stream: read the recording in one pass (load::load_streaming), as report does by itself
+  // when the DAG does not fit in the memory.
+  bool stream = false;
 };
 
 // Writes the report to stdout and ends the process (write_and_exit).

@@ -8,6 +8,7 @@
 
 #include "analysis/algebra.hpp"
 #include "analysis/profile.hpp"
+#include "analysis/stream_profile.hpp"
 #include "errors.hpp"
 #include "load/progress.hpp"
 #include "load/timings.hpp"
@@ -51,7 +52,8 @@ void check_model_fits(uint64_t tasks, uint64_t event_bytes, const std::string& p
   if (need <= budget->bytes) return;
   throw OutOfMemoryError(fmt::format(
       "{}: reading this trace needs at least {}{} and {} is {}; read it on a machine with more "
-      "memory, or record a shorter run (a smaller input, or a cut-off: fewer tasks)",
+      "memory, or record a shorter run (a smaller input, or a cut-off: fewer tasks); `tasklens "
+      "report` reads a program of OpenMP tasks in one pass, whatever its size",
       path, gib(need),
       tasks ? fmt::format(" ({} tasks, about {} bytes each)", tasks, kBytesPerTask) : "",
       budget->source, gib(budget->bytes)));
@@ -115,17 +117,18 @@ Loaded load(const std::string& path, SpanMode mode) {
   if (!scannable) check_model_fits(*l.trace, path);  // before the out-of-memory killer would
   timings.lap("open");
   progress.phase("reading " + name);
-  l.model =
-      model::build_model(*l.trace, {.huge_pages = platform::big_blocks_in_huge_pages(),
-                                    .blocked_as_work = model_settings().blocked_as_work,
-                                    .keep_slow_faults = model_settings().keep_slow_faults,
-                                    .keep_runtime_cost = model_settings().keep_runtime_cost,
-                                    .progress = [&progress, &name](uint64_t done, uint64_t total) {
-                                      if (done < total)
-                                        progress.amount(done, total, "events");
-                                      else
-                                        progress.phase("building the DAG of " + name);
-                                    }});
+  l.model = model::build_model(*l.trace, {.huge_pages = platform::big_blocks_in_huge_pages(),
+                                          .blocked_as_work = model_settings().blocked_as_work,
+                                          .keep_slow_faults = model_settings().keep_slow_faults,
+                                          .keep_runtime_cost = model_settings().keep_runtime_cost,
+                                          .progress =
+                                              [&progress, &name](uint64_t done, uint64_t total) {
+                                                if (done < total)
+                                                  progress.amount(done, total, "events");
+                                                else
+                                                  progress.phase("building the DAG of " + name);
+                                              },
+                                          .place_site = {}});
   timings.lap("model");
   progress.phase("naming the code of " + name);
   l.labels = report::label_sites(l.model, l.trace->modules());
@@ -180,6 +183,62 @@ Loaded load(const std::string& path, SpanMode mode) {
   }
   progress.phase("analysing " + name);
   return l;
+}
+
+Streamed load_streaming(const std::string& path) {
+  Streamed st;
+  Timings& timings = Timings::global();
+  Progress& progress = Progress::global();
+  const std::string name = std::filesystem::path(path).filename().string();
+  progress.phase("opening " + name);
+  // The trace's events are held as they are in the file, and the critical path's log keeps a
+  // block of up to a million strands (16 bytes each; about 3 strands per task): that much must
+  // fit, whatever the rest.
+  std::error_code not_regular;
+  if (std::filesystem::is_regular_file(path, not_regular)) {
+    const std::optional<platform::MemoryBudget> budget = platform::memory_budget();
+    const trace::TraceFile::Scan scan = trace::TraceFile::scan(path);
+    const uint64_t strands = scan.has_finish ? 3 * scan.tasks_created : uint64_t{1} << 20;
+    const uint64_t need = std::filesystem::file_size(path, not_regular) +
+                          16 * std::min<uint64_t>(strands, uint64_t{1} << 20);
+    if (budget && need > budget->bytes)
+      throw OutOfMemoryError(fmt::format(
+          "{}: reading this trace even in one pass needs at least {} (the file is held in "
+          "memory) and {} is {}; read it on a machine with more memory, or record a shorter run",
+          path, gib(need), budget->source, gib(budget->bytes)));
+  }
+  st.trace = std::make_unique<trace::TraceFile>(trace::TraceFile::open(path));
+  timings.lap("open");
+  progress.phase("reading " + name + " in one pass");
+  report::SitesAsTheyCome sites(*st.trace);
+  analysis::StreamProfile profile(analysis::StreamProfile::kSitesAsTheyCome);
+  st.model = model::build_streaming(
+      *st.trace, profile,
+      {.blocked_as_work = model_settings().blocked_as_work,
+       .keep_slow_faults = model_settings().keep_slow_faults,
+       .keep_runtime_cost = model_settings().keep_runtime_cost,
+       .progress =
+           [&progress, &name](uint64_t done, uint64_t total) {
+             if (done < total)
+               progress.amount(done, total, "events");
+             else
+               progress.phase("finding the critical path of " + name);
+           },
+       .place_site = [&sites](const model::Site& site, uint32_t index,
+                              uint32_t enclosing) { return sites.place(site, index, enclosing); }});
+  timings.lap("model");
+  st.profile = profile.finish(false);
+  st.peak_live_strands = profile.peak_live_strands();
+  st.labels = sites.labels();
+  st.labels.resize(st.model.sites.size());
+  for (std::string& n : st.model.region_names) n = report::printable(n);
+  st.model.warnings.push_back(
+      "read in one pass (--stream, or its DAG does not fit in the memory): the profile as "
+      "measured, without the robust span, the diagnosis or the serial code's fragments; the "
+      "other commands need the DAG in memory");
+  timings.lap("profile");
+  progress.phase("analysing " + name);
+  return st;
 }
 
 report::SpanAccount span_account(const Loaded& l, const analysis::Profile& p,

@@ -51,6 +51,21 @@ struct Loaded {
 };
 Loaded load(const std::string& path, SpanMode mode = SpanMode::Raw);
 
+// A recording read in one pass (model::build_streaming into analysis::StreamProfile): its
+// profile, with memory that follows what the run had live rather than its task count, for a
+// recording whose DAG does not fit in memory (or `report --stream`). The model has the sites
+// and the run's facts, no DAG; the profile has no critical path of strands (its site shares are
+// there). The span is as measured (no robust clipping). Throws as load() does, and
+// model::ModelError for the constructs build_streaming cannot read yet.
+struct Streamed {
+  std::unique_ptr<trace::TraceFile> trace;
+  model::Model model;
+  std::vector<report::SiteLabel> labels;
+  analysis::Profile profile;
+  uint64_t peak_live_strands = 0;
+};
+Streamed load_streaming(const std::string& path);
+
 // Throws OutOfMemoryError (exit code 6) when the trace's model cannot fit in the memory budget
 // (platform::memory_budget), judged from a lower bound of what the model needs. `tasks`: the
 // Finish record's task count (0 without one); `event_bytes`: the event blocks' raw sizes. load()

@@ -15,6 +15,7 @@
 #include <functional>
 
 #include "model/model.hpp"
+#include "model/strand_sink.hpp"
 #include "trace/reader.hpp"
 
 namespace tasklens::model {
@@ -22,6 +23,14 @@ namespace tasklens::model {
 class ModelError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+// build_streaming met a construct it cannot read in one pass yet (`construct` names it).
+class NotInOnePass : public ModelError {
+ public:
+  NotInOnePass(const std::string& message, std::string what)
+      : ModelError(message), construct(std::move(what)) {}
+  std::string construct;  // "worksharing loops or sections", "oneTBB tasks" ...
 };
 
 // One interval of a thread's time that went into a strand, by its kind (trace::RuntimeCostEntry):
@@ -59,10 +68,24 @@ struct BuildOptions {
   // reader's progress line, load/progress.hpp); done == total once they all have (the model's
   // DAG is then put in order).
   std::function<void(uint64_t done, uint64_t total)> progress;
+  // For a reading that labels sites as it meets them (the streaming mode's: sites merge by
+  // source line before the profile is made, report::SitesAsTheyCome): given a new site, its
+  // index and the site of the construct around it, the index to use (its own, or that of an
+  // earlier site it merges into). Unset: every site is its own (merged after the build).
+  std::function<uint32_t(const Site& site, uint32_t index, uint32_t enclosing)> place_site;
 };
 
 // Throws trace::TraceError for undecodable input and ModelError when the trace holds no
 // OpenMP activity to model.
 Model build_model(const trace::TraceFile& trace, const BuildOptions& options = {});
+
+// The streaming mode: the same strands, with the same work and edges, handed to `sink` each once
+// final (model/strand_sink.hpp), and never held together: memory follows what is live (the
+// recursion's depth times the threads), not the run. Returns the model without its DAG (no
+// strands, nodes or edges): its sites and what it says of the run. Throws ModelError, as
+// build_model does, and for what it cannot read in one pass yet (loops, dependences, oneTBB:
+// the message says which).
+Model build_streaming(const trace::TraceFile& trace, StrandSink& sink,
+                      const BuildOptions& options = {});
 
 }  // namespace tasklens::model

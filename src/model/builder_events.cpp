@@ -4,8 +4,6 @@
 #include <tuple>
 
 #include "model/builder_state.hpp"
-#include "model/event_pipe.hpp"
-#include "platform/platform.hpp"
 
 namespace tasklens::model::detail {
 
@@ -76,6 +74,7 @@ void Builder::on_create(const Event& e, uint32_t thread) {
     ++serialized_undeferred_;
   }
   cs.creator_strand = creator;
+  hold(creator);
   uint32_t scope = ps.scope;
   bool in_taskloop = nodes_[scope].kind == NodeKind::Taskloop;
   cs.node = cs.scope = new_node(NodeKind::Task, scope);
@@ -83,8 +82,20 @@ void Builder::on_create(const Event& e, uint32_t thread) {
     nodes_[cs.node].site = site(e.f[3], SiteKind::Task, scope);
     nodes_[cs.node].instance = instance_count_++;
   }
-  cs.pending_next = ps.pending_head;
-  ps.pending_head = c;
+  if (out_) {  // (its taskwaits join it through a join: no list of children)
+    ++st_[p].children;
+    if (st_[p].join == kNone) {
+      const uint32_t j = stream_join();
+      st_[p].join = j;
+      hold(j);
+    }
+    st_[c].parent_join = st_[p].join;
+    hold(st_[p].join);
+    ++ss_[st_[p].join].undone;
+  } else {
+    cs.pending_next = ps.pending_head;
+    ps.pending_head = c;
+  }
   uint32_t s = open_strand(p, thread, e.time);
   edge(creator, s);
 }
@@ -92,6 +103,9 @@ void Builder::on_create(const Event& e, uint32_t thread) {
 void Builder::on_schedule(const Event& e, uint32_t thread) {
   uint32_t prior = e.f[0] ? task(e.f[0]) : kNone;
   uint64_t status = e.f[1];
+  if (status == kStatusEarlyFulfill || status == kStatusLateFulfill || status == kStatusDetach) {
+    if (out_) stream_unsupported("detached tasks (detach clauses)");
+  }
   if (status == kStatusEarlyFulfill || status == kStatusLateFulfill) {
     // Not a switch: the thread that called omp_fulfill_event goes on with its own task.
     if (prior != kNone) on_fulfill(prior, thread, e.time, status == kStatusLateFulfill);
@@ -112,6 +126,7 @@ void Builder::on_schedule(const Event& e, uint32_t thread) {
         edge(ps.prev, ps.extra->fulfill_join);
         ps.prev = ps.extra->fulfill_join;
       }
+      if (out_) stream_task_ended(prior);  // (may retire it: `ps` is not used below)
     }
   }
   current_[thread] = next;
@@ -125,7 +140,11 @@ void Builder::on_schedule(const Event& e, uint32_t thread) {
     }
     cur_code_ = site_address(ns.node);  // a task's code starts at its creation site
     uint32_t s = open_strand(next, thread, e.time);
-    edge(ns.creator_strand, s);
+    edge(tasks_[next].creator_strand, s);
+    if (out_) {
+      drop(tasks_[next].creator_strand);
+      tasks_[next].creator_strand = kNone;
+    }
   } else if (!ns.waiting && !ns.done && ns.open == kNone) {
     continue_task(next, thread, e.time);  // resumed after a suspension (taskyield, untied)
   }
@@ -150,8 +169,8 @@ void Builder::on_fulfill(uint32_t detached, uint32_t thread, uint64_t time, bool
   const bool was_open = tasks_[me].open != kNone;
   const uint32_t before = close_strand(me);
   const uint32_t scope = tasks_[me].scope;
-  const uint32_t join = static_cast<uint32_t>(strands_.size());
-  strands_.push_back(PStrand{0, time, time, thread, scope, code_id(cur_code_), code_id(cur_code_)});
+  const uint32_t join =
+      add_strand(PStrand{0, time, time, thread, scope, code_id(cur_code_), code_id(cur_code_)});
   append_item(scope, join);
   fulfill_joins_.push_back(join);
   edge(before, join);
@@ -179,6 +198,7 @@ void Builder::on_sync_begin(const Event& e, uint32_t thread) {
     edge(prev, open_strand(t, thread, e.time));
   } else if (kind == kSyncTaskwait) {
     ts.pre_wait = close_strand(t);
+    hold(ts.pre_wait);
     ts.waiting = true;
   } else if (is_barrier(kind)) {
     uint32_t last = close_strand(t);
@@ -189,9 +209,9 @@ void Builder::on_sync_begin(const Event& e, uint32_t thread) {
     if (r.ended) return;
     uint32_t ph = phase_node(r, x.region, x.phase);
     if (nodes_[ph].tail_strand == kNone) {
-      uint32_t j = static_cast<uint32_t>(strands_.size());
-      strands_.push_back(PStrand{0, 0, 0, kNone, ph});
+      uint32_t j = add_strand(PStrand{0, 0, 0, kNone, ph});
       nodes_[ph].tail_strand = nodes_[ph].join_strand = j;
+      if (out_) stream_barrier_join(ph, j);
     }
     edge(last, nodes_[ph].join_strand);
     x.phase++;
@@ -215,10 +235,15 @@ void Builder::on_sync_end(const Event& e, uint32_t thread) {
     uint32_t s = open_strand(t, thread, e.time);
     edge(prev, s);
     nodes_[g].join_strand = s;
+    if (out_) {  // the tasks that ended inside it (its join goes with its node), and itself
+      if (sn_[g].join != kNone) edge(sn_[g].join, s);
+      close_node(g);
+    }
   } else if (kind == kSyncTaskwait) {
     ts.waiting = false;
     uint32_t s = open_strand(t, thread, e.time);
     edge(ts.pre_wait, s);
+    if (out_) stream_taskwait_ended(t, s, e.time);
     for (uint32_t c = ts.pending_head; c != kNone; c = tasks_[c].pending_next) {
       edge_from_task_end(c, s);
       if (nodes_[tasks_[c].node].parent == ts.scope) tasks_[c].joined_in_scope = true;
@@ -242,6 +267,7 @@ void Builder::on_sync_end(const Event& e, uint32_t thread) {
       return;
     }
     uint32_t ph = phase_node(r, x.region, x.phase);
+    if (out_) close_node(ts.node);
     ts.node = ts.scope = new_node(NodeKind::ImplicitTask, ph);
     uint32_t s = open_strand(t, thread, e.time);
     edge(nodes_[phase_node(r, x.region, x.phase - 1)].join_strand, s);
@@ -249,6 +275,7 @@ void Builder::on_sync_end(const Event& e, uint32_t thread) {
 }
 
 void Builder::on_dependences(const Event& e) {
+  if (out_) stream_unsupported("dependences between tasks (depend clauses)");
   uint32_t t = task(e.f[0]);
   TaskState& ts = tasks_[t];
   if (ts.parent == kNone) return;
@@ -301,6 +328,8 @@ uint64_t Builder::code_of(const Event& e) {
 }
 
 void Builder::handle(const Event& e, uint32_t thread) {
+  if (out_) [[unlikely]]
+    stream_check(e);
   // The time since this thread's previous event belongs to the task it was running, unless
   // that task was waiting inside the runtime.
   last_before_ = last_metric_[thread];
@@ -394,7 +423,9 @@ void Builder::handle(const Event& e, uint32_t thread) {
         stalled_total_ += s_part;
         blocked_total_ += b_part;
         faults_total_ += f_part;
-        if (b_part) {
+        if (b_part && out_) {
+          ss_[ts.open].blocked += b_part;
+        } else if (b_part) {
           if (!blocked_work_.empty() && blocked_work_.back().strand == ts.open)
             blocked_work_.back().ticks += b_part;
           else
@@ -437,6 +468,7 @@ void Builder::handle(const Event& e, uint32_t thread) {
       ts.done = true;
       end_task_regions(t);
       if (current_[thread] == t) current_[thread] = kNone;
+      if (out_) stream_implicit_ended(t);
       break;
     }
     case EventKind::ParallelBegin: {
@@ -451,6 +483,7 @@ void Builder::handle(const Event& e, uint32_t thread) {
       Region& r = regions_[ri];
       r.encountering = enc;
       r.fork_strand = close_strand(enc);
+      hold(r.fork_strand);
       if (first_parallel_ && !main_marked_ && enc == root_task_ && r.fork_strand != kNone &&
           strands_[r.fork_strand].start == root_start_) {
         // Without the recorder's main() marker the runtime started at the program's first
@@ -484,6 +517,7 @@ void Builder::handle(const Event& e, uint32_t thread) {
         edge(is.open != kNone ? is.open : is.prev, s);
         if (is.open != kNone) close_strand(it);
       }
+      if (out_) stream_region_ended(r, s);
       break;
     }
     case EventKind::TaskCreate:
@@ -598,7 +632,9 @@ void Builder::handle(const Event& e, uint32_t thread) {
         nodes_[n].instance = instance_count_++;
         ts.scope = n;
       } else if (nodes_[ts.scope].kind == NodeKind::Masked) {
-        ts.scope = nodes_[ts.scope].parent;
+        const uint32_t masked = ts.scope;
+        ts.scope = nodes_[masked].parent;
+        if (out_) close_node(masked);
       }
       edge(prev, open_strand(t, thread, e.time));
       break;
@@ -637,132 +673,6 @@ void Builder::on_region(const Event& e, uint32_t thread) {
     if (it->second.region != name) ++region_unmatched_;
     open_regions_.erase(it);
   }
-}
-
-// Off-CPU intervals come in CLOCK_MONOTONIC ns; the clock syncs map them onto the TSC.
-Model Builder::run() {
-  const std::vector<trace::Metric>& metrics = trace_.metrics();
-  extra_count_ = static_cast<uint32_t>(metrics.size() - 1);
-  for (size_t i = 0; i < metrics.size(); ++i)
-    if (metrics[i] == trace::Metric::Tsc) tsc_metric_ = static_cast<int>(i);
-  load_preemptions();
-  if (tsc_metric_ >= 0 && trace_.has_probe_cost() &&
-      uint32_t(tsc_metric_) < trace_.probe_cost().metric_count && !options_.keep_probe_cost) {
-    probe_ticks_ = (trace_.probe_cost().milli_per_event[tsc_metric_] + 500) / 1000;
-    probe_in_run_ = trace_.probe_cost().source == uint32_t(trace::ProbeSource::Run);
-  }
-  load_runtime_cost();
-  for (const auto& m : trace_.modules()) {
-    std::string base = m.path.substr(m.path.find_last_of('/') + 1);
-    if (base.rfind("libomp", 0) == 0 || base.rfind("libgomp", 0) == 0 ||
-        base.rfind("libiomp", 0) == 0)
-      runtime_ranges_.emplace_back(m.begin, m.end);
-  }
-  // Node 0: the program (the initial task outside every construct).
-  nodes_.push_back(PNode{NodeKind::Program, kNone});
-  sites_.push_back(Site{0, SiteKind::Program, {}, 0, {}});
-  nodes_[0].site = 0;
-  nodes_[0].instance = instance_count_++;
-
-  uint32_t n = trace_.stream_count();
-  // The streams are decompressed block by block as the pipe's thread decodes them: the first
-  // events come at once, and only a window of each stream is in memory.
-  std::vector<trace::EventDecoder> decoders;
-  decoders.reserve(n);
-  for (uint32_t i = 0; i < n; ++i) decoders.push_back(trace_.decoder(i));
-  current_.assign(n, kNone);
-  thread_task_.assign(n, kNone);
-  mutex_wait_.assign(n, 0);
-  last_metric_.assign(n, 0);
-  last_time_.assign(n, trace_.header().start_tsc);
-  wait_pending_.assign(n, 0);
-  wait_strand_.assign(n, kNone);
-  probe_debt_.assign(n, 0);
-  if (track_keys_) last_key_.assign(n, 0);
-  last_extra_.assign(size_t(n) * extra_count_, 0);
-  // Sizes from the stream lengths (a few bytes per event): growing these vectors while
-  // building costs more than the building itself on large traces.
-  size_t bytes = 0;
-  for (uint32_t i = 0; i < n; ++i) bytes += trace_.stream_bytes(i);
-  size_t events = bytes / 5 + 16;
-  strands_.reserve(events * 7 / 10);
-  edges_.reserve(events * 6 / 5);
-  // Tasks (and so nodes) are known exactly when the recorder finished; a vector that grows by
-  // doubling at the very end would copy and fault in twice its size.
-  size_t tasks = trace_.has_finish() ? trace_.finish().tasks_created : events / 4;
-  // Every id the recorder hands out comes with an event of at least two bytes, except those of
-  // tasks whose events were lost (counted in the Finish record).
-  const uint64_t finished = trace_.has_finish() ? trace_.finish().tasks_created : 0;
-  id_limit_ = bytes + 2 * std::min<uint64_t>(finished, uint64_t{64} * bytes) + (uint64_t{1} << 20);
-  tasks = std::min<size_t>(tasks, bytes / 2 + 1024);  // (a damaged Finish record says anything)
-  nodes_.reserve(tasks + tasks / 8 + 1024);
-  tasks_.reserve(tasks + 1024);
-  ids_per_thread_ = tasks + 1024;
-  items_.reserve(events * 9 / 10 + tasks / 8);
-  platform::Prefaulter prefault;
-  const size_t strands_range = prefault.add_capacity(strands_);
-  const size_t tasks_range = prefault.add_capacity(tasks_);
-  const size_t nodes_range = prefault.add_capacity(nodes_);
-  const size_t items_range = prefault.add_capacity(items_);
-  const size_t edges_range = prefault.add_capacity(edges_);
-  std::function<bool()> idle;
-  if (options_.huge_pages) {  // in the decoder's spare time, ahead of the builder (platform.hpp)
-    prefault.follow_owner();
-    idle = [&prefault] { return prefault.step(); };
-  } else {
-    prefault.start();
-  }
-  for (uint32_t i = 0; i < n; ++i) {
-    last_metric_[i] = trace_.metric() == trace::Metric::Tsc ? trace_.header().start_tsc : 0;
-    for (uint32_t m = 0; m < extra_count_; ++m)
-      last_extra_[size_t(i) * extra_count_ + m] =
-          metrics[m + 1] == trace::Metric::Tsc ? trace_.header().start_tsc : 0;
-  }
-  // The events, decoded and merged in time order on another thread (event_pipe.hpp): causality
-  // across threads (a task created on one thread and run on another, an untied task resumed
-  // elsewhere) follows the TSC order.
-  EventPipe pipe(decoders, metrics.size(), std::move(idle));
-  // The events the recorder counted (an estimate from the streams' sizes without its Finish).
-  const uint64_t events_total =
-      trace_.has_finish() && trace_.finish().events > 1 ? trace_.finish().events : events;
-  uint64_t events_done = 0, batches = 0;
-  for (auto [batch, count] = pipe.next(); batch; std::tie(batch, count) = pipe.next()) {
-    for (size_t k = 0; k < count; ++k) handle(batch->events[k], batch->threads[k]);
-    events_done += count;
-    // (An estimate may fall short: never done == total before the end, which says "done".)
-    if (options_.progress && ++batches % 256 == 0)
-      options_.progress(std::min(events_done, events_total - 1), events_total);
-    if (options_.huge_pages) {
-      prefault.progress(strands_range, strands_.data() + strands_.size());
-      prefault.progress(tasks_range, tasks_.data() + tasks_.size());
-      prefault.progress(nodes_range, nodes_.data() + nodes_.size());
-      prefault.progress(items_range, items_.data() + items_.size());
-      prefault.progress(edges_range, edges_.data() + edges_.size());
-    }
-    pipe.release();
-  }
-  const bool stream_truncated = pipe.finish();
-  if (options_.progress) options_.progress(events_done, events_done);  // the events are done
-  if ((trace_.runtime_flags() & trace::kRuntimeTbbUnsupported) && !saw_constructs_)
-    throw ModelError(trace_.path() + ": the program uses " + trace_.runtime_version() +
-                     ", whose ABI tasklens cannot trace (it knows oneTBB 2021, interface 12); "
-                     "rebuild the program against Debian's libtbb-dev");
-  if (!saw_openmp_) {
-    if (!trace_.complete())
-      throw ModelError(trace_.path() + ": the trace is incomplete (" +
-                       trace::incomplete_cause(trace_.has_launch_status(),
-                                               trace_.launch_status().exit_code,
-                                               trace_.launch_status().signal) +
-                       ") and holds no OpenMP or oneTBB activity: nothing to profile");
-    throw ModelError(trace_.path() +
-                     ": the program never started an OpenMP parallel region or task, nor a "
-                     "oneTBB task (is it built with -fopenmp, or linked with -ltbb?)");
-  }
-  prefault.join();
-  decoders.clear();
-  Model m = finalize();
-  if (stream_truncated) m.complete = false;
-  return m;
 }
 
 }  // namespace tasklens::model::detail

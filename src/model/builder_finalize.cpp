@@ -305,14 +305,28 @@ Model Builder::finalize() {
   blocked_work_.resize(w);
   m.blocked_work = std::move(blocked_work_);
   m.region_names = trace_.region_names();
-  for (const auto& [address, name] : trace_.site_names())
-    m.synthetic_sites[address] = SourceName{name.file, name.line, name.function};
   for (const RegionWork& r : m.region_work)
     if (r.region >= m.region_names.size()) m.region_names.resize(r.region + 1);
   for (size_t i = 0; i < m.region_names.size(); ++i)
     if (m.region_names[i].empty()) m.region_names[i] = "region#" + std::to_string(i);
 
   edges_done.get();
+  describe_run(m);
+  find_divisible(m, node_id);
+  describe_anomalies(m, backward, backward_fulfill);
+  uint64_t first = ~uint64_t(0), last = 0;
+  for (const Strand& st : m.strands) {
+    if (st.end == 0) continue;  // never ran
+    first = std::min(first, st.start);
+    last = std::max(last, st.end);
+  }
+  preemption_in_run(m, first, last);
+  return m;
+}
+
+void Builder::describe_run(Model& m) {
+  for (const auto& [address, name] : trace_.site_names())
+    m.synthetic_sites[address] = SourceName{name.file, name.line, name.function};
   m.sites = std::move(sites_);
   m.instance_count = instance_count_;
   m.metric = trace::to_string(trace_.metric());
@@ -392,7 +406,9 @@ Model Builder::finalize() {
                                                  trace_.launch_status().exit_code,
                                                  trace_.launch_status().signal) +
                          "): the profile covers what was recorded");
-  find_divisible(m, node_id);
+}
+
+void Builder::describe_anomalies(Model& m, uint64_t backward, uint64_t backward_fulfill) {
   if (serialized_undeferred_)
     m.warnings.push_back(
         "tasks ran in one-thread teams, where the runtime cannot tell if(0)/final tasks from "
@@ -427,8 +443,6 @@ Model Builder::finalize() {
     m.warnings.push_back(std::to_string(anomalies_) +
                          " events did not match the construct they belong to (the trace may "
                          "have started or stopped inside a construct)");
-  measure_preemption_in_run(m);
-  return m;
 }
 
 // Model::divisible from the chunks' iteration counts (chunk_iterations_), once the nodes have
@@ -592,6 +606,11 @@ const char* to_string(SiteKind kind) {
 
 Model build_model(const trace::TraceFile& trace, const BuildOptions& options) {
   return detail::Builder(trace, options).run();
+}
+
+Model build_streaming(const trace::TraceFile& trace, StrandSink& sink,
+                      const BuildOptions& options) {
+  return detail::Builder(trace, options, &sink).run();
 }
 
 }  // namespace tasklens::model

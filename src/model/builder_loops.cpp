@@ -87,8 +87,10 @@ void Builder::on_work_end(const Event& e, uint32_t thread) {
       return;
     }
     uint32_t prev = close_strand(t);
-    ts.scope = nodes_[ts.scope].parent;
+    const uint32_t single = ts.scope;
+    ts.scope = nodes_[single].parent;
     edge(prev, open_strand(t, thread, e.time));
+    if (out_) close_node(single);
   }
 }
 

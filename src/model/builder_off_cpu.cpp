@@ -69,13 +69,7 @@ uint64_t Builder::preempted_between(uint32_t thread, uint64_t from, uint64_t to,
   return total;
 }
 
-void Builder::measure_preemption_in_run(Model& m) const {
-  uint64_t first = ~uint64_t(0), last = 0;
-  for (const Strand& st : m.strands) {
-    if (st.end == 0) continue;  // never ran
-    first = std::min(first, st.start);
-    last = std::max(last, st.end);
-  }
+void Builder::preemption_in_run(Model& m, uint64_t first, uint64_t last) const {
   if (last <= first) return;
   m.threads_time = (last - first) * m.thread_count;
   for (const auto& intervals : preempt_)

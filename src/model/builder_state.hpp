@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "model/builder.hpp"
+#include "model/strand_sink.hpp"
 
 namespace tasklens::model::detail {
 
@@ -157,8 +158,10 @@ struct Region {
 
 class Builder {
  public:
-  Builder(const trace::TraceFile& trace, const BuildOptions& options)
-      : trace_(trace), options_(options) {}
+  // `out`: the streaming mode (build_streaming): every strand goes to it once final, and the
+  // builder keeps only the live part of the run (builder_stream.cpp).
+  Builder(const trace::TraceFile& trace, const BuildOptions& options, StrandSink* out = nullptr)
+      : trace_(trace), options_(options), out_(out) {}
   // finalize() frees the tasks' extras; a build that stopped with an error (a damaged trace)
   // never got there.
   ~Builder() {
@@ -191,11 +194,13 @@ class Builder {
   }
   uint32_t task(uint64_t id) {
     uint32_t& s = slot(id);
-    if (s == kNone) {
-      s = static_cast<uint32_t>(tasks_.size());
-      tasks_.emplace_back();
-    }
+    if (s == kNone) s = new_task(id);
     return s;
+  }
+  uint32_t new_task(uint64_t id) {
+    if (out_) return stream_new_task(id);
+    tasks_.emplace_back();
+    return static_cast<uint32_t>(tasks_.size() - 1);
   }
   // Regions are numbered apart from tasks (they are few): in a damaged trace a task's id met as
   // a region's must not index the regions with a task's index.
@@ -206,6 +211,7 @@ class Builder {
   }
 
   uint32_t new_node(NodeKind kind, uint32_t parent) {
+    if (out_) return stream_new_node(kind, parent);
     uint32_t n = static_cast<uint32_t>(nodes_.size());
     nodes_.push_back(PNode{kind, parent});
     if (parent != kNone) append_item(parent, n | kNodeBit);
@@ -217,7 +223,7 @@ class Builder {
     PNode& p = nodes_[node];
     ++p.item_count;
     p.last_item = item;
-    items_.emplace_back(node, item);
+    if (!out_) items_.emplace_back(node, item);
   }
   // Once per construct instance (every task's creation), from a few sites: a small
   // direct-mapped cache in front of the hash map. An address inside the runtime is not cached:
@@ -230,7 +236,22 @@ class Builder {
     if (!own) address = enclosing_address(scope);
     const uint64_t site_key = address * 16 + static_cast<uint64_t>(kind);
     auto [it, inserted] = site_ids_.try_emplace(site_key, static_cast<uint32_t>(sites_.size()));
-    if (inserted) sites_.push_back(Site{address, kind, {}, 0, {}});
+    if (inserted) {
+      sites_.push_back(Site{address, kind, {}, 0, {}});
+      if (options_.place_site) {
+        uint32_t around = 0;
+        for (uint32_t v = scope; v != kNone; v = nodes_[v].parent)
+          if (nodes_[v].site != kNone) {
+            around = nodes_[v].site;
+            break;
+          }
+        const uint32_t placed = options_.place_site(sites_.back(), it->second, around);
+        if (placed != it->second) {
+          sites_.pop_back();
+          it->second = placed;
+        }
+      }
+    }
     if (own) slot = {key, it->second};
     return it->second;
   }
@@ -279,30 +300,58 @@ class Builder {
       ts.node = ts.scope = 0;
       ++anomalies_;
     }
-    uint32_t s = static_cast<uint32_t>(strands_.size());
-    strands_.push_back(PStrand{0, time, time, thread, ts.scope, code_id(cur_code_), 0});
+    uint32_t s = add_strand(PStrand{0, time, time, thread, ts.scope, code_id(cur_code_), 0});
     append_item(ts.scope, s);
     ts.open = s;
     if (ts.extra && ts.extra->next_preds) {
-      for (uint32_t ref : *ts.extra->next_preds) edges_.emplace_back(ref, s);
+      for (uint32_t ref : *ts.extra->next_preds) {
+        if (!out_) {
+          edges_.emplace_back(ref, s);
+          continue;
+        }
+        edge(ref, s);  // (the streaming mode holds the strand itself: see add_next_pred)
+        drop(ref);
+      }
       ts.extra->next_preds->clear();
     }
     return s;
+  }
+  // A new provisional strand (in the streaming mode, in a slot a retired one left).
+  uint32_t add_strand(const PStrand& p) {
+    if (out_) return stream_add_strand(p);
+    strands_.push_back(p);
+    return static_cast<uint32_t>(strands_.size() - 1);
   }
   uint32_t close_strand(uint32_t t) {
     TaskState& ts = tasks_[t];
     if (ts.open != kNone) {
       strands_[ts.open].end_code = code_id(cur_code_);
+      if (out_) stream_closed(ts.prev, ts.open);
       ts.prev = ts.open;
       ts.open = kNone;
     }
     return ts.prev;
   }
   void edge(uint32_t from, uint32_t to) {
-    if (from != kNone && to != kNone) edges_.emplace_back(from, to);
+    if (from == kNone || to == kNone) return;
+    if (out_)
+      stream_edge(from, to);
+    else
+      edges_.emplace_back(from, to);
   }
-  void edge_from_task_end(uint32_t task, uint32_t to) { edges_.emplace_back(kTaskRef | task, to); }
+  void edge_from_task_end(uint32_t task, uint32_t to) {
+    if (out_)
+      stream_edge_from_task_end(task, to);
+    else
+      edges_.emplace_back(kTaskRef | task, to);
+  }
   void add_next_pred(uint32_t t, uint32_t ref) {
+    if (out_) {  // the task's end now, held until the next strand takes it
+      const uint32_t task = ref & ~kTaskRef;
+      ref = (ref & kTaskRef) ? tasks_[task].prev : ref;
+      if (ref == kNone) return;
+      hold(ref);
+    }
     TaskExtra& x = tasks_[t].more();
     if (!x.next_preds) x.next_preds = new std::vector<uint32_t>();
     x.next_preds->push_back(ref);
@@ -333,8 +382,6 @@ class Builder {
     uint64_t blocked = 0, faults = 0;
   };
   uint64_t preempted_between(uint32_t thread, uint64_t from, uint64_t to, OffCpuSplit& split);
-  // Model::preempted_in_run and threads_time, from the built strands.
-  void measure_preemption_in_run(Model& m) const;
   void on_implicit_begin(const Event& e, uint32_t thread);
   void on_create(const Event& e, uint32_t thread);
   void on_schedule(const Event& e, uint32_t thread);
@@ -383,9 +430,115 @@ class Builder {
   uint32_t outside_task(uint32_t thread, uint64_t time);
   std::vector<uint32_t> outside_tasks_;  // per thread (see outside_task)
   Model finalize();
+  // What finalize() says of the run beside the DAG (the sites, the metric, what was taken out of
+  // the work, the warnings), in two parts around what needs the strands; shared with the
+  // streaming mode.
+  void describe_run(Model& m);
+  void describe_anomalies(Model& m, uint64_t backward, uint64_t backward_fulfill);
+  // Model::preempted_in_run and threads_time, from the first strand's start and the last one's
+  // end.
+  void preemption_in_run(Model& m, uint64_t first, uint64_t last) const;
+
+  // ---- The streaming mode (builder_stream.cpp). Strands, nodes and tasks live in slots that are
+  // reused once retired, so that the memory follows what is live, not the run:
+  //  * a strand is handed to out_ once sealed (closed, or used as a predecessor: a barrier's join)
+  //    and its predecessors were; it is retired once handed and no reference to it is left
+  //    (hold/drop: a task's previous strand, a child's creator, a region's fork, an edge or a
+  //    fold not made yet, a join's owner);
+  //  * a node is retired once closed (its construct ended) and its strands and child nodes were;
+  //    its instance is then closed;
+  //  * a task is retired once ended and its children were (they name it as their parent).
+  // What a taskwait, a taskgroup or a barrier waits for is folded into a join as each task ends
+  // (StrandSink::open_join), so that no strand holds a predecessor per task. A task's end goes to
+  // its parent's join (the next taskwait) and to its innermost taskgroup's or phase's (where it
+  // joins if no taskwait of its parent does): the second is redundant when the first joins it,
+  // and adds nothing to any path.
+  struct StreamStrand {
+    StrandSink::Strand out = 0;  // its handle once handed over
+    uint32_t refs = 0;
+    enum State : uint8_t { Open, Sealed, Handed, Free } state = Open;
+    bool join = false;     // a join of out_ (handed at once, never a strand of the DAG)
+    uint32_t undone = 0;   // a join of a task's children: those that have not ended
+    uint64_t blocked = 0;  // ticks its thread was blocked in it (Model::blocked_work)
+    uint32_t pred_count = 0;
+    uint32_t preds[3] = {};
+    std::vector<uint32_t> more_preds;  // (keeps its capacity when the slot is reused)
+  };
+  struct StreamNode {
+    uint32_t pending = 0;        // itself while open, its live strands and child nodes
+    uint32_t chain = kNone;      // its instances (stream_chain), once a strand needed them
+    uint32_t site = 0;           // the innermost site around it (Strand::site), with the chain
+    uint32_t join_node = kNone;  // its innermost enclosing taskgroup or phase
+    uint32_t join = kNone;       // taskgroup, phase: the join of the tasks that end in it
+    StrandSink::Instance instance = 0;
+    bool has_instance = false, closed = false, live = false;
+  };
+  struct StreamChain {  // per site around a node, the outermost instance: outermost first
+    std::vector<uint32_t> sites;
+    std::vector<StrandSink::Instance> instances;
+    uint32_t refs = 0;
+  };
+  struct StreamTask {
+    uint64_t id = 0;
+    uint32_t children = 0;         // children not retired (they name it as their parent)
+    uint32_t join = kNone;         // the join of its children's ends since its last taskwait
+    uint32_t parent_join = kNone;  // its parent's join it goes to when it ends
+    bool ended = false;
+    bool node_closed = false;
+    bool region_ended = false;  // implicit tasks: their region ended
+    bool live = false;
+  };
+  uint32_t stream_new_task(uint64_t id);
+  uint32_t stream_new_node(NodeKind kind, uint32_t parent);
+  uint32_t stream_add_strand(const PStrand& p);
+  void stream_closed(uint32_t old_prev, uint32_t closed);
+  void stream_edge(uint32_t from, uint32_t to);
+  void stream_edge_from_task_end(uint32_t task, uint32_t to);
+  void hold(uint32_t s) {
+    if (out_ && s != kNone) ++ss_[s].refs;
+  }
+  void drop(uint32_t s) {
+    if (out_ && s != kNone && --ss_[s].refs == 0 && ss_[s].state == StreamStrand::Handed)
+      stream_retire_strand(s);
+  }
+  void seal(uint32_t s);
+  uint32_t stream_join();
+  void fold_into(uint32_t join, uint32_t s);
+  uint32_t node_join(uint32_t node);  // the join of a taskgroup or phase node, made if need be
+  void stream_hand_over(uint32_t s);
+  void stream_retire_strand(uint32_t s);
+  void close_node(uint32_t n);
+  void node_item_done(uint32_t n);
+  uint32_t stream_chain(uint32_t n);
+  void stream_task_ended(uint32_t t);
+  void stream_barrier_join(uint32_t phase, uint32_t join_strand);
+  void stream_region_ended(Region& r, uint32_t post_strand);
+  void stream_implicit_ended(uint32_t t);
+  void stream_taskwait_ended(uint32_t t, uint32_t strand, uint64_t time);
+  void stream_unended(uint32_t t, uint64_t to, uint64_t* count);
+  void maybe_retire_task(uint32_t t);
+  void stream_flush();
+  void stream_check(const Event& e);
+  [[noreturn]] void stream_unsupported(const char* what);
+  Model finish_stream();
+  std::vector<StreamStrand> ss_;
+  std::vector<uint32_t> free_strand_slots_;
+  std::vector<StreamNode> sn_;
+  std::vector<uint32_t> free_node_slots_;
+  std::vector<StreamChain> chains_;
+  std::vector<uint32_t> free_chains_;
+  std::vector<StreamTask> st_;
+  std::vector<uint32_t> free_task_slots_;
+  std::vector<uint32_t> sealed_;                      // to hand over, in the order sealed
+  std::vector<std::pair<uint32_t, uint32_t>> folds_;  // (join, strand) once the strand is handed
+  std::vector<StrandSink::Strand> scratch_preds_;
+  uint64_t stream_first_ = ~uint64_t{0}, stream_last_ = 0;  // strands' first start, last end
+  Model::OnePass one_pass_;   // what the model read in one pass says instead of its DAG
+  uint64_t stream_late_ = 0;  // edges or folds into a strand already handed over (dropped)
 
   const trace::TraceFile& trace_;
   const BuildOptions options_;
+  StrandSink* const out_;  // the streaming mode's sink; null: the model is built in memory
   std::vector<std::vector<uint32_t>> ids_;
   std::unordered_map<uint64_t, uint32_t> region_ids_;
   static constexpr uint64_t kMaxIdThreads = uint64_t{1} << 16;

@@ -54,7 +54,10 @@ void Builder::extend_strand(uint32_t strand, uint32_t thread, uint64_t from, uin
   blocked_total_ += blocked;
   faults_total_ += faults;
   preempted_total_ += off - blocked - faults;
-  if (blocked) blocked_work_.push_back(StrandBlocked{strand, blocked});
+  if (blocked && out_)
+    ss_[strand].blocked += blocked;
+  else if (blocked)
+    blocked_work_.push_back(StrandBlocked{strand, blocked});
   if (tsc_metric_ == 0) {
     strands_[strand].work += ticks;
   } else {

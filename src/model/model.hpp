@@ -217,6 +217,13 @@ struct Model {
   // What the recording lost and why (a full disk, the recorder out of memory, an exec): each
   // also has its line in `warnings`.
   std::vector<trace::Loss> losses;
+  // A model read in one pass (model::build_streaming) holds no DAG: no strands, nodes or edges.
+  // What the reports would take from them is here instead.
+  struct OnePass {
+    bool read = false;     // the model was read in one pass
+    uint64_t strands = 0;  // the strands handed over (strands.size() of the model in memory)
+    std::vector<uint64_t> blocked_by_site;  // blocked_work summed per site (Strand::site)
+  } one_pass;
 
   auto preds_of(uint32_t s) const {
     struct Range {

@@ -37,14 +37,15 @@ std::string csv_field(const std::string& s) {
   return out + "\"";
 }
 
+bool is_clang_outlined(const std::string& f) {
+  return f.rfind(".omp_outlined", 0) == 0 || f.rfind("__omp_outlined", 0) == 0 ||
+         f.rfind(".omp_task_entry", 0) == 0;
+}
+
 // Compilers move the body of a parallel region or task into a function of their own
 // (".omp_outlined." for clang, "main._omp_fn.0" for gcc). Users know the function they wrote:
 // name the site after it (gcc keeps it in the name; for clang, take the enclosing site's).
 void name_outlined_functions(const model::Model& m, std::vector<SiteLabel>& labels) {
-  auto is_clang_outlined = [](const std::string& f) {
-    return f.rfind(".omp_outlined", 0) == 0 || f.rfind("__omp_outlined", 0) == 0 ||
-           f.rfind(".omp_task_entry", 0) == 0;
-  };
   for (SiteLabel& l : labels) {
     size_t gcc = l.function.find("._omp_fn.");
     if (gcc != std::string::npos) l.function.resize(gcc);
@@ -82,6 +83,7 @@ void name_outlined_functions(const model::Model& m, std::vector<SiteLabel>& labe
 }  // namespace
 
 std::vector<uint64_t> blocked_by_site(const model::Model& m) {
+  if (m.one_pass.read) return m.one_pass.blocked_by_site;
   std::vector<uint64_t> by_site(m.sites.size(), 0);
   for (const model::StrandBlocked& b : m.blocked_work)
     if (b.strand < m.strands.size() && m.strands[b.strand].site < by_site.size())
@@ -276,22 +278,18 @@ size_t attribute_library_sites(model::Model& m, const std::vector<SiteLabel>& la
   return moved;
 }
 
-std::vector<SiteLabel> label_sites(const model::Model& model,
-                                   const std::vector<trace::ModuleInfo>& modules) {
-  std::vector<uint64_t> addresses;
-  for (const auto& s : model.sites) addresses.push_back(s.address);
-  std::vector<symbols::Location> locs =
-      resolve_return_addresses(addresses, modules, model.synthetic_sites);
-  std::vector<SiteLabel> labels(model.sites.size());
-  for (size_t i = 0; i < model.sites.size(); ++i) {
-    const model::Site& s = model.sites[i];
-    SiteLabel& l = labels[i];
-    if (s.kind == model::SiteKind::Program) {
-      l.site = "<program>";
-      l.function = "(outside any construct)";
-      continue;
-    }
-    const symbols::Location& loc = locs[i];
+namespace {
+
+// A site's label from its location (before name_outlined_functions and printable).
+SiteLabel label_of(const model::Site& s, const symbols::Location& loc,
+                   const std::vector<trace::ModuleInfo>& modules) {
+  SiteLabel l;
+  if (s.kind == model::SiteKind::Program) {
+    l.site = "<program>";
+    l.function = "(outside any construct)";
+    return l;
+  }
+  {
     l.file = loc.file;
     l.line = loc.line;
     l.function = loc.function;
@@ -312,13 +310,67 @@ std::vector<SiteLabel> label_sites(const model::Model& model,
     } else
       l.site = s.address ? fmt::format("0x{:x}", s.address) : "<unknown>";
   }
+  return l;
+}
+
+void make_printable(SiteLabel& l) {
+  l.site = printable(l.site);
+  l.file = printable(l.file);
+  l.function = printable(l.function);
+}
+
+// merge_sites_by_location's key: sites with a source line merge by their place and kind.
+std::string merge_key(const SiteLabel& l, uint32_t index) {
+  return l.line ? l.site + "|" + l.file + "|" + l.function : fmt::format("#{}", index);
+}
+
+}  // namespace
+
+std::vector<SiteLabel> label_sites(const model::Model& model,
+                                   const std::vector<trace::ModuleInfo>& modules) {
+  std::vector<uint64_t> addresses;
+  for (const auto& s : model.sites) addresses.push_back(s.address);
+  std::vector<symbols::Location> locs =
+      resolve_return_addresses(addresses, modules, model.synthetic_sites);
+  std::vector<SiteLabel> labels(model.sites.size());
+  for (size_t i = 0; i < model.sites.size(); ++i)
+    labels[i] = label_of(model.sites[i], locs[i], modules);
   name_outlined_functions(model, labels);
-  for (SiteLabel& l : labels) {
-    l.site = printable(l.site);
-    l.file = printable(l.file);
-    l.function = printable(l.function);
-  }
+  for (SiteLabel& l : labels) make_printable(l);
   return labels;
+}
+
+SitesAsTheyCome::SitesAsTheyCome(const trace::TraceFile& trace) : modules_(trace.modules()) {
+  for (const auto& [address, name] : trace.site_names())
+    synthetic_[address] = model::SourceName{name.file, name.line, name.function};
+  // Site 0, the program's, is the builder's own.
+  labels_.push_back(label_of(model::Site{}, symbols::Location{}, modules_));
+  kinds_.push_back(model::SiteKind::Program);
+}
+
+uint32_t SitesAsTheyCome::place(const model::Site& site, uint32_t index, uint32_t enclosing) {
+  const std::vector<symbols::Location> loc =
+      resolve_return_addresses({site.address}, modules_, synthetic_);
+  SiteLabel l = label_of(site, loc[0], modules_);
+  // As name_outlined_functions does: a function the compiler made for a construct's body is
+  // named after the function around it (the enclosing site's, named so already).
+  const size_t gcc = l.function.find("._omp_fn.");
+  if (gcc != std::string::npos) l.function.resize(gcc);
+  if (is_clang_outlined(l.function) && enclosing < labels_.size() &&
+      kinds_[enclosing] != model::SiteKind::Program && !labels_[enclosing].function.empty() &&
+      !is_clang_outlined(labels_[enclosing].function))
+    l.function = labels_[enclosing].function;
+  make_printable(l);
+  const auto [it, inserted] =
+      index_.try_emplace({merge_key(l, index), static_cast<int>(site.kind)}, index);
+  if (!inserted) return it->second;
+  if (labels_.size() <= index) {
+    labels_.resize(index + 1);
+    kinds_.resize(index + 1, model::SiteKind::Program);
+  }
+  labels_[index] = std::move(l);
+  kinds_[index] = site.kind;
+  return index;
 }
 
 void merge_sites_by_location(model::Model& m, std::vector<SiteLabel>& labels) {
@@ -329,7 +381,7 @@ void merge_sites_by_location(model::Model& m, std::vector<SiteLabel>& labels) {
   for (uint32_t i = 0; i < m.sites.size(); ++i) {
     const SiteLabel& l = labels[i];
     // Only sites with a source line merge: without debug info the address is all we know.
-    std::string key = l.line ? l.site + "|" + l.file + "|" + l.function : fmt::format("#{}", i);
+    std::string key = merge_key(l, i);
     auto [it, inserted] = index.try_emplace({key, static_cast<int>(m.sites[i].kind)},
                                             static_cast<uint32_t>(sites.size()));
     if (inserted) {
@@ -479,7 +531,7 @@ std::string render_profile(const model::Model& m, const analysis::Profile& p,
     j["complete"] = m.complete;
     j["threads"] = m.thread_count;
     j["tasks"] = m.task_count;
-    j["strands"] = m.strands.size();
+    j["strands"] = m.one_pass.read ? m.one_pass.strands : m.strands.size();
     j["loops_have_chunks"] = m.loops_have_chunks;
     j["preemption_removed"] = m.preempted;
     j["threads_preempted_percent"] =

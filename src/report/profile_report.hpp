@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <unordered_map>
@@ -38,6 +39,26 @@ std::vector<SiteLabel> label_sites(const model::Model& model,
 // lines: sites that symbolize to the same file:line, function and kind become one site. Runs
 // before the analyses, so that counts, work and span are per source site.
 void merge_sites_by_location(model::Model& model, std::vector<SiteLabel>& labels);
+
+// The same labels and merges, one site at a time, for a one-pass reading that meets the sites as
+// it goes (model::BuildOptions::place_site): each new site is labelled when first met and merged
+// into an earlier one with the same source line, function and kind.
+class SitesAsTheyCome {
+ public:
+  explicit SitesAsTheyCome(const trace::TraceFile& trace);
+  // `index`: the site's index if it is new; `enclosing`: the site of the construct around it.
+  // Returns the index to use: `index`, or the earlier site it merges into.
+  uint32_t place(const model::Site& site, uint32_t index, uint32_t enclosing);
+  // By site index, once the reading is over.
+  const std::vector<SiteLabel>& labels() const { return labels_; }
+
+ private:
+  std::vector<trace::ModuleInfo> modules_;
+  std::unordered_map<uint64_t, model::SourceName> synthetic_;
+  std::vector<SiteLabel> labels_;
+  std::vector<model::SiteKind> kinds_;
+  std::map<std::pair<std::string, int>, uint32_t> index_;
+};
 
 struct RunInfo {
   std::string trace_path;

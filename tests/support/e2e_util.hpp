@@ -71,8 +71,9 @@ struct RunResult {
   int signal = 0;       // terminating signal, 0 when the process exited
   bool timed_out = false;
   bool exec_failed = false;
-  double seconds = 0;      // wall time
-  double cpu_seconds = 0;  // user + system time of the command and the children it waited for
+  double seconds = 0;          // wall time
+  double cpu_seconds = 0;      // user + system time of the command and the children it waited for
+  uint64_t max_rss_bytes = 0;  // peak resident memory of the command (or its largest child)
   std::string out, err;
 
   bool exited(int code) const { return signal == 0 && !timed_out && exit_code == code; }
@@ -214,6 +215,7 @@ inline RunResult run(const std::vector<std::string>& argv, const EnvOverrides& e
   close(err_pipe[0]);
   if (!reaped) wait4(pid, &status, 0, &usage);
   r.seconds = elapsed();
+  r.max_rss_bytes = static_cast<uint64_t>(usage.ru_maxrss) * 1024;  // (Linux: in KiB)
   r.cpu_seconds = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
                   1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
   if (WIFEXITED(status)) {

@@ -22,6 +22,33 @@
 namespace tasklens::fixtures {
 
 // A recorder id: (thread + 1) << 40 | counter.
+// How the profile of `trace` read in one pass (model::build_streaming into StreamProfile)
+// differs from compute_profile on `m`, its model built in memory: empty when it does not, or when
+// the trace has what the streaming mode does not read yet (its error says so).
+inline std::string streaming_mismatch(const trace::TraceFile& trace, const model::Model& m,
+                                      const model::BuildOptions& options) {
+  analysis::StreamProfile sink(analysis::StreamProfile::kSitesAsTheyCome, 3);
+  model::Model streamed;
+  try {
+    streamed = model::build_streaming(trace, sink, options);
+  } catch (const model::ModelError& e) {
+    if (std::string(e.what()).find("in one pass yet") != std::string::npos) return "";
+    return std::string("the streaming mode failed: ") + e.what();
+  }
+  analysis::Profile memory = analysis::compute_profile(m);
+  memory.critical_path.clear();
+  const analysis::Profile one_pass = sink.finish(false);
+  std::string failure = profile_mismatch(one_pass, memory);
+  if (failure.empty() && streamed.sites.size() != m.sites.size())
+    failure = "sites " + std::to_string(streamed.sites.size()) + " against " +
+              std::to_string(m.sites.size());
+  if (failure.empty() && streamed.warnings != m.warnings)
+    failure = "warnings: " + std::to_string(streamed.warnings.size()) + " against " +
+              std::to_string(m.warnings.size()) +
+              (streamed.warnings.empty() ? "" : ", first: " + streamed.warnings[0]);
+  return failure.empty() ? "" : "the streaming mode's profile differs: " + failure;
+}
+
 inline uint64_t id(uint32_t thread, uint64_t counter) {
   return (uint64_t(thread) + 1) << 40 | counter;
 }
@@ -113,7 +140,13 @@ class TraceBuilder {
     close(fd);
     trace::TraceFile file = trace::TraceFile::open(path);
     unlink(path);
-    return model::build_model(file, options);
+    model::Model m = model::build_model(file, options);
+    // Every trace the model tests build is also read in one pass (model::build_streaming),
+    // where it can be: the profile must be the same.
+    if (!options.interval_sink) {
+      EXPECT_EQ(streaming_mismatch(file, m, options), "");
+    }
+    return m;
   }
 
   // The trace file's bytes (uncompressed event blocks).

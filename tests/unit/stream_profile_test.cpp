@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
@@ -192,6 +193,116 @@ TEST(StreamProfileTest, ARecycledInstanceDoesNotSeeItsPredecessorsDistances) {
   ASSERT_EQ(p.sites.size(), 1u);
   EXPECT_EQ(p.sites[0].count, 2u);
   EXPECT_EQ(p.sites[0].span, 105u);  // 100 and 5: each instance alone
+}
+
+// A random DAG with nested instances played into StreamProfile, each strand's predecessors
+// listed, or (`joins`) a random first part of them folded into a join passed in their place
+// (model::StrandSink::open_join, as the builder's streaming mode passes what a taskwait or a
+// barrier waits for). The sites: 0 around everything, 1 on runs of strands, 2 inside those and,
+// now and then, 1 again inside 1 (a recursion).
+Profile play_random(uint64_t seed, bool joins) {
+  std::mt19937_64 rng(seed);
+  const uint32_t n = 2 + static_cast<uint32_t>(rng() % 80);
+  std::vector<std::vector<uint32_t>> preds(n);
+  std::vector<uint64_t> work(n);
+  for (uint32_t s = 0; s < n; ++s) {
+    work[s] = rng() % 4 == 0 ? 0 : rng() % 50;  // zero work: ties
+    for (uint32_t k = 0, count = static_cast<uint32_t>(rng() % 5); s > 0 && k < count; ++k)
+      preds[s].push_back(static_cast<uint32_t>(rng() % s));
+  }
+  // Instances as runs [begin, end) of strands, outermost first: (site, begin, end, nested).
+  struct Run {
+    uint32_t site, begin, end;
+    bool nested;
+  };
+  std::vector<Run> runs{{0, 0, n, false}};
+  for (uint32_t b = 0; b < n;) {
+    const uint32_t e = std::min(n, b + 1 + static_cast<uint32_t>(rng() % 12));
+    if (rng() % 2) {
+      runs.push_back({1, b, e, false});
+      const uint32_t inner = b + static_cast<uint32_t>(rng() % (e - b));
+      runs.push_back({rng() % 3 ? 2u : 1u, inner, e, false});
+      runs.back().nested = runs.back().site == 1;
+    }
+    b = e;
+  }
+  StreamProfile stream(3, 4);
+  std::vector<StreamProfile::Instance> open(runs.size());
+  std::vector<StreamProfile::Strand> handle(n);
+  for (uint32_t s = 0; s < n; ++s) {
+    std::vector<StreamProfile::Instance> around;
+    std::vector<uint32_t> sites_around;
+    for (size_t r = 0; r < runs.size(); ++r) {
+      if (runs[r].begin == s) {
+        open[r] = stream.open_instance(runs[r].site);
+        if (runs[r].nested) stream.not_outermost(open[r]);
+      }
+      if (runs[r].begin <= s && s < runs[r].end &&
+          std::find(sites_around.begin(), sites_around.end(), runs[r].site) == sites_around.end()) {
+        around.push_back(open[r]);
+        sites_around.push_back(runs[r].site);
+      }
+    }
+    std::vector<StreamProfile::Strand> listed;
+    for (uint32_t p : preds[s]) listed.push_back(handle[p]);
+    StreamProfile::Strand join = 0;
+    const bool joined = joins && listed.size() >= 2;
+    if (joined) {
+      const size_t folded = 1 + rng() % listed.size();
+      join = stream.open_join();
+      for (size_t k = 0; k < folded; ++k) stream.fold(join, listed[k]);
+      listed.erase(listed.begin(), listed.begin() + static_cast<std::ptrdiff_t>(folded));
+      listed.insert(listed.begin(), join);
+    }
+    handle[s] = stream.strand(work[s], work[s], sites_around.back(), listed.data(),
+                              static_cast<uint32_t>(listed.size()), around.data(),
+                              static_cast<uint32_t>(around.size()));
+    if (joined) stream.release(join);
+    for (size_t r = runs.size(); r-- > 0;)
+      if (runs[r].end == s + 1) stream.close_instance(open[r]);
+  }
+  return stream.finish();
+}
+
+// What a join passes on is what its strands would have, listed: the same distances, inside every
+// instance too, and the same ties (the first strand folded at the longest distance wins, as the
+// first listed does), so the same critical path.
+TEST(StreamProfileTest, PredecessorsFoldedIntoAJoinCountAsIfListed) {
+  for (uint64_t seed = 1; seed <= 400; ++seed)
+    EXPECT_EQ(profile_mismatch(play_random(seed, true), play_random(seed, false)), "")
+        << "seed " << seed;
+}
+
+// A join folded into a join, an empty one, and a join whose instance closed before its use.
+TEST(StreamProfileTest, JoinsOfJoinsEmptyJoinsAndClosedInstances) {
+  StreamProfile stream(2);
+  const auto outer = stream.open_instance(0);
+  const auto inner = stream.open_instance(1);
+  const uint32_t both[] = {outer, inner}, only_outer[] = {outer};
+  const auto a = stream.strand(7, 7, 1, nullptr, 0, both, 2);
+  const auto b = stream.strand(9, 9, 1, nullptr, 0, both, 2);
+  const auto j1 = stream.open_join(), j2 = stream.open_join(), empty = stream.open_join();
+  stream.fold(j1, a);
+  stream.fold(j2, b);
+  stream.fold(j2, empty);  // brings nothing
+  stream.fold(j1, j2);
+  stream.close_instance(inner);  // its distances go with it
+  const auto preds = std::vector<StreamProfile::Strand>{empty, j1};
+  const auto c = stream.strand(5, 5, 0, preds.data(), 2, only_outer, 1);
+  stream.close_instance(outer);
+  for (auto s : {a, b, j1, j2, empty, c}) stream.release(s);
+  const Profile p = stream.finish();
+  EXPECT_EQ(p.span, 14u);  // b then c
+  EXPECT_EQ(p.work, 21u);
+  ASSERT_EQ(p.sites.size(), 2u);
+  for (const analysis::SiteRow& r : p.sites) {
+    if (r.site == 0) {
+      EXPECT_EQ(r.span, 14u);  // the outer instance sees b's path
+    } else {
+      EXPECT_EQ(r.span, 9u);
+    }
+  }
+  EXPECT_EQ(p.critical_path, (std::vector<uint32_t>{1, 2}));  // arrivals: b, c
 }
 
 }  // namespace

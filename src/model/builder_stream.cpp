@@ -1,0 +1,530 @@
+// The builder's streaming mode (build_streaming): the same events, the same strands, their work
+// and their edges, handed to a StrandSink as they become final instead of kept (see
+// builder_state.hpp, "The streaming mode", and docs/design-scale.md, step 1b).
+#include <algorithm>
+
+#include "model/builder_state.hpp"
+
+namespace tasklens::model::detail {
+
+namespace {
+
+template <class T>
+uint32_t reuse_slot(std::vector<T>& items, std::vector<uint32_t>& free) {
+  if (free.empty()) {
+    items.emplace_back();
+    return static_cast<uint32_t>(items.size() - 1);
+  }
+  const uint32_t slot = free.back();
+  free.pop_back();
+  return slot;
+}
+
+}  // namespace
+
+// What the streaming mode cannot read yet (builder_stream.cpp): refused at the first such event.
+void Builder::stream_check(const Event& e) {
+  switch (e.kind) {
+    case EventKind::WorkBegin:
+      if (is_loop(e.f[0]) || e.f[0] == kWorkSections || e.f[0] == kWorkTaskloop)
+        stream_unsupported(e.f[0] == kWorkTaskloop ? "taskloops" : "worksharing loops or sections");
+      break;
+    case EventKind::Dispatch:
+      if (e.f[0] == kDispatchWsLoopChunk || e.f[0] == kDispatchSection ||
+          e.f[0] == kDispatchTaskloopChunk || e.f[0] == kDispatchDistributeChunk)
+        stream_unsupported("worksharing loops or sections");
+      break;
+    case EventKind::MutexWaitEnd:
+    case EventKind::MutexReleased:
+      if (e.f[0] == kMutexOrdered) stream_unsupported("ordered regions");
+      break;
+    case EventKind::RegionBegin:
+    case EventKind::RegionEnd:
+      stream_unsupported("regions of its own (TASKLENS_REGION)");
+    case EventKind::ChunkBegin:
+    case EventKind::ChunkEnd:
+    case EventKind::TbbSpawn:
+    case EventKind::TbbWaitBegin:
+    case EventKind::TbbWaitEnd:
+    case EventKind::TbbNodeBody:
+    case EventKind::TbbPipeline:
+    case EventKind::TbbFilterBegin:
+    case EventKind::TbbFilterEnd:
+      stream_unsupported("oneTBB tasks");
+    case EventKind::UserThreadCreate:
+    case EventKind::UserThreadStart:
+    case EventKind::UserThreadEnd:
+    case EventKind::UserThreadJoinBegin:
+    case EventKind::UserThreadJoinEnd:
+      stream_unsupported("threads of its own (pthread_create, std::thread)");
+    default:
+      break;
+  }
+}
+
+void Builder::stream_unsupported(const char* what) {
+  throw NotInOnePass(trace_.path() + ": the recording has " + what +
+                         ", which tasklens cannot read in one pass yet (it reads OpenMP tasks, "
+                         "taskwait, taskgroup, parallel regions, barriers, single and masked "
+                         "that way); read it without --stream on a machine with the memory for "
+                         "its DAG",
+                     what);
+}
+
+uint32_t Builder::stream_new_task(uint64_t id) {
+  const uint32_t t =
+      free_task_slots_.empty() ? static_cast<uint32_t>(tasks_.size()) : free_task_slots_.back();
+  if (t == tasks_.size()) {
+    tasks_.emplace_back();
+    st_.emplace_back();
+  } else {
+    free_task_slots_.pop_back();
+    tasks_[t] = TaskState{};
+    st_[t] = StreamTask{};
+  }
+  st_[t].id = id;
+  st_[t].live = true;
+  return t;
+}
+
+uint32_t Builder::stream_new_node(NodeKind kind, uint32_t parent) {
+  const uint32_t n =
+      free_node_slots_.empty() ? static_cast<uint32_t>(nodes_.size()) : free_node_slots_.back();
+  if (n == nodes_.size()) {
+    nodes_.push_back(PNode{kind, parent});
+    sn_.emplace_back();
+  } else {
+    free_node_slots_.pop_back();
+    nodes_[n] = PNode{kind, parent};
+    sn_[n] = StreamNode{};
+  }
+  sn_[n].pending = 1;  // itself, until its construct ends (close_node)
+  sn_[n].live = true;
+  if (parent != kNone) {
+    PNode& p = nodes_[parent];
+    ++p.item_count;
+    p.last_item = n | kNodeBit;
+    ++sn_[parent].pending;
+    const bool joins = p.kind == NodeKind::Taskgroup || p.kind == NodeKind::Phase;
+    sn_[n].join_node = joins ? parent : sn_[parent].join_node;
+  }
+  return n;
+}
+
+uint32_t Builder::stream_add_strand(const PStrand& p) {
+  const uint32_t s = free_strand_slots_.empty() ? static_cast<uint32_t>(strands_.size())
+                                                : free_strand_slots_.back();
+  if (s == strands_.size()) {
+    strands_.push_back(p);
+    ss_.emplace_back();
+  } else {
+    free_strand_slots_.pop_back();
+    strands_[s] = p;
+    StreamStrand& x = ss_[s];
+    x.refs = 0;
+    x.join = false;
+    x.blocked = 0;
+    x.pred_count = 0;
+    x.more_preds.clear();
+  }
+  ss_[s].state = StreamStrand::Open;
+  ++sn_[p.node].pending;
+  return s;
+}
+
+uint32_t Builder::stream_join() {
+  const uint32_t j = reuse_slot(ss_, free_strand_slots_);
+  if (j == strands_.size()) strands_.emplace_back();
+  StreamStrand& x = ss_[j];
+  x.refs = 0;
+  x.join = true;
+  x.state = StreamStrand::Handed;
+  x.pred_count = 0;
+  x.more_preds.clear();
+  x.out = out_->open_join();
+  return j;
+}
+
+void Builder::seal(uint32_t s) {
+  if (ss_[s].state != StreamStrand::Open) return;
+  ss_[s].state = StreamStrand::Sealed;
+  sealed_.push_back(s);
+}
+
+void Builder::stream_closed(uint32_t old_prev, uint32_t closed) {
+  hold(closed);
+  drop(old_prev);
+  seal(closed);
+}
+
+void Builder::stream_edge(uint32_t from, uint32_t to) {
+  if (from == to) return;
+  StreamStrand& t = ss_[to];
+  if (t.join) {  // folded once `from` is handed over (stream_flush)
+    hold(from);
+    hold(to);
+    folds_.emplace_back(to, from);
+    return;
+  }
+  if (t.state == StreamStrand::Handed) {  // it cannot take a predecessor any more
+    ++stream_late_;
+    return;
+  }
+  hold(from);
+  if (t.pred_count < std::size(t.preds))
+    t.preds[t.pred_count] = from;
+  else
+    t.more_preds.push_back(from);
+  ++t.pred_count;
+}
+
+void Builder::stream_edge_from_task_end(uint32_t task, uint32_t to) {
+  const TaskState& ts = tasks_[task];
+  if (ts.done && ts.prev != kNone)
+    edge(ts.prev, to);
+  else
+    ++stream_late_;  // its end was not recorded before the wait
+}
+
+uint32_t Builder::node_join(uint32_t n) {
+  if (sn_[n].join != kNone) return sn_[n].join;
+  const uint32_t j = stream_join();
+  sn_[n].join = j;
+  hold(j);
+  // A phase whose barrier's join strand exists already: the tasks ending in it join there too.
+  if (nodes_[n].kind == NodeKind::Phase && nodes_[n].join_strand != kNone)
+    edge(j, nodes_[n].join_strand);
+  return j;
+}
+
+uint32_t Builder::stream_chain(uint32_t n) {
+  if (sn_[n].chain != kNone) return sn_[n].chain;
+  // The nodes up to the nearest one with its chain, then down from there (no recursion: a deep
+  // tree of tasks would be a deep stack).
+  std::vector<uint32_t> path;
+  for (uint32_t v = n; v != kNone && sn_[v].chain == kNone; v = nodes_[v].parent) path.push_back(v);
+  for (size_t i = path.size(); i-- > 0;) {
+    const uint32_t v = path[i];
+    const PNode& node = nodes_[v];
+    const uint32_t parent_chain = node.parent == kNone ? kNone : sn_[node.parent].chain;
+    sn_[v].site = node.site != kNone ? node.site : node.parent == kNone ? 0 : sn_[node.parent].site;
+    uint32_t chain = parent_chain;
+    if (node.site != kNone) {
+      const StrandSink::Instance instance = out_->open_instance(node.site);
+      sn_[v].instance = instance;
+      sn_[v].has_instance = true;
+      const bool nested =
+          parent_chain != kNone &&
+          std::find(chains_[parent_chain].sites.begin(), chains_[parent_chain].sites.end(),
+                    node.site) != chains_[parent_chain].sites.end();
+      if (nested) {
+        out_->not_outermost(instance);
+      } else {
+        chain = reuse_slot(chains_, free_chains_);
+        StreamChain& c = chains_[chain];
+        c.sites.clear();
+        c.instances.clear();
+        c.refs = 0;
+        if (parent_chain != kNone) {
+          c.sites = chains_[parent_chain].sites;
+          c.instances = chains_[parent_chain].instances;
+        }
+        c.sites.push_back(node.site);
+        c.instances.push_back(instance);
+      }
+    }
+    if (chain != kNone) ++chains_[chain].refs;
+    sn_[v].chain = chain;
+  }
+  return sn_[n].chain;
+}
+
+void Builder::close_node(uint32_t n) {
+  if (n == kNone || sn_[n].closed) return;
+  sn_[n].closed = true;
+  node_item_done(n);
+}
+
+void Builder::node_item_done(uint32_t n) {
+  while (n != kNone && --sn_[n].pending == 0) {
+    stream_chain(n);  // (its instance counts even without strands)
+    StreamNode& x = sn_[n];
+    if (x.has_instance) out_->close_instance(x.instance);
+    if (x.join != kNone) {
+      const uint32_t j = x.join;
+      x.join = kNone;
+      drop(j);
+    }
+    if (x.chain != kNone && --chains_[x.chain].refs == 0) free_chains_.push_back(x.chain);
+    x.live = false;
+    free_node_slots_.push_back(n);
+    n = nodes_[n].parent;
+  }
+}
+
+void Builder::stream_hand_over(uint32_t s) {
+  const PStrand& p = strands_[s];
+  const uint32_t chain = stream_chain(p.node);
+  StreamStrand& x = ss_[s];
+  scratch_preds_.clear();
+  for (uint32_t k = 0; k < x.pred_count; ++k)
+    scratch_preds_.push_back(ss_[k < std::size(x.preds) ? x.preds[k] : x.more_preds[k - 3]].out);
+  const std::vector<StrandSink::Instance>* instances =
+      chain == kNone ? nullptr : &chains_[chain].instances;
+  x.out = out_->strand(p.work, p.work, sn_[p.node].site, scratch_preds_.data(),
+                       static_cast<uint32_t>(scratch_preds_.size()),
+                       instances ? instances->data() : nullptr,
+                       instances ? static_cast<uint32_t>(instances->size()) : 0);
+  x.state = StreamStrand::Handed;
+  ++one_pass_.strands;
+  if (x.blocked) {
+    std::vector<uint64_t>& by_site = one_pass_.blocked_by_site;
+    const uint32_t site = sn_[p.node].site;
+    if (by_site.size() <= site) by_site.resize(site + 1, 0);
+    by_site[site] += x.blocked;
+  }
+  if (p.end != 0) {
+    stream_first_ = std::min(stream_first_, p.start);
+    stream_last_ = std::max(stream_last_, p.end);
+  }
+  const uint32_t count = x.pred_count;
+  x.pred_count = 0;
+  for (uint32_t k = 0; k < count; ++k)
+    drop(k < std::size(ss_[s].preds) ? ss_[s].preds[k] : ss_[s].more_preds[k - 3]);
+  ss_[s].more_preds.clear();
+  node_item_done(strands_[s].node);
+  if (ss_[s].refs == 0) stream_retire_strand(s);
+}
+
+void Builder::stream_retire_strand(uint32_t s) {
+  StreamStrand& x = ss_[s];
+  out_->release(x.out);
+  x.state = StreamStrand::Free;
+  free_strand_slots_.push_back(s);
+}
+
+void Builder::stream_flush() {
+  for (bool progress = true; progress;) {
+    progress = false;
+    // Folds first: a join is complete before the strand after it is handed over.
+    size_t w = 0;
+    for (size_t i = 0; i < folds_.size(); ++i) {
+      const auto [join, s] = folds_[i];
+      if (ss_[s].state != StreamStrand::Handed) {
+        folds_[w++] = folds_[i];
+        continue;
+      }
+      out_->fold(ss_[join].out, ss_[s].out);
+      progress = true;
+      drop(s);
+      drop(join);
+    }
+    folds_.resize(w);
+    w = 0;
+    for (size_t i = 0; i < sealed_.size(); ++i) {
+      const uint32_t s = sealed_[i];
+      const StreamStrand& x = ss_[s];
+      bool ready = true;
+      for (uint32_t k = 0; k < x.pred_count; ++k) {
+        const uint32_t q = k < std::size(x.preds) ? x.preds[k] : x.more_preds[k - 3];
+        if (ss_[q].state == StreamStrand::Handed) continue;
+        ready = false;
+        // A barrier's join strand is sealed when a strand after it is to be handed over: by
+        // then every thread has arrived and every task of its phase has ended (at the same
+        // time stamp, events of two threads may come in either order).
+        if (ss_[q].state == StreamStrand::Open && strands_[q].thread == kNone) {
+          seal(q);
+          progress = true;
+        }
+      }
+      if (!ready) {
+        sealed_[w++] = s;
+        continue;
+      }
+      stream_hand_over(s);
+      progress = true;
+    }
+    sealed_.resize(w);
+  }
+}
+
+void Builder::stream_task_ended(uint32_t t) {
+  if (st_[t].ended) return;  // (closed at a wait before its end came)
+  st_[t].ended = true;
+  const uint32_t end = tasks_[t].prev;
+  const uint32_t node = tasks_[t].node;
+  if (const uint32_t j = st_[t].parent_join; j != kNone) {  // its parent's taskwait after it
+    st_[t].parent_join = kNone;
+    --ss_[j].undone;
+    if (end != kNone) edge(end, j);
+    drop(j);
+  }
+  // Its innermost taskgroup's or phase's end, where it joins if no taskwait of its parent does.
+  if (end != kNone && node != kNone && node != 0 && sn_[node].join_node != kNone)
+    edge(end, node_join(sn_[node].join_node));
+  if (node != kNone && node != 0 && !st_[t].node_closed) {
+    st_[t].node_closed = true;
+    close_node(node);
+  }
+  maybe_retire_task(t);
+}
+
+void Builder::stream_taskwait_ended(uint32_t t, uint32_t strand, uint64_t time) {
+  drop(tasks_[t].pre_wait);
+  tasks_[t].pre_wait = kNone;
+  const uint32_t j = st_[t].join;
+  if (j == kNone) return;
+  st_[t].join = kNone;
+  // Children begun and not ended: their ends were lost (or come later, in a damaged trace). As
+  // in memory (builder_unended.cpp), each ends at the wait, which bounds its end from above.
+  // Rare: the live tasks are searched for them.
+  if (ss_[j].undone > 0)
+    for (uint32_t c = 0; c < tasks_.size() && ss_[j].undone > 0; ++c)
+      if (st_[c].live && st_[c].parent_join == j && tasks_[c].started && !tasks_[c].done)
+        stream_unended(c, time, unended_.joined);
+  edge(j, strand);
+  drop(j);
+}
+
+// Task t, begun and not ended, ends at `to` (kNoTime: where it is), counted in `count` by its
+// origin (close_unended's rule, for one task).
+void Builder::stream_unended(uint32_t t, uint64_t to, uint64_t* count) {
+  TaskState& ts = tasks_[t];
+  if (ts.open != kNone && !ts.waiting) {
+    const uint32_t thread = strands_[ts.open].thread;
+    const bool running = thread < current_.size() && current_[thread] == t && !mutex_wait_[thread];
+    if (running && to != ~uint64_t{0} && to > last_time_[thread])
+      extend_strand(ts.open, thread, last_time_[thread], to);
+  }
+  if (ts.origin != kOriginOther) ++count[ts.origin];
+  close_strand(t);
+  ts.done = true;
+  stream_task_ended(t);
+}
+
+void Builder::stream_barrier_join(uint32_t phase, uint32_t join_strand) {
+  hold(join_strand);  // the phase's, until its region ends
+  if (sn_[phase].join != kNone) edge(sn_[phase].join, join_strand);
+}
+
+void Builder::stream_region_ended(Region& r, uint32_t post_strand) {
+  for (uint32_t it : r.implicit) {
+    if (!st_[it].node_closed && tasks_[it].node != kNone && tasks_[it].node != 0) {
+      st_[it].node_closed = true;
+      close_node(tasks_[it].node);
+    }
+    st_[it].region_ended = true;
+  }
+  for (uint32_t ph : r.phases) {
+    const uint32_t j = nodes_[ph].join_strand;
+    if (j != kNone) {
+      seal(j);
+      drop(j);
+    } else if (sn_[ph].join != kNone && post_strand != kNone) {
+      edge(sn_[ph].join, post_strand);  // the tasks that ended in a phase without a barrier
+    }
+    close_node(ph);
+  }
+  close_node(r.node);
+  drop(r.fork_strand);
+  r.fork_strand = kNone;
+  // The team's tasks go once ended (a worker's end may come after the region's).
+  const std::vector<uint32_t> team = std::move(r.implicit);
+  r.implicit.clear();
+  for (uint32_t it : team) maybe_retire_task(it);
+}
+
+void Builder::stream_implicit_ended(uint32_t t) {
+  if (tasks_[t].peek().region == kNone || !regions_[tasks_[t].peek().region].ended) return;
+  st_[t].region_ended = true;
+  maybe_retire_task(t);
+}
+
+void Builder::maybe_retire_task(uint32_t t) {
+  while (t != kNone) {
+    TaskState& ts = tasks_[t];
+    StreamTask& x = st_[t];
+    if (!x.live || !ts.done || x.children != 0 || t == root_task_ ||
+        (ts.implicit && !x.region_ended))
+      return;
+    if (!x.node_closed && ts.node != kNone && ts.node != 0) close_node(ts.node);
+    if (x.join != kNone) drop(x.join);
+    if (x.parent_join != kNone) drop(x.parent_join);
+    drop(ts.prev);
+    drop(ts.pre_wait);
+    drop(ts.creator_strand);
+    if (ts.extra && ts.extra->next_preds)
+      for (uint32_t ref : *ts.extra->next_preds) drop(ref);
+    const uint32_t parent = ts.parent;
+    slot(x.id) = kNone;
+    delete ts.extra;
+    tasks_[t] = TaskState{};
+    st_[t] = StreamTask{};
+    free_task_slots_.push_back(t);
+    if (parent == kNone) return;
+    --st_[parent].children;
+    t = parent;
+  }
+}
+
+Model Builder::finish_stream() {
+  // Tasks begun whose ends were not recorded and that no wait joined: at the recording's end if
+  // their threads were inside them then, else where they are (builder_unended.cpp).
+  std::vector<uint32_t> inside;
+  for (const trace::OpenRun& r : trace_.open_at_end()) {
+    const uint32_t t = find_task(r.task);
+    if (t < tasks_.size() && tasks_[t].open != kNone && strands_[tasks_[t].open].thread == r.thread)
+      inside.push_back(t);
+  }
+  const uint64_t end = trace_.has_finish() ? trace_.finish().end_tsc : 0;
+  cur_code_ = 0;
+  for (uint32_t t = 0; t < tasks_.size(); ++t) {
+    const TaskState& ts = tasks_[t];
+    if (!st_[t].live || ts.origin == kOriginOther || !ts.started || ts.done || ts.open == kNone ||
+        ts.waiting)
+      continue;
+    const bool at_end = end > 0 && std::find(inside.begin(), inside.end(), t) != inside.end();
+    stream_unended(t, at_end ? end : ~uint64_t{0}, at_end ? unended_.at_end : unended_.lost);
+  }
+  // What is still open (the initial task; tasks a killed program left) ends where it is.
+  for (uint32_t t = 0; t < tasks_.size(); ++t)
+    if (st_[t].live) close_strand(t);
+  for (uint32_t s = 0; s < ss_.size(); ++s)
+    if (ss_[s].state == StreamStrand::Open) seal(s);
+  stream_flush();
+  // A strand still waiting has a predecessor that never ended: it goes without it.
+  for (uint32_t s : sealed_) {
+    StreamStrand& x = ss_[s];
+    uint32_t kept = 0;
+    for (uint32_t k = 0; k < x.pred_count; ++k) {
+      const uint32_t q = k < std::size(x.preds) ? x.preds[k] : x.more_preds[k - 3];
+      if (ss_[q].state == StreamStrand::Handed) {
+        if (kept < std::size(x.preds))
+          x.preds[kept] = q;
+        else
+          x.more_preds[kept - 3] = q;
+        ++kept;
+      } else {
+        ++stream_late_;
+      }
+    }
+    x.pred_count = kept;
+    x.more_preds.resize(kept > std::size(x.preds) ? kept - std::size(x.preds) : 0);
+  }
+  stream_flush();
+  // Every construct still open ends now (its instance counts).
+  for (uint32_t n = 0; n < sn_.size(); ++n)
+    if (sn_[n].live) close_node(n);
+
+  Model m;
+  m.one_pass = std::move(one_pass_);
+  m.one_pass.read = true;
+  describe_run(m);
+  m.one_pass.blocked_by_site.resize(m.sites.size(), 0);
+  anomalies_ += stream_late_;
+  describe_anomalies(m, 0, 0);
+  preemption_in_run(m, stream_first_, stream_last_);
+  return m;
+}
+
+}  // namespace tasklens::model::detail

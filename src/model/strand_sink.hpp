@@ -1,0 +1,40 @@
+// What a one-pass consumer of the strand DAG implements: the builder's streaming mode
+// (model::build_streaming, builder.hpp) hands it every strand once the strand is final, in a
+// topological order, and holds only what later strands can still reach, never the whole DAG.
+// analysis/stream_profile.hpp's StreamProfile is one (the parallelism profile in one pass).
+//
+// The calls, and when the builder makes them:
+//  * open_instance(site) before the first strand of a construct instance, close_instance once
+//    no strand of it is to come; not_outermost(i) when the instance lies inside another of the
+//    same site (a recursion), before its close.
+//  * strand(...) for every strand, after each of its predecessors, with the instances around it
+//    (for each site, the outermost open instance of that site, outermost first).
+//  * open_join() for a join whose predecessors arrive one by one (the tasks a taskwait, a
+//    taskgroup or a barrier waits for): fold(join, s) adds strand s to it, and the join is then
+//    passed among a strand's predecessors like a strand.
+//  * release(s) once no later strand or join takes s (or the join s) as a predecessor.
+#pragma once
+
+#include <cstdint>
+
+namespace tasklens::model {
+
+class StrandSink {
+ public:
+  using Strand = uint32_t;    // a live strand or join (the sink may recycle it after release)
+  using Instance = uint32_t;  // an open instance (likewise after close)
+  virtual ~StrandSink() = default;
+  virtual Instance open_instance(uint32_t site) = 0;
+  virtual void not_outermost(Instance i) = 0;
+  virtual void close_instance(Instance i) = 0;
+  // work: what the strand adds to work sums; span_weight: its weight on paths; site: the
+  // innermost construct site around it (Strand::site).
+  virtual Strand strand(uint64_t work, uint64_t span_weight, uint32_t site, const Strand* preds,
+                        uint32_t pred_count, const Instance* instances,
+                        uint32_t instance_count) = 0;
+  virtual Strand open_join() = 0;
+  virtual void fold(Strand join, Strand pred) = 0;
+  virtual void release(Strand s) = 0;
+};
+
+}  // namespace tasklens::model

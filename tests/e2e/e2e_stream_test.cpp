@@ -1,0 +1,138 @@
+// `report --stream`: a recording read in one pass (model::build_streaming into
+// analysis::StreamProfile, docs/design-scale.md) gives the profile the DAG in memory gives, to
+// the tick, with memory that follows what the run had live rather than its task count; `report`
+// reads that way by itself a recording whose DAG does not fit in the memory.
+#include <map>
+#include <tuple>
+
+#include "e2e_util.hpp"
+
+namespace tasklens::e2e {
+namespace {
+
+class Stream : public E2E {};
+
+// Per site (its label and kind): count, work, span, critical work, blocked time.
+using Rows = std::map<std::string, std::tuple<uint64_t, uint64_t, uint64_t, uint64_t, uint64_t>>;
+Rows rows_of(const json& report) {
+  Rows rows;
+  for (const json& r : report["sites"])
+    rows[r["site"].get<std::string>() + " " + r["kind"].get<std::string>()] = {
+        r["count"].get<uint64_t>(), r["work"].get<uint64_t>(), r["span"].get<uint64_t>(),
+        r["critical_work"].get<uint64_t>(), r["blocked"].get<uint64_t>()};
+  return rows;
+}
+
+json report_of(const std::vector<std::string>& argv, const EnvOverrides& env = default_env()) {
+  const RunResult r = run(argv, env);
+  EXPECT_TRUE(r.exited(0)) << r.describe();
+  return r.exited(0) ? json::parse(r.out, nullptr, false) : json();
+}
+
+// The same recording read both ways: the same work, span, strands and tasks, and the same rows,
+// critical path shares included (the span as measured: one pass has no robust span). The
+// recordings are the task shapes a one-pass reading takes: recursions (fib, n-queens, merge
+// sort), an unbalanced tree (UTS), a list-based simulation (health), taskgroups, grandchildren
+// a taskwait does not join, untied tasks, nested regions, barriers, sleeping tasks; both
+// compilers.
+TEST_F(Stream, OnePassGivesTheProfileOfTheDagInMemory) {
+  struct Case {
+    const char* example;
+    std::vector<std::string> args;
+  };
+  const std::vector<Case> cases = {
+      {"suite_fib", {"18"}},
+      {"suite_nqueens", {"7"}},
+      {"suite_uts", {}},
+      {"suite_health", {}},
+      {"mergesort", {}},
+      {"sem_taskgroup", {}},
+      {"sem_taskwait_grandchild", {}},
+      {"sem_untied", {}},
+      {"sem_nested", {}},
+      {"sem_barrier", {}},
+      {"sleep_in_task", {}},
+      {"treesum", {}},
+  };
+  for (const Case& c : cases)
+    for (const char* compiler : {"clang", "gcc"}) {
+      const std::string name = std::string(c.example) + "_" + compiler;
+      const std::string trace = path(name + ".tlens");
+      ASSERT_TRUE(record(example(c.example, compiler), c.args, trace).exited(0)) << name;
+      const json memory =
+          report_of({TASKLENS_BIN, "report", "--raw-span", "--format", "json", trace});
+      const json one_pass =
+          report_of({TASKLENS_BIN, "report", "--stream", "--format", "json", trace});
+      ASSERT_FALSE(memory.is_null() || one_pass.is_null()) << name;
+      EXPECT_EQ(one_pass["program"]["work"], memory["program"]["work"]) << name;
+      EXPECT_EQ(one_pass["program"]["span"], memory["program"]["span"]) << name;
+      EXPECT_EQ(one_pass["strands"], memory["strands"]) << name;
+      EXPECT_EQ(one_pass["tasks"], memory["tasks"]) << name;
+      EXPECT_EQ(rows_of(one_pass), rows_of(memory)) << name;
+      EXPECT_EQ(one_pass["span_mode"], "raw") << name;
+      EXPECT_TRUE(one_pass["diagnosis"].empty()) << name;
+      const std::string said = one_pass["warnings"].dump();
+      EXPECT_NE(said.find("read in one pass"), std::string::npos) << name << ": " << said;
+    }
+}
+
+// What one pass cannot read yet is refused in one line that says what and what to do; a
+// recording too large for the memory goes to one pass by itself, or gets one line if it cannot.
+TEST_F(Stream, WhatOnePassCannotReadIsSaidInOneLine) {
+  const std::string loops = path("loops.tlens");
+  ASSERT_TRUE(record(example("sem_loop_dynamic", "clang"), {}, loops).exited(0));
+  RunResult r = run({TASKLENS_BIN, "report", "--stream", loops});
+  EXPECT_TRUE(r.exited(5)) << r.describe();
+  EXPECT_EQ(lines_of(r.err).size(), 1u) << r.describe();
+  EXPECT_NE(r.err.find("loops.tlens: the recording has worksharing loops or sections, which "
+                       "tasklens cannot read in one pass yet"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out, "");
+  RunResult base = run({TASKLENS_BIN, "report", "--stream", "--base", loops, loops});
+  EXPECT_TRUE(base.exited(2)) << base.describe();
+
+  EnvOverrides tight = default_env();
+  tight["TASKLENS_MEMORY_LIMIT"] = "400K";  // below the DAG's need, above one pass's
+  const std::string fib = path("fib.tlens");
+  ASSERT_TRUE(record(example("suite_fib", "clang"), {"16"}, fib).exited(0));  // 3192 tasks
+  const json j = report_of({TASKLENS_BIN, "report", "--format", "json", fib}, tight);
+  ASSERT_FALSE(j.is_null());
+  EXPECT_NE(j["warnings"].dump().find("read in one pass"), std::string::npos) << j["warnings"];
+  EXPECT_EQ(j["tasks"], 3192);
+  RunResult tasks = run({TASKLENS_BIN, "tasks", fib}, tight);  // needs the DAG
+  EXPECT_TRUE(tasks.exited(6)) << tasks.describe();
+
+  const std::string chunks = path("chunks.tlens");  // 20,000 chunks: a DAG over 400 KiB
+  ASSERT_TRUE(record(example("loop_forms", "clang"), {"dynamic", "80000", "1"}, chunks).exited(0));
+  RunResult neither = run({TASKLENS_BIN, "report", chunks}, tight);
+  EXPECT_TRUE(neither.exited(6)) << neither.describe();
+  EXPECT_EQ(lines_of(neither.err).size(), 1u) << neither.describe();
+  EXPECT_NE(neither.err.find("chunks.tlens: the DAG of this recording does not fit in the memory, "
+                             "and it has worksharing loops or sections"),
+            std::string::npos)
+      << neither.err;
+}
+
+// The memory bound, on a recording of 18.4 million tasks (fib 34, a task per call): read in one
+// pass, the reader holds at most 16 bytes per task, the trace's file among them (about 3.3 bytes
+// per task) and its table of task ids (4). The DAG in memory takes about 330 bytes per task: 6
+// GB here, more than a small CI machine has.
+TEST_F(Stream, OnePassHoldsAtMostSixteenBytesPerTaskOnTwentyMillionTasks) {
+  const std::string trace = path("fib34.tlens");
+  ASSERT_TRUE(record(example("suite_fib", "clang"), {"34"}, trace).exited(0));
+  const RunResult r =
+      run({TASKLENS_BIN, "report", "--stream", "--format", "json", trace}, default_env(), 300);
+  ASSERT_TRUE(r.exited(0)) << r.describe();
+  const json j = json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_null());
+  const uint64_t tasks = j["tasks"].get<uint64_t>();
+  EXPECT_EQ(tasks, 18454928u);  // fib(34)'s calls, less the first: 2 F(35) - 2
+  EXPECT_LE(r.max_rss_bytes, 16 * tasks)
+      << "peak resident " << r.max_rss_bytes
+      << " bytes: " << double(r.max_rss_bytes) / double(tasks) << " per task";
+  EXPECT_GT(j["program"]["parallelism"].get<double>(), 100);
+}
+
+}  // namespace
+}  // namespace tasklens::e2e
