@@ -128,7 +128,8 @@ int run(int argc, char** argv) {
       "Read the recording in one pass, with memory that follows what the run had live (the\n"
       "recursion's depth times the threads) rather than its task count: the profile as measured,\n"
       "without the diagnosis. report does this by itself when the DAG does not fit in memory.\n"
-      "For OpenMP tasks, taskwait, taskgroup, parallel regions, barriers, single and masked");
+      "For OpenMP tasks (depend included), taskwait, taskgroup, parallel regions, barriers,\n"
+      "single and masked");
 
   WhatIfOptions wi;
   CLI::App* whatif = app.add_subcommand(

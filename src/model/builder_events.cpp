@@ -252,6 +252,7 @@ void Builder::on_sync_end(const Event& e, uint32_t thread) {
       note_join(c, e.time);
     }
     ts.pending_head = kNone;
+    if (out_) release_deps(t);
     if (ts.extra && ts.extra->deps) ts.extra->deps->clear();  // every earlier sibling has finished
   } else if (is_barrier(kind)) {
     if (!ts.implicit || ts.peek().region == kNone) {
@@ -275,7 +276,6 @@ void Builder::on_sync_end(const Event& e, uint32_t thread) {
 }
 
 void Builder::on_dependences(const Event& e) {
-  if (out_) stream_unsupported("dependences between tasks (depend clauses)");
   uint32_t t = task(e.f[0]);
   TaskState& ts = tasks_[t];
   if (ts.parent == kNone) return;
@@ -290,11 +290,18 @@ void Builder::on_dependences(const Event& e) {
     if (d.last_out != kNone && d.last_out != t) add_next_pred(t, kTaskRef | d.last_out);
     if (type == kDepIn) {
       d.readers.push_back(t);
+      dep_hold(t);
     } else {  // out, inout, mutexinoutset, inoutset: ordered after everything before
       for (uint32_t r : d.readers)
         if (r != t) add_next_pred(t, kTaskRef | r);
+      const std::vector<uint32_t> readers = std::move(d.readers);
       d.readers.clear();
+      const uint32_t last_out = d.last_out;
       d.last_out = t;
+      dep_hold(t);
+      // (The streaming mode: they may retire now, which touches no dependence.)
+      for (uint32_t r : readers) dep_drop(r);
+      if (last_out != kNone) dep_drop(last_out);
     }
   }
 }

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <queue>
 #include <string>
 #include <unordered_map>
@@ -181,6 +182,7 @@ class Builder {
     if (t > kMaxIdThreads || c > id_limit_) [[unlikely]]
       throw trace::TraceError(trace_.path() + ": corrupted event stream: id " + std::to_string(id) +
                               " is out of range for this trace");
+    if (out_) return stream_slot(t, c);
     if (t >= ids_.size()) ids_.resize(t + 1);
     auto& v = ids_[t];
     if (c >= v.size()) {
@@ -307,10 +309,13 @@ class Builder {
       for (uint32_t ref : *ts.extra->next_preds) {
         if (!out_) {
           edges_.emplace_back(ref, s);
-          continue;
+        } else if (ref & kTaskRef) {  // (the streaming mode: see add_next_pred)
+          edge_from_task_end(ref & ~kTaskRef, s);
+          dep_drop(ref & ~kTaskRef);
+        } else {
+          edge(ref, s);
+          drop(ref);
         }
-        edge(ref, s);  // (the streaming mode holds the strand itself: see add_next_pred)
-        drop(ref);
       }
       ts.extra->next_preds->clear();
     }
@@ -346,10 +351,13 @@ class Builder {
       edges_.emplace_back(kTaskRef | task, to);
   }
   void add_next_pred(uint32_t t, uint32_t ref) {
-    if (out_) {  // the task's end now, held until the next strand takes it
-      const uint32_t task = ref & ~kTaskRef;
-      ref = (ref & kTaskRef) ? tasks_[task].prev : ref;
+    if (out_ && (ref & kTaskRef) && tasks_[ref & ~kTaskRef].done) {
+      ref = tasks_[ref & ~kTaskRef].prev;  // its end, held until the next strand takes it
       if (ref == kNone) return;
+      hold(ref);
+    } else if (out_ && (ref & kTaskRef)) {
+      dep_hold(ref & ~kTaskRef);  // not ended yet: its end, once it has, when t goes on
+    } else if (out_) {
       hold(ref);
     }
     TaskExtra& x = tasks_[t].more();
@@ -483,12 +491,30 @@ class Builder {
     uint32_t children = 0;         // children not retired (they name it as their parent)
     uint32_t join = kNone;         // the join of its children's ends since its last taskwait
     uint32_t parent_join = kNone;  // its parent's join it goes to when it ends
+    // Its siblings' dependences (TaskExtra::deps) and the tasks that wait for it and have not
+    // begun name it: its end is needed until they let go (dep_hold, dep_drop).
+    uint32_t dep_refs = 0;
     bool ended = false;
     bool node_closed = false;
     bool region_ended = false;  // implicit tasks: their region ended
     bool live = false;
   };
   uint32_t stream_new_task(uint64_t id);
+  // The streaming mode's table of task ids: per thread, pages of kIdPage counters, each freed
+  // once every task named in it has retired and the thread's ids have gone past it (the
+  // recorder numbers each thread's ids in order), so that it follows the live tasks too.
+  static constexpr uint32_t kIdPage = 4096;
+  struct IdPage {
+    uint32_t task[kIdPage];
+    uint32_t live = 0;  // tasks named in it not retired
+  };
+  struct IdPages {
+    std::vector<std::unique_ptr<IdPage>> pages;
+    uint64_t top = 0;  // the highest page met
+  };
+  std::vector<IdPages> id_pages_;
+  uint32_t& stream_slot(uint64_t thread, uint64_t counter);
+  void stream_forget_id(uint64_t id);
   uint32_t stream_new_node(NodeKind kind, uint32_t parent);
   uint32_t stream_add_strand(const PStrand& p);
   void stream_closed(uint32_t old_prev, uint32_t closed);
@@ -517,6 +543,15 @@ class Builder {
   void stream_taskwait_ended(uint32_t t, uint32_t strand, uint64_t time);
   void stream_unended(uint32_t t, uint64_t to, uint64_t* count);
   void maybe_retire_task(uint32_t t);
+  void dep_hold(uint32_t t) {
+    if (out_) ++st_[t].dep_refs;
+  }
+  void dep_drop(uint32_t t) {
+    if (out_ && --st_[t].dep_refs == 0) maybe_retire_task(t);
+  }
+  // Lets go of the tasks t's children's dependences name (t makes no more children, or a
+  // taskwait of t has joined them all).
+  void release_deps(uint32_t t);
   void stream_flush();
   void stream_check(const Event& e);
   [[noreturn]] void stream_unsupported(const char* what);

@@ -64,10 +64,10 @@ void Builder::stream_check(const Event& e) {
 
 void Builder::stream_unsupported(const char* what) {
   throw NotInOnePass(trace_.path() + ": the recording has " + what +
-                         ", which tasklens cannot read in one pass yet (it reads OpenMP tasks, "
-                         "taskwait, taskgroup, parallel regions, barriers, single and masked "
-                         "that way); read it without --stream on a machine with the memory for "
-                         "its DAG",
+                         ", which tasklens cannot read in one pass yet (it reads OpenMP tasks "
+                         "with or without depend, taskwait, taskgroup, parallel regions, "
+                         "barriers, single and masked that way); read it without --stream on a "
+                         "machine with the memory for its DAG",
                      what);
 }
 
@@ -84,7 +84,34 @@ uint32_t Builder::stream_new_task(uint64_t id) {
   }
   st_[t].id = id;
   st_[t].live = true;
+  ++id_pages_[id >> 40].pages[(id & ((uint64_t{1} << 40) - 1)) / kIdPage]->live;
   return t;
+}
+
+uint32_t& Builder::stream_slot(uint64_t thread, uint64_t counter) {
+  if (thread >= id_pages_.size()) id_pages_.resize(thread + 1);
+  IdPages& ids = id_pages_[thread];
+  const uint64_t page = counter / kIdPage;
+  if (page >= ids.pages.size()) ids.pages.resize(page + 1);
+  if (!ids.pages[page]) {
+    ids.pages[page] = std::make_unique<IdPage>();
+    std::fill(std::begin(ids.pages[page]->task), std::end(ids.pages[page]->task), kNone);
+  }
+  if (page > ids.top) {  // the thread's ids went past its last page: free it if nothing is left
+    std::unique_ptr<IdPage>& last = ids.pages[ids.top];
+    if (last && last->live == 0) last.reset();
+    ids.top = page;
+  }
+  return ids.pages[page]->task[counter % kIdPage];
+}
+
+void Builder::stream_forget_id(uint64_t id) {
+  const uint64_t thread = id >> 40, counter = id & ((uint64_t{1} << 40) - 1);
+  IdPages& ids = id_pages_[thread];
+  std::unique_ptr<IdPage>& page = ids.pages[counter / kIdPage];
+  page->task[counter % kIdPage] = kNone;
+  // (The page being filled stays: the thread's next ids are in it.)
+  if (--page->live == 0 && counter / kIdPage < ids.top) page.reset();
 }
 
 uint32_t Builder::stream_new_node(NodeKind kind, uint32_t parent) {
@@ -348,9 +375,22 @@ void Builder::stream_flush() {
   }
 }
 
+void Builder::release_deps(uint32_t t) {
+  TaskExtra* x = tasks_[t].extra;
+  if (!x || !x->deps || x->deps->empty()) return;
+  std::vector<uint32_t> named;
+  for (const auto& [address, d] : *x->deps) {
+    if (d.last_out != kNone) named.push_back(d.last_out);
+    named.insert(named.end(), d.readers.begin(), d.readers.end());
+  }
+  x->deps->clear();
+  for (uint32_t c : named) dep_drop(c);  // (may retire t: nothing of it is read after)
+}
+
 void Builder::stream_task_ended(uint32_t t) {
   if (st_[t].ended) return;  // (closed at a wait before its end came)
   st_[t].ended = true;
+  release_deps(t);  // (it makes no more children)
   const uint32_t end = tasks_[t].prev;
   const uint32_t node = tasks_[t].node;
   if (const uint32_t j = st_[t].parent_join; j != kNone) {  // its parent's taskwait after it
@@ -435,6 +475,7 @@ void Builder::stream_region_ended(Region& r, uint32_t post_strand) {
 }
 
 void Builder::stream_implicit_ended(uint32_t t) {
+  release_deps(t);
   if (tasks_[t].peek().region == kNone || !regions_[tasks_[t].peek().region].ended) return;
   st_[t].region_ended = true;
   maybe_retire_task(t);
@@ -444,7 +485,7 @@ void Builder::maybe_retire_task(uint32_t t) {
   while (t != kNone) {
     TaskState& ts = tasks_[t];
     StreamTask& x = st_[t];
-    if (!x.live || !ts.done || x.children != 0 || t == root_task_ ||
+    if (!x.live || !ts.done || x.children != 0 || x.dep_refs != 0 || t == root_task_ ||
         (ts.implicit && !x.region_ended))
       return;
     if (!x.node_closed && ts.node != kNone && ts.node != 0) close_node(ts.node);
@@ -453,14 +494,22 @@ void Builder::maybe_retire_task(uint32_t t) {
     drop(ts.prev);
     drop(ts.pre_wait);
     drop(ts.creator_strand);
-    if (ts.extra && ts.extra->next_preds)
-      for (uint32_t ref : *ts.extra->next_preds) drop(ref);
+    std::vector<uint32_t> waited_for;  // tasks not ended its next strand would have waited for
+    if (ts.extra && ts.extra->next_preds) {
+      for (uint32_t ref : *ts.extra->next_preds) {
+        if (ref & kTaskRef)
+          waited_for.push_back(ref & ~kTaskRef);
+        else
+          drop(ref);
+      }
+    }
     const uint32_t parent = ts.parent;
-    slot(x.id) = kNone;
+    stream_forget_id(x.id);
     delete ts.extra;
     tasks_[t] = TaskState{};
     st_[t] = StreamTask{};
     free_task_slots_.push_back(t);
+    for (uint32_t w : waited_for) dep_drop(w);
     if (parent == kNone) return;
     --st_[parent].children;
     t = parent;

@@ -29,6 +29,12 @@ const char* plural(uint64_t n, const char* one, const char* many) { return n == 
 
 uint32_t Builder::find_task(uint64_t id) const {
   const uint64_t t = id >> 40, c = id & ((uint64_t{1} << 40) - 1);
+  if (out_) {
+    if (t >= id_pages_.size() || c / kIdPage >= id_pages_[t].pages.size() ||
+        !id_pages_[t].pages[c / kIdPage])
+      return kNone;
+    return id_pages_[t].pages[c / kIdPage]->task[c % kIdPage];
+  }
   if (t >= ids_.size() || c >= ids_[t].size()) return kNone;
   return ids_[t][c];
 }
