@@ -129,7 +129,7 @@ int run(int argc, char** argv) {
       "recursion's depth times the threads) rather than its task count: the profile as measured,\n"
       "without the diagnosis. report does this by itself when the DAG does not fit in memory.\n"
       "For OpenMP tasks (depend included), taskwait, taskgroup, parallel regions, barriers,\n"
-      "single and masked");
+      "worksharing loops, sections, single and masked");
 
   WhatIfOptions wi;
   CLI::App* whatif = app.add_subcommand(

@@ -445,6 +445,19 @@ void Builder::describe_anomalies(Model& m, uint64_t backward, uint64_t backward_
                          "have started or stopped inside a construct)");
 }
 
+void Builder::shares_of_first_chunks(const std::vector<uint64_t*>& firsts, uint64_t trip) {
+  uint64_t size = 0;
+  for (const uint64_t* c : firsts) size = std::max(size, *c);
+  if (size == 0) return;
+  const uint64_t threads = firsts.size(), chunks = (trip + size - 1) / size;
+  for (uint64_t rank = 0; rank < threads; ++rank) {
+    const uint64_t mine = rank < chunks ? (chunks - rank + threads - 1) / threads : 0;
+    uint64_t iterations = mine * size;
+    if (mine && (chunks - 1) % threads == rank) iterations -= chunks * size - trip;
+    *firsts[rank] = iterations;
+  }
+}
+
 // Model::divisible from the chunks' iteration counts (chunk_iterations_), once the nodes have
 // their final ids and strand ranges.
 void Builder::find_divisible(Model& m, const std::vector<uint32_t>& node_id) {
@@ -499,20 +512,12 @@ void Builder::find_divisible(Model& m, const std::vector<uint32_t>& node_id) {
     }
   }
   for (auto& [instance, firsts] : partly_seen) {
-    const uint64_t trip = loop_coverage_[instance].trip;
-    uint64_t size = 0;
-    for (const ChunkIterations* c : firsts) size = std::max(size, c->iterations);
-    if (size == 0) continue;
     std::sort(firsts.begin(), firsts.end(), [](const ChunkIterations* a, const ChunkIterations* b) {
       return a->start < b->start;
     });
-    const uint64_t threads = firsts.size(), chunks = (trip + size - 1) / size;
-    for (uint64_t rank = 0; rank < threads; ++rank) {
-      const uint64_t mine = rank < chunks ? (chunks - rank + threads - 1) / threads : 0;
-      uint64_t iterations = mine * size;
-      if (mine && (chunks - 1) % threads == rank) iterations -= chunks * size - trip;
-      firsts[rank]->iterations = iterations;
-    }
+    std::vector<uint64_t*> ranked;
+    for (ChunkIterations* c : firsts) ranked.push_back(&c->iterations);
+    shares_of_first_chunks(ranked, loop_coverage_[instance].trip);
   }
   for (const ChunkIterations& c : chunk_iterations_) {
     if (c.piece == Piece::Taskloop || c.iterations < 2 || c.node >= node_id.size() ||

@@ -30,6 +30,16 @@ void Builder::on_work_begin(const Event& e, uint32_t thread) {
     }
     ts.scope = n;
     TaskExtra& x = ts.more();
+    if (out_) {  // (one share of the team's instance; the previous loop's fork and chunks go)
+      StreamLoop& l = stream_loops_[nodes_[n].instance];
+      l.team = std::max<uint32_t>(ts.team_size, 1);
+      ++l.live;
+      sn_[n].shared_instance = true;
+      hold(fork);
+      drop(x.loop_fork);
+      if (st_[t].loop_join != kNone) drop(st_[t].loop_join);
+      st_[t].loop_join = kNone;
+    }
     x.loop_fork = fork;
     if (!x.loop_members) x.loop_members = new std::vector<uint32_t>();
     x.loop_members->clear();
@@ -38,7 +48,10 @@ void Builder::on_work_begin(const Event& e, uint32_t thread) {
       ts.scope = new_node(NodeKind::Chunk, n);
     }
     // Its iterations, should no dispatch event come (a one-thread team has none).
-    if (loop) chunk_iterations_.push_back({ts.scope, nodes_[n].instance, e.f[2], 0, Piece::Share});
+    if (loop && out_)
+      stream_piece(ts.scope, nodes_[n].instance, e.f[2], 0, Piece::Share);
+    else if (loop)
+      chunk_iterations_.push_back({ts.scope, nodes_[n].instance, e.f[2], 0, Piece::Share});
     edge(fork, open_strand(t, thread, e.time));
   } else if (w == kWorkSingleExecutor || w == kWorkTaskloop) {
     uint32_t prev = close_strand(t);
@@ -70,7 +83,8 @@ void Builder::on_work_end(const Event& e, uint32_t thread) {
   if (is_loop(w) || w == kWorkSections) {
     uint32_t last = close_strand(t);
     uint32_t n = ts.scope;
-    if (nodes_[n].kind == NodeKind::Chunk) n = nodes_[n].parent;
+    const uint32_t chunk = nodes_[n].kind == NodeKind::Chunk ? n : kNone;
+    if (chunk != kNone) n = nodes_[n].parent;
     if (nodes_[n].kind != NodeKind::Loop && nodes_[n].kind != NodeKind::Sections) {
       ++anomalies_;
       return;
@@ -80,6 +94,15 @@ void Builder::on_work_end(const Event& e, uint32_t thread) {
     edge(last, s);
     if (const auto* members = ts.peek().loop_members)
       for (uint32_t m : *members) edge(m, s);
+    if (out_) {  // its chunks, joined; the chunk and the share end
+      if (const uint32_t j = st_[t].loop_join; j != kNone) {
+        st_[t].loop_join = kNone;
+        edge(j, s);
+        drop(j);
+      }
+      close_node(chunk);
+      stream_share_ended(n);
+    }
   } else if (w == kWorkSingleExecutor || w == kWorkTaskloop) {
     NodeKind want = w == kWorkSingleExecutor ? NodeKind::Single : NodeKind::Taskloop;
     if (nodes_[ts.scope].kind != want) {
@@ -116,13 +139,26 @@ void Builder::on_dispatch(const Event& e, uint32_t thread) {
     ++anomalies_;
     return;
   }
-  if (ts.peek().loop_members && prev != kNone) ts.extra->loop_members->push_back(prev);
-  cur_code_ = site_address(n);  // a chunk's code starts at its loop
+  if (out_ && prev != kNone) {  // (the streaming mode joins them as they come)
+    if (st_[t].loop_join == kNone) {
+      st_[t].loop_join = stream_join();
+      hold(st_[t].loop_join);
+    }
+    edge(prev, st_[t].loop_join);
+  } else if (ts.peek().loop_members && prev != kNone) {
+    ts.extra->loop_members->push_back(prev);
+  }
+  if (out_ && !first) close_node(ts.scope);  // the chunk before
+  cur_code_ = site_address(n);               // a chunk's code starts at its loop
   if (kind == kDispatchWsLoopChunk) loop_coverage_[nodes_[n].instance].dispatched += e.f[3];
   ts.scope = new_node(NodeKind::Chunk, n);
-  if (kind != kDispatchSection && (first || e.f[3] >= 2))
-    chunk_iterations_.push_back(
-        {ts.scope, nodes_[n].instance, e.f[3], e.f[2], first ? Piece::FirstChunk : Piece::Chunk});
+  if (kind != kDispatchSection && (first || e.f[3] >= 2)) {
+    const Piece piece = first ? Piece::FirstChunk : Piece::Chunk;
+    if (out_)
+      stream_piece(ts.scope, nodes_[n].instance, e.f[3], e.f[2], piece);
+    else
+      chunk_iterations_.push_back({ts.scope, nodes_[n].instance, e.f[3], e.f[2], piece});
+  }
   edge(ts.peek().loop_fork, open_strand(t, thread, e.time));
 }
 

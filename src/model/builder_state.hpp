@@ -447,6 +447,16 @@ class Builder {
   // end.
   void preemption_in_run(Model& m, uint64_t first, uint64_t last) const;
 
+  enum class Piece : uint8_t {
+    FirstChunk,    // a thread's first dispatched chunk of a loop
+    Chunk,         // a later one
+    Share,         // a thread's whole share of a loop that had no dispatch event (a one-thread
+                   // team, or a runtime without the callback): its iterations are the trip
+                   // count shared among the threads that ran the loop
+    TaskloopTask,  // a taskloop task whose dispatch event gave its iterations
+    Taskloop,      // a taskloop (node) and its trip count, for tasks without a dispatch event
+  };
+
   // ---- The streaming mode (builder_stream.cpp). Strands, nodes and tasks live in slots that are
   // reused once retired, so that the memory follows what is live, not the run:
   //  * a strand is handed to out_ once sealed (closed, or used as a predecessor: a barrier's join)
@@ -468,6 +478,10 @@ class Builder {
     bool join = false;     // a join of out_ (handed at once, never a strand of the DAG)
     uint32_t undone = 0;   // a join of a task's children: those that have not ended
     uint64_t blocked = 0;  // ticks its thread was blocked in it (Model::blocked_work)
+    // Held back until it is known whether it stands alone for its loop piece's iterations
+    // (StreamNode::piece); then the iterations it stands for (1: none seen together).
+    bool deferred = false;
+    uint64_t iterations = 1;
     uint32_t pred_count = 0;
     uint32_t preds[3] = {};
     std::vector<uint32_t> more_preds;  // (keeps its capacity when the slot is reused)
@@ -480,7 +494,38 @@ class Builder {
     uint32_t join = kNone;       // taskgroup, phase: the join of the tasks that end in it
     StrandSink::Instance instance = 0;
     bool has_instance = false, closed = false, live = false;
+    bool shared_instance = false;  // a loop's or sections' share: the instance is StreamLoop's
+    // A loop piece (a chunk, a thread's share: chunk_iterations_): its one strand stands for its
+    // iterations if it has one strand and no child node, as find_divisible decides. Known: at
+    // once; AtLoopEnd: once every thread's share of the loop has ended (a thread's first chunk
+    // of a partly seen static loop, a share without dispatch events).
+    enum PieceState : uint8_t { NoPiece, Known, AtLoopEnd } piece = NoPiece;
+    Piece piece_kind = Piece::Chunk;
+    uint64_t iterations = 0, first_iteration = 0;
+    uint32_t strands_made = 0, children_made = 0;
+    uint32_t deferred = kNone;  // its first strand, held back until that is decided
   };
+  // A worksharing loop's or sections' instance, shared by its team's shares (one node each).
+  struct StreamLoop {
+    StrandSink::Instance instance = 0;
+    bool opened = false, outermost = true;
+    uint32_t team = 1;              // the shares to come
+    uint32_t ended = 0;             // shares whose thread ended the loop (WorkEnd)
+    uint32_t live = 0;              // shares not retired
+    std::vector<uint32_t> waiting;  // nodes whose pieces wait for the loop's end
+  };
+  std::unordered_map<uint32_t, StreamLoop> stream_loops_;  // by instance id
+  void stream_piece(uint32_t node, uint32_t instance, uint64_t iterations, uint64_t start,
+                    Piece piece);
+  void stream_share_ended(uint32_t loop_node);
+  void stream_loop_ended(uint32_t instance, StreamLoop& loop);
+  void release_deferred(uint32_t node, bool alone);
+  bool alone(uint32_t node) const {
+    return sn_[node].strands_made == 1 && sn_[node].children_made == 0;
+  }
+  // A partly seen static loop's first chunks (each thread's, in the order of their first
+  // iterations: its rank): each becomes the thread's whole share of the trip count.
+  static void shares_of_first_chunks(const std::vector<uint64_t*>& firsts, uint64_t trip);
   struct StreamChain {  // per site around a node, the outermost instance: outermost first
     std::vector<uint32_t> sites;
     std::vector<StrandSink::Instance> instances;
@@ -491,6 +536,7 @@ class Builder {
     uint32_t children = 0;         // children not retired (they name it as their parent)
     uint32_t join = kNone;         // the join of its children's ends since its last taskwait
     uint32_t parent_join = kNone;  // its parent's join it goes to when it ends
+    uint32_t loop_join = kNone;    // its chunks in the current loop (TaskExtra::loop_members)
     // Its siblings' dependences (TaskExtra::deps) and the tasks that wait for it and have not
     // begun name it: its end is needed until they let go (dep_hold, dep_drop).
     uint32_t dep_refs = 0;
@@ -601,15 +647,6 @@ class Builder {
   // schedule with a chunk size reports only that one: its share is worked out from the loop's
   // trip count at the end), so a schedule(dynamic, 1) loop adds one entry per thread, not one
   // per iteration.
-  enum class Piece : uint8_t {
-    FirstChunk,    // a thread's first dispatched chunk of a loop
-    Chunk,         // a later one
-    Share,         // a thread's whole share of a loop that had no dispatch event (a one-thread
-                   // team, or a runtime without the callback): its iterations are the trip
-                   // count shared among the threads that ran the loop
-    TaskloopTask,  // a taskloop task whose dispatch event gave its iterations
-    Taskloop,      // a taskloop (node) and its trip count, for tasks without a dispatch event
-  };
   struct ChunkIterations {
     uint32_t node = kNone;      // the Chunk, Loop, Task or Taskloop node
     uint32_t instance = kNone;  // the loop instance (kNone: taskloops)

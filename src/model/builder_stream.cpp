@@ -22,17 +22,14 @@ uint32_t reuse_slot(std::vector<T>& items, std::vector<uint32_t>& free) {
 
 }  // namespace
 
-// What the streaming mode cannot read yet (builder_stream.cpp): refused at the first such event.
+// What the streaming mode cannot read yet: refused at the first such event.
 void Builder::stream_check(const Event& e) {
   switch (e.kind) {
     case EventKind::WorkBegin:
-      if (is_loop(e.f[0]) || e.f[0] == kWorkSections || e.f[0] == kWorkTaskloop)
-        stream_unsupported(e.f[0] == kWorkTaskloop ? "taskloops" : "worksharing loops or sections");
+      if (e.f[0] == kWorkTaskloop) stream_unsupported("taskloops");
       break;
     case EventKind::Dispatch:
-      if (e.f[0] == kDispatchWsLoopChunk || e.f[0] == kDispatchSection ||
-          e.f[0] == kDispatchTaskloopChunk || e.f[0] == kDispatchDistributeChunk)
-        stream_unsupported("worksharing loops or sections");
+      if (e.f[0] == kDispatchTaskloopChunk) stream_unsupported("taskloops");
       break;
     case EventKind::MutexWaitEnd:
     case EventKind::MutexReleased:
@@ -66,8 +63,8 @@ void Builder::stream_unsupported(const char* what) {
   throw NotInOnePass(trace_.path() + ": the recording has " + what +
                          ", which tasklens cannot read in one pass yet (it reads OpenMP tasks "
                          "with or without depend, taskwait, taskgroup, parallel regions, "
-                         "barriers, single and masked that way); read it without --stream on a "
-                         "machine with the memory for its DAG",
+                         "barriers, worksharing loops, sections, single and masked that way); "
+                         "read it without --stream on a machine with the memory for its DAG",
                      what);
 }
 
@@ -132,6 +129,8 @@ uint32_t Builder::stream_new_node(NodeKind kind, uint32_t parent) {
     ++p.item_count;
     p.last_item = n | kNodeBit;
     ++sn_[parent].pending;
+    ++sn_[parent].children_made;  // (a loop piece with a construct inside is seen in parts)
+    if (sn_[parent].deferred != kNone) release_deferred(parent, false);
     const bool joins = p.kind == NodeKind::Taskgroup || p.kind == NodeKind::Phase;
     sn_[n].join_node = joins ? parent : sn_[parent].join_node;
   }
@@ -155,7 +154,12 @@ uint32_t Builder::stream_add_strand(const PStrand& p) {
     x.more_preds.clear();
   }
   ss_[s].state = StreamStrand::Open;
-  ++sn_[p.node].pending;
+  ss_[s].deferred = false;
+  ss_[s].iterations = 1;
+  StreamNode& v = sn_[p.node];
+  ++v.pending;
+  ++v.strands_made;
+  if (v.deferred != kNone) release_deferred(p.node, false);  // a piece seen in parts
   return s;
 }
 
@@ -176,6 +180,76 @@ void Builder::seal(uint32_t s) {
   if (ss_[s].state != StreamStrand::Open) return;
   ss_[s].state = StreamStrand::Sealed;
   sealed_.push_back(s);
+  // A loop piece's only strand so far: held back until it is known to stay the only one and
+  // how many iterations it stands for.
+  const uint32_t n = strands_[s].node;
+  StreamNode& v = sn_[n];
+  if (v.piece == StreamNode::NoPiece || !alone(n)) return;
+  if (v.closed && v.piece == StreamNode::Known) {
+    ss_[s].iterations = std::max<uint64_t>(v.iterations, 1);
+  } else {
+    v.deferred = s;
+    ss_[s].deferred = true;
+  }
+}
+
+void Builder::release_deferred(uint32_t node, bool alone_in_it) {
+  const uint32_t s = sn_[node].deferred;
+  if (s == kNone) return;
+  sn_[node].deferred = kNone;
+  ss_[s].deferred = false;
+  ss_[s].iterations = alone_in_it ? std::max<uint64_t>(sn_[node].iterations, 1) : 1;
+}
+
+void Builder::stream_piece(uint32_t node, uint32_t instance, uint64_t iterations, uint64_t start,
+                           Piece piece) {
+  StreamNode& v = sn_[node];
+  v.piece_kind = piece;
+  v.iterations = iterations;
+  v.first_iteration = start;
+  if (piece == Piece::Chunk) {
+    v.piece = StreamNode::Known;
+    return;
+  }
+  // A thread's first chunk or whole share: its iterations are known once every share has ended.
+  // The node stays until then.
+  v.piece = StreamNode::AtLoopEnd;
+  ++v.pending;
+  stream_loops_[instance].waiting.push_back(node);
+}
+
+void Builder::stream_share_ended(uint32_t share) {
+  close_node(share);
+  auto it = stream_loops_.find(nodes_[share].instance);
+  if (it == stream_loops_.end()) return;
+  if (++it->second.ended == it->second.team) stream_loop_ended(it->first, it->second);
+}
+
+// Every share of the loop has ended: its pieces' iterations, as find_divisible works them out.
+void Builder::stream_loop_ended(uint32_t instance, StreamLoop& loop) {
+  const LoopCoverage coverage =
+      loop_coverage_.count(instance) ? loop_coverage_[instance] : LoopCoverage{};
+  loop_coverage_.erase(instance);
+  std::vector<uint32_t> shares, firsts;
+  for (uint32_t v : loop.waiting)
+    (sn_[v].piece_kind == Piece::Share ? shares : firsts).push_back(v);
+  if (coverage.dispatched == 0)
+    for (uint32_t v : shares) sn_[v].iterations /= shares.size();
+  if (coverage.dispatched > 0 && coverage.dispatched < coverage.trip) {
+    std::stable_sort(firsts.begin(), firsts.end(), [&](uint32_t a, uint32_t b) {
+      return sn_[a].first_iteration < sn_[b].first_iteration;
+    });
+    std::vector<uint64_t*> ranked;
+    for (uint32_t v : firsts) ranked.push_back(&sn_[v].iterations);
+    shares_of_first_chunks(ranked, coverage.trip);
+  }
+  const std::vector<uint32_t> waiting = std::move(loop.waiting);
+  loop.waiting.clear();
+  for (uint32_t v : waiting) {
+    sn_[v].piece = StreamNode::Known;
+    if (sn_[v].closed) release_deferred(v, alone(v));
+    node_item_done(v);  // (its hold while it waited)
+  }
 }
 
 void Builder::stream_closed(uint32_t old_prev, uint32_t closed) {
@@ -237,9 +311,19 @@ uint32_t Builder::stream_chain(uint32_t n) {
     sn_[v].site = node.site != kNone ? node.site : node.parent == kNone ? 0 : sn_[node.parent].site;
     uint32_t chain = parent_chain;
     if (node.site != kNone) {
-      const StrandSink::Instance instance = out_->open_instance(node.site);
-      sn_[v].instance = instance;
-      sn_[v].has_instance = true;
+      StrandSink::Instance instance;
+      if (sn_[v].shared_instance) {  // one instance for the team's shares of a loop
+        StreamLoop& loop = stream_loops_[node.instance];
+        if (!loop.opened) {
+          loop.instance = out_->open_instance(node.site);
+          loop.opened = true;
+        }
+        instance = loop.instance;
+      } else {
+        instance = out_->open_instance(node.site);
+        sn_[v].instance = instance;
+        sn_[v].has_instance = true;
+      }
       const bool nested =
           parent_chain != kNone &&
           std::find(chains_[parent_chain].sites.begin(), chains_[parent_chain].sites.end(),
@@ -269,6 +353,7 @@ uint32_t Builder::stream_chain(uint32_t n) {
 void Builder::close_node(uint32_t n) {
   if (n == kNone || sn_[n].closed) return;
   sn_[n].closed = true;
+  if (sn_[n].piece == StreamNode::Known) release_deferred(n, alone(n));
   node_item_done(n);
 }
 
@@ -277,6 +362,14 @@ void Builder::node_item_done(uint32_t n) {
     stream_chain(n);  // (its instance counts even without strands)
     StreamNode& x = sn_[n];
     if (x.has_instance) out_->close_instance(x.instance);
+    if (x.shared_instance) {  // the last share of its loop closes the loop's instance
+      auto it = stream_loops_.find(nodes_[n].instance);
+      if (it != stream_loops_.end() && --it->second.live == 0 &&
+          it->second.ended >= it->second.team) {
+        if (it->second.opened) out_->close_instance(it->second.instance);
+        stream_loops_.erase(it);
+      }
+    }
     if (x.join != kNone) {
       const uint32_t j = x.join;
       x.join = kNone;
@@ -301,7 +394,7 @@ void Builder::stream_hand_over(uint32_t s) {
   x.out = out_->strand(p.work, p.work, sn_[p.node].site, scratch_preds_.data(),
                        static_cast<uint32_t>(scratch_preds_.size()),
                        instances ? instances->data() : nullptr,
-                       instances ? static_cast<uint32_t>(instances->size()) : 0);
+                       instances ? static_cast<uint32_t>(instances->size()) : 0, x.iterations);
   x.state = StreamStrand::Handed;
   ++one_pass_.strands;
   if (x.blocked) {
@@ -351,7 +444,7 @@ void Builder::stream_flush() {
     for (size_t i = 0; i < sealed_.size(); ++i) {
       const uint32_t s = sealed_[i];
       const StreamStrand& x = ss_[s];
-      bool ready = true;
+      bool ready = !x.deferred;
       for (uint32_t k = 0; k < x.pred_count; ++k) {
         const uint32_t q = k < std::size(x.preds) ? x.preds[k] : x.more_preds[k - 3];
         if (ss_[q].state == StreamStrand::Handed) continue;
@@ -491,6 +584,8 @@ void Builder::maybe_retire_task(uint32_t t) {
     if (!x.node_closed && ts.node != kNone && ts.node != 0) close_node(ts.node);
     if (x.join != kNone) drop(x.join);
     if (x.parent_join != kNone) drop(x.parent_join);
+    if (x.loop_join != kNone) drop(x.loop_join);
+    if (ts.extra) drop(ts.extra->loop_fork);
     drop(ts.prev);
     drop(ts.pre_wait);
     drop(ts.creator_strand);
@@ -538,6 +633,15 @@ Model Builder::finish_stream() {
   // What is still open (the initial task; tasks a killed program left) ends where it is.
   for (uint32_t t = 0; t < tasks_.size(); ++t)
     if (st_[t].live) close_strand(t);
+  // Loops some thread of the team never ended (a killed program): their pieces as they stand.
+  std::vector<uint32_t> unended;
+  for (const auto& [instance, loop] : stream_loops_) unended.push_back(instance);
+  for (uint32_t instance : unended) {
+    auto it = stream_loops_.find(instance);
+    if (it == stream_loops_.end()) continue;
+    it->second.team = it->second.ended;
+    stream_loop_ended(instance, it->second);  // (may retire it: not used after)
+  }
   for (uint32_t s = 0; s < ss_.size(); ++s)
     if (ss_[s].state == StreamStrand::Open) seal(s);
   stream_flush();
