@@ -1,6 +1,7 @@
-// libFuzzer target over everything that reads a trace: the reader, the model builder, and every
-// analysis, report and export (tests/support/analyze_all.hpp). Built with clang-14 and ASan+UBSan by
-// fuzz/CMakeLists.txt; scripts/test.sh runs it briefly, bench/fuzz.sh for long runs.
+// libFuzzer target over everything that reads a trace: the reader, the model builder (in memory
+// and in one pass), and every analysis, report and export (tests/support/analyze_all.hpp). Built
+// with clang-14 and ASan+UBSan by fuzz/CMakeLists.txt; scripts/test.sh runs it briefly,
+// bench/fuzz.sh for long runs.
 //
 // The contract (as tests/unit/damaged_trace_test.cpp checks it with its own mutations): a trace the
 // reader or the builder cannot make sense of is refused with a trace::TraceError or a
@@ -16,6 +17,7 @@
 #include <exception>
 #include <string>
 
+#include "analysis/stream_profile.hpp"
 #include "analyze_all.hpp"
 #include "model/builder.hpp"
 #include "trace/reader.hpp"
@@ -44,6 +46,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string path = "/proc/self/fd/" + std::to_string(fd);
   try {
     trace::TraceFile trace = trace::TraceFile::open(path);
+    // The same trace read in one pass (`report --stream`) first: it must end in a profile or in
+    // one of the errors below, whatever the builder in memory makes of it.
+    try {
+      analysis::StreamProfile sink(analysis::StreamProfile::kSitesAsTheyCome, 4);
+      model::build_streaming(trace, sink);
+      const analysis::Profile p = sink.finish();
+      if (p.span > p.work) finding("one pass: a span larger than the work");
+    } catch (const model::ModelError& e) {
+      if (std::string(e.what()).find('\n') != std::string::npos)
+        finding(std::string("a message of several lines: ") + e.what());
+    }
     model::Model m = model::build_model(trace);
     if (std::string f = fixtures::structure_failure(m); !f.empty()) finding("model: " + f);
     if (std::string f = fixtures::analyze_all(m); !f.empty()) finding("analysis: " + f);
