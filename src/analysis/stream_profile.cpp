@@ -10,6 +10,7 @@
 
 #include "analysis/algebra.hpp"
 #include "errors.hpp"
+#include "model/slots.hpp"
 
 namespace tasklens::analysis {
 
@@ -77,21 +78,7 @@ PathLog::Entry PathLog::at(uint64_t index) {
 
 // ---- StreamProfile
 
-namespace {
-
-// A slot of `slots` for a new entry: a freed one, or a new one at the end.
-template <class T>
-uint32_t take_slot(std::vector<T>& slots, std::vector<uint32_t>& free) {
-  if (free.empty()) {
-    slots.emplace_back();
-    return static_cast<uint32_t>(slots.size() - 1);
-  }
-  const uint32_t slot = free.back();
-  free.pop_back();
-  return slot;
-}
-
-}  // namespace
+using model::take_slot;
 
 StreamProfile::StreamProfile(uint32_t num_sites, uint64_t log_block_entries)
     : sites_as_they_come_(num_sites == kSitesAsTheyCome),

@@ -37,6 +37,22 @@ uint64_t model_bytes_at_least(uint64_t tasks, uint64_t event_bytes) {
   return std::max(tasks * kBytesPerTask, event_bytes * kBytesPerEventByte);
 }
 
+// The build's options of every reader command (model_settings), with a progress line that counts
+// the events, then says `then`.
+model::BuildOptions build_options(const std::string& then) {
+  model::BuildOptions options;
+  options.blocked_as_work = model_settings().blocked_as_work;
+  options.keep_slow_faults = model_settings().keep_slow_faults;
+  options.keep_runtime_cost = model_settings().keep_runtime_cost;
+  options.progress = [then](uint64_t done, uint64_t total) {
+    if (done < total)
+      Progress::global().amount(done, total, "events");
+    else
+      Progress::global().phase(then);
+  };
+  return options;
+}
+
 }  // namespace
 
 void check_model_fits(const trace::TraceFile& trace, const std::string& path) {
@@ -117,18 +133,9 @@ Loaded load(const std::string& path, SpanMode mode) {
   if (!scannable) check_model_fits(*l.trace, path);  // before the out-of-memory killer would
   timings.lap("open");
   progress.phase("reading " + name);
-  l.model = model::build_model(*l.trace, {.huge_pages = platform::big_blocks_in_huge_pages(),
-                                          .blocked_as_work = model_settings().blocked_as_work,
-                                          .keep_slow_faults = model_settings().keep_slow_faults,
-                                          .keep_runtime_cost = model_settings().keep_runtime_cost,
-                                          .progress =
-                                              [&progress, &name](uint64_t done, uint64_t total) {
-                                                if (done < total)
-                                                  progress.amount(done, total, "events");
-                                                else
-                                                  progress.phase("building the DAG of " + name);
-                                              },
-                                          .place_site = {}});
+  model::BuildOptions options = build_options("building the DAG of " + name);
+  options.huge_pages = platform::big_blocks_in_huge_pages();
+  l.model = model::build_model(*l.trace, options);
   timings.lap("model");
   progress.phase("naming the code of " + name);
   l.labels = report::label_sites(l.model, l.trace->modules());
@@ -212,23 +219,13 @@ Streamed load_streaming(const std::string& path) {
   progress.phase("reading " + name + " in one pass");
   report::SitesAsTheyCome sites(*st.trace);
   analysis::StreamProfile profile(analysis::StreamProfile::kSitesAsTheyCome);
-  st.model = model::build_streaming(
-      *st.trace, profile,
-      {.blocked_as_work = model_settings().blocked_as_work,
-       .keep_slow_faults = model_settings().keep_slow_faults,
-       .keep_runtime_cost = model_settings().keep_runtime_cost,
-       .progress =
-           [&progress, &name](uint64_t done, uint64_t total) {
-             if (done < total)
-               progress.amount(done, total, "events");
-             else
-               progress.phase("finding the critical path of " + name);
-           },
-       .place_site = [&sites](const model::Site& site, uint32_t index,
-                              uint32_t enclosing) { return sites.place(site, index, enclosing); }});
+  model::BuildOptions options = build_options("finding the critical path of " + name);
+  options.place_site = [&sites](const model::Site& site, uint32_t index, uint32_t enclosing) {
+    return sites.place(site, index, enclosing);
+  };
+  st.model = model::build_streaming(*st.trace, profile, options);
   timings.lap("model");
   st.profile = profile.finish(false);
-  st.peak_live_strands = profile.peak_live_strands();
   st.labels = sites.labels();
   st.labels.resize(st.model.sites.size());
   for (std::string& n : st.model.region_names) n = report::printable(n);

@@ -62,7 +62,6 @@ struct Streamed {
   model::Model model;
   std::vector<report::SiteLabel> labels;
   analysis::Profile profile;
-  uint64_t peak_live_strands = 0;
 };
 Streamed load_streaming(const std::string& path);
 

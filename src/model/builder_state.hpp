@@ -562,6 +562,7 @@ class Builder {
   uint32_t& stream_slot(uint64_t thread, uint64_t counter);
   void stream_forget_id(uint64_t id);
   uint32_t stream_new_node(NodeKind kind, uint32_t parent);
+  uint32_t stream_strand_slot(bool join);
   uint32_t stream_add_strand(const PStrand& p);
   void stream_closed(uint32_t old_prev, uint32_t closed);
   void stream_edge(uint32_t from, uint32_t to);

@@ -4,23 +4,9 @@
 #include <algorithm>
 
 #include "model/builder_state.hpp"
+#include "model/slots.hpp"
 
 namespace tasklens::model::detail {
-
-namespace {
-
-template <class T>
-uint32_t reuse_slot(std::vector<T>& items, std::vector<uint32_t>& free) {
-  if (free.empty()) {
-    items.emplace_back();
-    return static_cast<uint32_t>(items.size() - 1);
-  }
-  const uint32_t slot = free.back();
-  free.pop_back();
-  return slot;
-}
-
-}  // namespace
 
 // What the streaming mode cannot read yet: refused at the first such event.
 void Builder::stream_check(const Event& e) {
@@ -69,16 +55,12 @@ void Builder::stream_unsupported(const char* what) {
 }
 
 uint32_t Builder::stream_new_task(uint64_t id) {
-  const uint32_t t =
-      free_task_slots_.empty() ? static_cast<uint32_t>(tasks_.size()) : free_task_slots_.back();
-  if (t == tasks_.size()) {
+  const uint32_t t = take_slot(st_, free_task_slots_);
+  if (t == tasks_.size())
     tasks_.emplace_back();
-    st_.emplace_back();
-  } else {
-    free_task_slots_.pop_back();
+  else
     tasks_[t] = TaskState{};
-    st_[t] = StreamTask{};
-  }
+  st_[t] = StreamTask{};
   st_[t].id = id;
   st_[t].live = true;
   ++id_pages_[id >> 40].pages[(id & ((uint64_t{1} << 40) - 1)) / kIdPage]->live;
@@ -112,16 +94,12 @@ void Builder::stream_forget_id(uint64_t id) {
 }
 
 uint32_t Builder::stream_new_node(NodeKind kind, uint32_t parent) {
-  const uint32_t n =
-      free_node_slots_.empty() ? static_cast<uint32_t>(nodes_.size()) : free_node_slots_.back();
-  if (n == nodes_.size()) {
+  const uint32_t n = take_slot(sn_, free_node_slots_);
+  if (n == nodes_.size())
     nodes_.push_back(PNode{kind, parent});
-    sn_.emplace_back();
-  } else {
-    free_node_slots_.pop_back();
+  else
     nodes_[n] = PNode{kind, parent};
-    sn_[n] = StreamNode{};
-  }
+  sn_[n] = StreamNode{};
   sn_[n].pending = 1;  // itself, until its construct ends (close_node)
   sn_[n].live = true;
   if (parent != kNone) {
@@ -137,25 +115,26 @@ uint32_t Builder::stream_new_node(NodeKind kind, uint32_t parent) {
   return n;
 }
 
+// A strand slot for a new strand or join, its state as new (its list of predecessors keeps the
+// capacity it had).
+uint32_t Builder::stream_strand_slot(bool join) {
+  const uint32_t s = take_slot(ss_, free_strand_slots_);
+  if (s == strands_.size()) strands_.emplace_back();
+  StreamStrand& x = ss_[s];
+  x.refs = 0;
+  x.state = join ? StreamStrand::Handed : StreamStrand::Open;
+  x.join = join;
+  x.blocked = 0;
+  x.deferred = false;
+  x.iterations = 1;
+  x.pred_count = 0;
+  x.more_preds.clear();
+  return s;
+}
+
 uint32_t Builder::stream_add_strand(const PStrand& p) {
-  const uint32_t s = free_strand_slots_.empty() ? static_cast<uint32_t>(strands_.size())
-                                                : free_strand_slots_.back();
-  if (s == strands_.size()) {
-    strands_.push_back(p);
-    ss_.emplace_back();
-  } else {
-    free_strand_slots_.pop_back();
-    strands_[s] = p;
-    StreamStrand& x = ss_[s];
-    x.refs = 0;
-    x.join = false;
-    x.blocked = 0;
-    x.pred_count = 0;
-    x.more_preds.clear();
-  }
-  ss_[s].state = StreamStrand::Open;
-  ss_[s].deferred = false;
-  ss_[s].iterations = 1;
+  const uint32_t s = stream_strand_slot(false);
+  strands_[s] = p;
   StreamNode& v = sn_[p.node];
   ++v.pending;
   ++v.strands_made;
@@ -164,15 +143,8 @@ uint32_t Builder::stream_add_strand(const PStrand& p) {
 }
 
 uint32_t Builder::stream_join() {
-  const uint32_t j = reuse_slot(ss_, free_strand_slots_);
-  if (j == strands_.size()) strands_.emplace_back();
-  StreamStrand& x = ss_[j];
-  x.refs = 0;
-  x.join = true;
-  x.state = StreamStrand::Handed;
-  x.pred_count = 0;
-  x.more_preds.clear();
-  x.out = out_->open_join();
+  const uint32_t j = stream_strand_slot(true);
+  ss_[j].out = out_->open_join();
   return j;
 }
 
@@ -331,7 +303,7 @@ uint32_t Builder::stream_chain(uint32_t n) {
       if (nested) {
         out_->not_outermost(instance);
       } else {
-        chain = reuse_slot(chains_, free_chains_);
+        chain = take_slot(chains_, free_chains_);
         StreamChain& c = chains_[chain];
         c.sites.clear();
         c.instances.clear();

@@ -23,6 +23,14 @@ Rows rows_of(const json& report) {
   return rows;
 }
 
+// A refusal: exit `code`, one line on stderr holding `says`, nothing on stdout.
+void expect_one_line(const RunResult& r, int code, const std::string& says) {
+  EXPECT_TRUE(r.exited(code)) << r.describe();
+  EXPECT_EQ(lines_of(r.err).size(), 1u) << r.describe();
+  EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "") << r.describe();
+}
+
 json report_of(const std::vector<std::string>& argv, const EnvOverrides& env = default_env()) {
   const RunResult r = run(argv, env);
   EXPECT_TRUE(r.exited(0)) << r.describe();
@@ -94,14 +102,9 @@ TEST_F(Stream, OnePassGivesTheProfileOfTheDagInMemory) {
 TEST_F(Stream, WhatOnePassCannotReadIsSaidInOneLine) {
   const std::string taskloop = path("taskloop.tlens");
   ASSERT_TRUE(record(example("sem_taskloop", "clang"), {}, taskloop).exited(0));
-  RunResult r = run({TASKLENS_BIN, "report", "--stream", taskloop});
-  EXPECT_TRUE(r.exited(5)) << r.describe();
-  EXPECT_EQ(lines_of(r.err).size(), 1u) << r.describe();
-  EXPECT_NE(r.err.find("taskloop.tlens: the recording has taskloops, which tasklens cannot read "
-                       "in one pass yet"),
-            std::string::npos)
-      << r.err;
-  EXPECT_EQ(r.out, "");
+  expect_one_line(run({TASKLENS_BIN, "report", "--stream", taskloop}), 5,
+                  "taskloop.tlens: the recording has taskloops, which tasklens cannot read in "
+                  "one pass yet");
   RunResult base = run({TASKLENS_BIN, "report", "--stream", "--base", taskloop, taskloop});
   EXPECT_TRUE(base.exited(2)) << base.describe();
 
@@ -118,21 +121,16 @@ TEST_F(Stream, WhatOnePassCannotReadIsSaidInOneLine) {
 
   const std::string tbb = path("tbb.tlens");  // 1596 oneTBB tasks: a DAG over 400 KiB
   ASSERT_TRUE(record(std::string(TASKLENS_EXAMPLES_DIR) + "/tbb_fib", {"16", "1"}, tbb).exited(0));
-  RunResult neither = run({TASKLENS_BIN, "report", tbb}, tight);
-  EXPECT_TRUE(neither.exited(6)) << neither.describe();
-  EXPECT_EQ(lines_of(neither.err).size(), 1u) << neither.describe();
-  EXPECT_NE(neither.err.find("tbb.tlens: the DAG of this recording does not fit in the memory, "
-                             "and it has oneTBB tasks"),
-            std::string::npos)
-      << neither.err;
+  expect_one_line(run({TASKLENS_BIN, "report", tbb}, tight), 6,
+                  "tbb.tlens: the DAG of this recording does not fit in the memory, and it has "
+                  "oneTBB tasks");
 }
 
 // The memory bound, on a recording of 18.4 million tasks (fib 34, a task per call): read in one
-// pass, the reader holds at most 16 bytes per task (about 7 on a quiet machine: the trace's
-// file, 3.3 bytes per task, and some 65 MB whatever the count). The DAG in memory takes about
-// 330 bytes per task: 6 GB here, more than a small CI machine has. Recorded without the
-// threads' switches and slow faults: on a loaded machine those grow with the time the run
-// takes, and the reader holds them (up to 56 bytes each).
+// pass, the reader holds at most 16 bytes per task, the trace's file among them (what the DAG in
+// memory would take, and what one pass takes on other shapes: docs/benchmarks.md). Recorded
+// without the threads' switches and slow faults: on a loaded machine those grow with the time
+// the run takes, and the reader holds them whole.
 TEST_F(Stream, OnePassHoldsAtMostSixteenBytesPerTaskOnTwentyMillionTasks) {
   const std::string trace = path("fib34.tlens");
   EnvOverrides quiet = default_env();
