@@ -94,6 +94,12 @@ void Builder::stream_forget_id(uint64_t id) {
 }
 
 uint32_t Builder::stream_new_node(NodeKind kind, uint32_t parent) {
+  // A construct inside one that has ended and was retired (a damaged trace: its slot may be
+  // another node's now, even this one's): under the program's node instead.
+  if (parent != kNone && !sn_[parent].live) {
+    ++anomalies_;
+    parent = 0;
+  }
   const uint32_t n = take_slot(sn_, free_node_slots_);
   if (n == nodes_.size())
     nodes_.push_back(PNode{kind, parent});
@@ -132,7 +138,12 @@ uint32_t Builder::stream_strand_slot(bool join) {
   return s;
 }
 
-uint32_t Builder::stream_add_strand(const PStrand& p) {
+uint32_t Builder::stream_add_strand(const PStrand& strand) {
+  PStrand p = strand;
+  if (!sn_[p.node].live) {  // (a damaged trace, as in stream_new_node)
+    ++anomalies_;
+    p.node = 0;
+  }
   const uint32_t s = stream_strand_slot(false);
   strands_[s] = p;
   StreamNode& v = sn_[p.node];
