@@ -13,15 +13,15 @@
 #   tbb_fib   oneTBB's task_group recursion, 1 unit of work per leaf (tbb_fib 34 1: 9.2 M; 39 1:
 #             102 M; 44 1: 1.13 G)
 # Then runs report, stream (`report --stream`: the recording read in one pass), whatif (the first
-# site `whatif --list` shows), advise, tasks, sched, predict, diff (the recording against
+# site `whatif --list` shows), whatif-stream (the same, `whatif --stream`), advise, tasks, sched, predict, diff (the recording against
 # itself), export (Perfetto JSON, to /dev/null) and view (to a scratch file) on each, and prints per command its wall time, tasks per second and peak
 # resident bytes per task (GNU time's maximum RSS), or how it failed (a reader that refuses a
 # recording too large for the memory prints one line and exits 6: shown as "refused").
 # Recording: the program's wall time recorded, trace bytes per task.
 #
 # Knobs: TASKLENS_SCALE_SIZES ("10M"), TASKLENS_SCALE_SHAPES ("fib uts nqueens sparselu
-# tbb_fib"), TASKLENS_SCALE_COMMANDS ("report stream whatif advise tasks sched predict diff
-# export view"), TASKLENS_SCALE_DIR (where the traces go; default a scratch directory removed at exit:
+# tbb_fib"), TASKLENS_SCALE_COMMANDS ("report stream whatif whatif-stream advise tasks sched
+# predict diff export view"), TASKLENS_SCALE_DIR (where the traces go; default a scratch directory removed at exit:
 # a 1B recording takes several GB).
 set -euo pipefail
 export LC_ALL=C
@@ -39,7 +39,7 @@ DIR=${TASKLENS_SCALE_DIR:-$WORK}
 mkdir -p "$DIR"
 SIZES=${TASKLENS_SCALE_SIZES:-10M}
 SHAPES=${TASKLENS_SCALE_SHAPES:-fib uts nqueens sparselu tbb_fib}
-COMMANDS=${TASKLENS_SCALE_COMMANDS:-report stream whatif advise tasks sched predict diff export view}
+COMMANDS=${TASKLENS_SCALE_COMMANDS:-report stream whatif whatif-stream advise tasks sched predict diff export view}
 
 # shape_cmd SHAPE SIZE: sets CMD to the generator's command line.
 shape_cmd() {
@@ -76,7 +76,7 @@ measure() {
   fi
   local rate=-
   [[ $verdict != ok ]] || rate=$(calc "printf \"%.3g\", $tasks / (${secs:-0} > 0 ? ${secs:-0} : 1e-9)")
-  printf '  %-8s %9.1f s %12s tasks/s %10s B/task  %s\n' "$name" "${secs:-0}" "$rate" \
+  printf '  %-13s %9.1f s %12s tasks/s %10s B/task  %s\n' "$name" "${secs:-0}" "$rate" \
     "$(calc "printf \"%.1f\", ${kib:-0} * 1024 / $tasks")" "$verdict"
 }
 
@@ -101,13 +101,14 @@ for size in $SIZES; do
       "$size" "$tasks" "$secs" "$(calc "print $bytes / $tasks")" "${CMD[*]##*/}"
     for command in $COMMANDS; do
       case $command in
-        whatif)
-          site=$("$TL" whatif --list "$trace" 2>/dev/null | awk '/^sites/ { s = 1; next } s && NF { print $1; exit }')
+        whatif | whatif-stream)
+          [[ $command == whatif ]] && one_pass=() || one_pass=(--stream)
+          site=$("$TL" whatif "${one_pass[@]}" --list "$trace" 2>/dev/null | awk '/^sites/ { s = 1; next } s && NF { print $1; exit }')
           if [[ -z $site ]]; then
-            echo "  whatif   (no site listed: whatif --list could not read the recording)"
+            echo "  $command   (no site listed: whatif --list could not read the recording)"
             continue
           fi
-          measure whatif "$tasks" "$TL" whatif --site "$site" "$trace"
+          measure "$command" "$tasks" "$TL" whatif "${one_pass[@]}" --site "$site" "$trace"
           ;;
         stream) measure stream "$tasks" "$TL" report --stream "$trace" ;;
         diff) measure diff "$tasks" "$TL" diff "$trace" "$trace" ;;

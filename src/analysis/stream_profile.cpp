@@ -109,7 +109,7 @@ void StreamProfile::close_instance(Instance i) {
 StreamProfile::Strand StreamProfile::strand(uint64_t work, uint64_t span_weight, uint32_t site,
                                             const Strand* preds, uint32_t pred_count,
                                             const Instance* instances, uint32_t instance_count,
-                                            uint64_t iterations) {
+                                            uint64_t iterations, uint32_t /*fragment*/) {
   span_weight = iteration_span(span_weight, iterations);
   // The longest path here: the first predecessor reaching the longest distance wins (as
   // longest_path breaks ties).

@@ -104,7 +104,7 @@ class StreamProfile final : public model::StrandSink {
   // iteration's share for loop iterations seen only together); site: Strand::site.
   Strand strand(uint64_t work, uint64_t span_weight, uint32_t site, const Strand* preds,
                 uint32_t pred_count, const Instance* instances, uint32_t instance_count,
-                uint64_t iterations = 1) override;
+                uint64_t iterations = 1, uint32_t fragment = 0) override;
   // A join (model::StrandSink): a live entry holding the longest of the strands folded into it,
   // and, per open instance they lie in, the longest inside it. It adds no work, no weight and no
   // entry to the path log: a strand taking it as a predecessor takes its winner's path.

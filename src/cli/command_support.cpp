@@ -9,6 +9,7 @@
 #include "errors.hpp"
 #include "load/progress.hpp"
 #include "load/timings.hpp"
+#include "model/builder.hpp"
 
 namespace tasklens::cli {
 
@@ -72,6 +73,21 @@ analysis::WhatIfMode parse_mode(const std::string& mode) {
   if (mode == "parallelize") return analysis::WhatIfMode::Parallelize;
   if (mode == "speedup") return analysis::WhatIfMode::Speedup;
   throw UsageError("--mode " + mode + ": unknown mode; use parallelize or speedup");
+}
+
+void read_in_one_pass_instead(const std::string& trace,
+                              const std::function<void()>& read_in_one_pass) {
+  try {
+    read_in_one_pass();
+  } catch (const model::NotInOnePass& e) {
+    throw OutOfMemoryError(trace +
+                           ": the DAG of this recording does not fit in the memory, and it has " +
+                           e.construct +
+                           ", which tasklens cannot read in one pass yet; read it on a machine "
+                           "with more memory, or record a shorter run (a smaller input, or a "
+                           "cut-off: fewer tasks)");
+  }
+  std::abort();  // a one-pass reading ends the process: it writes its report and exits
 }
 
 }  // namespace tasklens::cli

@@ -3,6 +3,7 @@
 // them take.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,5 +31,11 @@ double parse_factor(const std::string& text, const std::string& what);
 std::vector<double> parse_factors(const std::string& list);
 // --mode: "parallelize" or "speedup"; throws UsageError otherwise.
 analysis::WhatIfMode parse_mode(const std::string& mode);
+
+// For a recording whose DAG does not fit in the memory: runs `read_in_one_pass` (a command's
+// one-pass reading, which ends the process), and turns its refusal of what one pass cannot read
+// yet (model::NotInOnePass) into the one line of a recording that fits neither way (exit 6).
+[[noreturn]] void read_in_one_pass_instead(const std::string& trace,
+                                           const std::function<void()>& read_in_one_pass);
 
 }  // namespace tasklens::cli

@@ -161,6 +161,11 @@ int run(int argc, char** argv) {
   whatif->add_option("--top", wi.top, "Rows of the profile after the what-if (table: 20)");
   whatif->add_flag("--list", wi.list, "List the regions, sites and fragments of the trace");
   whatif->add_flag("--raw-span", wi.raw_span, kRawSpanHelp);
+  whatif->add_flag(
+      "--stream", wi.stream,
+      "Read the recording in one pass, as `report --stream` does (memory that follows what the\n"
+      "run had live, not its task count), with --site and --fragment units. whatif does this by\n"
+      "itself when the DAG does not fit in memory and no unit is a --region");
 
   AdviseOptions ad;
   CLI::App* advise = app.add_subcommand(

@@ -75,16 +75,7 @@ void run_report(const ReportOptions& opt) {
   } catch (const OutOfMemoryError&) {
     // Too large for the DAG: the profile in one pass, when the recording allows it.
     if (!opt.base.empty()) throw;
-    try {
-      report_streamed(opt, format);
-    } catch (const model::NotInOnePass& e) {
-      throw OutOfMemoryError(opt.trace +
-                             ": the DAG of this recording does not fit in the memory, and it has " +
-                             e.construct +
-                             ", which tasklens cannot read in one pass yet; read it on a machine "
-                             "with more memory, or record a shorter run (a smaller input, or a "
-                             "cut-off: fewer tasks)");
-    }
+    read_in_one_pass_instead(opt.trace, [&] { report_streamed(opt, format); });
   }
   // The span as measured is one more longest path: beside the profile, on the other core.
   std::future<uint64_t> measured;

@@ -5,12 +5,16 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <memory>
 #include <set>
 
 #include "analysis/algebra.hpp"
 #include "analysis/profile.hpp"
+#include "analysis/stream_whatif.hpp"
 #include "cli/command_support.hpp"
 #include "errors.hpp"
+#include "load/recording.hpp"
 
 namespace tasklens::cli {
 namespace {
@@ -42,6 +46,24 @@ std::string normalize_location(const std::string& spec) {
   return base(spec.substr(0, first)) + spec.substr(first);
 }
 
+// --list's sites, with their work and share of the critical path.
+std::string list_sites(const model::Model& m, const analysis::Profile& p,
+                       const std::vector<report::SiteLabel>& labels) {
+  std::string out = "\nsites (as in `tasklens report`):\n";
+  for (const analysis::SiteRow& r : p.sites) {
+    if (m.sites[r.site].kind == model::SiteKind::Program) continue;
+    out += fmt::format("  {:<30} {:<9} work {:>12}  crit.% {:5.1f}  {}\n", labels[r.site].site,
+                       model::to_string(m.sites[r.site].kind), report::format_work(m, r.work),
+                       r.critical_path_percent, labels[r.site].function);
+  }
+  return out;
+}
+
+std::string list_fragments(const model::Model& m, const std::vector<std::string>& label,
+                           const std::vector<std::string>& function,
+                           const std::vector<uint64_t>& work, const std::vector<uint64_t>& crit,
+                           uint64_t span, size_t top);
+
 std::string list_units(const load::Loaded& l, const report::FragmentLabels& fl, size_t top) {
   const model::Model& m = l.model;
   analysis::Profile p = analysis::compute_profile(m);
@@ -61,36 +83,167 @@ std::string list_units(const load::Loaded& l, const report::FragmentLabels& fl, 
     out += fmt::format("  {:<30} work {:>12}  crit.% {:5.1f}\n", m.region_names[r],
                        report::format_work(m, work), p.span ? 100.0 * crit / p.span : 0.0);
   }
-  out += "\nsites (as in `tasklens report`):\n";
-  for (const analysis::SiteRow& r : p.sites) {
-    if (m.sites[r.site].kind == model::SiteKind::Program) continue;
-    out += fmt::format("  {:<30} {:<9} work {:>12}  crit.% {:5.1f}  {}\n", l.labels[r.site].site,
-                       model::to_string(m.sites[r.site].kind), report::format_work(m, r.work),
-                       r.critical_path_percent, l.labels[r.site].function);
-  }
-  // Fragments by their work on the critical path, then by work.
+  out += list_sites(m, p, l.labels);
   std::vector<uint64_t> work(fl.label.size()), crit(fl.label.size());
   for (uint32_t s = 0; s < m.strands.size(); ++s) {
     uint32_t g = fl.group_of[m.strands[s].fragment];
     work[g] += m.strands[s].work;
     if (on_path[s]) crit[g] += analysis::path_weight(m, s, m.strands[s].work);
   }
-  std::vector<uint32_t> order(fl.label.size());
+  return out + list_fragments(m, fl.label, fl.function, work, crit, p.span, top);
+}
+
+// --list's fragments (groups: label, function, work, work on the critical path), by their work
+// on the critical path, then by work.
+std::string list_fragments(const model::Model& m, const std::vector<std::string>& label,
+                           const std::vector<std::string>& function,
+                           const std::vector<uint64_t>& work, const std::vector<uint64_t>& crit,
+                           uint64_t span, size_t top) {
+  std::vector<uint32_t> order(label.size());
   for (uint32_t g = 0; g < order.size(); ++g) order[g] = g;
   std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
     return crit[a] != crit[b] ? crit[a] > crit[b] : work[a] > work[b];
   });
   size_t rows = top ? top : 20;
-  out += "\nfragments (code between two runtime events), by share of the critical path:\n";
+  std::string out =
+      "\nfragments (code between two runtime events), by share of the critical path:\n";
   for (size_t i = 0; i < order.size() && i < rows; ++i) {
     uint32_t g = order[i];
-    out += fmt::format("  {:<30} work {:>12}  crit.% {:5.1f}  {}\n", fl.label[g],
-                       report::format_work(m, work[g]), p.span ? 100.0 * crit[g] / p.span : 0.0,
-                       fl.function[g]);
+    out += fmt::format("  {:<30} work {:>12}  crit.% {:5.1f}  {}\n", label[g],
+                       report::format_work(m, work[g]), span ? 100.0 * crit[g] / span : 0.0,
+                       function[g]);
   }
   if (order.size() > rows)
     out += fmt::format("  ({} more; --top {} shows all)\n", order.size() - rows, order.size());
   return out;
+}
+
+// The largest finite factor (infinity if none): the "after" profile's, as whatif_report says.
+double after_factor_of(const std::vector<double>& factors) {
+  double after = 0;
+  for (double k : factors)
+    if (!std::isinf(k)) after = std::max(after, k);
+  return after == 0 ? analysis::kInfiniteFactor : after;
+}
+
+constexpr const char* kOnePassWarning =
+    "read in one pass (--stream, or its DAG does not fit in the memory): the figures as "
+    "measured, without the robust span";
+
+// whatif on a recording read in one pass (analysis/stream_whatif.hpp): --site units only.
+[[noreturn]] void whatif_streamed(const WhatIfOptions& opt, report::Format format,
+                                  analysis::WhatIfMode mode, const std::vector<double>& factors) {
+  const size_t top = opt.top                           ? opt.top
+                     : format == report::Format::Table ? 20
+                                                       : std::numeric_limits<size_t>::max();
+  if (opt.list) {
+    analysis::StreamUnitList list;
+    load::Streamed st = load::read_in_one_pass(
+        opt.trace, "finding the critical path of",
+        [&list](const report::SitesAsTheyCome&) -> model::StrandSink& { return list; });
+    const analysis::StreamUnitList::Result r = list.finish();
+    // Fragments with one label are one (label_fragments' groups); one pass does not name their
+    // functions.
+    std::vector<std::string> label;
+    std::vector<uint64_t> work, crit;
+    std::map<std::string, size_t> group;
+    for (size_t f = 0; f < r.fragment_work.size() && f < st.fragment_labels.size(); ++f) {
+      const std::string& name = st.fragment_labels[f].empty() ? "<unknown>" : st.fragment_labels[f];
+      const auto [it, inserted] = group.try_emplace(name, label.size());
+      if (inserted) {
+        label.push_back(name);
+        work.push_back(0);
+        crit.push_back(0);
+      }
+      work[it->second] += r.fragment_work[f];
+      crit[it->second] += r.fragment_critical[f];
+    }
+    write_and_exit(fmt::format(
+        "Units for --site and --fragment in {} (read in one pass: its DAG does not fit in the "
+        "memory, or --stream):\n\nregions (TASKLENS_REGION_BEGIN/END):\n  (none recorded)\n{}{}",
+        st.trace->path(), list_sites(st.model, r.profile, st.labels),
+        list_fragments(st.model, label, std::vector<std::string>(label.size()), work, crit,
+                       r.profile.span, opt.top)));
+  }
+  if (!opt.regions.empty())
+    throw UsageError(fmt::format(
+        "{}: whatif reads this recording in one pass (--stream, or its DAG does not fit in the "
+        "memory) and then takes --site and --fragment units; --region needs the DAG in memory",
+        opt.trace));
+  // Each unit is a test of a site's or a fragment's label, asked as the pass meets them; sites
+  // first, then fragments, as resolve_units orders them.
+  struct Wanted {
+    const char* option;
+    std::string label;
+    double factor;
+  };
+  std::vector<Wanted> wanted;
+  std::set<std::string> named;
+  for (const auto& [option, specs] :
+       {std::pair<const char*, const std::vector<std::string>*>{"--site", &opt.sites},
+        {"--fragment", &opt.fragments}})
+    for (const std::string& spec : *specs) {
+      auto [name, k] = split_unit(spec, option);
+      const std::string label = normalize_location(name);
+      if (!named.insert(std::string(option) + " " + label).second)
+        throw UsageError(std::string(option) + " " + label +
+                         " is given twice; name each unit once, with its factor if it has one (" +
+                         option + " " + label + "=4)");
+      wanted.push_back({option, label, k});
+    }
+  if (wanted.size() > 254) throw UsageError("whatif in one pass takes at most 254 units");
+  std::unique_ptr<analysis::StreamWhatIf> sink;
+  load::Streamed st = load::read_in_one_pass(
+      opt.trace, "weighing the what-ifs of",
+      [&](const report::SitesAsTheyCome& sites) -> model::StrandSink& {
+        std::vector<analysis::StreamUnit> units;
+        for (const Wanted& w : wanted) {
+          analysis::StreamUnit u{w.label, w.factor, w.option[2] == 'f', {}};
+          if (u.by_fragment)
+            u.has = [&sites, want = w.label](uint32_t f) {
+              return f < sites.fragment_labels().size() && sites.fragment_labels()[f] == want;
+            };
+          else
+            u.has = [&sites, want = w.label](uint32_t x) {
+              return sites.is_construct(x) && sites.labels()[x].site == want;
+            };
+          units.push_back(std::move(u));
+        }
+        sink = std::make_unique<analysis::StreamWhatIf>(std::move(units), factors, mode,
+                                                        after_factor_of(factors));
+        return *sink;
+      });
+  std::vector<std::string> kinds;
+  for (const Wanted& w : wanted) {
+    const bool fragment = w.option[2] == 'f';
+    kinds.push_back(fragment ? "fragment" : "site");
+    bool found = false;
+    if (fragment)
+      found = std::find(st.fragment_labels.begin(), st.fragment_labels.end(), w.label) !=
+              st.fragment_labels.end();
+    for (uint32_t x = 0; !fragment && x < st.labels.size() && !found; ++x)
+      found = st.model.sites[x].kind != model::SiteKind::Program && st.labels[x].site == w.label;
+    if (!found)
+      throw UsageError(fragment ? "--fragment " + w.label +
+                                      ": no code fragment file:L1-L2 like that; `tasklens whatif "
+                                      "--list` shows them"
+                                : "--site " + w.label +
+                                      ": no construct site there; `tasklens report` lists the "
+                                      "sites");
+  }
+  analysis::StreamWhatIf::Result result = sink->finish();
+  report::WhatIfReport r;
+  r.unit_kinds = std::move(kinds);
+  r.mode = mode;
+  r.factors = factors;
+  r.before = std::move(result.before);
+  r.curves = std::move(result.curves);
+  r.after_factor = after_factor_of(factors);
+  r.after = std::move(result.after);
+  st.model.warnings.push_back(kOnePassWarning);
+  report::RunInfo info = report::run_info(*st.trace);
+  info.span_mode = "raw";
+  write_and_exit(report::render_whatif(st.model, r, st.labels, info, format, top));
 }
 
 }  // namespace
@@ -173,10 +326,7 @@ report::WhatIfReport whatif_report(const model::Model& m, const std::vector<anal
   r.factors = std::move(factors);
   r.before = analysis::compute_profile(m);
   r.curves = analysis::whatif_curves(m, units, r.factors, mode);
-  r.after_factor = 0;
-  for (double k : r.factors)
-    if (!std::isinf(k)) r.after_factor = std::max(r.after_factor, k);
-  if (r.after_factor == 0) r.after_factor = analysis::kInfiniteFactor;
+  r.after_factor = after_factor_of(r.factors);
   std::vector<const analysis::Unit*> all;
   for (const analysis::Unit& u : units) all.push_back(&u);
   analysis::Weights w = analysis::apply_units(m, all, r.after_factor, mode);
@@ -192,7 +342,15 @@ void run_whatif(const WhatIfOptions& opt) {
     throw UsageError(
         "whatif: name at least one unit with --region, --site or --fragment; "
         "`tasklens whatif --list` shows them");
-  load::Loaded l = load::load(opt.trace, load::span_mode(opt.raw_span));
+  if (opt.stream) whatif_streamed(opt, format, mode, factors);
+  load::Loaded l;
+  try {
+    l = load::load(opt.trace, load::span_mode(opt.raw_span));
+  } catch (const OutOfMemoryError&) {
+    // Too large for the DAG: site and fragment units in one pass, when the recording allows it.
+    if (!opt.regions.empty()) throw;
+    read_in_one_pass_instead(opt.trace, [&] { whatif_streamed(opt, format, mode, factors); });
+  }
   const model::Model& m = l.model;
   report::FragmentLabels fl = report::label_fragments(m, l.trace->modules(), l.labels);
   if (opt.list) write_and_exit(list_units(l, fl, opt.top));

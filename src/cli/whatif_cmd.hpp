@@ -21,6 +21,7 @@ struct WhatIfOptions {
   size_t top = 0;
   bool list = false;
   bool raw_span = false;
+  bool stream = false;  // read in one pass (--site units only)
 };
 
 // Writes the what-if report to stdout and ends the process (write_and_exit).

@@ -69,7 +69,8 @@ void check_model_fits(uint64_t tasks, uint64_t event_bytes, const std::string& p
   throw OutOfMemoryError(fmt::format(
       "{}: reading this trace needs at least {}{} and {} is {}; read it on a machine with more "
       "memory, or record a shorter run (a smaller input, or a cut-off: fewer tasks); `tasklens "
-      "report` reads a program of OpenMP tasks in one pass, whatever its size",
+      "report` and `tasklens whatif` (sites and fragments) read a program of OpenMP tasks in one "
+      "pass, whatever its size",
       path, gib(need),
       tasks ? fmt::format(" ({} tasks, about {} bytes each)", tasks, kBytesPerTask) : "",
       budget->source, gib(budget->bytes)));
@@ -192,7 +193,9 @@ Loaded load(const std::string& path, SpanMode mode) {
   return l;
 }
 
-Streamed load_streaming(const std::string& path) {
+Streamed read_in_one_pass(
+    const std::string& path, const std::string& reading,
+    const std::function<model::StrandSink&(const report::SitesAsTheyCome&)>& make_sink) {
   Streamed st;
   Timings& timings = Timings::global();
   Progress& progress = Progress::global();
@@ -218,23 +221,35 @@ Streamed load_streaming(const std::string& path) {
   timings.lap("open");
   progress.phase("reading " + name + " in one pass");
   report::SitesAsTheyCome sites(*st.trace);
-  analysis::StreamProfile profile(analysis::StreamProfile::kSitesAsTheyCome);
-  model::BuildOptions options = build_options("finding the critical path of " + name);
+  model::StrandSink& sink = make_sink(sites);
+  model::BuildOptions options = build_options(reading + " " + name);
   options.place_site = [&sites](const model::Site& site, uint32_t index, uint32_t enclosing) {
     return sites.place(site, index, enclosing);
   };
-  st.model = model::build_streaming(*st.trace, profile, options);
+  options.place_fragment = [&sites](const model::Fragment& fragment, uint32_t index) {
+    sites.place_fragment(fragment, index);
+  };
+  st.model = model::build_streaming(*st.trace, sink, options);
   timings.lap("model");
-  st.profile = profile.finish(false);
   st.labels = sites.labels();
   st.labels.resize(st.model.sites.size());
+  st.fragment_labels = sites.fragment_labels();
+  st.fragment_labels.resize(st.model.fragments.size());
   for (std::string& n : st.model.region_names) n = report::printable(n);
+  return st;
+}
+
+Streamed load_streaming(const std::string& path) {
+  analysis::StreamProfile profile(analysis::StreamProfile::kSitesAsTheyCome);
+  Streamed st = read_in_one_pass(
+      path, "finding the critical path of",
+      [&profile](const report::SitesAsTheyCome&) -> model::StrandSink& { return profile; });
+  st.profile = profile.finish(false);
   st.model.warnings.push_back(
       "read in one pass (--stream, or its DAG does not fit in the memory): the profile as "
-      "measured, without the robust span, the diagnosis or the serial code's fragments; the "
-      "other commands need the DAG in memory");
-  timings.lap("profile");
-  progress.phase("analysing " + name);
+      "measured, without the robust span, the diagnosis or the serial code's fragments");
+  Timings::global().lap("profile");
+  Progress::global().phase("analysing " + std::filesystem::path(path).filename().string());
   return st;
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <future>
 #include <memory>
 #include <string>
@@ -16,6 +17,7 @@
 #include "analysis/sched.hpp"
 #include "analysis/tasks.hpp"
 #include "model/model.hpp"
+#include "model/strand_sink.hpp"
 #include "report/profile_report.hpp"
 #include "report/whatif_report.hpp"
 #include "trace/reader.hpp"
@@ -61,9 +63,17 @@ struct Streamed {
   std::unique_ptr<trace::TraceFile> trace;
   model::Model model;
   std::vector<report::SiteLabel> labels;
+  std::vector<std::string> fragment_labels;  // by Model::fragments index (file:first-last)
   analysis::Profile profile;
 };
 Streamed load_streaming(const std::string& path);
+// The same pass into another sink: `make_sink` is called once the trace is open, with the sites'
+// labels, which grow as the pass meets the sites (a sink may read a site's label from its first
+// strand on). The result has no profile: the sink holds what it computed. `reading` names the
+// pass on the progress line ("finding the critical path of", "weighing the what-ifs of").
+Streamed read_in_one_pass(
+    const std::string& path, const std::string& reading,
+    const std::function<model::StrandSink&(const report::SitesAsTheyCome&)>& make_sink);
 
 // Throws OutOfMemoryError (exit code 6) when the trace's model cannot fit in the memory budget
 // (platform::memory_budget), judged from a lower bound of what the model needs. `tasks`: the

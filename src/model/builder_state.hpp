@@ -615,7 +615,12 @@ class Builder {
   std::vector<std::pair<uint32_t, uint32_t>> folds_;  // (join, strand) once the strand is handed
   std::vector<StrandSink::Strand> scratch_preds_;
   uint64_t stream_first_ = ~uint64_t{0}, stream_last_ = 0;  // strands' first start, last end
-  Model::OnePass one_pass_;   // what the model read in one pass says instead of its DAG
+  Model::OnePass one_pass_;  // what the model read in one pass says instead of its DAG
+  // Fragments numbered as strands are handed over (finalize numbers them in memory): the
+  // model's fragments, and the (begin, end) code pair of each.
+  uint32_t stream_fragment(uint32_t begin_code, uint32_t end_code);
+  std::vector<Fragment> stream_fragments_;
+  std::unordered_map<uint64_t, uint32_t> stream_fragment_ids_;
   uint64_t stream_late_ = 0;  // edges or folds into a strand already handed over (dropped)
 
   const trace::TraceFile& trace_;

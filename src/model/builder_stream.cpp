@@ -365,6 +365,22 @@ void Builder::node_item_done(uint32_t n) {
   }
 }
 
+uint32_t Builder::stream_fragment(uint32_t begin_code, uint32_t end_code) {
+  if (stream_fragments_.empty()) {  // fragment 0 is the empty pair, as in memory
+    stream_fragments_.push_back(Fragment{});
+    stream_fragment_ids_.emplace(0, 0);
+    if (options_.place_fragment) options_.place_fragment(Fragment{}, 0);
+  }
+  const uint64_t pair = uint64_t{begin_code} << 32 | end_code;
+  const auto [it, inserted] =
+      stream_fragment_ids_.try_emplace(pair, static_cast<uint32_t>(stream_fragments_.size()));
+  if (inserted) {
+    stream_fragments_.push_back(Fragment{codes_[begin_code], codes_[end_code]});
+    if (options_.place_fragment) options_.place_fragment(stream_fragments_.back(), it->second);
+  }
+  return it->second;
+}
+
 void Builder::stream_hand_over(uint32_t s) {
   const PStrand& p = strands_[s];
   const uint32_t chain = stream_chain(p.node);
@@ -377,7 +393,8 @@ void Builder::stream_hand_over(uint32_t s) {
   x.out = out_->strand(p.work, p.work, sn_[p.node].site, scratch_preds_.data(),
                        static_cast<uint32_t>(scratch_preds_.size()),
                        instances ? instances->data() : nullptr,
-                       instances ? static_cast<uint32_t>(instances->size()) : 0, x.iterations);
+                       instances ? static_cast<uint32_t>(instances->size()) : 0, x.iterations,
+                       stream_fragment(p.begin_code, p.end_code));
   x.state = StreamStrand::Handed;
   ++one_pass_.strands;
   if (x.blocked) {
@@ -513,7 +530,12 @@ void Builder::stream_unended(uint32_t t, uint64_t to, uint64_t* count) {
       extend_strand(ts.open, thread, last_time_[thread], to);
   }
   if (ts.origin != kOriginOther) ++count[ts.origin];
+  // No event of its own closes the strand: no code address, as close_unended has it (its
+  // fragment ends nowhere, not at the wait that joins it).
+  const uint64_t code = cur_code_;
+  cur_code_ = 0;
   close_strand(t);
+  cur_code_ = code;
   ts.done = true;
   stream_task_ended(t);
 }
@@ -655,6 +677,8 @@ Model Builder::finish_stream() {
   Model m;
   m.one_pass = std::move(one_pass_);
   m.one_pass.read = true;
+  m.fragments = std::move(stream_fragments_);
+  if (m.fragments.empty()) m.fragments.push_back(Fragment{});
   describe_run(m);
   m.one_pass.blocked_by_site.resize(m.sites.size(), 0);
   anomalies_ += stream_late_;

@@ -13,6 +13,7 @@
 #include "report/json_text.hpp"
 #include "report/loop_report.hpp"
 #include "report/printable.hpp"
+#include "report/whatif_report.hpp"
 #include "symbols/symbolizer.hpp"
 
 namespace tasklens::report {
@@ -371,6 +372,11 @@ uint32_t SitesAsTheyCome::place(const model::Site& site, uint32_t index, uint32_
   labels_[index] = std::move(l);
   kinds_[index] = site.kind;
   return index;
+}
+
+void SitesAsTheyCome::place_fragment(const model::Fragment& fragment, uint32_t index) {
+  if (fragment_labels_.size() <= index) fragment_labels_.resize(size_t{index} + 1);
+  fragment_labels_[index] = label_fragment(fragment, modules_, synthetic_);
 }
 
 void merge_sites_by_location(model::Model& m, std::vector<SiteLabel>& labels) {

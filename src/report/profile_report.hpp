@@ -51,6 +51,15 @@ class SitesAsTheyCome {
   uint32_t place(const model::Site& site, uint32_t index, uint32_t enclosing);
   // By site index, once the reading is over.
   const std::vector<SiteLabel>& labels() const { return labels_; }
+  // The same for code fragments (model::BuildOptions::place_fragment): each labelled when met,
+  // as label_fragments labels it (file:first-last).
+  void place_fragment(const model::Fragment& fragment, uint32_t index);
+  // By fragment index, during the reading too ("" for an index not placed).
+  const std::vector<std::string>& fragment_labels() const { return fragment_labels_; }
+  // Is `index` a site placed so far, of a construct (not the program's)? During the reading too.
+  bool is_construct(uint32_t index) const {
+    return index < kinds_.size() && kinds_[index] != model::SiteKind::Program;
+  }
 
  private:
   std::vector<trace::ModuleInfo> modules_;
@@ -58,6 +67,7 @@ class SitesAsTheyCome {
   std::vector<SiteLabel> labels_;
   std::vector<model::SiteKind> kinds_;
   std::map<std::pair<std::string, int>, uint32_t> index_;
+  std::vector<std::string> fragment_labels_;
 };
 
 struct RunInfo {

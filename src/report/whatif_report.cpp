@@ -109,6 +109,13 @@ std::string fragment_label(const model::Fragment& f, const symbols::Location& b,
 
 }  // namespace
 
+std::string label_fragment(const model::Fragment& f, const std::vector<trace::ModuleInfo>& modules,
+                           const std::unordered_map<uint64_t, model::SourceName>& synthetic) {
+  const std::vector<symbols::Location> locs =
+      resolve_return_addresses({f.begin, f.end}, modules, synthetic);
+  return fragment_label(f, locs[0], locs[1], modules);
+}
+
 std::vector<std::string> label_some_fragments(const model::Model& m,
                                               const std::vector<trace::ModuleInfo>& modules,
                                               const std::vector<uint32_t>& fragments) {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "analysis/cutoff.hpp"
@@ -30,6 +31,12 @@ FragmentLabels label_fragments(const model::Model& model,
 std::vector<std::string> label_some_fragments(const model::Model& model,
                                               const std::vector<trace::ModuleInfo>& modules,
                                               const std::vector<uint32_t>& fragments);
+
+// One fragment's label, as label_fragments gives it, for a reading that meets the fragments as
+// it goes (SitesAsTheyCome::place_fragment).
+std::string label_fragment(const model::Fragment& fragment,
+                           const std::vector<trace::ModuleInfo>& modules,
+                           const std::unordered_map<uint64_t, model::SourceName>& synthetic);
 
 struct WhatIfReport {
   analysis::WhatIfMode mode = analysis::WhatIfMode::Parallelize;

@@ -167,7 +167,7 @@ TEST_F(Cli, ATraceTooLargeForTheMemoryIsRefusedBeforeItIsRead) {
     EXPECT_NE(r.err.find("t.tlens: reading this trace needs at least"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("TASKLENS_MEMORY_LIMIT is 0.1 MiB"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("record a shorter run"), std::string::npos) << r.err;
-    EXPECT_NE(r.err.find("`tasklens report` reads a program of OpenMP tasks in one pass"),
+    EXPECT_NE(r.err.find("`tasklens report` and `tasklens whatif` (sites and fragments) read a"),
               std::string::npos)
         << r.err;
     EXPECT_EQ(r.out, "");

@@ -2,7 +2,9 @@
 // analysis::StreamProfile, docs/design-scale.md) gives the profile the DAG in memory gives, to
 // the tick, with memory that follows what the run had live rather than its task count; `report`
 // reads that way by itself a recording whose DAG does not fit in the memory.
+#include <algorithm>
 #include <map>
+#include <sstream>
 #include <tuple>
 
 #include "e2e_util.hpp"
@@ -35,6 +37,75 @@ json report_of(const std::vector<std::string>& argv, const EnvOverrides& env = d
   const RunResult r = run(argv, env);
   EXPECT_TRUE(r.exited(0)) << r.describe();
   return r.exited(0) ? json::parse(r.out, nullptr, false) : json();
+}
+
+// whatif --list's fragments, each line without its function (one pass does not name them):
+// the label, the work and the share of the critical path. Sorted, since equal rows may come in
+// another order.
+std::vector<std::string> listed_fragments(const std::string& list) {
+  std::vector<std::string> rows;
+  bool in = false;
+  for (const std::string& line : lines_of(list)) {
+    if (line.rfind("fragments", 0) == 0) in = true;
+    const size_t crit = line.find("crit.% ");
+    if (in && crit != std::string::npos) rows.push_back(line.substr(0, crit + 12));
+  }
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
+// `whatif --stream` against `whatif --raw-span` on the same recording: the same JSON, warnings
+// apart (the curves, the recorded profile and the profile after the units). The units are the
+// recording's first construct site in `report`'s order and the fragment `whatif --list` shows
+// first, at its own factor (so that the curve of both together is there too), in both modes. Its
+// list in one pass has the same fragments, with the same work and critical path shares.
+void expect_same_whatif(const std::string& trace, const json& report, const std::string& name) {
+  const RunResult list =
+      run({TASKLENS_BIN, "whatif", "--raw-span", "--list", "--top", "100000", trace});
+  const RunResult list_one_pass =
+      run({TASKLENS_BIN, "whatif", "--stream", "--list", "--top", "100000", trace});
+  ASSERT_TRUE(list.exited(0) && list_one_pass.exited(0))
+      << list.describe() << list_one_pass.describe();
+  const std::vector<std::string> fragments = listed_fragments(list.out);
+  EXPECT_EQ(listed_fragments(list_one_pass.out), fragments) << name;
+  std::vector<std::string> units;
+  for (const json& r : report["sites"])
+    if (r["kind"] != "program" && units.empty()) units = {"--site", r["site"]};
+  // The first fragment listed (the most work on the critical path).
+  const std::vector<std::string> lines = lines_of(list.out);
+  const auto header = std::find_if(lines.begin(), lines.end(), [](const std::string& l) {
+    return l.rfind("fragments", 0) == 0;
+  });
+  if (header != lines.end() && header + 1 != lines.end()) {
+    std::istringstream row(*(header + 1));
+    std::string label;
+    row >> label;
+    units.insert(units.end(), {"--fragment", label + "=3"});
+  }
+  if (units.empty()) return;
+  for (const char* mode : {"parallelize", "speedup"}) {
+    std::vector<std::string> argv = {TASKLENS_BIN, "whatif", "--format", "json", "--mode", mode};
+    argv.insert(argv.end(), units.begin(), units.end());
+    argv.push_back(trace);
+    std::vector<std::string> raw = argv, stream = argv;
+    raw.insert(raw.begin() + 2, "--raw-span");
+    stream.insert(stream.begin() + 2, "--stream");
+    json memory = report_of(raw), one_pass = report_of(stream);
+    ASSERT_FALSE(memory.is_null() || one_pass.is_null()) << name;
+    const std::string said = one_pass["warnings"].dump();
+    EXPECT_NE(said.find("read in one pass"), std::string::npos) << name << ": " << said;
+    memory.erase("warnings");
+    one_pass.erase("warnings");
+    // The loops' facts (a loop's rows "loop" and "team_bound") come from the DAG: one pass has
+    // none, in whatif as in report.
+    for (json* j : {&memory, &one_pass})
+      for (json& row : (*j)["after"]["sites"]) {
+        row.erase("loop");
+        row.erase("team_bound");
+      }
+    EXPECT_FALSE(one_pass.dump().find("team_bound") != std::string::npos) << name;
+    EXPECT_EQ(one_pass, memory) << name << " whatif --mode " << mode << " " << units.back();
+  }
 }
 
 // The same recording read both ways: the same work, span, strands and tasks, and the same rows,
@@ -94,6 +165,7 @@ TEST_F(Stream, OnePassGivesTheProfileOfTheDagInMemory) {
       EXPECT_TRUE(one_pass["diagnosis"].empty()) << name;
       const std::string said = one_pass["warnings"].dump();
       EXPECT_NE(said.find("read in one pass"), std::string::npos) << name << ": " << said;
+      expect_same_whatif(trace, memory, name);
     }
 }
 
@@ -118,6 +190,24 @@ TEST_F(Stream, WhatOnePassCannotReadIsSaidInOneLine) {
   EXPECT_EQ(j["tasks"], 3192);
   RunResult tasks = run({TASKLENS_BIN, "tasks", fib}, tight);  // needs the DAG
   EXPECT_TRUE(tasks.exited(6)) << tasks.describe();
+  // whatif too, with site and fragment units; regions need the DAG.
+  const json w = report_of({TASKLENS_BIN, "whatif", "--format", "json", "--site", "fib.c:19",
+                            "--fragment", "fib.c:19-21", fib},
+                           tight);
+  ASSERT_FALSE(w.is_null());
+  EXPECT_NE(w["warnings"].dump().find("read in one pass"), std::string::npos) << w["warnings"];
+  EXPECT_EQ(w["units"].size(), 3u) << w.dump();  // each alone, and both
+  expect_one_line(run({TASKLENS_BIN, "whatif", "--region", "solve", fib}, tight), 6,
+                  "fib.tlens: reading this trace needs at least");
+  expect_one_line(run({TASKLENS_BIN, "whatif", "--stream", "--region", "solve", fib}), 2,
+                  "--region needs the DAG in memory");
+  expect_one_line(run({TASKLENS_BIN, "whatif", "--stream", "--fragment", "fib.c:1-2", fib}), 2,
+                  "--fragment fib.c:1-2: no code fragment file:L1-L2 like that");
+  expect_one_line(run({TASKLENS_BIN, "whatif", "--stream", "--site", "nowhere.c:1", fib}), 2,
+                  "--site nowhere.c:1: no construct site there");
+  expect_one_line(run({TASKLENS_BIN, "whatif", "--stream", "--site", "x.c:1", taskloop}), 5,
+                  "taskloop.tlens: the recording has taskloops, which tasklens cannot read in "
+                  "one pass yet");
 
   const std::string tbb = path("tbb.tlens");  // 1596 oneTBB tasks: a DAG over 400 KiB
   ASSERT_TRUE(record(std::string(TASKLENS_EXAMPLES_DIR) + "/tbb_fib", {"16", "1"}, tbb).exited(0));

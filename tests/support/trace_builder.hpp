@@ -6,14 +6,17 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "analysis/stream_whatif.hpp"
 #include "analyze_all.hpp"
 #include "model/builder.hpp"
 #include "trace/format.hpp"
@@ -48,6 +51,126 @@ inline std::string streaming_mismatch(const trace::TraceFile& trace, const model
               std::to_string(m.warnings.size()) +
               (streamed.warnings.empty() ? "" : ", first: " + streamed.warnings[0]);
   return failure.empty() ? "" : "the streaming mode's profile differs: " + failure;
+}
+
+// Reads `trace` in one pass into `sink`: false when there is nothing to compare, with `failure`
+// saying why if the reading failed (empty when the trace has what one pass does not read yet).
+inline bool read_one_pass(const trace::TraceFile& trace, model::StrandSink& sink,
+                          const model::BuildOptions& options, std::string& failure) {
+  try {
+    model::build_streaming(trace, sink, options);
+    return true;
+  } catch (const model::NotInOnePass&) {
+    failure.clear();
+  } catch (const model::ModelError& e) {
+    failure = std::string("the streaming mode failed: ") + e.what();
+  }
+  return false;
+}
+
+// How the what-if of `trace` read in one pass (StreamWhatIf) differs from whatif_curves and the
+// "after" profile on `m`: units are the first construct site and the fragment with the most work
+// (at its own factor, so that the "all" curve is there too), in both modes. Empty when it does
+// not, or when the trace has what the streaming mode does not read yet.
+inline std::string whatif_streaming_mismatch(const trace::TraceFile& trace, const model::Model& m,
+                                             model::BuildOptions options) {
+  uint32_t site = model::kNone;
+  for (uint32_t x = 0; x < m.sites.size() && site == model::kNone; ++x)
+    if (m.sites[x].kind != model::SiteKind::Program) site = x;
+  std::vector<uint64_t> fragment_work(m.fragments.size(), 0);
+  for (const model::Strand& st : m.strands)
+    if (st.fragment < fragment_work.size()) fragment_work[st.fragment] += st.work;
+  const uint32_t fragment = static_cast<uint32_t>(
+      std::max_element(fragment_work.begin(), fragment_work.end()) - fragment_work.begin());
+  if (site == model::kNone || fragment_work.empty()) return "";
+  // One pass numbers the fragments as it meets them: a fragment is its two code addresses.
+  std::vector<model::Fragment> met;
+  options.place_fragment = [&met](const model::Fragment& f, uint32_t index) {
+    if (met.size() <= index) met.resize(index + 1);
+    met[index] = f;
+  };
+  const model::Fragment want = m.fragments[fragment];
+  std::string failure;
+  // Every fragment's work and work on the critical path (whatif --list), by its two addresses.
+  {
+    analysis::StreamUnitList list;
+    if (!read_one_pass(trace, list, options, failure)) return failure;
+    const analysis::StreamUnitList::Result r = list.finish();
+    using Pair = std::pair<uint64_t, uint64_t>;
+    std::map<Pair, std::pair<uint64_t, uint64_t>> memory, one_pass;
+    const analysis::Profile p = analysis::compute_profile(m);
+    std::vector<uint8_t> on_path(m.strands.size(), 0);
+    for (uint32_t s : p.critical_path) on_path[s] = 1;
+    for (uint32_t s = 0; s < m.strands.size(); ++s) {
+      const model::Fragment& f = m.fragments[m.strands[s].fragment];
+      auto& [work, crit] = memory[Pair{f.begin, f.end}];
+      work += m.strands[s].work;
+      if (on_path[s]) crit += analysis::path_weight(m, s, m.strands[s].work);
+    }
+    for (size_t f = 0; f < r.fragment_work.size(); ++f) {
+      if (f >= met.size()) return "fragment " + std::to_string(f) + " was not placed";
+      auto& [work, crit] = one_pass[Pair{met[f].begin, met[f].end}];
+      work += r.fragment_work[f];
+      crit += r.fragment_critical[f];
+    }
+    if (one_pass != memory)
+      return "the one-pass fragments differ: " + std::to_string(one_pass.size()) + " against " +
+             std::to_string(memory.size());
+    analysis::Profile q = p;
+    q.critical_path.clear();
+    failure = profile_mismatch(r.profile, q);
+    if (!failure.empty()) return "the one-pass list's profile differs: " + failure;
+  }
+  for (const analysis::WhatIfMode mode :
+       {analysis::WhatIfMode::Parallelize, analysis::WhatIfMode::Speedup}) {
+    const std::vector<double> factors = {4, analysis::kInfiniteFactor};
+    std::vector<analysis::Unit> units = {analysis::unit_of_sites(m, {site}, "site"),
+                                         analysis::unit_of_fragments(m, {fragment}, "fragment")};
+    units[1].factor = 3;
+    std::vector<analysis::StreamUnit> stream_units = {
+        {"site", 0, false, [site](uint32_t x) { return x == site; }},
+        {"fragment", 3, true, [&met, want](uint32_t f) {
+           return f < met.size() && met[f].begin == want.begin && met[f].end == want.end;
+         }}};
+    analysis::StreamWhatIf sink(stream_units, factors, mode, 4);
+    met.clear();
+    if (!read_one_pass(trace, sink, options, failure)) return failure;
+    const analysis::StreamWhatIf::Result one_pass = sink.finish();
+    const std::vector<analysis::WhatIfCurve> curves =
+        analysis::whatif_curves(m, units, factors, mode);
+    std::vector<const analysis::Unit*> all;
+    for (const analysis::Unit& u : units) all.push_back(&u);
+    const analysis::Weights w = analysis::apply_units(m, all, 4, mode);
+    analysis::Profile after = analysis::compute_profile(m, &w);
+    after.critical_path.clear();
+    analysis::Profile before = analysis::compute_profile(m);
+    before.critical_path.clear();
+    failure = profile_mismatch(one_pass.after, after);
+    if (!failure.empty()) return "the one-pass what-if's after profile differs: " + failure;
+    failure = profile_mismatch(one_pass.before, before);
+    if (!failure.empty()) return "the one-pass what-if's profile differs: " + failure;
+    if (one_pass.curves.size() != curves.size())
+      return "the one-pass what-if has " + std::to_string(one_pass.curves.size()) +
+             " curves against " + std::to_string(curves.size());
+    for (size_t c = 0; c < curves.size(); ++c) {
+      const analysis::WhatIfCurve &a = one_pass.curves[c], &b = curves[c];
+      std::string say = "the one-pass what-if's curve " + b.unit + " differs: ";
+      if (a.unit != b.unit) return say + "named " + a.unit;
+      if (a.unit_work != b.unit_work)
+        return say + "unit work " + std::to_string(a.unit_work) + " against " +
+               std::to_string(b.unit_work);
+      if (a.unit_critical != b.unit_critical)
+        return say + "unit critical " + std::to_string(a.unit_critical) + " against " +
+               std::to_string(b.unit_critical);
+      for (size_t p = 0; p < b.points.size(); ++p)
+        if (a.points[p].work != b.points[p].work || a.points[p].span != b.points[p].span)
+          return say + "at factor " + std::to_string(b.points[p].factor) + ", work " +
+                 std::to_string(a.points[p].work) + " span " + std::to_string(a.points[p].span) +
+                 " against " + std::to_string(b.points[p].work) + " " +
+                 std::to_string(b.points[p].span);
+    }
+  }
+  return "";
 }
 
 inline uint64_t id(uint32_t thread, uint64_t counter) {
@@ -146,6 +269,7 @@ class TraceBuilder {
     // where it can be: the profile must be the same.
     if (!options.interval_sink) {
       EXPECT_EQ(streaming_mismatch(file, m, options), "");
+      EXPECT_EQ(whatif_streaming_mismatch(file, m, options), "");
     }
     return m;
   }

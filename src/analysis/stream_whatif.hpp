@@ -1,0 +1,133 @@
+// What-if profiles in one pass (whatif.hpp's curves and "after" profile, for a recording whose
+// DAG does not fit in the memory): one model::StrandSink that feeds, from the same stream of
+// strands, the recorded profile, the profile after every unit, and the longest path of every
+// point of every curve at once.
+//
+// In one pass a unit is a set of construct sites or of code fragments, whole strands as
+// unit_of_sites and unit_of_fragments take them (the strands whose innermost site, or whose
+// fragment, is one of them). Regions need the DAG in memory. Sites and fragments are met as the
+// pass goes, so a unit is a test of a site's or a fragment's index, asked once per index.
+//
+// Exactly whatif_curves' and apply_units' figures: the same weights (a covered strand of work w
+// weighs round(w / k) on paths, and in work sums too when speeding up; the first unit covering
+// a strand decides its factor), the same longest paths, and each unit's work on the recorded
+// critical path, followed along the path the recorded profile picks (the same winner at each
+// strand, StreamProfile's rule for ties).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "analysis/stream_profile.hpp"
+#include "analysis/whatif.hpp"
+#include "model/strand_sink.hpp"
+
+namespace tasklens::analysis {
+
+// Two StreamProfiles fed the same calls, so that their slots match (checked): what the sinks
+// below share. Every call but strand() goes to both.
+class TwinProfiles : public model::StrandSink {
+ public:
+  Instance open_instance(uint32_t site) override;
+  void not_outermost(Instance i) override;
+  void close_instance(Instance i) override;
+  Strand open_join() override;
+  void fold(Strand join, Strand pred) override;
+  void release(Strand s) override;
+
+ protected:
+  TwinProfiles();
+  // The first profile's slot, once the second's is known to be the same.
+  static uint32_t same(uint32_t first, uint32_t second);
+  // Blocks of a quarter of report's path log, so that both together hold half of what its one
+  // holds.
+  StreamProfile first_, second_;
+};
+
+struct StreamUnit {
+  std::string name;
+  double factor = 0;                  // its own factor (--site NAME=FACTOR); 0: the curve's
+  bool by_fragment = false;           // `has` tests fragments (Strand::fragment), else sites
+  std::function<bool(uint32_t)> has;  // is this site (or fragment) index in the unit?
+};
+
+// The first profile is the recorded one, the second the one after every unit.
+class StreamWhatIf final : public TwinProfiles {
+ public:
+  // As whatif_curves(units, factors, mode), and the profile after every unit at `after_factor`
+  // (each at its own factor where it has one), as whatif_report builds them. At most 254 units.
+  StreamWhatIf(std::vector<StreamUnit> units, std::vector<double> factors, WhatIfMode mode,
+               double after_factor);
+
+  Strand strand(uint64_t work, uint64_t span_weight, uint32_t site, const Strand* preds,
+                uint32_t pred_count, const Instance* instances, uint32_t instance_count,
+                uint64_t iterations, uint32_t fragment) override;
+  Strand open_join() override;
+  void fold(Strand join, Strand pred) override;
+
+  struct Result {
+    Profile before;  // the recorded profile
+    std::vector<WhatIfCurve> curves;
+    Profile after;  // after every unit at after_factor
+  };
+  Result finish();
+
+ private:
+  static constexpr uint8_t kNoUnit = 0xff;
+  // Which units hold `index` (a site, or a fragment), one byte per unit, asked once per index.
+  const uint8_t* members(std::vector<uint8_t>& table, std::vector<uint8_t>& known, uint32_t index,
+                         bool fragments);
+  // The weight a strand of work w has on paths when `unit` decides it at factor k.
+  static uint64_t weight(uint64_t w, uint8_t unit, double k);
+  // A live strand's or join's entry: its recorded distance, each set's covered work along its
+  // recorded path, then each point's distance.
+  uint64_t* entry(Strand s);
+
+  std::vector<StreamUnit> units_;
+  std::vector<double> factors_;
+  WhatIfMode mode_;
+  double after_factor_;
+  std::vector<std::vector<uint8_t>> sets_;  // units of each curve's set, in units_' order
+  bool has_all_ = false;                    // the last set is "all"
+  uint32_t points_ = 0;                     // sets x factors: one longest path each
+  uint32_t stride_ = 0;                     // 1 + sets + points
+  std::vector<uint8_t> site_members_, site_known_, fragment_members_, fragment_known_;
+  std::vector<uint8_t> covered_, decider_;  // per strand, scratch: per unit, per set
+
+  // Per live strand or join, in the profiles' slots: entry() above; whether it lies on a
+  // recorded path (an empty join does not).
+  std::vector<uint64_t> live_;
+  std::vector<uint8_t> has_path_;
+  std::vector<uint64_t> best_, work_;   // per point
+  std::vector<uint64_t> unit_work_;     // per set
+  uint64_t recorded_best_ = 0;          // the recorded span, and
+  std::vector<uint64_t> best_covered_;  // per set, the covered work along its path
+  bool any_ = false;
+  std::vector<uint64_t> scratch_;
+};
+
+// What `whatif --list` shows, in one pass: the profile (its rows are the sites), and each code
+// fragment's work and exclusive work on the critical path. A second StreamProfile sees every
+// strand as if its fragment were its site and without instances: its rows' critical work is then
+// each fragment's share of the same critical path (the same calls, the same winners).
+// (The second also opens the instances; a strand names none to it, so they only add counts and
+// spans to its rows, never critical work.)
+class StreamUnitList final : public TwinProfiles {
+ public:
+  Strand strand(uint64_t work, uint64_t span_weight, uint32_t site, const Strand* preds,
+                uint32_t pred_count, const Instance* instances, uint32_t instance_count,
+                uint64_t iterations, uint32_t fragment) override;
+
+  struct Result {
+    Profile profile;
+    std::vector<uint64_t> fragment_work, fragment_critical;  // by fragment index
+  };
+  Result finish();
+
+ private:
+  std::vector<uint64_t> fragment_work_;
+};
+
+}  // namespace tasklens::analysis
