@@ -201,23 +201,26 @@ Streamed read_in_one_pass(
   Progress& progress = Progress::global();
   const std::string name = std::filesystem::path(path).filename().string();
   progress.phase("opening " + name);
-  // The trace's events are held as they are in the file, and the critical path's log keeps a
-  // block of up to a million strands (16 bytes each; about 3 strands per task): that much must
-  // fit, whatever the rest.
+  // The trace's events stay in the file (read block by block as they are decoded; the rest of
+  // the file is parsed through a window of 8 MB), and the critical path's log keeps a block of
+  // up to a million strands (16 bytes each; about 3 strands per task): that much must fit,
+  // whatever the rest.
   std::error_code not_regular;
   if (std::filesystem::is_regular_file(path, not_regular)) {
     const std::optional<platform::MemoryBudget> budget = platform::memory_budget();
     const trace::TraceFile::Scan scan = trace::TraceFile::scan(path);
     const uint64_t strands = scan.has_finish ? 3 * scan.tasks_created : uint64_t{1} << 20;
-    const uint64_t need = std::filesystem::file_size(path, not_regular) +
-                          16 * std::min<uint64_t>(strands, uint64_t{1} << 20);
+    const uint64_t need =
+        std::min<uint64_t>(std::filesystem::file_size(path, not_regular), uint64_t{8} << 20) +
+        16 * std::min<uint64_t>(strands, uint64_t{1} << 20);
     if (budget && need > budget->bytes)
       throw OutOfMemoryError(fmt::format(
-          "{}: reading this trace even in one pass needs at least {} (the file is held in "
-          "memory) and {} is {}; read it on a machine with more memory, or record a shorter run",
+          "{}: reading this trace even in one pass needs at least {} and {} is {}; read it on a "
+          "machine with more memory, or record a shorter run",
           path, gib(need), budget->source, gib(budget->bytes)));
   }
-  st.trace = std::make_unique<trace::TraceFile>(trace::TraceFile::open(path));
+  st.trace =
+      std::make_unique<trace::TraceFile>(trace::TraceFile::open(path, /*events_in_memory=*/false));
   timings.lap("open");
   progress.phase("reading " + name + " in one pass");
   report::SitesAsTheyCome sites(*st.trace);

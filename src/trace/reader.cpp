@@ -77,7 +77,61 @@ size_t unknown_size_budget() {
 
 }  // namespace
 
-TraceFile TraceFile::open(const std::string& path) {
+TraceFile::FileHandle::~FileHandle() {
+  if (fd >= 0) ::close(fd);
+}
+
+namespace {
+
+// Reads `size` bytes at `offset` (pread until done): false if the file ended first or failed.
+bool read_at(int fd, uint8_t* out, size_t size, uint64_t offset) {
+  while (size > 0) {
+    const ssize_t got = ::pread(fd, out, size, static_cast<off_t>(offset));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    out += got;
+    size -= static_cast<size_t>(got);
+    offset += static_cast<uint64_t>(got);
+  }
+  return true;
+}
+
+// What parse() reads the records from: the file held whole, or windows of a few MB read from
+// the file as the parse goes (its event blocks left there).
+class Records {
+ public:
+  Records(const std::vector<uint8_t>& whole, int fd, uint64_t size)
+      : whole_(whole), fd_(fd), size_(size) {}
+  uint64_t size() const { return size_; }
+  // Bytes [pos, pos + n) (within size()), valid until the next call; null if they could not be
+  // read (the file was cut or changed since its size was taken).
+  const uint8_t* at(uint64_t pos, size_t n) {
+    if (fd_ < 0) return whole_.data() + pos;
+    static const uint8_t kNothing = 0;
+    if (n == 0) return &kNothing;
+    if (pos < window_pos_ || pos + n > window_pos_ + window_.size()) {
+      constexpr size_t kWindow = size_t{8} << 20;
+      window_pos_ = pos;
+      window_.resize(static_cast<size_t>(std::min<uint64_t>(std::max(n, kWindow), size_ - pos)));
+      if (!read_at(fd_, window_.data(), window_.size(), pos)) {
+        window_.clear();
+        return nullptr;
+      }
+    }
+    return window_.data() + (pos - window_pos_);
+  }
+
+ private:
+  const std::vector<uint8_t>& whole_;
+  int fd_;
+  uint64_t size_;
+  std::vector<uint8_t> window_;
+  uint64_t window_pos_ = 0;
+};
+
+}  // namespace
+
+TraceFile TraceFile::open(const std::string& path, bool events_in_memory) {
   TraceFile t;
   t.path_ = path;
   // O_NONBLOCK: opening a FIFO must not wait for a writer (it waited forever).
@@ -117,6 +171,17 @@ TraceFile TraceFile::open(const std::string& path) {
         "is a FIFO (a pipe) that nothing writes to: no trace to read; give the trace file itself, "
         "or copy it to a regular file first");
   t.check_identity(head, static_cast<size_t>(head_size));
+  if (!events_in_memory && !pipe) {
+    // The event blocks stay in the file: the parse reads it in windows, the decoders block by
+    // block.
+    const int own = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (own < 0) t.fail(std::string("cannot read trace (") + std::strerror(errno) + ")");
+    t.file_ = std::make_shared<FileHandle>();
+    t.file_->fd = own;
+    t.file_size_ = static_cast<uint64_t>(st.st_size);
+    t.parse();
+    return t;
+  }
   // Then the whole file at once (it is parsed as a whole anyway; stream iterators were several
   // times slower). A file that grew meanwhile is read to its end.
   t.data_.resize(std::max<size_t>(static_cast<size_t>(st.st_size), sizeof head));
@@ -142,6 +207,7 @@ TraceFile TraceFile::open(const std::string& path) {
     have += static_cast<size_t>(got);
   }
   t.data_.resize(have);
+  t.file_size_ = have;
   t.parse();
   return t;
 }
@@ -161,14 +227,21 @@ void TraceFile::check_identity(const uint8_t* data, size_t size) const {
 }
 
 void TraceFile::parse() {
-  check_identity(data_.data(), data_.size());
-  std::memcpy(&header_, data_.data(), kFileHeaderV2Size);
+  Records file(data_, file_ ? file_->fd : -1, file_size_);
+  auto changed = [&] {
+    fail("the file changed while it was read (it is shorter than it was): give a finished trace");
+  };
+  const size_t first = static_cast<size_t>(std::min<uint64_t>(file.size(), sizeof(FileHeader)));
+  const uint8_t* head = file.at(0, first);
+  if (!head) changed();
+  check_identity(head, first);
+  std::memcpy(&header_, head, kFileHeaderV2Size);
   const uint32_t known_size =
       header_.version_major >= 3 ? uint32_t{sizeof(FileHeader)} : kFileHeaderV2Size;
-  if (header_.header_size < known_size || header_.header_size > data_.size())
+  if (header_.header_size < known_size || header_.header_size > file.size())
     fail("corrupted file header");
   if (header_.version_major >= 3) {
-    std::memcpy(&header_, data_.data(), sizeof header_);
+    std::memcpy(&header_, head, sizeof header_);
     if (header_.metric_count < 1 || header_.metric_count > kMaxMetrics)
       fail("corrupted file header (" + std::to_string(header_.metric_count) + " metrics)");
     metrics_.clear();
@@ -192,20 +265,23 @@ void TraceFile::parse() {
   size_t pos = header_.header_size;
   bool saw_schema = false;
   bool truncated = false;
-  while (pos < data_.size()) {
-    if (data_.size() - pos < sizeof(RecordHeader)) {
+  while (pos < file.size()) {
+    if (file.size() - pos < sizeof(RecordHeader)) {
       truncated = true;
       break;
     }
     RecordHeader rh;
-    std::memcpy(&rh, data_.data() + pos, sizeof rh);
+    const uint8_t* at = file.at(pos, sizeof rh);
+    if (!at) changed();
+    std::memcpy(&rh, at, sizeof rh);
     if (rh.size < sizeof(RecordHeader)) fail("corrupted record at byte " + std::to_string(pos));
-    if (rh.size > data_.size() - pos) {  // the last record was cut: a killed or interrupted write
+    if (rh.size > file.size() - pos) {  // the last record was cut: a killed or interrupted write
       truncated = true;
       break;
     }
-    const uint8_t* p = data_.data() + pos + sizeof(RecordHeader);
     size_t n = rh.size - sizeof(RecordHeader);
+    const uint8_t* p = file.at(pos + sizeof(RecordHeader), n);
+    if (!p) changed();
     auto need = [&](size_t bytes) {
       if (n < bytes) fail("corrupted record at byte " + std::to_string(pos) + " (too short)");
     };
@@ -252,7 +328,7 @@ void TraceFile::parse() {
           fail("corrupted event block (its size does not match its data)");
         if (blocks_.size() <= bh.thread) blocks_.resize(bh.thread + 1);
         blocks_[bh.thread].push_back(Block{bh.chunk_seq, bh.offset, bh.raw_size, bh.compression,
-                                           size_t(p - data_.data()) + sizeof bh, n - sizeof bh});
+                                           pos + sizeof(RecordHeader) + sizeof bh, n - sizeof bh});
         break;
       }
       case RecordType::ClockSync: {
@@ -368,7 +444,7 @@ void TraceFile::parse() {
   }
   if (truncated)
     fail("the file is truncated: it ends inside a record at byte " + std::to_string(pos) + " of " +
-         std::to_string(data_.size()) +
+         std::to_string(file.size()) +
          " (a killed program's trace ends at a record boundary: was the file cut or copied "
          "incompletely?)");
   if (!saw_schema)
@@ -522,7 +598,18 @@ double TraceFile::tsc_hz() const {
 }
 
 void TraceFile::decompress(const Block& b, uint8_t* out) const {
-  const uint8_t* src = data_.data() + b.data_offset;
+  const uint8_t* src;
+  if (file_) {
+    // Read back from the file (each decoding thread has its own buffer).
+    thread_local std::vector<uint8_t> block;
+    block.resize(b.data_size);
+    if (!read_at(file_->fd, block.data(), b.data_size, b.data_offset))
+      fail("the file changed while it was read (an event block at byte " +
+           std::to_string(b.data_offset) + " could not be read back): give a finished trace");
+    src = block.data();
+  } else {
+    src = data_.data() + b.data_offset;
+  }
   if (b.compression == static_cast<uint8_t>(Compression::None)) {
     if (b.data_size != b.raw_size) fail("corrupted event block (size mismatch)");
     std::memcpy(out, src, b.raw_size);

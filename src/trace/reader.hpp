@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -112,7 +113,11 @@ class EventDecoder {
 class TraceFile {
  public:
   // Reads and validates the container. Throws TraceError naming `path` on any problem.
-  static TraceFile open(const std::string& path);
+  // `events_in_memory` false (for a regular file; a pipe is read whole anyway): the event blocks
+  // stay in the file and each is read when it is decoded, so that the reader's memory does not
+  // grow with the file (a one-pass reading decodes each block once). A file cut or changed
+  // while it is read is then an error when a block cannot be read back.
+  static TraceFile open(const std::string& path, bool events_in_memory = true);
   // What the launcher needs after a run, from the record headers alone (no event data read):
   // `whole_bytes` is the length made of the header and whole records (0 if `path` is not a
   // trace), where a trace whose writer was killed inside a write must be cut to stay readable.
@@ -196,7 +201,7 @@ class TraceFile {
   // False when the recorder did not end cleanly (a killed program). A file cut inside a record
   // is not a killed program's trace: open() refuses it.
   bool complete() const { return has_finish_; }
-  uint64_t file_size() const { return data_.size(); }
+  uint64_t file_size() const { return file_size_; }
   // TSC ticks per second, from the clock syncs (0 if unknown).
   double tsc_hz() const;
 
@@ -226,7 +231,11 @@ class TraceFile {
   struct Block {
     uint32_t chunk_seq, offset, raw_size;
     uint8_t compression;
-    size_t data_offset, data_size;  // into data_
+    size_t data_offset, data_size;  // in the file (and in data_, when it holds the file)
+  };
+  struct FileHandle {  // the file, open, when the event blocks are read from it
+    int fd = -1;
+    ~FileHandle();
   };
   [[noreturn]] void fail(const std::string& what) const;
   friend class EventDecoder;
@@ -240,7 +249,9 @@ class TraceFile {
   void parse_site_names(const uint8_t* p, size_t n, size_t pos);
 
   std::string path_;
-  std::vector<uint8_t> data_;
+  std::vector<uint8_t> data_;  // the whole file, or (events left in the file) nothing
+  std::shared_ptr<FileHandle> file_;
+  uint64_t file_size_ = 0;
   FileHeader header_{};
   std::vector<Metric> metrics_{Metric::Tsc};
   std::vector<EventShape> schema_;

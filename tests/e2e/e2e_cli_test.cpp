@@ -172,8 +172,8 @@ TEST_F(Cli, ATraceTooLargeForTheMemoryIsRefusedBeforeItIsRead) {
         << r.err;
     EXPECT_EQ(r.out, "");
   }
-  // `report` reads it in one pass instead (e2e_stream_test), which needs the file and a block of
-  // the critical path's log: not even that fits in 64 KiB.
+  // `report` reads it in one pass instead (e2e_stream_test), which needs a block of the
+  // critical path's log and a window of the file: not even that fits in 64 KiB.
   RunResult r = run({TASKLENS_BIN, "report", trace}, small);
   EXPECT_TRUE(r.exited(6)) << r.describe();
   EXPECT_EQ(lines_of(r.err).size(), 1u) << r.describe();

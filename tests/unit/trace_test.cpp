@@ -295,23 +295,32 @@ void expect_same_events_both_ways(const std::vector<uint8_t>& stream, size_t blo
   if (cut_last) append_launch_status(file);
   std::string p = write_temp(file);
   TraceFile t = TraceFile::open(p);
+  // And with the event blocks left in the file, read back as they are decoded (a one-pass
+  // reading): the same blocks, the same events.
+  TraceFile f = TraceFile::open(p, /*events_in_memory=*/false);
+  EXPECT_EQ(f.file_size(), file.size());
   std::vector<uint8_t> whole = t.stream(0);
   ASSERT_EQ(whole, s);
-  EventDecoder a = t.decoder(whole), b = t.decoder(0);
-  Event x, y;
+  ASSERT_EQ(f.stream(0), s);
+  EventDecoder a = t.decoder(whole), b = t.decoder(0), c = f.decoder(0);
+  Event x, y, z;
   size_t n = 0;
   for (;; ++n) {
-    const bool got_a = a.next(x), got_b = b.next(y);
+    const bool got_a = a.next(x), got_b = b.next(y), got_c = c.next(z);
     ASSERT_EQ(got_a, got_b) << "event " << n << ", blocks of " << block_bytes;
+    ASSERT_EQ(got_b, got_c) << "event " << n << ", blocks of " << block_bytes;
     if (!got_a) break;
-    ASSERT_EQ(x.kind, y.kind) << "event " << n;
-    ASSERT_EQ(x.time, y.time) << "event " << n;
-    ASSERT_EQ(x.metric, y.metric) << "event " << n;
-    for (int i = 0; i < 5; ++i) ASSERT_EQ(x.f[i], y.f[i]) << "event " << n << " field " << i;
-    ASSERT_EQ(*x.groups, *y.groups) << "event " << n;
+    for (const Event* e : {&y, &z}) {
+      ASSERT_EQ(x.kind, e->kind) << "event " << n;
+      ASSERT_EQ(x.time, e->time) << "event " << n;
+      ASSERT_EQ(x.metric, e->metric) << "event " << n;
+      for (int i = 0; i < 5; ++i) ASSERT_EQ(x.f[i], e->f[i]) << "event " << n << " field " << i;
+      ASSERT_EQ(*x.groups, *e->groups) << "event " << n;
+    }
   }
   EXPECT_EQ(a.truncated(), b.truncated());
   EXPECT_EQ(b.truncated(), cut_last);
+  EXPECT_EQ(c.truncated(), cut_last);
   EXPECT_GT(n, 0u);
   unlink(p.c_str());
 }
@@ -344,6 +353,33 @@ TEST(Trace, BlockByBlockDecodingGivesTheWholeStreamsEvents) {
   expect_same_events_both_ways(sample_stream(), 1, Compression::None, false);
   expect_same_events_both_ways(sample_stream(), 1, Compression::Lz4, true);
   expect_same_events_both_ways(sample_stream(), 3, Compression::Zstd, true);
+}
+
+// A trace whose event blocks are left in the file and read back as they are decoded: a file cut
+// or shortened after it was opened is an error that says so, not a crash.
+TEST(Trace, AFileCutAfterItWasOpenedIsAnErrorWhenItsBlocksAreReadBack) {
+  StreamWriter w;
+  uint64_t at = 1000;
+  for (int i = 0; i < 5000; ++i) {
+    w.begin(EventKind::TaskCreate, at += 7 + i % 300);
+    w.put_id((1ull << 40) + i);
+    w.put_id((1ull << 40) + i + 1);
+    w.varint(4);
+    w.put_ptr(0x55550000abcdull);
+  }
+  const std::vector<uint8_t> file = file_with({w.bytes}, true, Compression::Zstd, 4096);
+  const std::string p = write_temp(file);
+  TraceFile f = TraceFile::open(p, /*events_in_memory=*/false);
+  ASSERT_EQ(truncate(p.c_str(), static_cast<off_t>(file.size() / 2)), 0);
+  try {
+    f.stream(0);
+    ADD_FAILURE() << "the cut file's blocks were read back";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("the file changed while it was read"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
+  }
+  unlink(p.c_str());
 }
 
 TEST(Trace, UnknownEventKindInTheSchemaIsSkipped) {
