@@ -130,7 +130,7 @@ constexpr const char* kOnePassWarning =
     "read in one pass (--stream, or its DAG does not fit in the memory): the figures as "
     "measured, without the robust span";
 
-// whatif on a recording read in one pass (analysis/stream_whatif.hpp): --site units only.
+// whatif on a recording read in one pass (analysis/stream_whatif.hpp): site and fragment units.
 [[noreturn]] void whatif_streamed(const WhatIfOptions& opt, report::Format format,
                                   analysis::WhatIfMode mode, const std::vector<double>& factors) {
   const size_t top = opt.top                           ? opt.top
@@ -173,7 +173,8 @@ constexpr const char* kOnePassWarning =
   // Each unit is a test of a site's or a fragment's label, asked as the pass meets them; sites
   // first, then fragments, as resolve_units orders them.
   struct Wanted {
-    const char* option;
+    const char* option;  // "--site" or "--fragment"
+    bool fragment;
     std::string label;
     double factor;
   };
@@ -189,7 +190,7 @@ constexpr const char* kOnePassWarning =
         throw UsageError(std::string(option) + " " + label +
                          " is given twice; name each unit once, with its factor if it has one (" +
                          option + " " + label + "=4)");
-      wanted.push_back({option, label, k});
+      wanted.push_back({option, option == std::string("--fragment"), label, k});
     }
   if (wanted.size() > 254) throw UsageError("whatif in one pass takes at most 254 units");
   std::unique_ptr<analysis::StreamWhatIf> sink;
@@ -198,7 +199,7 @@ constexpr const char* kOnePassWarning =
       [&](const report::SitesAsTheyCome& sites) -> model::StrandSink& {
         std::vector<analysis::StreamUnit> units;
         for (const Wanted& w : wanted) {
-          analysis::StreamUnit u{w.label, w.factor, w.option[2] == 'f', {}};
+          analysis::StreamUnit u{w.label, w.factor, w.fragment, {}};
           if (u.by_fragment)
             u.has = [&sites, want = w.label](uint32_t f) {
               return f < sites.fragment_labels().size() && sites.fragment_labels()[f] == want;
@@ -215,21 +216,20 @@ constexpr const char* kOnePassWarning =
       });
   std::vector<std::string> kinds;
   for (const Wanted& w : wanted) {
-    const bool fragment = w.option[2] == 'f';
-    kinds.push_back(fragment ? "fragment" : "site");
+    kinds.push_back(w.fragment ? "fragment" : "site");
     bool found = false;
-    if (fragment)
+    if (w.fragment)
       found = std::find(st.fragment_labels.begin(), st.fragment_labels.end(), w.label) !=
               st.fragment_labels.end();
-    for (uint32_t x = 0; !fragment && x < st.labels.size() && !found; ++x)
+    for (uint32_t x = 0; !w.fragment && x < st.labels.size() && !found; ++x)
       found = st.model.sites[x].kind != model::SiteKind::Program && st.labels[x].site == w.label;
     if (!found)
-      throw UsageError(fragment ? "--fragment " + w.label +
-                                      ": no code fragment file:L1-L2 like that; `tasklens whatif "
-                                      "--list` shows them"
-                                : "--site " + w.label +
-                                      ": no construct site there; `tasklens report` lists the "
-                                      "sites");
+      throw UsageError(w.fragment ? "--fragment " + w.label +
+                                        ": no code fragment file:L1-L2 like that; `tasklens whatif "
+                                        "--list` shows them"
+                                  : "--site " + w.label +
+                                        ": no construct site there; `tasklens report` lists the "
+                                        "sites");
   }
   analysis::StreamWhatIf::Result result = sink->finish();
   report::WhatIfReport r;
