@@ -142,9 +142,9 @@ constexpr const char* kOnePassWarning =
         opt.trace, "finding the critical path of",
         [&list](const report::SitesAsTheyCome&) -> model::StrandSink& { return list; });
     const analysis::StreamUnitList::Result r = list.finish();
-    // Fragments with one label are one (label_fragments' groups); one pass does not name their
-    // functions.
-    std::vector<std::string> label;
+    // Fragments with one label are one (label_fragments' groups), named by the first function
+    // found among them.
+    std::vector<std::string> label, function;
     std::vector<uint64_t> work, crit;
     std::map<std::string, size_t> group;
     for (size_t f = 0; f < r.fragment_work.size() && f < st.fragment_labels.size(); ++f) {
@@ -152,9 +152,12 @@ constexpr const char* kOnePassWarning =
       const auto [it, inserted] = group.try_emplace(name, label.size());
       if (inserted) {
         label.push_back(name);
+        function.emplace_back();
         work.push_back(0);
         crit.push_back(0);
       }
+      if (function[it->second].empty() && f < st.fragment_functions.size())
+        function[it->second] = st.fragment_functions[f];
       work[it->second] += r.fragment_work[f];
       crit[it->second] += r.fragment_critical[f];
     }
@@ -162,8 +165,7 @@ constexpr const char* kOnePassWarning =
         "Units for --site and --fragment in {} (read in one pass: its DAG does not fit in the "
         "memory, or --stream):\n\nregions (TASKLENS_REGION_BEGIN/END):\n  (none recorded)\n{}{}",
         st.trace->path(), list_sites(st.model, r.profile, st.labels),
-        list_fragments(st.model, label, std::vector<std::string>(label.size()), work, crit,
-                       r.profile.span, opt.top)));
+        list_fragments(st.model, label, function, work, crit, r.profile.span, opt.top)));
   }
   if (!opt.regions.empty())
     throw UsageError(fmt::format(

@@ -229,15 +229,16 @@ Streamed read_in_one_pass(
   options.place_site = [&sites](const model::Site& site, uint32_t index, uint32_t enclosing) {
     return sites.place(site, index, enclosing);
   };
-  options.place_fragment = [&sites](const model::Fragment& fragment, uint32_t index) {
-    sites.place_fragment(fragment, index);
-  };
+  options.place_fragment = [&sites](const model::Fragment& fragment, uint32_t index,
+                                    uint32_t site) { sites.place_fragment(fragment, index, site); };
   st.model = model::build_streaming(*st.trace, sink, options);
   timings.lap("model");
   st.labels = sites.labels();
   st.labels.resize(st.model.sites.size());
   st.fragment_labels = sites.fragment_labels();
   st.fragment_labels.resize(st.model.fragments.size());
+  st.fragment_functions = sites.fragment_functions();
+  st.fragment_functions.resize(st.model.fragments.size());
   for (std::string& n : st.model.region_names) n = report::printable(n);
   return st;
 }

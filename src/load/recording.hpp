@@ -63,7 +63,8 @@ struct Streamed {
   std::unique_ptr<trace::TraceFile> trace;
   model::Model model;
   std::vector<report::SiteLabel> labels;
-  std::vector<std::string> fragment_labels;  // by Model::fragments index (file:first-last)
+  std::vector<std::string> fragment_labels;     // by Model::fragments index (file:first-last)
+  std::vector<std::string> fragment_functions;  // by Model::fragments index (may be empty)
   analysis::Profile profile;
 };
 Streamed load_streaming(const std::string& path);

@@ -74,8 +74,8 @@ struct BuildOptions {
   // earlier site it merges into). Unset: every site is its own (merged after the build).
   std::function<uint32_t(const Site& site, uint32_t index, uint32_t enclosing)> place_site;
   // The streaming mode's fragments, told as they are numbered (fragment 0 is the empty pair, as
-  // in memory), before the first strand of each reaches the sink.
-  std::function<void(const Fragment& fragment, uint32_t index)> place_fragment;
+  // in memory), before the first strand of each reaches the sink, with that strand's site.
+  std::function<void(const Fragment& fragment, uint32_t index, uint32_t site)> place_fragment;
 };
 
 // Throws trace::TraceError for undecodable input and ModelError when the trace holds no

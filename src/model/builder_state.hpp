@@ -618,7 +618,7 @@ class Builder {
   Model::OnePass one_pass_;  // what the model read in one pass says instead of its DAG
   // Fragments numbered as strands are handed over (finalize numbers them in memory): the
   // model's fragments, and the (begin, end) code pair of each.
-  uint32_t stream_fragment(uint32_t begin_code, uint32_t end_code);
+  uint32_t stream_fragment(uint32_t begin_code, uint32_t end_code, uint32_t site);
   std::vector<Fragment> stream_fragments_;
   std::unordered_map<uint64_t, uint32_t> stream_fragment_ids_;
   uint64_t stream_late_ = 0;  // edges or folds into a strand already handed over (dropped)

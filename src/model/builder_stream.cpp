@@ -365,18 +365,19 @@ void Builder::node_item_done(uint32_t n) {
   }
 }
 
-uint32_t Builder::stream_fragment(uint32_t begin_code, uint32_t end_code) {
+uint32_t Builder::stream_fragment(uint32_t begin_code, uint32_t end_code, uint32_t site) {
   if (stream_fragments_.empty()) {  // fragment 0 is the empty pair, as in memory
     stream_fragments_.push_back(Fragment{});
     stream_fragment_ids_.emplace(0, 0);
-    if (options_.place_fragment) options_.place_fragment(Fragment{}, 0);
+    if (options_.place_fragment) options_.place_fragment(Fragment{}, 0, site);
   }
   const uint64_t pair = uint64_t{begin_code} << 32 | end_code;
   const auto [it, inserted] =
       stream_fragment_ids_.try_emplace(pair, static_cast<uint32_t>(stream_fragments_.size()));
   if (inserted) {
     stream_fragments_.push_back(Fragment{codes_[begin_code], codes_[end_code]});
-    if (options_.place_fragment) options_.place_fragment(stream_fragments_.back(), it->second);
+    if (options_.place_fragment)
+      options_.place_fragment(stream_fragments_.back(), it->second, site);
   }
   return it->second;
 }
@@ -394,7 +395,7 @@ void Builder::stream_hand_over(uint32_t s) {
                        static_cast<uint32_t>(scratch_preds_.size()),
                        instances ? instances->data() : nullptr,
                        instances ? static_cast<uint32_t>(instances->size()) : 0, x.iterations,
-                       stream_fragment(p.begin_code, p.end_code));
+                       stream_fragment(p.begin_code, p.end_code, sn_[p.node].site));
   x.state = StreamStrand::Handed;
   ++one_pass_.strands;
   if (x.blocked) {

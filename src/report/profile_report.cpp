@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "analysis/algebra.hpp"
 #include "report/diagnosis_report.hpp"
@@ -374,9 +375,14 @@ uint32_t SitesAsTheyCome::place(const model::Site& site, uint32_t index, uint32_
   return index;
 }
 
-void SitesAsTheyCome::place_fragment(const model::Fragment& fragment, uint32_t index) {
-  if (fragment_labels_.size() <= index) fragment_labels_.resize(size_t{index} + 1);
-  fragment_labels_[index] = label_fragment(fragment, modules_, synthetic_);
+void SitesAsTheyCome::place_fragment(const model::Fragment& fragment, uint32_t index,
+                                     uint32_t site) {
+  if (fragment_labels_.size() <= index) {
+    fragment_labels_.resize(size_t{index} + 1);
+    fragment_functions_.resize(size_t{index} + 1);
+  }
+  std::tie(fragment_labels_[index], fragment_functions_[index]) = label_fragment(
+      fragment, modules_, synthetic_, is_construct(site) ? &labels_[site].function : nullptr);
 }
 
 void merge_sites_by_location(model::Model& m, std::vector<SiteLabel>& labels) {

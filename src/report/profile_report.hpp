@@ -52,10 +52,12 @@ class SitesAsTheyCome {
   // By site index, once the reading is over.
   const std::vector<SiteLabel>& labels() const { return labels_; }
   // The same for code fragments (model::BuildOptions::place_fragment): each labelled when met,
-  // as label_fragments labels it (file:first-last).
-  void place_fragment(const model::Fragment& fragment, uint32_t index);
+  // as label_fragments labels it (file:first-last), and its function named; `site`: the site of
+  // the first strand running it (its function names an outlined construct body's code).
+  void place_fragment(const model::Fragment& fragment, uint32_t index, uint32_t site);
   // By fragment index, during the reading too ("" for an index not placed).
   const std::vector<std::string>& fragment_labels() const { return fragment_labels_; }
+  const std::vector<std::string>& fragment_functions() const { return fragment_functions_; }
   // Is `index` a site placed so far, of a construct (not the program's)? During the reading too.
   bool is_construct(uint32_t index) const {
     return index < kinds_.size() && kinds_[index] != model::SiteKind::Program;
@@ -67,7 +69,7 @@ class SitesAsTheyCome {
   std::vector<SiteLabel> labels_;
   std::vector<model::SiteKind> kinds_;
   std::map<std::pair<std::string, int>, uint32_t> index_;
-  std::vector<std::string> fragment_labels_;
+  std::vector<std::string> fragment_labels_, fragment_functions_;
 };
 
 struct RunInfo {

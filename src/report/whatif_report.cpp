@@ -107,13 +107,32 @@ std::string fragment_label(const model::Fragment& f, const symbols::Location& b,
   return begin + "-" + end;
 }
 
+// The function a fragment's code ran in, as users name it: that of its end (a task's first
+// strand starts at the creation site, in the parent), or of its start without an end; for an
+// outlined construct body, `site_function` (the function around the construct); empty if none.
+std::string fragment_function(const model::Fragment& f, const symbols::Location& b,
+                              const symbols::Location& e,
+                              const std::vector<trace::ModuleInfo>& modules,
+                              const std::string* site_function) {
+  const uint64_t at = f.end ? f.end : f.begin;
+  std::string fn = in_library_without_lines(at, f.end ? e : b, modules)
+                       ? std::string()
+                       : user_function(f.end ? e.function : b.function);
+  if ((is_outlined(fn) || fn.empty()) && site_function) fn = *site_function;
+  if (is_outlined(fn)) fn.clear();
+  return fn;
+}
+
 }  // namespace
 
-std::string label_fragment(const model::Fragment& f, const std::vector<trace::ModuleInfo>& modules,
-                           const std::unordered_map<uint64_t, model::SourceName>& synthetic) {
+std::pair<std::string, std::string> label_fragment(
+    const model::Fragment& f, const std::vector<trace::ModuleInfo>& modules,
+    const std::unordered_map<uint64_t, model::SourceName>& synthetic,
+    const std::string* site_function) {
   const std::vector<symbols::Location> locs =
       resolve_return_addresses({f.begin, f.end}, modules, synthetic);
-  return fragment_label(f, locs[0], locs[1], modules);
+  return {fragment_label(f, locs[0], locs[1], modules),
+          fragment_function(f, locs[0], locs[1], modules, site_function)};
 }
 
 std::vector<std::string> label_some_fragments(const model::Model& m,
@@ -155,15 +174,9 @@ FragmentLabels label_fragments(const model::Model& m, const std::vector<trace::M
     const symbols::Location& b = locs[2 * f];
     const symbols::Location& e = locs[2 * f + 1];
     const std::string label = fragment_label(m.fragments[f], b, e, modules);
-    // The code ran in the function of its end (a task's first strand starts at the creation
-    // site, in the parent); without an end, in the function of its start.
-    const uint64_t at = m.fragments[f].end ? m.fragments[f].end : m.fragments[f].begin;
-    std::string fn = in_library_without_lines(at, m.fragments[f].end ? e : b, modules)
-                         ? std::string()
-                         : user_function(m.fragments[f].end ? e.function : b.function);
-    if ((is_outlined(fn) || fn.empty()) && site_of[f] < site_labels.size())
-      fn = site_labels[site_of[f]].function;
-    if (is_outlined(fn)) fn.clear();
+    const std::string fn = fragment_function(
+        m.fragments[f], b, e, modules,
+        site_of[f] < site_labels.size() ? &site_labels[site_of[f]].function : nullptr);
     auto [it, inserted] = index.try_emplace(label, static_cast<uint32_t>(out.label.size()));
     if (inserted) {
       out.label.push_back(label);

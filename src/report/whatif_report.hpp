@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "analysis/cutoff.hpp"
@@ -32,11 +33,13 @@ std::vector<std::string> label_some_fragments(const model::Model& model,
                                               const std::vector<trace::ModuleInfo>& modules,
                                               const std::vector<uint32_t>& fragments);
 
-// One fragment's label, as label_fragments gives it, for a reading that meets the fragments as
-// it goes (SitesAsTheyCome::place_fragment).
-std::string label_fragment(const model::Fragment& fragment,
-                           const std::vector<trace::ModuleInfo>& modules,
-                           const std::unordered_map<uint64_t, model::SourceName>& synthetic);
+// One fragment's label and function, as label_fragments gives them, for a reading that meets
+// the fragments as it goes (SitesAsTheyCome::place_fragment). `site_function`: the function of
+// the site of a strand running it (for an outlined construct body), or null.
+std::pair<std::string, std::string> label_fragment(
+    const model::Fragment& fragment, const std::vector<trace::ModuleInfo>& modules,
+    const std::unordered_map<uint64_t, model::SourceName>& synthetic,
+    const std::string* site_function);
 
 struct WhatIfReport {
   analysis::WhatIfMode mode = analysis::WhatIfMode::Parallelize;

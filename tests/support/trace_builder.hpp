@@ -85,7 +85,7 @@ inline std::string whatif_streaming_mismatch(const trace::TraceFile& trace, cons
   if (site == model::kNone || fragment_work.empty()) return "";
   // One pass numbers the fragments as it meets them: a fragment is its two code addresses.
   std::vector<model::Fragment> met;
-  options.place_fragment = [&met](const model::Fragment& f, uint32_t index) {
+  options.place_fragment = [&met](const model::Fragment& f, uint32_t index, uint32_t) {
     if (met.size() <= index) met.resize(index + 1);
     met[index] = f;
   };
