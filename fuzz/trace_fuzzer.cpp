@@ -46,14 +46,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string path = "/proc/self/fd/" + std::to_string(fd);
   try {
     trace::TraceFile trace = trace::TraceFile::open(path);
-    // The same trace read in one pass (`report --stream`) first: it must end in a profile or in
-    // one of the errors below, whatever the builder in memory makes of it.
+    // The same trace read in one pass (`report --stream`) first, as the CLI opens it for that
+    // (its event blocks left in the file): it must end in a profile or in one of the errors
+    // below, whatever the builder in memory makes of it.
     try {
+      const trace::TraceFile in_file = trace::TraceFile::open(path, /*events_in_memory=*/false);
       analysis::StreamProfile sink(analysis::StreamProfile::kSitesAsTheyCome, 4);
-      model::build_streaming(trace, sink);
+      model::build_streaming(in_file, sink);
       const analysis::Profile p = sink.finish();
       if (p.span > p.work) finding("one pass: a span larger than the work");
     } catch (const model::ModelError& e) {
+      if (std::string(e.what()).find('\n') != std::string::npos)
+        finding(std::string("a message of several lines: ") + e.what());
+    } catch (const trace::TraceError& e) {
       if (std::string(e.what()).find('\n') != std::string::npos)
         finding(std::string("a message of several lines: ") + e.what());
     }
