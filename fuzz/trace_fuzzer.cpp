@@ -36,6 +36,12 @@ int input_fd() {
   return fd;
 }
 
+// Errors are for users: one line each.
+void expect_one_line(const std::exception& e) {
+  if (std::string(e.what()).find('\n') != std::string::npos)
+    finding(std::string("a message of several lines: ") + e.what());
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -56,21 +62,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       const analysis::Profile p = sink.finish();
       if (p.span > p.work) finding("one pass: a span larger than the work");
     } catch (const model::ModelError& e) {
-      if (std::string(e.what()).find('\n') != std::string::npos)
-        finding(std::string("a message of several lines: ") + e.what());
+      expect_one_line(e);
     } catch (const trace::TraceError& e) {
-      if (std::string(e.what()).find('\n') != std::string::npos)
-        finding(std::string("a message of several lines: ") + e.what());
+      expect_one_line(e);
     }
     model::Model m = model::build_model(trace);
     if (std::string f = fixtures::structure_failure(m); !f.empty()) finding("model: " + f);
     if (std::string f = fixtures::analyze_all(m); !f.empty()) finding("analysis: " + f);
   } catch (const trace::TraceError& e) {
-    if (std::string(e.what()).find('\n') != std::string::npos)
-      finding(std::string("a message of several lines: ") + e.what());
+    expect_one_line(e);
   } catch (const model::ModelError& e) {
-    if (std::string(e.what()).find('\n') != std::string::npos)
-      finding(std::string("a message of several lines: ") + e.what());
+    expect_one_line(e);
   } catch (const std::exception& e) {
     finding(std::string("an unexpected exception: ") + e.what());
   }
