@@ -30,4 +30,15 @@ inline uint64_t iteration_span(uint64_t weight, uint64_t iterations) {
   return iterations <= 1 ? weight : weight / iterations + (weight % iterations != 0);
 }
 
+// Where paths of equal length meet, the critical path must still take one of them, and the
+// sites' shares of it depend on which. It takes the one through the strand the builder met first
+// (`order`: Model::strand_order, the order both readings of a trace meet strands in). Does the
+// path ending at a strand (length a, met at order_a) win over one at (b, order_b)? Being a strict
+// total order on distinct strands, it picks the same winner whatever order the candidates come
+// in, and in whatever groups (a one-pass join folds some of them first): the DAG in memory and
+// the one pass, which visit strands in different orders, follow the same critical path.
+inline bool longer_path(uint64_t a, uint64_t order_a, uint64_t b, uint64_t order_b) {
+  return a != b ? a > b : order_a < order_b;
+}
+
 }  // namespace tasklens::analysis

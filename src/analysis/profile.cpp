@@ -102,12 +102,17 @@ uint64_t longest_path(const Model& m, std::vector<uint32_t>* path, const uint64_
   // Loop iterations seen only together weigh one iteration (model.hpp's DivisibleStrand).
   const model::DivisibleStrand* divisible = m.divisible.data();
   const model::DivisibleStrand* const divisible_end = divisible + m.divisible.size();
+  // Ties between paths go to the strand met first (algebra.hpp's longer_path).
+  const uint32_t* order = m.strand_order.size() == n ? m.strand_order.data() : nullptr;
+  auto order_of = [order](uint32_t s) -> uint64_t { return order ? order[s] : s; };
+  uint64_t best_order = 0;
   for (uint32_t s = 0; s < n; ++s) {
     uint64_t longest = 0;
     uint32_t arg = kNone;
     for (uint32_t i = begin[s], e = begin[s + 1]; i < e; ++i) {
       const uint32_t p = preds[i];
-      if (arg == kNone || d[p] > longest) {
+      if (arg == kNone || d[p] > longest ||
+          (d[p] == longest && longer_path(d[p], order_of(p), longest, order_of(arg)))) {
         longest = d[p];
         arg = p;
       }
@@ -118,11 +123,12 @@ uint64_t longest_path(const Model& m, std::vector<uint32_t>* path, const uint64_
     const uint64_t here = longest + weight;
     d[s] = here;
     if (path) via[s] = arg;
-    // ">=": the largest id reaching the maximum has no successor reaching it (a successor would
-    // be at least as far and later), so the reported path ends at a sink.
-    if (here >= best) {
+    // Of the strands reaching the span, the path ends at the one met last (most often the
+    // program's last strand; any would do, as long as a one-pass reading picks the same one).
+    if (s == 0 || here > best || (here == best && order_of(s) > best_order)) {
       best = here;
       best_end = s;
+      best_order = order_of(s);
     }
   }
   if (path) {

@@ -109,25 +109,32 @@ void StreamProfile::close_instance(Instance i) {
 StreamProfile::Strand StreamProfile::strand(uint64_t work, uint64_t span_weight, uint32_t site,
                                             const Strand* preds, uint32_t pred_count,
                                             const Instance* instances, uint32_t instance_count,
-                                            uint64_t iterations, uint32_t /*fragment*/) {
+                                            uint64_t iterations, uint32_t /*fragment*/,
+                                            uint64_t order) {
   span_weight = iteration_span(span_weight, iterations);
-  // The longest path here: the first predecessor reaching the longest distance wins (as
-  // longest_path breaks ties).
-  uint64_t longest = 0, via = PathLog::kNoVia;
+  const uint64_t arrival = arrivals_++;
+  if (order == kArrival) order = arrival;
+  // The longest path here, ties going to the strand met first (as in longest_path). An empty
+  // join brings no path.
+  uint64_t longest = 0, longest_order = 0, via = PathLog::kNoVia;
+  last_winner_ = kNoWinner;
   for (uint32_t k = 0; k < pred_count; ++k) {
     const Live& p = live_[preds[k]];
-    if (via == PathLog::kNoVia || p.dist > longest) {
+    if (p.arrival == PathLog::kNoVia) continue;
+    if (via == PathLog::kNoVia || longer_path(p.dist, p.order, longest, longest_order)) {
       longest = p.dist;
+      longest_order = p.order;
       via = p.arrival;
+      last_winner_ = k;
     }
   }
   const uint64_t here = longest + span_weight;
-  const uint64_t arrival = arrivals_++;
   log_.push(via, site, span_weight);
-  // ">=": the last strand reaching the span ends the path (it is a sink).
-  if (here >= best_) {
+  // Of the strands reaching the span, the path ends at the one met last (as in longest_path).
+  if (arrival == 0 || here > best_ || (here == best_ && order > best_order_)) {
     best_ = here;
     best_end_ = arrival;
+    best_order_ = order;
   }
   work_ += work;
   if (is_row(site)) present_[site] = 1;
@@ -139,6 +146,7 @@ StreamProfile::Strand StreamProfile::strand(uint64_t work, uint64_t span_weight,
   Live& me = live_[s];
   me.dist = here;
   me.arrival = arrival;
+  me.order = order;
   me.inside_count = 0;
   me.more.clear();
   for (uint32_t j = 0; j < instance_count; ++j) {
@@ -189,11 +197,14 @@ StreamProfile::Strand StreamProfile::open_join() {
 void StreamProfile::fold(Strand join, Strand pred) {
   Live& j = live_[join];
   const Live& p = live_[pred];
+  last_fold_won_ = false;
   if (p.arrival == PathLog::kNoVia) return;  // an empty join
-  // The first strand folded at the longest distance wins, as among a strand's predecessors.
-  if (j.arrival == PathLog::kNoVia || p.dist > j.dist) {
+  // The winner as among a strand's predecessors: a join only groups them.
+  if (j.arrival == PathLog::kNoVia || longer_path(p.dist, p.order, j.dist, j.order)) {
     j.dist = p.dist;
     j.arrival = p.arrival;
+    j.order = p.order;
+    last_fold_won_ = true;
   }
   // Its distances inside the instances still open: the longest of each, an entry per instance.
   // Entries of closed instances are dropped first, so that a join lives in as many entries as
@@ -432,11 +443,12 @@ ProfileTape::ProfileTape(const model::Model& m, const Weights* weights) {
     uint64_t span = weights ? weights->span[s] : strand.work;
     if (divisible != divisible_end && divisible->strand == s)
       span = iteration_span(span, (divisible++)->iterations);
-    // kStrand work(2 words) span(2) site count preds... (strand ids)
+    // kStrand work(2 words) span(2) site order count preds... (strand ids)
     words_.push_back(kStrand);
     put64(work);
     put64(span);
     words_.push_back(strand.site);
+    words_.push_back(m.strand_order.size() == m.strands.size() ? m.strand_order[s] : s);
     words_.push_back(m.pred_begin[s + 1] - m.pred_begin[s]);
     for (uint32_t p : m.preds_of(s)) words_.push_back(p);
     // kRelease strand
@@ -479,12 +491,13 @@ Profile ProfileTape::play(uint64_t log_block_entries, uint64_t* peak_live_strand
         const uint64_t work = get64();
         const uint64_t span = get64();
         const uint32_t site = *w++;
+        const uint32_t order = *w++;
         const uint32_t count = *w++;
         preds.clear();
         for (uint32_t i = 0; i < count; ++i) preds.push_back(handle[*w++]);
         handle[next_strand++] =
             stream.strand(work, span, site, preds.data(), count, instances.data(),
-                          static_cast<uint32_t>(instances.size()));
+                          static_cast<uint32_t>(instances.size()), 1, 0, order);
         break;
       }
       case kRelease:

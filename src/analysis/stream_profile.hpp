@@ -17,9 +17,10 @@
 //  * finish() at the end.
 //
 // Exactly compute_profile's figures (the tests compare them on every model they build): the work,
-// the span, the rows, and the same critical path when strands come in the model's id order (ties
-// are broken by the order of arrival: the first predecessor reaching the longest distance wins,
-// and the last strand reaching the span ends the path).
+// the span, the rows, and the same critical path whatever the topological order strands come in:
+// ties between paths go, as in longest_path, to the strand met first (algebra.hpp's longer_path,
+// by the order each strand is given), and the path ends at the strand reaching the span that was
+// met last.
 //
 // The critical path is found after the pass: each strand's winning predecessor, its site and its
 // weight on paths go to a log (PathLog) which finish() reads backwards once.
@@ -102,9 +103,12 @@ class StreamProfile final : public model::StrandSink {
 
   // work: what the strand adds to work sums; span_weight: its weight on paths (the what-if's, one
   // iteration's share for loop iterations seen only together); site: Strand::site.
+  // order: see StrandSink; kArrival (for callers that give strands in the order they met them)
+  // takes the order of arrival.
+  static constexpr uint64_t kArrival = ~uint64_t{0};
   Strand strand(uint64_t work, uint64_t span_weight, uint32_t site, const Strand* preds,
                 uint32_t pred_count, const Instance* instances, uint32_t instance_count,
-                uint64_t iterations = 1, uint32_t fragment = 0) override;
+                uint64_t iterations = 1, uint32_t fragment = 0, uint64_t order = kArrival) override;
   // A join (model::StrandSink): a live entry holding the longest of the strands folded into it,
   // and, per open instance they lie in, the longest inside it. It adds no work, no weight and no
   // entry to the path log: a strand taking it as a predecessor takes its winner's path.
@@ -118,6 +122,14 @@ class StreamProfile final : public model::StrandSink {
 
   // Live strands at most so far: what the pass held.
   uint64_t peak_live_strands() const { return peak_live_; }
+  // Which of the last strand's predecessors its longest path came through (an index into its
+  // `preds`; kNoWinner: none), and whether the last fold made the folded strand the join's: for
+  // a caller following the same critical path (StreamWhatIf).
+  static constexpr uint32_t kNoWinner = UINT32_MAX;
+  uint32_t last_winner() const { return last_winner_; }
+  bool last_fold_won() const { return last_fold_won_; }
+  // Whether the path now ends at the last strand (so far the one reaching the span met last).
+  bool last_ended_path() const { return best_end_ == arrivals_ - 1; }
 
  private:
   struct Distance {  // a strand's longest path inside one instance containing it
@@ -132,7 +144,8 @@ class StreamProfile final : public model::StrandSink {
   static constexpr uint32_t kInline = 4;
   struct Live {
     uint64_t dist = 0;     // longest path ending here
-    uint64_t arrival = 0;  // arrival index (the path log's)
+    uint64_t arrival = 0;  // arrival index (the path log's); a join's: its winner's
+    uint64_t order = 0;    // the order it was met in (a join's: its winner's), for ties
     uint32_t inside_count = 0;
     Distance inside[kInline];
     std::vector<Distance> more;
@@ -163,7 +176,9 @@ class StreamProfile final : public model::StrandSink {
   std::vector<uint8_t> present_;
   PathLog log_;
   uint64_t work_ = 0, best_ = 0;
-  uint64_t best_end_ = PathLog::kNoVia;
+  uint64_t best_end_ = PathLog::kNoVia, best_order_ = 0;
+  uint32_t last_winner_ = kNoWinner;
+  bool last_fold_won_ = false;
   uint64_t arrivals_ = 0, live_count_ = 0, peak_live_ = 0;
 };
 

@@ -107,7 +107,7 @@ uint64_t* StreamWhatIf::entry(Strand s) {
 StreamWhatIf::Strand StreamWhatIf::strand(uint64_t work, uint64_t span_weight, uint32_t site,
                                           const Strand* preds, uint32_t pred_count,
                                           const Instance* instances, uint32_t instance_count,
-                                          uint64_t iterations, uint32_t fragment) {
+                                          uint64_t iterations, uint32_t fragment, uint64_t order) {
   // Which units cover the strand (a strand without work is in none, as in unit_of_sites), and
   // in each set the first of them: it decides the strand's factor, as in span_weights.
   const uint8_t* by_site = members(site_members_, site_known_, site, false);
@@ -146,31 +146,22 @@ StreamWhatIf::Strand StreamWhatIf::strand(uint64_t work, uint64_t span_weight, u
   const uint64_t after_work = mode_ == WhatIfMode::Speedup ? after_span : work;
 
   const Strand s = same(first_.strand(work, span_weight, site, preds, pred_count, instances,
-                                      instance_count, iterations, fragment),
+                                      instance_count, iterations, fragment, order),
                         second_.strand(after_work, after_span, site, preds, pred_count, instances,
-                                       instance_count, iterations, fragment));
+                                       instance_count, iterations, fragment, order));
+  // The recorded path's winner among the predecessors: the recorded profile's.
+  // (entry(s) may grow the table, a predecessor's never does: it came first.)
   uint64_t* me = entry(s);
   std::fill(me, me + stride_, 0);
-  // The recorded path's winner among the predecessors, as StreamProfile picks it: the first
-  // reaching the longest distance, among those on a path.
-  const uint64_t* winner = nullptr;
-  for (uint32_t k = 0; k < pred_count; ++k) {
-    if (!has_path_[preds[k]]) continue;
-    const uint64_t* pred = entry(preds[k]);
-    if (!winner || pred[0] > winner[0]) winner = pred;
-  }
-  me = entry(s);  // (entry() may have grown the table)
+  const uint32_t won = first_.last_winner();
+  const uint64_t* winner = won == StreamProfile::kNoWinner ? nullptr : entry(preds[won]);
   const uint64_t recorded = iteration_span(span_weight, iterations);
   const uint64_t on_path = iteration_span(work, iterations);
   me[0] = (winner ? winner[0] : 0) + recorded;
   for (size_t i = 0; i < sets_.size(); ++i)
     me[1 + i] = (winner ? winner[1 + i] : 0) + (decider_[i] != kNoUnit ? on_path : 0);
   has_path_[s] = 1;
-  if (!any_ || me[0] >= recorded_best_) {  // the last strand reaching the span ends the path
-    any_ = true;
-    recorded_best_ = me[0];
-    std::copy(me + 1, me + 1 + sets_.size(), best_covered_.begin());
-  }
+  if (first_.last_ended_path()) std::copy(me + 1, me + 1 + sets_.size(), best_covered_.begin());
   uint64_t* dist = me + 1 + sets_.size();
   for (uint32_t k = 0; k < pred_count; ++k) {
     const uint64_t* pred = entry(preds[k]) + 1 + sets_.size();
@@ -196,8 +187,8 @@ void StreamWhatIf::fold(Strand join, Strand pred) {
   if (!has_path_[pred]) return;  // an empty join
   uint64_t* j = entry(join);
   const uint64_t* p = entry(pred);
-  // The recorded path: the first folded at the longest distance wins, as in StreamProfile.
-  if (!has_path_[join] || p[0] > j[0]) std::copy(p, p + 1 + sets_.size(), j);
+  // The recorded path: the recorded profile's winner.
+  if (first_.last_fold_won()) std::copy(p, p + 1 + sets_.size(), j);
   has_path_[join] = 1;
   for (uint32_t k = 1 + static_cast<uint32_t>(sets_.size()); k < stride_; ++k)
     j[k] = std::max(j[k], p[k]);
@@ -229,13 +220,14 @@ StreamWhatIf::Result StreamWhatIf::finish() {
 StreamUnitList::Strand StreamUnitList::strand(uint64_t work, uint64_t span_weight, uint32_t site,
                                               const Strand* preds, uint32_t pred_count,
                                               const Instance* instances, uint32_t instance_count,
-                                              uint64_t iterations, uint32_t fragment) {
+                                              uint64_t iterations, uint32_t fragment,
+                                              uint64_t order) {
   if (fragment_work_.size() <= fragment) fragment_work_.resize(size_t{fragment} + 1, 0);
   fragment_work_[fragment] += work;
   return same(first_.strand(work, span_weight, site, preds, pred_count, instances, instance_count,
-                            iterations, fragment),
+                            iterations, fragment, order),
               second_.strand(work, span_weight, fragment, preds, pred_count, nullptr, 0, iterations,
-                             fragment));
+                             fragment, order));
 }
 
 StreamUnitList::Result StreamUnitList::finish() {

@@ -63,7 +63,7 @@ class StreamWhatIf final : public TwinProfiles {
 
   Strand strand(uint64_t work, uint64_t span_weight, uint32_t site, const Strand* preds,
                 uint32_t pred_count, const Instance* instances, uint32_t instance_count,
-                uint64_t iterations, uint32_t fragment) override;
+                uint64_t iterations, uint32_t fragment, uint64_t order) override;
   Strand open_join() override;
   void fold(Strand join, Strand pred) override;
 
@@ -102,9 +102,7 @@ class StreamWhatIf final : public TwinProfiles {
   std::vector<uint8_t> has_path_;
   std::vector<uint64_t> best_, work_;   // per point
   std::vector<uint64_t> unit_work_;     // per set
-  uint64_t recorded_best_ = 0;          // the recorded span, and
-  std::vector<uint64_t> best_covered_;  // per set, the covered work along its path
-  bool any_ = false;
+  std::vector<uint64_t> best_covered_;  // per set, the covered work along the recorded path
   std::vector<uint64_t> scratch_;
 };
 
@@ -118,7 +116,7 @@ class StreamUnitList final : public TwinProfiles {
  public:
   Strand strand(uint64_t work, uint64_t span_weight, uint32_t site, const Strand* preds,
                 uint32_t pred_count, const Instance* instances, uint32_t instance_count,
-                uint64_t iterations, uint32_t fragment) override;
+                uint64_t iterations, uint32_t fragment, uint64_t order) override;
 
   struct Result {
     Profile profile;

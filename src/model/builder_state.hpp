@@ -475,13 +475,17 @@ class Builder {
     StrandSink::Strand out = 0;  // its handle once handed over
     uint32_t refs = 0;
     enum State : uint8_t { Open, Sealed, Handed, Free } state = Open;
-    bool join = false;     // a join of out_ (handed at once, never a strand of the DAG)
-    uint32_t undone = 0;   // a join of a task's children: those that have not ended
+    bool join = false;    // a join of out_ (handed at once, never a strand of the DAG)
+    uint32_t undone = 0;  // a join of a task's children: those that have not ended
+    // A join: the strands to fold into it that are not handed over yet (folds_). A strand after
+    // it waits for them, or a strand held back (a loop's deferred first chunk) would be missed.
+    uint32_t folds_pending = 0;
     uint64_t blocked = 0;  // ticks its thread was blocked in it (Model::blocked_work)
     // Held back until it is known whether it stands alone for its loop piece's iterations
     // (StreamNode::piece); then the iterations it stands for (1: none seen together).
     bool deferred = false;
     uint64_t iterations = 1;
+    uint64_t order = 0;  // the strands made before it (Model::strand_order)
     uint32_t pred_count = 0;
     uint32_t preds[3] = {};
     std::vector<uint32_t> more_preds;  // (keeps its capacity when the slot is reused)
@@ -579,6 +583,11 @@ class Builder {
   void fold_into(uint32_t join, uint32_t s);
   uint32_t node_join(uint32_t node);  // the join of a taskgroup or phase node, made if need be
   void stream_hand_over(uint32_t s);
+  // Is strand s handed over, or join s with every strand folded into it, so that what comes
+  // after it can take it as a predecessor?
+  bool complete(uint32_t s) const {
+    return ss_[s].state == StreamStrand::Handed && !(ss_[s].join && ss_[s].folds_pending > 0);
+  }
   void stream_retire_strand(uint32_t s);
   void close_node(uint32_t n);
   void node_item_done(uint32_t n);
@@ -615,7 +624,8 @@ class Builder {
   std::vector<std::pair<uint32_t, uint32_t>> folds_;  // (join, strand) once the strand is handed
   std::vector<StrandSink::Strand> scratch_preds_;
   uint64_t stream_first_ = ~uint64_t{0}, stream_last_ = 0;  // strands' first start, last end
-  Model::OnePass one_pass_;  // what the model read in one pass says instead of its DAG
+  uint64_t stream_strands_made_ = 0;  // strands made so far: the next one's Model::strand_order
+  Model::OnePass one_pass_;           // what the model read in one pass says instead of its DAG
   // Fragments numbered as strands are handed over (finalize numbers them in memory): the
   // model's fragments, and the (begin, end) code pair of each.
   uint32_t stream_fragment(uint32_t begin_code, uint32_t end_code, uint32_t site);

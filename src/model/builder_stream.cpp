@@ -130,6 +130,7 @@ uint32_t Builder::stream_strand_slot(bool join) {
   x.refs = 0;
   x.state = join ? StreamStrand::Handed : StreamStrand::Open;
   x.join = join;
+  x.folds_pending = 0;
   x.blocked = 0;
   x.deferred = false;
   x.iterations = 1;
@@ -146,6 +147,7 @@ uint32_t Builder::stream_add_strand(const PStrand& strand) {
   }
   const uint32_t s = stream_strand_slot(false);
   strands_[s] = p;
+  ss_[s].order = stream_strands_made_++;  // as a strand's provisional id in memory
   StreamNode& v = sn_[p.node];
   ++v.pending;
   ++v.strands_made;
@@ -248,6 +250,7 @@ void Builder::stream_edge(uint32_t from, uint32_t to) {
     hold(from);
     hold(to);
     folds_.emplace_back(to, from);
+    ++t.folds_pending;
     return;
   }
   if (t.state == StreamStrand::Handed) {  // it cannot take a predecessor any more
@@ -395,7 +398,7 @@ void Builder::stream_hand_over(uint32_t s) {
                        static_cast<uint32_t>(scratch_preds_.size()),
                        instances ? instances->data() : nullptr,
                        instances ? static_cast<uint32_t>(instances->size()) : 0, x.iterations,
-                       stream_fragment(p.begin_code, p.end_code, sn_[p.node].site));
+                       stream_fragment(p.begin_code, p.end_code, sn_[p.node].site), x.order);
   x.state = StreamStrand::Handed;
   ++one_pass_.strands;
   if (x.blocked) {
@@ -431,11 +434,12 @@ void Builder::stream_flush() {
     size_t w = 0;
     for (size_t i = 0; i < folds_.size(); ++i) {
       const auto [join, s] = folds_[i];
-      if (ss_[s].state != StreamStrand::Handed) {
+      if (!complete(s)) {
         folds_[w++] = folds_[i];
         continue;
       }
       out_->fold(ss_[join].out, ss_[s].out);
+      --ss_[join].folds_pending;
       progress = true;
       drop(s);
       drop(join);
@@ -448,7 +452,7 @@ void Builder::stream_flush() {
       bool ready = !x.deferred;
       for (uint32_t k = 0; k < x.pred_count; ++k) {
         const uint32_t q = k < std::size(x.preds) ? x.preds[k] : x.more_preds[k - 3];
-        if (ss_[q].state == StreamStrand::Handed) continue;
+        if (complete(q)) continue;
         ready = false;
         // A barrier's join strand is sealed when a strand after it is to be handed over: by
         // then every thread has arrived and every task of its phase has ended (at the same

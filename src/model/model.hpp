@@ -162,6 +162,12 @@ struct Model {
   // The strands of loop iterations seen only together (DivisibleStrand), sorted by strand. Every
   // longest path and span weighs them by one iteration; few per loop, none without loops.
   std::vector<DivisibleStrand> divisible;
+  // The order the builder met the strands in (their ids are the serial order): strand s was the
+  // strand_order[s]-th it made. Where paths of equal length meet, the critical path takes the one
+  // through the strand met first (analysis/algebra.hpp's longer_path): a one-pass reading meets
+  // the strands in the same order, so both split a tied critical path between sites alike. Empty
+  // in a model made some other way: the ids stand in.
+  std::vector<uint32_t> strand_order;
 
   // Facts about the recording that reports must show.
   std::string metric = "tsc";  // perf's name of the metric (trace::Metric), or tsc

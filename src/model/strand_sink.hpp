@@ -32,10 +32,11 @@ class StrandSink {
   // for, seen only together (Model::divisible): on paths it then weighs one iteration's share of
   // span_weight (analysis/algebra.hpp's iteration_span). 1 for any other strand. fragment: its
   // code fragment (Strand::fragment; in the streaming mode numbered as met, BuildOptions::
-  // place_fragment).
+  // place_fragment). order: the order the builder met it in (Model::strand_order; a strand is
+  // handed over later, once final), which breaks ties between paths of equal length.
   virtual Strand strand(uint64_t work, uint64_t span_weight, uint32_t site, const Strand* preds,
                         uint32_t pred_count, const Instance* instances, uint32_t instance_count,
-                        uint64_t iterations, uint32_t fragment) = 0;
+                        uint64_t iterations, uint32_t fragment, uint64_t order) = 0;
   virtual Strand open_join() = 0;
   virtual void fold(Strand join, Strand pred) = 0;
   virtual void release(Strand s) = 0;

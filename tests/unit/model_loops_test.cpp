@@ -261,5 +261,42 @@ TEST(ModelLoops, AfterANowaitLoopEachThreadGoesOnFromItsOwnChunks) {
   }
 }
 
+// In one pass a thread's first chunk of a dynamic loop is held back until the loop ends, to know
+// whether it stands alone for its iterations; what follows the loop must still wait for it. Here
+// it is the longest chunk (300), and thread 0 reaches the loop's barrier (at 320) before thread 1
+// ends the loop (at 410): the loop's span and the program's are that chunk's.
+TEST(ModelLoops, AChunkHeldBackUntilTheLoopEndsStillBoundsWhatFollows) {
+  constexpr uint64_t kWorkshareBarrier = 8;  // ompt_sync_region_barrier_implicit_workshare
+  TraceBuilder tb(2);
+  Region r{tb};
+  r.open_team();
+  const uint64_t chunks[2][2] = {{300, 10}, {200, 200}};
+  for (uint32_t t = 0; t < 2; ++t) {
+    const uint64_t task = t ? r.B : r.A, mid = 10 + chunks[t][0], end = mid + chunks[t][1];
+    tb.ev(t, 10, EventKind::WorkBegin, {kLoop, task, 4, 0x3000});
+    tb.ev(t, 10, EventKind::Dispatch, {kChunk, task, 2 * t, 1});
+    tb.ev(t, mid, EventKind::Dispatch, {kChunk, task, 2 * t + 1, 1});
+    tb.ev(t, end, EventKind::WorkEnd, {kLoop, task, 0x3001});
+    tb.ev(t, end, EventKind::SyncBegin, {kWorkshareBarrier, task, 0x3002});
+    tb.ev(t, 410, EventKind::SyncEnd, {kWorkshareBarrier, task, 0x3002});
+  }
+  tb.ev(1, 415, EventKind::SyncBegin, {kBarrier, r.B, 0});  // B: 5
+  r.end(420, 430);                                          // A: 10
+  model::Model m = tb.build();                              // (which compares the one-pass reading)
+  expect_invariants(m);
+  const analysis::Profile p = analysis::compute_profile(m);
+  EXPECT_EQ(p.work, 710u + 10 + 5);
+  EXPECT_EQ(p.span, 300u + 10);
+  bool found = false;
+  for (const analysis::SiteRow& row : p.sites)
+    if (m.sites[row.site].address == 0x3000) {
+      found = true;
+      EXPECT_EQ(row.work, 710u);
+      EXPECT_EQ(row.span, 300u);
+      EXPECT_EQ(row.critical_work, 300u);
+    }
+  EXPECT_TRUE(found);
+}
+
 }  // namespace
 }  // namespace tasklens

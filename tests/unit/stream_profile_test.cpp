@@ -199,8 +199,11 @@ TEST(StreamProfileTest, ARecycledInstanceDoesNotSeeItsPredecessorsDistances) {
 // listed, or (`joins`) a random first part of them folded into a join passed in their place
 // (model::StrandSink::open_join, as the builder's streaming mode passes what a taskwait or a
 // barrier waits for). The sites: 0 around everything, 1 on runs of strands, 2 inside those and,
-// now and then, 1 again inside 1 (a recursion).
-Profile play_random(uint64_t seed, bool joins) {
+// now and then, 1 again inside 1 (a recursion). Each strand is given a random place in the order
+// it was "met" (StrandSink's `order`). `shuffled`: the strands come in a random topological order
+// instead of the ids' (every instance open from the start to the end), and the critical path is
+// given back as strand ids.
+Profile play_random(uint64_t seed, bool joins, bool shuffled = false) {
   std::mt19937_64 rng(seed);
   const uint32_t n = 2 + static_cast<uint32_t>(rng() % 80);
   std::vector<std::vector<uint32_t>> preds(n);
@@ -210,6 +213,9 @@ Profile play_random(uint64_t seed, bool joins) {
     for (uint32_t k = 0, count = static_cast<uint32_t>(rng() % 5); s > 0 && k < count; ++k)
       preds[s].push_back(static_cast<uint32_t>(rng() % s));
   }
+  std::vector<uint64_t> met(n);
+  for (uint32_t s = 0; s < n; ++s) met[s] = s;
+  std::shuffle(met.begin(), met.end(), rng);
   // Instances as runs [begin, end) of strands, outermost first: (site, begin, end, nested).
   struct Run {
     uint32_t site, begin, end;
@@ -226,17 +232,44 @@ Profile play_random(uint64_t seed, bool joins) {
     }
     b = e;
   }
+  // The order they come in: the ids', or a random one with every strand after its predecessors.
+  std::mt19937_64 play_rng(seed * 7919 + 1);
+  std::vector<uint32_t> arrival;
+  if (!shuffled) {
+    for (uint32_t s = 0; s < n; ++s) arrival.push_back(s);
+  } else {
+    std::vector<uint32_t> waiting(n), ready;
+    std::vector<std::vector<uint32_t>> succs(n);
+    for (uint32_t s = 0; s < n; ++s) {
+      std::sort(preds[s].begin(), preds[s].end());
+      preds[s].erase(std::unique(preds[s].begin(), preds[s].end()), preds[s].end());
+      waiting[s] = static_cast<uint32_t>(preds[s].size());
+      for (uint32_t p : preds[s]) succs[p].push_back(s);
+      if (waiting[s] == 0) ready.push_back(s);
+    }
+    while (!ready.empty()) {
+      const size_t k = play_rng() % ready.size();
+      const uint32_t s = ready[k];
+      ready.erase(ready.begin() + static_cast<std::ptrdiff_t>(k));
+      arrival.push_back(s);
+      for (uint32_t q : succs[s])
+        if (--waiting[q] == 0) ready.push_back(q);
+    }
+  }
   StreamProfile stream(3, 4);
   std::vector<StreamProfile::Instance> open(runs.size());
+  auto open_run = [&](size_t r) {
+    open[r] = stream.open_instance(runs[r].site);
+    if (runs[r].nested) stream.not_outermost(open[r]);
+  };
+  if (shuffled)
+    for (size_t r = 0; r < runs.size(); ++r) open_run(r);
   std::vector<StreamProfile::Strand> handle(n);
-  for (uint32_t s = 0; s < n; ++s) {
+  for (const uint32_t s : arrival) {
     std::vector<StreamProfile::Instance> around;
     std::vector<uint32_t> sites_around;
     for (size_t r = 0; r < runs.size(); ++r) {
-      if (runs[r].begin == s) {
-        open[r] = stream.open_instance(runs[r].site);
-        if (runs[r].nested) stream.not_outermost(open[r]);
-      }
+      if (!shuffled && runs[r].begin == s) open_run(r);
       if (runs[r].begin <= s && s < runs[r].end &&
           std::find(sites_around.begin(), sites_around.end(), runs[r].site) == sites_around.end()) {
         around.push_back(open[r]);
@@ -245,10 +278,11 @@ Profile play_random(uint64_t seed, bool joins) {
     }
     std::vector<StreamProfile::Strand> listed;
     for (uint32_t p : preds[s]) listed.push_back(handle[p]);
+    std::shuffle(listed.begin(), listed.end(), play_rng);
     StreamProfile::Strand join = 0;
     const bool joined = joins && listed.size() >= 2;
     if (joined) {
-      const size_t folded = 1 + rng() % listed.size();
+      const size_t folded = 1 + play_rng() % listed.size();
       join = stream.open_join();
       for (size_t k = 0; k < folded; ++k) stream.fold(join, listed[k]);
       listed.erase(listed.begin(), listed.begin() + static_cast<std::ptrdiff_t>(folded));
@@ -256,21 +290,56 @@ Profile play_random(uint64_t seed, bool joins) {
     }
     handle[s] = stream.strand(work[s], work[s], sites_around.back(), listed.data(),
                               static_cast<uint32_t>(listed.size()), around.data(),
-                              static_cast<uint32_t>(around.size()));
+                              static_cast<uint32_t>(around.size()), 1, 0, met[s]);
     if (joined) stream.release(join);
-    for (size_t r = runs.size(); r-- > 0;)
-      if (runs[r].end == s + 1) stream.close_instance(open[r]);
+    if (!shuffled)
+      for (size_t r = runs.size(); r-- > 0;)
+        if (runs[r].end == s + 1) stream.close_instance(open[r]);
   }
-  return stream.finish();
+  if (shuffled)
+    for (size_t r = runs.size(); r-- > 0;) stream.close_instance(open[r]);
+  Profile p = stream.finish();
+  for (uint32_t& s : p.critical_path) s = arrival[s];
+  return p;
 }
 
 // What a join passes on is what its strands would have, listed: the same distances, inside every
-// instance too, and the same ties (the first strand folded at the longest distance wins, as the
-// first listed does), so the same critical path.
+// instance too, and the same ties, so the same critical path.
 TEST(StreamProfileTest, PredecessorsFoldedIntoAJoinCountAsIfListed) {
   for (uint64_t seed = 1; seed <= 400; ++seed)
     EXPECT_EQ(profile_mismatch(play_random(seed, true), play_random(seed, false)), "")
         << "seed " << seed;
+}
+
+// The DAG in memory and a one-pass reading visit strands in different topological orders; where
+// paths of equal length meet (zero work makes many here), the critical path must still be the
+// same one, or the sites' shares of it differ: ties go to the strand met first, whatever order
+// the strands arrive in and however their predecessors are listed or grouped into joins.
+TEST(StreamProfileTest, TiesGoTheSameWayWhateverOrderStrandsComeIn) {
+  for (uint64_t seed = 1; seed <= 400; ++seed) {
+    const Profile in_order = play_random(seed, false);
+    EXPECT_EQ(profile_mismatch(play_random(seed, false, true), in_order), "") << "seed " << seed;
+    EXPECT_EQ(profile_mismatch(play_random(seed, true, true), in_order), "") << "seed " << seed;
+  }
+}
+
+// The same rule in memory: a model whose strands were met in another order than their ids.
+TEST(StreamProfileTest, TiesFollowTheOrderStrandsWereMetInMemoryToo) {
+  std::mt19937_64 rng(5);
+  fixtures::RandomModelOptions opt;
+  opt.max_strands = 120;
+  opt.min_strands = 1;
+  opt.max_depth = 7;
+  for (int i = 0; i < 300; ++i) {
+    SCOPED_TRACE("model " + std::to_string(i));
+    Model m = fixtures::random_model(rng, opt);
+    for (model::Strand& s : m.strands) s.work = rng() % 3 == 0 ? 0 : s.work % 4;  // ties
+    m.strand_order.resize(m.strands.size());
+    for (uint32_t s = 0; s < m.strands.size(); ++s) m.strand_order[s] = s;
+    std::shuffle(m.strand_order.begin(), m.strand_order.end(), rng);
+    expect_same(m);
+    if (HasFailure()) return;
+  }
 }
 
 // A join folded into a join, an empty one, and a join whose instance closed before its use.
