@@ -10,8 +10,8 @@
 #              apart
 #   asan       the unit tests built with clang's ASan+UBSan (build-fuzz/: the same build gives
 #              the fuzzer, so the sources are compiled once for both)
-#   tsan       the recorder's concurrent buffers and region names, the model builder's threads
-#              and the profile's, built with TSan (build-tsan/)
+#   tsan       the recorder's concurrent buffers and region names, the model builder's threads,
+#              the one-pass sink's and the profile's, built with TSan (build-tsan/)
 #   fuzz       45 s of libFuzzer over everything that reads a trace (bench/fuzz.sh runs it for
 #              hours)
 #
@@ -114,10 +114,11 @@ if wanted tsan; then
     -DCMAKE_C_FLAGS_RELWITHDEBINFO="$sanitizer_flags" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$sanitizer_flags" \
     -DTASKLENS_BUILD_EXAMPLES=OFF -DTASKLENS_BUILD_BENCH=OFF -DTASKLENS_BUILD_E2E=OFF >/dev/null
   # The recorder's threads, and the readers' own: the model builder's event pipe and populating
-  # (a large trace, both ways) and the profile measuring sites on two threads (random models).
+  # (a large trace, both ways), the one-pass sink's thread (model/sink_thread.hpp) and the
+  # profile measuring sites on two threads (random models).
   build_stage tsan-build cmake --build build-tsan -j"$jobs" --target recorder_buffer_test \
-    recorder_regions_test model_test analysis_test &&
-    ctest_stage tsan build-tsan -R 'RecorderBuffer|RecorderRegions|Model\.ALargeTrace|ProfileRandomTest'
+    recorder_regions_test model_test analysis_test sink_thread_test &&
+    ctest_stage tsan build-tsan -R 'RecorderBuffer|RecorderRegions|Model\.ALargeTrace|ProfileRandomTest|SinkThread'
 fi
 
 if wanted fuzz; then

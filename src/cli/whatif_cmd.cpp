@@ -203,12 +203,10 @@ constexpr const char* kOnePassWarning =
         for (const Wanted& w : wanted) {
           analysis::StreamUnit u{w.label, w.factor, w.fragment, {}};
           if (u.by_fragment)
-            u.has = [&sites, want = w.label](uint32_t f) {
-              return f < sites.fragment_labels().size() && sites.fragment_labels()[f] == want;
-            };
+            u.has = [&sites, want = w.label](uint32_t f) { return sites.fragment_is(f, want); };
           else
             u.has = [&sites, want = w.label](uint32_t x) {
-              return sites.is_construct(x) && sites.labels()[x].site == want;
+              return sites.construct_site_is(x, want);
             };
           units.push_back(std::move(u));
         }

@@ -86,8 +86,10 @@ Model build_model(const trace::TraceFile& trace, const BuildOptions& options = {
 // final (model/strand_sink.hpp), and never held together: memory follows what is live (the
 // recursion's depth times the threads), not the run. Returns the model without its DAG (no
 // strands, nodes or edges): its sites and what it says of the run. Throws ModelError, as
-// build_model does, and for what it cannot read in one pass yet (loops, dependences, oneTBB:
-// the message says which).
+// build_model does, and for what it cannot read in one pass yet (taskloops, oneTBB, ...: the
+// message says which). The sink is called on a thread of its own (model/sink_thread.hpp), all its
+// calls made when this returns: what it consults that BuildOptions' callbacks change (the sites
+// placed so far) must be read under a lock.
 Model build_streaming(const trace::TraceFile& trace, StrandSink& sink,
                       const BuildOptions& options = {});
 

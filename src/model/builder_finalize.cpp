@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "model/builder_state.hpp"
+#include "model/sink_thread.hpp"
 
 namespace tasklens::model {
 
@@ -617,7 +618,11 @@ Model build_model(const trace::TraceFile& trace, const BuildOptions& options) {
 
 Model build_streaming(const trace::TraceFile& trace, StrandSink& sink,
                       const BuildOptions& options) {
-  return detail::Builder(trace, options, &sink).run();
+  // The sink works on a thread of its own (sink_thread.hpp): the builder's thread is the bound.
+  SinkThread threaded(sink);
+  Model m = detail::Builder(trace, options, &threaded).run();
+  threaded.drain();
+  return m;
 }
 
 }  // namespace tasklens::model

@@ -366,6 +366,7 @@ uint32_t SitesAsTheyCome::place(const model::Site& site, uint32_t index, uint32_
   const auto [it, inserted] =
       index_.try_emplace({merge_key(l, index), static_cast<int>(site.kind)}, index);
   if (!inserted) return it->second;
+  std::lock_guard<std::mutex> lock(mutex_);  // (read on the one-pass sink's thread)
   if (labels_.size() <= index) {
     labels_.resize(index + 1);
     kinds_.resize(index + 1, model::SiteKind::Program);
@@ -377,12 +378,15 @@ uint32_t SitesAsTheyCome::place(const model::Site& site, uint32_t index, uint32_
 
 void SitesAsTheyCome::place_fragment(const model::Fragment& fragment, uint32_t index,
                                      uint32_t site) {
+  auto [label, function] = label_fragment(fragment, modules_, synthetic_,
+                                          is_construct(site) ? &labels_[site].function : nullptr);
+  std::lock_guard<std::mutex> lock(mutex_);  // (read on the one-pass sink's thread)
   if (fragment_labels_.size() <= index) {
     fragment_labels_.resize(size_t{index} + 1);
     fragment_functions_.resize(size_t{index} + 1);
   }
-  std::tie(fragment_labels_[index], fragment_functions_[index]) = label_fragment(
-      fragment, modules_, synthetic_, is_construct(site) ? &labels_[site].function : nullptr);
+  fragment_labels_[index] = std::move(label);
+  fragment_functions_[index] = std::move(function);
 }
 
 void merge_sites_by_location(model::Model& m, std::vector<SiteLabel>& labels) {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <unordered_map>
@@ -60,7 +61,19 @@ class SitesAsTheyCome {
   const std::vector<std::string>& fragment_functions() const { return fragment_functions_; }
   // Is `index` a site placed so far, of a construct (not the program's)? During the reading too.
   bool is_construct(uint32_t index) const {
+    std::lock_guard<std::mutex> lock(mutex_);
     return index < kinds_.size() && kinds_[index] != model::SiteKind::Program;
+  }
+  // Is `index` a construct site labelled `label`, a fragment labelled `label`? During the reading
+  // too, from any thread (a one-pass sink runs on a thread of its own: model/sink_thread.hpp).
+  bool construct_site_is(uint32_t index, const std::string& label) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return index < kinds_.size() && kinds_[index] != model::SiteKind::Program &&
+           labels_[index].site == label;
+  }
+  bool fragment_is(uint32_t index, const std::string& label) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return index < fragment_labels_.size() && fragment_labels_[index] == label;
   }
 
  private:
@@ -70,6 +83,7 @@ class SitesAsTheyCome {
   std::vector<model::SiteKind> kinds_;
   std::map<std::pair<std::string, int>, uint32_t> index_;
   std::vector<std::string> fragment_labels_, fragment_functions_;
+  mutable std::mutex mutex_;  // place and place_fragment against the queries above
 };
 
 struct RunInfo {

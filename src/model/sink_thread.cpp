@@ -1,0 +1,206 @@
+// The sink on a thread of its own (sink_thread.hpp).
+#include "model/sink_thread.hpp"
+
+#include <utility>
+
+namespace tasklens::model {
+
+namespace {
+
+// A handle of this class: a free one, or the next.
+uint32_t take(std::vector<uint32_t>& free, uint32_t& count) {
+  if (free.empty()) return count++;
+  const uint32_t h = free.back();
+  free.pop_back();
+  return h;
+}
+
+}  // namespace
+
+SinkThread::SinkThread(StrandSink& target, size_t chunk_words, size_t max_chunks)
+    : target_(target), chunk_words_(chunk_words), max_chunks_(max_chunks) {
+  chunk_.reserve(chunk_words_ + 64);
+  thread_ = std::thread([this] { run(); });
+}
+
+SinkThread::~SinkThread() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+    queue_.clear();
+  }
+  ready_.notify_all();
+  thread_.join();
+}
+
+SinkThread::Instance SinkThread::open_instance(uint32_t site) {
+  const Instance i = take(free_instances_, instances_);
+  put(kOpen);
+  put(i);
+  put(site);
+  maybe_send();
+  return i;
+}
+
+void SinkThread::not_outermost(Instance i) {
+  put(kNotOutermost);
+  put(i);
+  maybe_send();
+}
+
+void SinkThread::close_instance(Instance i) {
+  put(kClose);
+  put(i);
+  free_instances_.push_back(i);
+  maybe_send();
+}
+
+SinkThread::Strand SinkThread::strand(uint64_t work, uint64_t span_weight, uint32_t site,
+                                      const Strand* preds, uint32_t pred_count,
+                                      const Instance* instances, uint32_t instance_count,
+                                      uint64_t iterations, uint32_t fragment, uint64_t order) {
+  const Strand s = take(free_strands_, strands_);
+  put(kStrand);
+  put(s);
+  put(work);
+  put(span_weight);
+  put(uint64_t{site} << 32 | fragment);
+  put(iterations);
+  put(order);
+  put(uint64_t{pred_count} << 32 | instance_count);
+  for (uint32_t k = 0; k < pred_count; ++k) put(preds[k]);
+  for (uint32_t k = 0; k < instance_count; ++k) put(instances[k]);
+  maybe_send();
+  return s;
+}
+
+SinkThread::Strand SinkThread::open_join() {
+  const Strand j = take(free_strands_, strands_);
+  put(kOpenJoin);
+  put(j);
+  maybe_send();
+  return j;
+}
+
+void SinkThread::fold(Strand join, Strand pred) {
+  put(kFold);
+  put(uint64_t{join} << 32 | pred);
+  maybe_send();
+}
+
+void SinkThread::release(Strand s) {
+  put(kRelease);
+  put(s);
+  free_strands_.push_back(s);  // reused after this, in the calls' order: the map follows
+  maybe_send();
+}
+
+void SinkThread::send() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  taken_.wait(lock, [this] { return queue_.size() < max_chunks_ || failed_; });
+  if (failed_) std::rethrow_exception(failed_);
+  queue_.push_back(std::move(chunk_));
+  if (!spare_.empty()) {
+    chunk_ = std::move(spare_.back());
+    spare_.pop_back();
+  } else {
+    chunk_ = {};
+  }
+  chunk_.clear();
+  chunk_.reserve(chunk_words_ + 64);
+  lock.unlock();
+  ready_.notify_one();
+}
+
+void SinkThread::drain() {
+  if (!chunk_.empty()) send();
+  std::unique_lock<std::mutex> lock(mutex_);
+  taken_.wait(lock, [this] { return (queue_.empty() && !busy_) || failed_; });
+  if (failed_) std::rethrow_exception(failed_);
+}
+
+void SinkThread::run() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    ready_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+    if (stop_) return;
+    std::vector<uint64_t> chunk = std::move(queue_.front());
+    queue_.pop_front();
+    busy_ = true;
+    lock.unlock();
+    taken_.notify_one();
+    std::exception_ptr error;
+    try {
+      play(chunk);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    lock.lock();
+    busy_ = false;
+    if (error) {
+      failed_ = error;
+      queue_.clear();
+    }
+    chunk.clear();
+    spare_.push_back(std::move(chunk));
+    taken_.notify_one();
+    if (failed_) {  // nothing more is played; the builder learns it at its next send or drain
+      ready_.wait(lock, [this] { return stop_; });
+      return;
+    }
+  }
+}
+
+void SinkThread::play(const std::vector<uint64_t>& chunk) {
+  auto grow = [](auto& map, uint64_t h) {
+    if (map.size() <= h) map.resize(h + 1);
+  };
+  const uint64_t* w = chunk.data();
+  const uint64_t* const end = w + chunk.size();
+  while (w != end) {
+    switch (*w++) {
+      case kOpen: {
+        grow(instance_of_, w[0]);
+        instance_of_[w[0]] = target_.open_instance(static_cast<uint32_t>(w[1]));
+        w += 2;
+        break;
+      }
+      case kNotOutermost:
+        target_.not_outermost(instance_of_[*w++]);
+        break;
+      case kClose:
+        target_.close_instance(instance_of_[*w++]);
+        break;
+      case kStrand: {
+        const uint64_t s = w[0], work = w[1], span = w[2], site_fragment = w[3], iterations = w[4],
+                       order = w[5], counts = w[6];
+        w += 7;
+        const uint32_t pred_count = static_cast<uint32_t>(counts >> 32),
+                       instance_count = static_cast<uint32_t>(counts);
+        preds_.clear();
+        for (uint32_t k = 0; k < pred_count; ++k) preds_.push_back(strand_of_[*w++]);
+        around_.clear();
+        for (uint32_t k = 0; k < instance_count; ++k) around_.push_back(instance_of_[*w++]);
+        grow(strand_of_, s);
+        strand_of_[s] = target_.strand(work, span, static_cast<uint32_t>(site_fragment >> 32),
+                                       preds_.data(), pred_count, around_.data(), instance_count,
+                                       iterations, static_cast<uint32_t>(site_fragment), order);
+        break;
+      }
+      case kOpenJoin:
+        grow(strand_of_, w[0]);
+        strand_of_[w[0]] = target_.open_join();
+        ++w;
+        break;
+      case kFold:
+        target_.fold(strand_of_[*w >> 32], strand_of_[*w & 0xffffffffu]);
+        ++w;
+        break;
+      case kRelease:
+        target_.release(strand_of_[*w++]);
+        break;
+    }
+  }
+}
+
+}  // namespace tasklens::model

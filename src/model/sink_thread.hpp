@@ -1,0 +1,81 @@
+// A StrandSink that runs another one on a thread of its own: the builder's streaming mode spends
+// about a third of its thread in the sink (the one-pass profile's strands and folds, its path
+// log's compression), and the decoding thread waits half the time, so the sink's work goes to a
+// third thread and the builder goes on (docs/design-scale.md, "Speed").
+//
+// The calls are recorded into chunks of words and played into the target in the same order.
+// Handles are this class's own, given at once (the builder needs them to go on): the same slot
+// discipline as the target's (a strand's, a join's or an instance's slot is reused once
+// released or closed), mapped to the target's handles on the sink's thread.
+//
+// The target must not be used by anyone else until drain() returned. An exception the target
+// throws on the sink's thread comes back from the next call on the builder's, or from drain().
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "model/strand_sink.hpp"
+
+namespace tasklens::model {
+
+class SinkThread final : public StrandSink {
+ public:
+  // `chunk_words`: the words recorded before a chunk goes to the sink's thread; at most
+  // `max_chunks` wait there (then the builder waits: the memory stays bounded, 2 MB by default).
+  explicit SinkThread(StrandSink& target, size_t chunk_words = size_t{1} << 15,
+                      size_t max_chunks = 8);
+  ~SinkThread() override;  // stops the thread; what was not drained is dropped
+  SinkThread(const SinkThread&) = delete;
+  SinkThread& operator=(const SinkThread&) = delete;
+
+  Instance open_instance(uint32_t site) override;
+  void not_outermost(Instance i) override;
+  void close_instance(Instance i) override;
+  Strand strand(uint64_t work, uint64_t span_weight, uint32_t site, const Strand* preds,
+                uint32_t pred_count, const Instance* instances, uint32_t instance_count,
+                uint64_t iterations, uint32_t fragment, uint64_t order) override;
+  Strand open_join() override;
+  void fold(Strand join, Strand pred) override;
+  void release(Strand s) override;
+
+  // Every call made so far has reached the target (rethrows what the target threw).
+  void drain();
+
+ private:
+  enum Op : uint64_t { kOpen, kNotOutermost, kClose, kStrand, kOpenJoin, kFold, kRelease };
+  void put(uint64_t word) { chunk_.push_back(word); }
+  void maybe_send() {
+    if (chunk_.size() >= chunk_words_) send();
+  }
+  void send();  // the current chunk to the sink's thread
+  void run();   // the sink's thread
+  void play(const std::vector<uint64_t>& chunk);
+
+  StrandSink& target_;
+  size_t chunk_words_, max_chunks_;
+  // The builder's side: the chunk being filled, the handles.
+  std::vector<uint64_t> chunk_;
+  uint32_t strands_ = 0, instances_ = 0;
+  std::vector<uint32_t> free_strands_, free_instances_;
+  // Shared, under mutex_.
+  std::mutex mutex_;
+  std::condition_variable ready_, taken_;
+  std::deque<std::vector<uint64_t>> queue_;
+  std::vector<std::vector<uint64_t>> spare_;  // played chunks, for their capacity
+  bool busy_ = false, stop_ = false;
+  std::exception_ptr failed_;
+  // The sink's side: this class's handles to the target's.
+  std::vector<Strand> strand_of_;
+  std::vector<Instance> instance_of_;
+  std::vector<Strand> preds_;
+  std::vector<Instance> around_;
+  std::thread thread_;
+};
+
+}  // namespace tasklens::model

@@ -1,0 +1,132 @@
+// model::SinkThread (model/sink_thread.hpp): the calls reach the target in order, with handles
+// mapped and reused as the target reuses its own, through chunks as small as one call and a
+// queue of one chunk; what the target throws comes back to the caller. (Every trace the model
+// tests build is also read in one pass through it: trace_builder.hpp.) Runs under TSan too.
+#include "model/sink_thread.hpp"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "analysis/stream_profile.hpp"
+#include "analyze_all.hpp"
+
+namespace tasklens {
+namespace {
+
+using analysis::Profile;
+using analysis::StreamProfile;
+using model::StrandSink;
+
+// A random DAG of strands inside nested instances, with joins, played into `sink`; strands are
+// released once no later strand takes them, so that handles are reused.
+void play(StrandSink& sink, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const uint32_t n = 1 + static_cast<uint32_t>(rng() % 300);
+  std::vector<StrandSink::Strand> handle(n);
+  std::vector<uint32_t> last_use(n, 0);
+  std::vector<std::vector<uint32_t>> preds(n);
+  for (uint32_t s = 1; s < n; ++s)
+    for (uint32_t k = 0, count = static_cast<uint32_t>(rng() % 4); k < count; ++k) {
+      const uint32_t p = s - 1 - static_cast<uint32_t>(rng() % std::min<uint32_t>(s, 8));
+      preds[s].push_back(p);
+      last_use[p] = s;
+    }
+  const StrandSink::Instance outer = sink.open_instance(0);
+  StrandSink::Instance inner = sink.open_instance(1);
+  for (uint32_t s = 0; s < n; ++s) {
+    if (rng() % 10 == 0) {  // a new inner instance, sometimes inside one of its own site
+      sink.close_instance(inner);
+      inner = sink.open_instance(1 + static_cast<uint32_t>(rng() % 2));
+      if (rng() % 3 == 0) sink.not_outermost(inner);
+    }
+    std::vector<StrandSink::Strand> listed;
+    for (uint32_t p : preds[s]) listed.push_back(handle[p]);
+    StrandSink::Strand join = 0;
+    const bool joined = listed.size() >= 2 && rng() % 2;
+    if (joined) {
+      join = sink.open_join();
+      sink.fold(join, listed[0]);
+      sink.fold(join, listed[1]);
+      listed.erase(listed.begin(), listed.begin() + 2);
+      listed.push_back(join);
+    }
+    const StrandSink::Instance around[] = {outer, inner};
+    handle[s] = sink.strand(rng() % 100, rng() % 100, static_cast<uint32_t>(rng() % 3),
+                            listed.data(), static_cast<uint32_t>(listed.size()), around, 2,
+                            1 + rng() % 3, static_cast<uint32_t>(rng() % 5), rng() % 1000);
+    if (joined) sink.release(join);
+    for (uint32_t p : preds[s])
+      if (last_use[p] == s) {
+        sink.release(handle[p]);
+        last_use[p] = 0;
+      }
+    if (last_use[s] == 0 && rng() % 2) sink.release(handle[s]);  // (a sink, now or never)
+  }
+  sink.close_instance(inner);
+  sink.close_instance(outer);
+}
+
+TEST(SinkThread, TheTargetGetsTheSameCallsInOrder) {
+  for (uint64_t seed = 1; seed <= 200; ++seed) {
+    StreamProfile direct(3);
+    play(direct, seed);
+    const Profile expected = direct.finish();
+    for (const size_t chunk : {size_t{1}, size_t{13}, size_t{1} << 16}) {
+      StreamProfile target(3);
+      {
+        model::SinkThread threaded(target, chunk, chunk == 1 ? 1 : 4);
+        play(threaded, seed);
+        threaded.drain();
+      }
+      EXPECT_EQ(fixtures::profile_mismatch(target.finish(), expected), "")
+          << "seed " << seed << ", chunks of " << chunk << " words";
+    }
+  }
+}
+
+// A target that fails at its 50th strand, as a path log that cannot write its file would.
+class Failing final : public StrandSink {
+ public:
+  Instance open_instance(uint32_t) override { return 0; }
+  void not_outermost(Instance) override {}
+  void close_instance(Instance) override {}
+  Strand strand(uint64_t, uint64_t, uint32_t, const Strand*, uint32_t, const Instance*, uint32_t,
+                uint64_t, uint32_t, uint64_t) override {
+    if (++strands == 50) throw std::runtime_error("the disk is full");
+    return 0;
+  }
+  Strand open_join() override { return 0; }
+  void fold(Strand, Strand) override {}
+  void release(Strand) override {}
+  int strands = 0;
+};
+
+TEST(SinkThread, WhatTheTargetThrowsComesBackToTheCaller) {
+  Failing target;
+  model::SinkThread threaded(target, 8, 2);
+  try {
+    for (uint32_t s = 0; s < 100000; ++s) threaded.strand(1, 1, 0, nullptr, 0, nullptr, 0, 1, 0, s);
+    threaded.drain();
+    FAIL() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), "the disk is full");
+  }
+  EXPECT_EQ(target.strands, 50);  // nothing was played after it
+}
+
+// Stopped before its calls were drained (the builder threw): the thread ends, nothing hangs.
+TEST(SinkThread, DroppedBeforeDrainingEndsCleanly) {
+  StreamProfile target(3);
+  {
+    model::SinkThread threaded(target, 4, 1);
+    play(threaded, 7);
+  }
+  SUCCEED();
+}
+
+}  // namespace
+}  // namespace tasklens
