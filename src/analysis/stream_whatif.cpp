@@ -63,7 +63,7 @@ StreamWhatIf::StreamWhatIf(std::vector<StreamUnit> units, std::vector<double> fa
     for (uint8_t u = 0; u < units_.size(); ++u) sets_.back().push_back(u);
   }
   points_ = static_cast<uint32_t>(sets_.size() * factors_.size());
-  stride_ = 1 + static_cast<uint32_t>(sets_.size()) + points_;
+  stride_ = static_cast<uint32_t>(sets_.size()) + points_;
   best_.assign(points_, 0);
   work_.assign(points_, 0);
   unit_work_.assign(sets_.size(), 0);
@@ -155,16 +155,14 @@ StreamWhatIf::Strand StreamWhatIf::strand(uint64_t work, uint64_t span_weight, u
   std::fill(me, me + stride_, 0);
   const uint32_t won = first_.last_winner();
   const uint64_t* winner = won == StreamProfile::kNoWinner ? nullptr : entry(preds[won]);
-  const uint64_t recorded = iteration_span(span_weight, iterations);
   const uint64_t on_path = iteration_span(work, iterations);
-  me[0] = (winner ? winner[0] : 0) + recorded;
   for (size_t i = 0; i < sets_.size(); ++i)
-    me[1 + i] = (winner ? winner[1 + i] : 0) + (decider_[i] != kNoUnit ? on_path : 0);
+    me[i] = (winner ? winner[i] : 0) + (decider_[i] != kNoUnit ? on_path : 0);
   has_path_[s] = 1;
-  if (first_.last_ended_path()) std::copy(me + 1, me + 1 + sets_.size(), best_covered_.begin());
-  uint64_t* dist = me + 1 + sets_.size();
+  if (first_.last_ended_path()) std::copy(me, me + sets_.size(), best_covered_.begin());
+  uint64_t* dist = me + sets_.size();
   for (uint32_t k = 0; k < pred_count; ++k) {
-    const uint64_t* pred = entry(preds[k]) + 1 + sets_.size();
+    const uint64_t* pred = entry(preds[k]) + sets_.size();
     for (uint32_t p = 0; p < points_; ++p) dist[p] = std::max(dist[p], pred[p]);
   }
   for (uint32_t p = 0; p < points_; ++p) {
@@ -188,9 +186,9 @@ void StreamWhatIf::fold(Strand join, Strand pred) {
   uint64_t* j = entry(join);
   const uint64_t* p = entry(pred);
   // The recorded path: the recorded profile's winner.
-  if (first_.last_fold_won()) std::copy(p, p + 1 + sets_.size(), j);
+  if (first_.last_fold_won()) std::copy(p, p + sets_.size(), j);
   has_path_[join] = 1;
-  for (uint32_t k = 1 + static_cast<uint32_t>(sets_.size()); k < stride_; ++k)
+  for (uint32_t k = static_cast<uint32_t>(sets_.size()); k < stride_; ++k)
     j[k] = std::max(j[k], p[k]);
 }
 

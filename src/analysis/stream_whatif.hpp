@@ -81,7 +81,7 @@ class StreamWhatIf final : public TwinProfiles {
                          bool fragments);
   // The weight a strand of work w has on paths when `unit` decides it at factor k.
   static uint64_t weight(uint64_t w, uint8_t unit, double k);
-  // A live strand's or join's entry: its recorded distance, each set's covered work along its
+  // A live strand's or join's entry: each set's covered work along its
   // recorded path, then each point's distance.
   uint64_t* entry(Strand s);
 
@@ -92,7 +92,7 @@ class StreamWhatIf final : public TwinProfiles {
   std::vector<std::vector<uint8_t>> sets_;  // units of each curve's set, in units_' order
   bool has_all_ = false;                    // the last set is "all"
   uint32_t points_ = 0;                     // sets x factors: one longest path each
-  uint32_t stride_ = 0;                     // 1 + sets + points
+  uint32_t stride_ = 0;                     // sets + points
   std::vector<uint8_t> site_members_, site_known_, fragment_members_, fragment_known_;
   std::vector<uint8_t> covered_, decider_;  // per strand, scratch: per unit, per set
 

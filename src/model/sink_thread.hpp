@@ -1,7 +1,7 @@
-// A StrandSink that runs another one on a thread of its own: the builder's streaming mode spends
-// about a third of its thread in the sink (the one-pass profile's strands and folds, its path
-// log's compression), and the decoding thread waits half the time, so the sink's work goes to a
-// third thread and the builder goes on (docs/design-scale.md, "Speed").
+// A StrandSink that runs another one on a thread of its own: the builder's thread bounds a
+// one-pass reading, and the sink's work (the one-pass profile's strands and folds, its path log's
+// compression) need not be on it, so it goes to a third thread while the builder goes on
+// (docs/design-scale.md, "Speed"; the figures are in docs/benchmarks.md).
 //
 // The calls are recorded into chunks of words and played into the target in the same order.
 // Handles are this class's own, given at once (the builder needs them to go on): the same slot

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <numeric>
 #include <random>
 #include <string>
 #include <vector>
@@ -214,7 +215,7 @@ Profile play_random(uint64_t seed, bool joins, bool shuffled = false) {
       preds[s].push_back(static_cast<uint32_t>(rng() % s));
   }
   std::vector<uint64_t> met(n);
-  for (uint32_t s = 0; s < n; ++s) met[s] = s;
+  std::iota(met.begin(), met.end(), uint64_t{0});
   std::shuffle(met.begin(), met.end(), rng);
   // Instances as runs [begin, end) of strands, outermost first: (site, begin, end, nested).
   struct Run {
@@ -335,7 +336,7 @@ TEST(StreamProfileTest, TiesFollowTheOrderStrandsWereMetInMemoryToo) {
     Model m = fixtures::random_model(rng, opt);
     for (model::Strand& s : m.strands) s.work = rng() % 3 == 0 ? 0 : s.work % 4;  // ties
     m.strand_order.resize(m.strands.size());
-    for (uint32_t s = 0; s < m.strands.size(); ++s) m.strand_order[s] = s;
+    std::iota(m.strand_order.begin(), m.strand_order.end(), 0u);
     std::shuffle(m.strand_order.begin(), m.strand_order.end(), rng);
     expect_same(m);
     if (HasFailure()) return;
