@@ -335,8 +335,11 @@ uint64_t Builder::code_of(const Event& e) {
 }
 
 void Builder::handle(const Event& e, uint32_t thread) {
-  if (out_) [[unlikely]]
+  if (out_) [[unlikely]] {
     stream_check(e);
+    ++stream_events_;
+    if (!late_children_.empty()) stream_settle_late_children();
+  }
   // The time since this thread's previous event belongs to the task it was running, unless
   // that task was waiting inside the runtime.
   last_before_ = last_metric_[thread];

@@ -583,10 +583,12 @@ class Builder {
   void fold_into(uint32_t join, uint32_t s);
   uint32_t node_join(uint32_t node);  // the join of a taskgroup or phase node, made if need be
   void stream_hand_over(uint32_t s);
-  // Is strand s handed over, or join s with every strand folded into it, so that what comes
+  // Is strand s handed over, or join s with every strand folded into it (and, a join of a
+  // task's children, every child ended: LateChild), so that what comes
   // after it can take it as a predecessor?
   bool complete(uint32_t s) const {
-    return ss_[s].state == StreamStrand::Handed && !(ss_[s].join && ss_[s].folds_pending > 0);
+    const StreamStrand& x = ss_[s];
+    return x.state == StreamStrand::Handed && !(x.join && (x.folds_pending > 0 || x.undone > 0));
   }
   void stream_retire_strand(uint32_t s);
   void close_node(uint32_t n);
@@ -598,6 +600,25 @@ class Builder {
   void stream_implicit_ended(uint32_t t);
   void stream_taskwait_ended(uint32_t t, uint32_t strand, uint64_t time);
   void stream_unended(uint32_t t, uint64_t to, uint64_t* count);
+  // Children not ended when their parent's taskwait ended. Events of two threads are merged by
+  // time, and a child's end may come a few ticks after the wait's end (two cores' clocks, the
+  // runtime's order of callbacks): the child ends where its end comes, as in memory, and the
+  // strand after the wait waits for it (complete(): its join's `undone`). One whose thread goes
+  // on to another task lost its end: it is closed then, as finalize would (builder_unended.cpp);
+  // one still running when the trace ends is closed there; one suspended or never begun joins
+  // the wait with what it did. One still waited for after kLateChildEvents events is settled as
+  // it stands, so that a lost end cannot hold back the rest of the run (a trace that lost
+  // events only).
+  struct LateChild {
+    uint32_t task;
+    uint64_t id;         // the task's id: its slot may be another task's once it has retired
+    uint64_t events_at;  // stream_events_ when its parent's wait ended
+  };
+  static constexpr uint64_t kLateChildEvents = uint64_t{1} << 20;
+  std::vector<LateChild> late_children_;
+  uint64_t stream_events_ = 0;
+  void stream_settle_late_children();
+  void stream_leave_join(uint32_t child);
   void maybe_retire_task(uint32_t t);
   void dep_hold(uint32_t t) {
     if (out_) ++st_[t].dep_refs;

@@ -513,14 +513,52 @@ void Builder::stream_taskwait_ended(uint32_t t, uint32_t strand, uint64_t time) 
   const uint32_t j = st_[t].join;
   if (j == kNone) return;
   st_[t].join = kNone;
-  // Children begun and not ended: their ends were lost (or come later, in a damaged trace). As
-  // in memory (builder_unended.cpp), each ends at the wait, which bounds its end from above.
-  // Rare: the live tasks are searched for them.
+  // Children not ended: their ends come a little later, or were lost (LateChild). The strand
+  // after the wait waits for them. Rare: the live tasks are searched for them.
   if (ss_[j].undone > 0)
-    for (uint32_t c = 0; c < tasks_.size() && ss_[j].undone > 0; ++c)
-      if (st_[c].live && st_[c].parent_join == j && tasks_[c].started && !tasks_[c].done)
-        stream_unended(c, time, unended_.joined);
+    for (uint32_t c = 0; c < tasks_.size(); ++c)
+      if (st_[c].live && st_[c].parent_join == j && !st_[c].ended) {
+        note_join(c, time);  // (if begun: the wait's end bounds its end from above)
+        late_children_.push_back(LateChild{c, st_[c].id, stream_events_});
+      }
   edge(j, strand);
+  drop(j);
+}
+
+void Builder::stream_settle_late_children() {
+  size_t w = 0;
+  for (size_t i = 0; i < late_children_.size(); ++i) {
+    const LateChild late = late_children_[i];
+    const uint32_t c = late.task;
+    if (!st_[c].live || st_[c].id != late.id || st_[c].ended) continue;  // it ended
+    const TaskState& ts = tasks_[c];
+    const bool too_long = stream_events_ - late.events_at > kLateChildEvents;
+    if (!ts.started || ts.open == kNone || ts.waiting) {
+      // Not begun, or suspended: its begin or its return may come a little after the wait too.
+      if (too_long)
+        stream_leave_join(c);
+      else
+        late_children_[w++] = late;
+      continue;
+    }
+    const uint32_t thread = strands_[ts.open].thread;
+    const bool moved_on = thread >= current_.size() || current_[thread] != c;
+    if (moved_on || too_long)
+      stream_unended(c, ts.peek().joined_at, unended_.joined);
+    else
+      late_children_[w++] = late;
+  }
+  late_children_.resize(w);
+}
+
+// Child c of a wait that has ended, not ended itself, no longer awaited: what it did so far
+// joins the wait, as its end would have (in memory, the edge from its last strand).
+void Builder::stream_leave_join(uint32_t c) {
+  const uint32_t j = st_[c].parent_join;
+  if (j == kNone) return;
+  st_[c].parent_join = kNone;
+  --ss_[j].undone;
+  if (tasks_[c].prev != kNone) edge(tasks_[c].prev, j);
   drop(j);
 }
 
@@ -637,9 +675,19 @@ Model Builder::finish_stream() {
     if (!st_[t].live || ts.origin == kOriginOther || !ts.started || ts.done || ts.open == kNone ||
         ts.waiting)
       continue;
+    const uint64_t joined_at = ts.peek().joined_at;  // a child its parent's taskwait joined
     const bool at_end = end > 0 && std::find(inside.begin(), inside.end(), t) != inside.end();
-    stream_unended(t, at_end ? end : ~uint64_t{0}, at_end ? unended_.at_end : unended_.lost);
+    if (joined_at != ~uint64_t{0})
+      stream_unended(t, joined_at, unended_.joined);
+    else
+      stream_unended(t, at_end ? end : ~uint64_t{0}, at_end ? unended_.at_end : unended_.lost);
   }
+  // Children not ended (never begun, or suspended): the waits that joined them go on without
+  // them.
+  for (const LateChild& late : late_children_)
+    if (st_[late.task].live && st_[late.task].id == late.id && !st_[late.task].ended)
+      stream_leave_join(late.task);
+  late_children_.clear();
   // What is still open (the initial task; tasks a killed program left) ends where it is.
   for (uint32_t t = 0; t < tasks_.size(); ++t)
     if (st_[t].live) close_strand(t);

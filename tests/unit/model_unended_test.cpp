@@ -166,5 +166,58 @@ TEST(ModelUnended, AnOpenMPTaskEndsAtTheTaskwaitThatJoinedIt) {
   EXPECT_TRUE(has_warning(m, "1 OpenMP task's end was not recorded")) << m.warnings.size();
 }
 
+// Events of two threads merged by time: a child's end may come a little after its parent's
+// taskwait end (clocks of two cores a few ticks apart, or the runtime's order of callbacks). The
+// child ended: its end is what it is, not the wait's time, in memory and in one pass alike (one
+// pass once closed such a child at the wait and said its end was lost).
+TEST(ModelUnended, AnEndThatComesJustAfterTheTaskwaitIsTheTasksEnd) {
+  using namespace fixtures;
+  TraceBuilder tb(2);
+  Region r{tb};
+  r.begin();
+  const uint64_t C = id(0, 5), D = id(0, 6);
+  tb.ev(0, 20, EventKind::TaskCreate, {r.A, C, kExplicit, 0x2000});  // A: 10
+  tb.ev(0, 25, EventKind::TaskCreate, {r.A, D, kExplicit, 0x2000});  // A: 5
+  tb.ev(0, 30, EventKind::SyncBegin, {kTaskwait, r.A, 0x2100});      // A: 5
+  tb.ev(1, 40, EventKind::TaskSchedule, {r.B, kSwitch, C});
+  tb.ev(0, 50, EventKind::TaskSchedule, {r.A, kSwitch, D});
+  tb.ev(0, 150, EventKind::TaskSchedule, {D, kComplete, r.A});  // D: 100
+  tb.ev(0, 540, EventKind::SyncEnd, {kTaskwait, r.A, 0x2100});
+  tb.ev(1, 545, EventKind::TaskSchedule, {C, kComplete, r.B});   // C: 505, after the wait
+  tb.ev(0, 640, EventKind::SyncBegin, {kBarrier, r.A, 0x1000});  // A: 100
+  r.end(700, 710);
+  model::Model m = tb.build();
+  expect_structure(m);
+  EXPECT_EQ(task_work(m), 605u);
+  EXPECT_FALSE(has_warning(m, "not recorded"));
+  EXPECT_EQ(unended_loss(m), nullptr);
+}
+
+// A child suspended for another task and never resumed before its parent's taskwait ended (a
+// trace that lost events): what it did joins the wait, in memory and in one pass alike, and
+// one pass does not hold the rest of the run back waiting for it.
+TEST(ModelUnended, AChildSuspendedAndNeverResumedJoinsTheWaitWithWhatItDid) {
+  using namespace fixtures;
+  TraceBuilder tb(2);
+  Region r{tb};
+  r.begin();
+  const uint64_t C = id(0, 5), E = id(0, 6);
+  tb.ev(0, 20, EventKind::TaskCreate, {r.A, C, kExplicit, 0x2000});  // A: 10
+  tb.ev(0, 25, EventKind::TaskCreate, {r.A, E, kExplicit, 0x2000});  // A: 5
+  tb.ev(0, 30, EventKind::SyncBegin, {kTaskwait, r.A, 0x2100});      // A: 5
+  tb.ev(1, 40, EventKind::TaskSchedule, {r.B, kSwitch, C});
+  tb.ev(1, 300, EventKind::TaskSchedule, {C, kSwitch, E});      // C: 260, never resumed
+  tb.ev(1, 400, EventKind::TaskSchedule, {E, kComplete, r.B});  // E: 100
+  tb.ev(0, 540, EventKind::SyncEnd, {kTaskwait, r.A, 0x2100});
+  tb.ev(0, 640, EventKind::SyncBegin, {kBarrier, r.A, 0x1000});  // A: 100
+  r.end(700, 710);
+  model::Model m = tb.build();
+  expect_structure(m);
+  EXPECT_EQ(task_work(m), 360u);
+  // C's 260 ticks are before the wait's end, and A's 100 after it, on one path (without C's
+  // edge into the wait the longest path goes through E: under 300).
+  EXPECT_GE(analysis::compute_profile(m).span, 360u);
+}
+
 }  // namespace
 }  // namespace tasklens
