@@ -202,15 +202,28 @@ double Histogram::upper(size_t bin) const {
 
 std::vector<Histogram> log2_histograms(const std::vector<const std::vector<uint64_t>*>& sets,
                                        unsigned max_bins) {
+  std::vector<std::array<uint64_t, 65>> octaves(sets.size());
+  for (size_t k = 0; k < sets.size(); ++k) {
+    octaves[k].fill(0);
+    for (uint64_t v : *sets[k]) ++octaves[k][static_cast<size_t>(octave(v))];
+  }
+  std::vector<const std::array<uint64_t, 65>*> of;
+  for (const auto& o : octaves) of.push_back(&o);
+  return log2_histograms_of_octaves(of, max_bins);
+}
+
+std::vector<Histogram> log2_histograms_of_octaves(
+    const std::vector<const std::array<uint64_t, 65>*>& sets, unsigned max_bins) {
   max_bins = std::max(1u, max_bins);
   int lo = 65, hi = 0;
   bool any = false;
   for (const auto* set : sets)
-    for (uint64_t v : *set) {
+    for (int o = 0; o < 65; ++o) {
+      if ((*set)[static_cast<size_t>(o)] == 0) continue;
       any = true;
-      if (v == 0) continue;
-      lo = std::min(lo, octave(v));
-      hi = std::max(hi, octave(v));
+      if (o == 0) continue;
+      lo = std::min(lo, o);
+      hi = std::max(hi, o);
     }
   std::vector<Histogram> out(sets.size());
   if (!any) return out;
@@ -223,10 +236,9 @@ std::vector<Histogram> log2_histograms(const std::vector<const std::vector<uint6
     h.lo = lo;
     h.width = width;
     h.counts.assign(static_cast<size_t>(bins), 0);
-    for (uint64_t v : *sets[k]) {
-      const int o = std::max(octave(v), lo);
-      ++h.counts[static_cast<size_t>((o - lo) / width)];
-    }
+    for (int o = 0; o < 65; ++o)
+      if (const uint64_t n = (*sets[k])[static_cast<size_t>(o)])
+        h.counts[static_cast<size_t>((std::max(o, lo) - lo) / width)] += n;
   }
   return out;
 }
@@ -264,15 +276,19 @@ const char* to_string(ComparisonKind kind) {
 }
 
 TaskOptions default_task_options(const Model& m, double tsc_hz, unsigned bins) {
+  return default_task_options(m.metric, m.task_cost, tsc_hz, bins);
+}
+
+TaskOptions default_task_options(const std::string& metric, uint64_t task_cost, double tsc_hz,
+                                 unsigned bins) {
   TaskOptions o;
   o.bins = bins;
-  const bool tsc = m.metric == "tsc";
+  const bool tsc = metric == "tsc";
   o.same_unit = tsc;
-  if (m.metric == "task-clock") {
+  if (metric == "task-clock") {
     o.tiny_size = 1000;  // ns of CPU time
     o.ticks_to_work = tsc_hz > 0 ? 1e9 / tsc_hz : 0;
-  } else if (tsc || m.metric == "cycles" || m.metric == "ref-cycles" ||
-             m.metric == "instructions") {
+  } else if (tsc || metric == "cycles" || metric == "ref-cycles" || metric == "instructions") {
     // tsc: exact; cycles and instructions: about one per TSC tick.
     o.tiny_size = tsc_hz > 0 ? static_cast<uint64_t>(std::llround(tsc_hz * 1e-6)) : 0;
     o.ticks_to_work = 1.0;
@@ -284,8 +300,8 @@ TaskOptions default_task_options(const Model& m, double tsc_hz, unsigned bins) {
   }
   // What a task costs this program's runtime, measured, decides what is tiny where there is
   // such a measure (a time-like metric): the same figure advise and the report use.
-  if (o.tiny_size > 0 && m.task_cost > 0) {
-    o.tiny_size = m.task_cost * kTinyTaskCosts;
+  if (o.tiny_size > 0 && task_cost > 0) {
+    o.tiny_size = task_cost * kTinyTaskCosts;
     o.tiny_from_task_cost = true;
   }
   o.long_wait_ticks = tsc_hz > 0 ? static_cast<uint64_t>(std::llround(tsc_hz * 100e-6)) : 1;
@@ -338,25 +354,34 @@ TaskProfile compute_tasks(const Model& m, const TaskOptions& opt) {
     }
     t.size = stats_of(sizes);
     t.wait = stats_of(waits);  // sorts waits
-    // Saturated: a damaged trace's p90 near 2^64 ticks times the factor is past uint64_t (the
-    // fuzzer's finding; the cast of such a double is undefined behaviour).
-    const double threshold = std::ceil(opt.long_wait_factor * static_cast<double>(t.wait.p90));
-    t.long_wait_threshold = std::max(opt.long_wait_ticks, !(threshold > 0) ? uint64_t{0}
-                                                          : threshold >= 18446744073709551615.0
-                                                              ? ~uint64_t{0}
-                                                              : static_cast<uint64_t>(threshold));
+    t.long_wait_threshold = long_wait_threshold(t.wait, opt);
     t.long_waits = static_cast<uint64_t>(
         waits.end() - std::upper_bound(waits.begin(), waits.end(), t.long_wait_threshold));
     t.idle = stats_of(idles);
     p.task_work += t.size.total;
     p.types.push_back(std::move(t));
   }
+  add_findings(p, opt);
+  return p;
+}
+
+uint64_t long_wait_threshold(const Stats& wait, const TaskOptions& opt) {
+  // Saturated: a damaged trace's p90 near 2^64 ticks times the factor is past uint64_t (the
+  // fuzzer's finding; the cast of such a double is undefined behaviour).
+  const double threshold = std::ceil(opt.long_wait_factor * static_cast<double>(wait.p90));
+  return std::max(opt.long_wait_ticks, !(threshold > 0) ? uint64_t{0}
+                                       : threshold >= 18446744073709551615.0
+                                           ? ~uint64_t{0}
+                                           : static_cast<uint64_t>(threshold));
+}
+
+void add_findings(TaskProfile& p, const TaskOptions& opt) {
   std::sort(p.types.begin(), p.types.end(), [](const TaskType& a, const TaskType& b) {
     if (a.size.total != b.size.total) return a.size.total > b.size.total;
     if (a.site != b.site) return a.site < b.site;
     return a.chunks < b.chunks;
   });
-
+  p.findings.clear();
   for (size_t i = 0; i < p.types.size(); ++i) {
     const TaskType& t = p.types[i];
     const uint64_t count = t.size.samples;
@@ -382,7 +407,6 @@ TaskProfile compute_tasks(const Model& m, const TaskOptions& opt) {
     if (count >= opt.min_tasks && t.long_waits >= 1 && static_cast<double>(t.long_waits) <= allowed)
       add(FindingKind::RareLongWaits);
   }
-  return p;
 }
 
 TaskComparison compare_tasks(const TaskProfile& base, const std::vector<std::string>& base_keys,

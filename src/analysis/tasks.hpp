@@ -95,6 +95,9 @@ struct Histogram {
 // no bins at all when every set is empty.
 std::vector<Histogram> log2_histograms(const std::vector<const std::vector<uint64_t>*>& sets,
                                        unsigned max_bins);
+// The same from each set's count of values per octave (bit_width(v): 0 -> 0, 1 -> 1, ...).
+std::vector<Histogram> log2_histograms_of_octaves(
+    const std::vector<const std::array<uint64_t, 65>*>& sets, unsigned max_bins);
 
 struct TaskType {
   uint32_t site = 0;
@@ -168,6 +171,10 @@ inline constexpr uint64_t kTinyTaskCosts = 20;
 // unknown). Other metrics count events (cache misses, page faults...): tiny_size 0 and
 // ticks_to_work 0, no finding that compares sizes with times.
 TaskOptions default_task_options(const model::Model& model, double tsc_hz, unsigned bins = 12);
+// The same from the model's metric (Model::metric) and task_cost alone (a one-pass reading
+// knows them before its model: model::metric_of, model::task_cost_of).
+TaskOptions default_task_options(const std::string& metric, uint64_t task_cost, double tsc_hz,
+                                 unsigned bins = 12);
 
 struct TaskProfile {
   std::vector<TaskType> types;
@@ -177,8 +184,18 @@ struct TaskProfile {
   uint32_t workers = 0;           // threads that ran a strand
   bool timestamps = false;        // some task has a waiting or idle time
   std::vector<Finding> findings;  // in type order, then kind order
+  // Read in one pass (analysis/stream_tasks.hpp): the medians and 90th percentiles are within
+  // sketch_error of the exact ones (never above them), and long_waits may miss the waits within
+  // that much of the threshold; everything else is exact. 0: all exact.
+  double sketch_error = 0;
 };
 TaskProfile compute_tasks(const model::Model& model, const TaskOptions& options);
+// What compute_tasks does once its types are made: sorts them (total size desc, then site,
+// tasks before chunks) and reads their findings (above) into p.findings. Shared with the
+// one-pass reading (analysis/stream_tasks.hpp).
+void add_findings(TaskProfile& p, const TaskOptions& options);
+// A type's RareLongWaits threshold (TaskType::long_wait_threshold), from its waits' p90.
+uint64_t long_wait_threshold(const Stats& wait, const TaskOptions& options);
 
 // Two recordings of the same program (after Hoffmann and Rauber: the shape of a type's size
 // histogram should not depend on the number of threads; sizes that grow point at contention). Types

@@ -75,17 +75,18 @@ analysis::WhatIfMode parse_mode(const std::string& mode) {
   throw UsageError("--mode " + mode + ": unknown mode; use parallelize or speedup");
 }
 
+std::string not_in_one_pass_words(const model::NotInOnePass& e) {
+  return "the DAG of this recording does not fit in the memory, and it has " + e.construct +
+         ", which tasklens cannot read in one pass yet; read it on a machine with more memory, "
+         "or record a shorter run (a smaller input, or a cut-off: fewer tasks)";
+}
+
 void read_in_one_pass_instead(const std::string& trace,
                               const std::function<void()>& read_in_one_pass) {
   try {
     read_in_one_pass();
   } catch (const model::NotInOnePass& e) {
-    throw OutOfMemoryError(trace +
-                           ": the DAG of this recording does not fit in the memory, and it has " +
-                           e.construct +
-                           ", which tasklens cannot read in one pass yet; read it on a machine "
-                           "with more memory, or record a shorter run (a smaller input, or a "
-                           "cut-off: fewer tasks)");
+    throw OutOfMemoryError(trace + ": " + not_in_one_pass_words(e));
   }
   std::abort();  // a one-pass reading ends the process: it writes its report and exits
 }

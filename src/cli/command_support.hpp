@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "analysis/whatif.hpp"
+#include "model/builder.hpp"
 #include "report/printable.hpp"
 #include "report/profile_report.hpp"
 
@@ -32,6 +33,8 @@ std::vector<double> parse_factors(const std::string& list);
 // --mode: "parallelize" or "speedup"; throws UsageError otherwise.
 analysis::WhatIfMode parse_mode(const std::string& mode);
 
+// Why a recording fits neither in memory nor in one pass (after "<trace>: ").
+std::string not_in_one_pass_words(const model::NotInOnePass& e);
 // For a recording whose DAG does not fit in the memory: runs `read_in_one_pass` (a command's
 // one-pass reading, which ends the process), and turns its refusal of what one pass cannot read
 // yet (model::NotInOnePass) into the one line of a recording that fits neither way (exit 6).

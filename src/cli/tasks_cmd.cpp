@@ -7,6 +7,7 @@
 #include <limits>
 #include <memory>
 
+#include "analysis/stream_tasks.hpp"
 #include "analysis/tasks.hpp"
 #include "cli/command_support.hpp"
 #include "errors.hpp"
@@ -29,15 +30,53 @@ struct Run {
   report::TasksRun view;
 };
 
-std::unique_ptr<Run> load_run(const std::string& path, unsigned bins) {
+// The recording read in one pass (analysis/stream_tasks.hpp): memory that follows the task
+// types, not the task count; percentiles from a sketch (the note says how close).
+void stream_run(Run& r, const std::string& path, unsigned bins, analysis::TaskOptions& options) {
+  std::unique_ptr<analysis::StreamTasks> sink;
+  load::Streamed st = load::read_in_one_pass(
+      path, "sizing the tasks of",
+      [&](const report::SitesAsTheyCome&, const trace::TraceFile& trace) -> model::StrandSink& {
+        options = analysis::default_task_options(model::metric_of(trace),
+                                                 model::task_cost_of(trace), trace.tsc_hz(), bins);
+        sink = std::make_unique<analysis::StreamTasks>(options.tiny_size);
+        return *sink;
+      });
+  r.trace = std::move(st.trace);
+  r.model = std::move(st.model);
+  r.labels = std::move(st.labels);
+  r.profile = sink->finish(r.model, options);
+  r.model.warnings.push_back(fmt::format(
+      "read in one pass (--stream, or its DAG does not fit in the memory): medians and 90th "
+      "percentiles to within {:.1f}% below the exact ones, and the rare long waits may miss "
+      "those that close to their threshold; counts, totals, means, minimums, maximums and "
+      "histograms are exact",
+      100 * r.profile.sketch_error));
+}
+
+std::unique_ptr<Run> load_run(const std::string& path, unsigned bins, bool stream) {
   auto r = std::make_unique<Run>();
-  load::Loaded l = load::load(path);
-  r->trace = std::move(l.trace);
-  r->model = std::move(l.model);
-  r->labels = std::move(l.labels);
+  analysis::TaskOptions options;
+  if (stream) {
+    stream_run(*r, path, bins, options);
+  } else {
+    try {
+      load::Loaded l = load::load(path);
+      r->trace = std::move(l.trace);
+      r->model = std::move(l.model);
+      r->labels = std::move(l.labels);
+      options = analysis::default_task_options(r->model, r->trace->tsc_hz(), bins);
+      r->profile = analysis::compute_tasks(r->model, options);
+    } catch (const OutOfMemoryError&) {
+      // Too large for the DAG: in one pass, when the recording allows it.
+      try {
+        stream_run(*r, path, bins, options);
+      } catch (const model::NotInOnePass& e) {
+        throw OutOfMemoryError(path + ": " + not_in_one_pass_words(e));
+      }
+    }
+  }
   const double hz = r->trace->tsc_hz();
-  analysis::TaskOptions options = analysis::default_task_options(r->model, hz, bins);
-  r->profile = analysis::compute_tasks(r->model, options);
   if (r->profile.tasks == 0)
     throw UsageError(path +
                      ": the trace has no tasks (no OpenMP task, taskloop or loop chunk, no "
@@ -77,11 +116,11 @@ void run_tasks(const TasksOptions& opt) {
                                                        : std::numeric_limits<size_t>::max();
   if (opt.traces.size() < 2) {
     std::unique_ptr<Run> r =
-        load_run(opt.traces.empty() ? "tasklens.data" : opt.traces[0], opt.bins);
+        load_run(opt.traces.empty() ? "tasklens.data" : opt.traces[0], opt.bins, opt.stream);
     write_and_exit(report::render_tasks(r->view, format, top));
   }
-  std::unique_ptr<Run> base = load_run(opt.traces[0], opt.bins);
-  std::unique_ptr<Run> other = load_run(opt.traces[1], opt.bins);
+  std::unique_ptr<Run> base = load_run(opt.traces[0], opt.bins, opt.stream);
+  std::unique_ptr<Run> other = load_run(opt.traces[1], opt.bins, opt.stream);
   if (base->model.metric != other->model.metric)
     throw UsageError(fmt::format(
         "tasks: {} measures {} and {} measures {}: task sizes in different metrics do not "

@@ -140,7 +140,9 @@ constexpr const char* kOnePassWarning =
     analysis::StreamUnitList list;
     load::Streamed st = load::read_in_one_pass(
         opt.trace, "finding the critical path of",
-        [&list](const report::SitesAsTheyCome&) -> model::StrandSink& { return list; });
+        [&list](const report::SitesAsTheyCome&, const trace::TraceFile&) -> model::StrandSink& {
+          return list;
+        });
     const analysis::StreamUnitList::Result r = list.finish();
     // Fragments with one label are one (label_fragments' groups), named by the first function
     // found among them.
@@ -198,7 +200,7 @@ constexpr const char* kOnePassWarning =
   std::unique_ptr<analysis::StreamWhatIf> sink;
   load::Streamed st = load::read_in_one_pass(
       opt.trace, "weighing the what-ifs of",
-      [&](const report::SitesAsTheyCome& sites) -> model::StrandSink& {
+      [&](const report::SitesAsTheyCome& sites, const trace::TraceFile&) -> model::StrandSink& {
         std::vector<analysis::StreamUnit> units;
         for (const Wanted& w : wanted) {
           analysis::StreamUnit u{w.label, w.factor, w.fragment, {}};

@@ -195,7 +195,8 @@ Loaded load(const std::string& path, SpanMode mode) {
 
 Streamed read_in_one_pass(
     const std::string& path, const std::string& reading,
-    const std::function<model::StrandSink&(const report::SitesAsTheyCome&)>& make_sink) {
+    const std::function<model::StrandSink&(const report::SitesAsTheyCome&,
+                                           const trace::TraceFile&)>& make_sink) {
   Streamed st;
   Timings& timings = Timings::global();
   Progress& progress = Progress::global();
@@ -224,7 +225,7 @@ Streamed read_in_one_pass(
   timings.lap("open");
   progress.phase("reading " + name + " in one pass");
   report::SitesAsTheyCome sites(*st.trace);
-  model::StrandSink& sink = make_sink(sites);
+  model::StrandSink& sink = make_sink(sites, *st.trace);
   model::BuildOptions options = build_options(reading + " " + name);
   options.place_site = [&sites](const model::Site& site, uint32_t index, uint32_t enclosing) {
     return sites.place(site, index, enclosing);
@@ -247,7 +248,9 @@ Streamed load_streaming(const std::string& path) {
   analysis::StreamProfile profile(analysis::StreamProfile::kSitesAsTheyCome);
   Streamed st = read_in_one_pass(
       path, "finding the critical path of",
-      [&profile](const report::SitesAsTheyCome&) -> model::StrandSink& { return profile; });
+      [&profile](const report::SitesAsTheyCome&, const trace::TraceFile&) -> model::StrandSink& {
+        return profile;
+      });
   st.profile = profile.finish(false);
   st.model.warnings.push_back(
       "read in one pass (--stream, or its DAG does not fit in the memory): the profile as "

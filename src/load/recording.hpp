@@ -69,12 +69,13 @@ struct Streamed {
 };
 Streamed load_streaming(const std::string& path);
 // The same pass into another sink: `make_sink` is called once the trace is open, with the sites'
-// labels, which grow as the pass meets the sites (a sink may read a site's label from its first
-// strand on). The result has no profile: the sink holds what it computed. `reading` names the
-// pass on the progress line ("finding the critical path of", "weighing the what-ifs of").
-Streamed read_in_one_pass(
-    const std::string& path, const std::string& reading,
-    const std::function<model::StrandSink&(const report::SitesAsTheyCome&)>& make_sink);
+// labels and the trace (its header and records: the events are still to read); the labels grow as
+// the pass meets the sites (a sink may read a site's label from its first strand on). The result
+// has no profile: the sink holds what it computed. `reading` names the pass on the progress line
+// ("finding the critical path of", "weighing the what-ifs of").
+Streamed read_in_one_pass(const std::string& path, const std::string& reading,
+                          const std::function<model::StrandSink&(
+                              const report::SitesAsTheyCome&, const trace::TraceFile&)>& make_sink);
 
 // Throws OutOfMemoryError (exit code 6) when the trace's model cannot fit in the memory budget
 // (platform::memory_budget), judged from a lower bound of what the model needs. `tasks`: the

@@ -93,4 +93,10 @@ Model build_model(const trace::TraceFile& trace, const BuildOptions& options = {
 Model build_streaming(const trace::TraceFile& trace, StrandSink& sink,
                       const BuildOptions& options = {});
 
+// What the builders set Model::metric and Model::task_cost to (the tasking overhead per task
+// that `record` measured, in the metric's unit; 0 when unknown), known from the trace's records
+// before its events are read.
+std::string metric_of(const trace::TraceFile& trace);
+uint64_t task_cost_of(const trace::TraceFile& trace);
+
 }  // namespace tasklens::model

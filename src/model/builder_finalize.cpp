@@ -332,18 +332,15 @@ void Builder::describe_run(Model& m) {
     m.synthetic_sites[address] = SourceName{name.file, name.line, name.function};
   m.sites = std::move(sites_);
   m.instance_count = instance_count_;
-  m.metric = trace::to_string(trace_.metric());
+  m.metric = metric_of(trace_);
   m.metric_is_time = trace::is_time(trace_.metric());
   double hz = trace_.tsc_hz();
   m.tsc_per_second = hz;
   m.ticks_per_second = trace_.metric() == trace::Metric::Tsc         ? hz
                        : trace_.metric() == trace::Metric::TaskClock ? 1e9
                                                                      : 0;
-  if (trace_.has_task_cost() && m.ticks_per_second > 0) {
-    m.task_cost =
-        uint64_t(double(trace_.task_cost().pico_per_task) * 1e-12 * m.ticks_per_second + 0.5);
-    m.task_cost_tasks = trace_.task_cost().tasks;
-  }
+  m.task_cost = task_cost_of(trace_);
+  if (m.task_cost > 0) m.task_cost_tasks = trace_.task_cost().tasks;
   m.complete = trace_.complete();
   // Without an OpenMP runtime (a oneTBB program) there are no worksharing loops to split.
   m.loops_have_chunks = (trace_.runtime_flags() & trace::kRuntimeHasDispatch) != 0 ||
@@ -610,6 +607,16 @@ const char* to_string(SiteKind kind) {
       return "thread";
   }
   return "unknown";
+}
+
+std::string metric_of(const trace::TraceFile& trace) { return trace::to_string(trace.metric()); }
+
+uint64_t task_cost_of(const trace::TraceFile& trace) {
+  const double ticks_per_second = trace.metric() == trace::Metric::Tsc         ? trace.tsc_hz()
+                                  : trace.metric() == trace::Metric::TaskClock ? 1e9
+                                                                               : 0;
+  if (!trace.has_task_cost() || !(ticks_per_second > 0)) return 0;
+  return uint64_t(double(trace.task_cost().pico_per_task) * 1e-12 * ticks_per_second + 0.5);
 }
 
 Model build_model(const trace::TraceFile& trace, const BuildOptions& options) {

@@ -486,6 +486,11 @@ class Builder {
     bool deferred = false;
     uint64_t iterations = 1;
     uint64_t order = 0;  // the strands made before it (Model::strand_order)
+    // Tasks (StrandSink::task, when the sink wants them): its end if timed, else the latest
+    // eff_end of its predecessors (analysis::task_samples' "effective end"); the first strand
+    // of its task or loop chunk.
+    uint64_t eff_end = 0;
+    bool first_of_task = false;
     uint32_t pred_count = 0;
     uint32_t preds[3] = {};
     std::vector<uint32_t> more_preds;  // (keeps its capacity when the slot is reused)
@@ -508,6 +513,11 @@ class Builder {
     uint64_t iterations = 0, first_iteration = 0;
     uint32_t strands_made = 0, children_made = 0;
     uint32_t deferred = kNone;  // its first strand, held back until that is decided
+    // Tasks (StrandSink::task): the innermost Task node or loop chunk around it, itself
+    // included (kNone: none), and, on such a node, what its own strands add up to so far.
+    uint32_t owner = kNone;
+    bool ran = false;  // it has a strand of its own
+    uint64_t task_size = 0, wait = StrandSink::kNoTime, idle = StrandSink::kNoTime;
   };
   // A worksharing loop's or sections' instance, shared by its team's shares (one node each).
   struct StreamLoop {
@@ -646,7 +656,13 @@ class Builder {
   std::vector<StrandSink::Strand> scratch_preds_;
   uint64_t stream_first_ = ~uint64_t{0}, stream_last_ = 0;  // strands' first start, last end
   uint64_t stream_strands_made_ = 0;  // strands made so far: the next one's Model::strand_order
-  Model::OnePass one_pass_;           // what the model read in one pass says instead of its DAG
+  // The sink wants tasks (StrandSink::task), and per thread the latest end of the timed strands
+  // it ran so far (kNoTime: none yet), for the idle time before a task's first strand.
+  bool stream_tasks_ = false;
+  std::vector<uint64_t> stream_busy_;
+  void stream_task_strand(uint32_t s);   // a strand of a task, handed over
+  void stream_task_done(uint32_t node);  // a task's or chunk's node, retired
+  Model::OnePass one_pass_;              // what the model read in one pass says instead of its DAG
   // Fragments numbered as strands are handed over (finalize numbers them in memory): the
   // model's fragments, and the (begin, end) code pair of each.
   uint32_t stream_fragment(uint32_t begin_code, uint32_t end_code, uint32_t site);

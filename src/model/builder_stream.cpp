@@ -108,6 +108,13 @@ uint32_t Builder::stream_new_node(NodeKind kind, uint32_t parent) {
   sn_[n] = StreamNode{};
   sn_[n].pending = 1;  // itself, until its construct ends (close_node)
   sn_[n].live = true;
+  if (stream_tasks_) {  // its innermost task or loop chunk (analysis/tasks.cpp's task_owners)
+    const bool chunk =
+        kind == NodeKind::Chunk && parent != kNone && nodes_[parent].kind == NodeKind::Loop;
+    sn_[n].owner = kind == NodeKind::Task || chunk ? n
+                   : parent == kNone               ? kNone
+                                                   : sn_[parent].owner;
+  }
   if (parent != kNone) {
     PNode& p = nodes_[parent];
     ++p.item_count;
@@ -134,6 +141,8 @@ uint32_t Builder::stream_strand_slot(bool join) {
   x.blocked = 0;
   x.deferred = false;
   x.iterations = 1;
+  x.eff_end = 0;
+  x.first_of_task = false;
   x.pred_count = 0;
   x.more_preds.clear();
   return s;
@@ -151,6 +160,15 @@ uint32_t Builder::stream_add_strand(const PStrand& strand) {
   StreamNode& v = sn_[p.node];
   ++v.pending;
   ++v.strands_made;
+  if (stream_tasks_ && v.owner != kNone && !sn_[v.owner].ran) {
+    // Its task's first strand: the time its thread was idle before it (task_samples).
+    StreamNode& task = sn_[v.owner];
+    task.ran = true;
+    ss_[s].first_of_task = true;
+    if (p.thread < stream_busy_.size() && p.start != 0 &&
+        stream_busy_[p.thread] != StrandSink::kNoTime)
+      task.idle = p.start > stream_busy_[p.thread] ? p.start - stream_busy_[p.thread] : 0;
+  }
   if (v.deferred != kNone) release_deferred(p.node, false);  // a piece seen in parts
   return s;
 }
@@ -238,6 +256,13 @@ void Builder::stream_loop_ended(uint32_t instance, StreamLoop& loop) {
 }
 
 void Builder::stream_closed(uint32_t old_prev, uint32_t closed) {
+  if (stream_tasks_) {
+    const PStrand& p = strands_[closed];
+    if (p.thread < stream_busy_.size() && (p.start != 0 || p.end != 0))
+      stream_busy_[p.thread] = stream_busy_[p.thread] == StrandSink::kNoTime
+                                   ? p.end
+                                   : std::max(stream_busy_[p.thread], p.end);
+  }
   hold(closed);
   drop(old_prev);
   seal(closed);
@@ -361,6 +386,7 @@ void Builder::node_item_done(uint32_t n) {
       x.join = kNone;
       drop(j);
     }
+    if (x.owner == n && x.ran) stream_task_done(n);
     if (x.chain != kNone && --chains_[x.chain].refs == 0) free_chains_.push_back(x.chain);
     x.live = false;
     free_node_slots_.push_back(n);
@@ -401,11 +427,17 @@ void Builder::stream_hand_over(uint32_t s) {
                        stream_fragment(p.begin_code, p.end_code, sn_[p.node].site), x.order);
   x.state = StreamStrand::Handed;
   ++one_pass_.strands;
+  if (stream_tasks_) stream_task_strand(s);
   if (x.blocked) {
     std::vector<uint64_t>& by_site = one_pass_.blocked_by_site;
     const uint32_t site = sn_[p.node].site;
     if (by_site.size() <= site) by_site.resize(site + 1, 0);
     by_site[site] += x.blocked;
+  }
+  if (p.thread != kNone) {
+    std::vector<uint8_t>& ran = one_pass_.threads_with_strands;
+    if (ran.size() <= p.thread) ran.resize(p.thread + 1, 0);
+    ran[p.thread] = 1;
   }
   if (p.end != 0) {
     stream_first_ = std::min(stream_first_, p.start);
@@ -418,6 +450,33 @@ void Builder::stream_hand_over(uint32_t s) {
   ss_[s].more_preds.clear();
   node_item_done(strands_[s].node);
   if (ss_[s].refs == 0) stream_retire_strand(s);
+}
+
+void Builder::stream_task_strand(uint32_t s) {
+  StreamStrand& x = ss_[s];
+  const PStrand& p = strands_[s];
+  const bool timed = p.thread != kNone && (p.start != 0 || p.end != 0);
+  uint64_t ready = 0;  // the latest effective end of its predecessors
+  for (uint32_t k = 0; k < x.pred_count; ++k)
+    ready = std::max(ready, ss_[k < std::size(x.preds) ? x.preds[k] : x.more_preds[k - 3]].eff_end);
+  x.eff_end = timed ? p.end : ready;
+  const uint32_t owner = sn_[p.node].owner;
+  if (owner == kNone) return;
+  StreamNode& task = sn_[owner];
+  task.task_size += p.work;
+  if (x.first_of_task && timed && p.start != 0 && ready != 0)
+    task.wait = p.start > ready ? p.start - ready : 0;
+}
+
+void Builder::stream_task_done(uint32_t n) {
+  const StreamNode& x = sn_[n];
+  StrandSink::Task t;
+  t.site = x.site;
+  t.chunk = nodes_[n].kind == NodeKind::Chunk;
+  t.size = x.task_size;
+  t.wait = x.wait;
+  t.idle = x.idle;
+  out_->task(t);
 }
 
 void Builder::stream_retire_strand(uint32_t s) {
@@ -439,6 +498,7 @@ void Builder::stream_flush() {
         continue;
       }
       out_->fold(ss_[join].out, ss_[s].out);
+      ss_[join].eff_end = std::max(ss_[join].eff_end, ss_[s].eff_end);
       --ss_[join].folds_pending;
       progress = true;
       drop(s);

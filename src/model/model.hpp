@@ -228,7 +228,8 @@ struct Model {
   struct OnePass {
     bool read = false;     // the model was read in one pass
     uint64_t strands = 0;  // the strands handed over (strands.size() of the model in memory)
-    std::vector<uint64_t> blocked_by_site;  // blocked_work summed per site (Strand::site)
+    std::vector<uint64_t> blocked_by_site;      // blocked_work summed per site (Strand::site)
+    std::vector<uint8_t> threads_with_strands;  // per trace thread: it ran a handed-over strand
   } one_pass;
 
   auto preds_of(uint32_t s) const {

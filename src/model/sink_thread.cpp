@@ -18,7 +18,10 @@ uint32_t take(std::vector<uint32_t>& free, uint32_t& count) {
 }  // namespace
 
 SinkThread::SinkThread(StrandSink& target, size_t chunk_words, size_t max_chunks)
-    : target_(target), chunk_words_(chunk_words), max_chunks_(max_chunks) {
+    : target_(target),
+      wants_tasks_(target.wants_tasks()),
+      chunk_words_(chunk_words),
+      max_chunks_(max_chunks) {
   chunk_.reserve(chunk_words_ + 64);
   thread_ = std::thread([this] { run(); });
 }
@@ -92,6 +95,15 @@ void SinkThread::release(Strand s) {
   put(kRelease);
   put(s);
   free_strands_.push_back(s);  // reused after this, in the calls' order: the map follows
+  maybe_send();
+}
+
+void SinkThread::task(const Task& t) {
+  put(kTask);
+  put(uint64_t{t.site} << 1 | uint64_t{t.chunk});
+  put(t.size);
+  put(t.wait);
+  put(t.idle);
   maybe_send();
 }
 
@@ -199,6 +211,17 @@ void SinkThread::play(const std::vector<uint64_t>& chunk) {
       case kRelease:
         target_.release(strand_of_[*w++]);
         break;
+      case kTask: {
+        Task t;
+        t.site = static_cast<uint32_t>(w[0] >> 1);
+        t.chunk = (w[0] & 1) != 0;
+        t.size = w[1];
+        t.wait = w[2];
+        t.idle = w[3];
+        w += 4;
+        target_.task(t);
+        break;
+      }
     }
   }
 }

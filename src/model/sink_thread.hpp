@@ -43,12 +43,14 @@ class SinkThread final : public StrandSink {
   Strand open_join() override;
   void fold(Strand join, Strand pred) override;
   void release(Strand s) override;
+  bool wants_tasks() const override { return wants_tasks_; }
+  void task(const Task& t) override;
 
   // Every call made so far has reached the target (rethrows what the target threw).
   void drain();
 
  private:
-  enum Op : uint64_t { kOpen, kNotOutermost, kClose, kStrand, kOpenJoin, kFold, kRelease };
+  enum Op : uint64_t { kOpen, kNotOutermost, kClose, kStrand, kOpenJoin, kFold, kRelease, kTask };
   void put(uint64_t word) { chunk_.push_back(word); }
   void maybe_send() {
     if (chunk_.size() >= chunk_words_) send();
@@ -58,6 +60,7 @@ class SinkThread final : public StrandSink {
   void play(const std::vector<uint64_t>& chunk);
 
   StrandSink& target_;
+  const bool wants_tasks_;
   size_t chunk_words_, max_chunks_;
   // The builder's side: the chunk being filled, the handles.
   std::vector<uint64_t> chunk_;

@@ -13,6 +13,9 @@
 //    taskgroup or a barrier waits for): fold(join, s) adds strand s to it, and the join is then
 //    passed among a strand's predecessors like a strand.
 //  * release(s) once no later strand or join takes s (or the join s) as a predecessor.
+//  * task(t) for every task and loop chunk that ran a strand, once its last strand was handed
+//    over (its size, waiting and idle times as analysis/tasks.hpp defines them), when the sink
+//    wants_tasks().
 #pragma once
 
 #include <cstdint>
@@ -40,6 +43,23 @@ class StrandSink {
   virtual Strand open_join() = 0;
   virtual void fold(Strand join, Strand pred) = 0;
   virtual void release(Strand s) = 0;
+
+  // A task (a Task node) or an OpenMP loop chunk, as analysis::TaskSample has it: the site of its
+  // type (its own, or the nearest around it), its own strands' work, and the TSC ticks from when
+  // it was ready to its first strand's start and from its thread's previous strand's end to
+  // then (kNoTime when unknown).
+  static constexpr uint64_t kNoTime = ~uint64_t{0};
+  struct Task {
+    uint32_t site = 0;
+    bool chunk = false;
+    uint64_t size = 0;
+    uint64_t wait = kNoTime;
+    uint64_t idle = kNoTime;
+  };
+  // Asked once, before the first call: a sink that does not want tasks costs the builder
+  // nothing for them.
+  virtual bool wants_tasks() const { return false; }
+  virtual void task(const Task&) {}
 };
 
 }  // namespace tasklens::model

@@ -143,6 +143,8 @@ void put_head(Json& j, const TasksRun& r) {
   j["task_work"] = r.profile->task_work;
   j["program_work"] = r.profile->work;
   j["warnings"] = m.warnings;
+  // Read in one pass: the percentiles' bound (analysis::TaskProfile::sketch_error).
+  if (r.profile->sketch_error > 0) j["percentile_relative_error"] = r.profile->sketch_error;
 }
 
 Json head_json(const TasksRun& r) {

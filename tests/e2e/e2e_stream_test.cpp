@@ -108,6 +108,57 @@ void expect_same_whatif(const std::string& trace, const json& report, const std:
   }
 }
 
+// `tasks --stream` against `tasks` on the same recording: the same JSON, but for the one-pass
+// note and the medians and 90th percentiles, which may be below the exact ones by at most the
+// stated relative error (and what follows from them: the long waits' threshold and count, the
+// findings' words).
+void expect_same_tasks(const std::string& trace, const std::string& name) {
+  const RunResult a = run({TASKLENS_BIN, "tasks", "--format", "json", trace});
+  const RunResult b = run({TASKLENS_BIN, "tasks", "--stream", "--format", "json", trace});
+  if (!a.exited(0)) {  // a program without tasks: the same refusal
+    EXPECT_TRUE(a.exited(2) && b.exited(2)) << a.describe() << b.describe();
+    EXPECT_EQ(b.err, a.err) << name;
+    return;
+  }
+  ASSERT_TRUE(b.exited(0)) << b.describe();
+  json memory = json::parse(a.out, nullptr, false), one_pass = json::parse(b.out, nullptr, false);
+  ASSERT_FALSE(memory.is_null() || one_pass.is_null()) << name;
+  const double error = one_pass["percentile_relative_error"].get<double>();
+  EXPECT_GT(error, 0) << name;
+  EXPECT_LE(error, 0.01) << name;
+  EXPECT_NE(one_pass["warnings"].dump().find("read in one pass"), std::string::npos) << name;
+  one_pass.erase("percentile_relative_error");
+  ASSERT_EQ(one_pass["types"].size(), memory["types"].size()) << name;
+  for (size_t i = 0; i < memory["types"].size(); ++i) {
+    json &x = memory["types"][i], &y = one_pass["types"][i];
+    for (const char* figure : {"size", "wait", "idle"})
+      for (const char* p : {"median", "p90"}) {
+        const double exact = x[figure][p].get<double>(), sketched = y[figure][p].get<double>();
+        EXPECT_LE(sketched, exact) << name << " " << x["site"] << " " << figure << " " << p;
+        EXPECT_GE(sketched, exact * (1 - error))
+            << name << " " << x["site"] << " " << figure << " " << p;
+        y[figure][p] = x[figure][p];
+      }
+    EXPECT_LE(y["long_waits"].get<uint64_t>(), x["long_waits"].get<uint64_t>()) << name;
+    for (const char* set_apart : {"long_waits", "long_wait_threshold"}) y[set_apart] = x[set_apart];
+  }
+  // The findings: the same kinds for the same types (a rare-long-waits may come or go with a
+  // long wait at its threshold), their words aside (they quote the percentiles).
+  auto kinds = [](const json& j) {
+    std::vector<std::string> k;
+    for (const json& f : j["findings"])
+      if (f["kind"] != "rare-long-waits")
+        k.push_back(f["kind"].get<std::string>() + " " + f["site"].get<std::string>());
+    return k;
+  };
+  EXPECT_EQ(kinds(one_pass), kinds(memory)) << name;
+  for (json* j : {&memory, &one_pass}) {
+    j->erase("warnings");
+    j->erase("findings");
+  }
+  EXPECT_EQ(one_pass, memory) << name << " tasks";
+}
+
 // The same recording read both ways: the same work, span, strands and tasks, and the same rows,
 // critical path shares included (the span as measured: one pass has no robust span). The
 // recordings are the task shapes a one-pass reading takes: recursions (fib, n-queens, merge
@@ -166,6 +217,7 @@ TEST_F(Stream, OnePassGivesTheProfileOfTheDagInMemory) {
       const std::string said = one_pass["warnings"].dump();
       EXPECT_NE(said.find("read in one pass"), std::string::npos) << name << ": " << said;
       expect_same_whatif(trace, memory, name);
+      expect_same_tasks(trace, name);
     }
 }
 
@@ -188,8 +240,11 @@ TEST_F(Stream, WhatOnePassCannotReadIsSaidInOneLine) {
   ASSERT_FALSE(j.is_null());
   EXPECT_NE(j["warnings"].dump().find("read in one pass"), std::string::npos) << j["warnings"];
   EXPECT_EQ(j["tasks"], 3192);
-  RunResult tasks = run({TASKLENS_BIN, "tasks", fib}, tight);  // needs the DAG
-  EXPECT_TRUE(tasks.exited(6)) << tasks.describe();
+  const json tasks = report_of({TASKLENS_BIN, "tasks", "--format", "json", fib}, tight);
+  ASSERT_FALSE(tasks.is_null());
+  EXPECT_NE(tasks["warnings"].dump().find("read in one pass"), std::string::npos)
+      << tasks["warnings"];
+  EXPECT_EQ(tasks["tasks"], 3192);
   // whatif too, with site and fragment units; regions need the DAG.
   const json w = report_of({TASKLENS_BIN, "whatif", "--format", "json", "--site", "fib.c:19",
                             "--fragment", "fib.c:19-21", fib},
@@ -211,9 +266,10 @@ TEST_F(Stream, WhatOnePassCannotReadIsSaidInOneLine) {
 
   const std::string tbb = path("tbb.tlens");  // 1596 oneTBB tasks: a DAG over 400 KiB
   ASSERT_TRUE(record(std::string(TASKLENS_EXAMPLES_DIR) + "/tbb_fib", {"16", "1"}, tbb).exited(0));
-  expect_one_line(run({TASKLENS_BIN, "report", tbb}, tight), 6,
-                  "tbb.tlens: the DAG of this recording does not fit in the memory, and it has "
-                  "oneTBB tasks");
+  for (const char* command : {"report", "tasks"})
+    expect_one_line(run({TASKLENS_BIN, command, tbb}, tight), 6,
+                    "tbb.tlens: the DAG of this recording does not fit in the memory, and it has "
+                    "oneTBB tasks");
 }
 
 // The memory bound, on a recording of 18.4 million tasks (fib 34, a task per call): read in one

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/stream_tasks.hpp"
 #include "analysis/stream_whatif.hpp"
 #include "analyze_all.hpp"
 #include "model/builder.hpp"
@@ -51,6 +52,65 @@ inline std::string streaming_mismatch(const trace::TraceFile& trace, const model
               std::to_string(m.warnings.size()) +
               (streamed.warnings.empty() ? "" : ", first: " + streamed.warnings[0]);
   return failure.empty() ? "" : "the streaming mode's profile differs: " + failure;
+}
+
+// How `tasks` on `trace` read in one pass (StreamTasks) differs from compute_tasks on `m`: the
+// exact figures must be equal, the percentiles within the sketch's bound below the exact ones.
+inline std::string tasks_streaming_mismatch(const trace::TraceFile& trace, const model::Model& m,
+                                            const model::BuildOptions& options) {
+  const analysis::TaskOptions opt = analysis::default_task_options(m, trace.tsc_hz());
+  analysis::StreamTasks sink(opt.tiny_size);
+  model::Model streamed;
+  try {
+    streamed = model::build_streaming(trace, sink, options);
+  } catch (const model::NotInOnePass&) {
+    return "";
+  } catch (const model::ModelError& e) {
+    return std::string("the streaming mode failed: ") + e.what();
+  }
+  const analysis::TaskProfile a = analysis::compute_tasks(m, opt), b = sink.finish(streamed, opt);
+  auto within = [&](uint64_t exact, uint64_t sketched) {
+    return sketched <= exact && double(exact - sketched) <= b.sketch_error * double(exact);
+  };
+  auto stats = [&](const analysis::Stats& x, const analysis::Stats& y) {
+    return x.samples == y.samples && x.total == y.total && x.min == y.min && x.max == y.max &&
+           within(x.median, y.median) && within(x.p90, y.p90);
+  };
+  auto hist = [](const analysis::Histogram& x, const analysis::Histogram& y) {
+    return x.counts == y.counts && (x.counts.empty() || (x.lo == y.lo && x.width == y.width));
+  };
+  std::string failure;
+  if (a.tasks != b.tasks || a.task_work != b.task_work || a.work != b.work ||
+      a.workers != b.workers || a.timestamps != b.timestamps || a.types.size() != b.types.size())
+    failure = "tasks " + std::to_string(b.tasks) + " against " + std::to_string(a.tasks) +
+              ", work " + std::to_string(b.work) + " against " + std::to_string(a.work) +
+              ", workers " + std::to_string(b.workers) + " against " + std::to_string(a.workers) +
+              ", types " + std::to_string(b.types.size()) + " against " +
+              std::to_string(a.types.size());
+  for (size_t i = 0; failure.empty() && i < a.types.size(); ++i) {
+    const analysis::TaskType &x = a.types[i], &y = b.types[i];
+    const std::string type = "type " + std::to_string(i) + " (site " + std::to_string(x.site) + ")";
+    if (x.site != y.site || x.chunks != y.chunks || x.tiny != y.tiny ||
+        x.size_octaves != y.size_octaves)
+      failure = type + ": site, kind, tiny tasks or octaves";
+    else if (!stats(x.size, y.size))
+      failure = type + ": sizes";
+    else if (!stats(x.wait, y.wait))
+      failure = type + ": waits " + std::to_string(y.wait.samples) + " against " +
+                std::to_string(x.wait.samples) + ", total " + std::to_string(y.wait.total) +
+                " against " + std::to_string(x.wait.total);
+    else if (!stats(x.idle, y.idle))
+      failure = type + ": idle times " + std::to_string(y.idle.samples) + " against " +
+                std::to_string(x.idle.samples) + ", total " + std::to_string(y.idle.total) +
+                " against " + std::to_string(x.idle.total);
+    else if (!hist(x.size_hist, y.size_hist) || !hist(x.wait_hist, y.wait_hist) ||
+             !hist(x.idle_hist, y.idle_hist))
+      failure = type + ": histograms";
+    else if (y.long_waits > x.long_waits)
+      failure = type + ": long waits";
+  }
+  if (failure.empty() && b.sketch_error == 0) failure = "no sketch error stated";
+  return failure.empty() ? "" : "the one-pass task profile differs: " + failure;
 }
 
 // Reads `trace` in one pass into `sink`: false when there is nothing to compare, with `failure`
@@ -270,6 +330,7 @@ class TraceBuilder {
     if (!options.interval_sink) {
       EXPECT_EQ(streaming_mismatch(file, m, options), "");
       EXPECT_EQ(whatif_streaming_mismatch(file, m, options), "");
+      EXPECT_EQ(tasks_streaming_mismatch(file, m, options), "");
     }
     return m;
   }
