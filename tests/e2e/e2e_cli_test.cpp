@@ -160,26 +160,29 @@ TEST_F(Cli, ATraceTooLargeForTheMemoryIsRefusedBeforeItIsRead) {
   ASSERT_TRUE(record(example("suite_fib", "clang"), {"16"}, trace).exited(0));  // 3192 tasks
   EnvOverrides small = default_env();
   small["TASKLENS_MEMORY_LIMIT"] = "64K";
-  for (const char* command : {"tasks", "advise", "view"}) {
+  for (const char* command : {"advise", "view"}) {
     RunResult r = run({TASKLENS_BIN, command, trace}, small);
     EXPECT_TRUE(r.exited(6)) << r.describe();
     EXPECT_EQ(lines_of(r.err).size(), 1u) << r.describe();
     EXPECT_NE(r.err.find("t.tlens: reading this trace needs at least"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("TASKLENS_MEMORY_LIMIT is 0.1 MiB"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("record a shorter run"), std::string::npos) << r.err;
-    EXPECT_NE(r.err.find("`tasklens report` and `tasklens whatif` (sites and fragments) read a"),
+    EXPECT_NE(r.err.find("`tasklens report`, `tasklens whatif` (sites and fragments) and "
+                         "`tasklens tasks` read a"),
               std::string::npos)
         << r.err;
     EXPECT_EQ(r.out, "");
   }
-  // `report` reads it in one pass instead (e2e_stream_test), which needs a block of the
-  // critical path's log and a window of the file: not even that fits in 64 KiB.
-  RunResult r = run({TASKLENS_BIN, "report", trace}, small);
-  EXPECT_TRUE(r.exited(6)) << r.describe();
-  EXPECT_EQ(lines_of(r.err).size(), 1u) << r.describe();
-  EXPECT_NE(r.err.find("t.tlens: reading this trace even in one pass needs at least"),
-            std::string::npos)
-      << r.err;
+  // `report` and `tasks` read it in one pass instead (e2e_stream_test), which needs a block of
+  // the critical path's log and a window of the file: not even that fits in 64 KiB.
+  for (const char* command : {"report", "tasks"}) {
+    RunResult r = run({TASKLENS_BIN, command, trace}, small);
+    EXPECT_TRUE(r.exited(6)) << r.describe();
+    EXPECT_EQ(lines_of(r.err).size(), 1u) << r.describe();
+    EXPECT_NE(r.err.find("t.tlens: reading this trace even in one pass needs at least"),
+              std::string::npos)
+        << r.err;
+  }
   EnvOverrides roomy = default_env();
   roomy["TASKLENS_MEMORY_LIMIT"] = "1G";
   EXPECT_TRUE(run({TASKLENS_BIN, "report", trace}, roomy).exited(0));
