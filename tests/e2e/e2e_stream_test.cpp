@@ -273,11 +273,10 @@ TEST_F(Stream, WhatOnePassCannotReadIsSaidInOneLine) {
 }
 
 // The memory bound, on a recording of 18.4 million tasks (fib 34, a task per call): read in one
-// pass, the reader holds at most 16 bytes per task (against some 330 for the DAG in memory; what
-// one pass takes on other shapes: docs/benchmarks.md), and about what it holds on a recording a
-// ninth of the size. Recorded
-// without the threads' switches and slow faults: on a loaded machine those grow with the time
-// the run takes, and the reader holds them whole.
+// pass (report, tasks), the reader holds at most 16 bytes per task (against some 330 for the DAG in
+// memory; what one pass takes on other shapes: docs/benchmarks.md), and about what it holds on a
+// recording a ninth of the size. Recorded without the threads' switches and slow faults: on a
+// loaded machine those grow with the time the run takes, and the reader holds them whole.
 TEST_F(Stream, OnePassHoldsAtMostSixteenBytesPerTaskOnTwentyMillionTasks) {
   const std::string trace = path("fib34.tlens");
   EnvOverrides quiet = default_env();
@@ -297,6 +296,16 @@ TEST_F(Stream, OnePassHoldsAtMostSixteenBytesPerTaskOnTwentyMillionTasks) {
       << " bytes: " << double(r.max_rss_bytes) / double(tasks)
       << " per task (the trace's file: " << double(file) / double(tasks) << ")";
   EXPECT_GT(j["program"]["work"].get<uint64_t>(), j["program"]["span"].get<uint64_t>());
+  // `tasks` in one pass too: a few sketches per task type beside the builder's live state.
+  const RunResult t =
+      run({TASKLENS_BIN, "tasks", "--stream", "--format", "json", trace}, default_env(), 300);
+  ASSERT_TRUE(t.exited(0)) << t.describe();
+  const json tj = json::parse(t.out, nullptr, false);
+  ASSERT_FALSE(tj.is_null());
+  EXPECT_EQ(tj["tasks"], tasks);
+  EXPECT_LE(t.max_rss_bytes, 16 * tasks)
+      << "tasks --stream: peak resident " << t.max_rss_bytes << " bytes, "
+      << double(t.max_rss_bytes) / double(tasks) << " per task";
   // What it holds does not grow with the task count: a recording of a ninth of the tasks (fib
   // 30, 2.7 M tasks) takes about as much, though its file is tens of MB smaller (the event
   // blocks are read back from the file as they are decoded, not held).
