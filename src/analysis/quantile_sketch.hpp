@@ -51,6 +51,19 @@ class QuantileSketch {
     }
     return max_;
   }
+  // An upper bound of the same percentile: the last value of that bucket (at most the maximum),
+  // never below the exact value and above it by at most kRelativeError of it.
+  uint64_t percentile_upper(double p) const {
+    if (count_ == 0) return 0;
+    uint64_t rank = static_cast<uint64_t>(std::ceil(p / 100.0 * double(count_) - 1e-9));
+    rank = std::clamp<uint64_t>(rank, 1, count_);
+    uint64_t seen = 0;
+    for (size_t b = 0; b < counts_.size(); ++b) {
+      seen += counts_[b];
+      if (seen >= rank) return std::min(lower_of(b + 1) - 1, max_);
+    }
+    return max_;
+  }
   // How many values are above `threshold`, counting those of the bucket that holds it as not:
   // short of the exact count by at most the values within kRelativeError below the threshold's
   // bucket's upper end.

@@ -3,7 +3,9 @@
 // memory that follows the task types, not the task count. Counts, totals, means, minimums,
 // maximums, the tiny tasks and the histograms are exact; medians and 90th percentiles come from
 // a QuantileSketch per type and figure (within QuantileSketch::kRelativeError below the exact
-// ones), and so do the long waits counted against a threshold (TaskProfile::sketch_error).
+// ones). The long waits' threshold comes from an upper bound of the 90th percentile (within
+// kRelativeError above the exact threshold), so that their count is never above the exact one
+// and misses only waits that close to the threshold (TaskProfile::sketch_error).
 #pragma once
 
 #include <cstdint>

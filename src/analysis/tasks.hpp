@@ -185,8 +185,9 @@ struct TaskProfile {
   bool timestamps = false;        // some task has a waiting or idle time
   std::vector<Finding> findings;  // in type order, then kind order
   // Read in one pass (analysis/stream_tasks.hpp): the medians and 90th percentiles are within
-  // sketch_error of the exact ones (never above them), and long_waits may miss the waits within
-  // that much of the threshold; everything else is exact. 0: all exact.
+  // sketch_error of the exact ones (never above them); long_wait_threshold is within that much
+  // above the exact one (never below), and long_waits may miss the waits that close to it;
+  // everything else is exact. 0: all exact.
   double sketch_error = 0;
 };
 TaskProfile compute_tasks(const model::Model& model, const TaskOptions& options);

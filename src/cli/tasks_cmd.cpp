@@ -48,9 +48,9 @@ void stream_run(Run& r, const std::string& path, unsigned bins, analysis::TaskOp
   r.profile = sink->finish(r.model, options);
   r.model.warnings.push_back(fmt::format(
       "read in one pass (--stream, or its DAG does not fit in the memory): medians and 90th "
-      "percentiles to within {:.1f}% below the exact ones, and the rare long waits may miss "
-      "those that close to their threshold; counts, totals, means, minimums, maximums and "
-      "histograms are exact",
+      "percentiles to within {:.1f}% below the exact ones, the rare long waits' threshold "
+      "within that much above (a wait that close to it may be missed); counts, totals, means, "
+      "minimums, maximums and histograms are exact",
       100 * r.profile.sketch_error));
 }
 

@@ -112,8 +112,8 @@ void expect_same_whatif(const std::string& trace, const json& report, const std:
 
 // `tasks --stream` against `tasks` on the same recording: the same JSON, but for the one-pass
 // note and the medians and 90th percentiles, which may be below the exact ones by at most the
-// stated relative error (and what follows from them: the long waits' threshold and count, the
-// findings' words).
+// stated relative error, and what follows from them: the long waits' threshold (above the exact
+// one by at most that much) and count (never above the exact one), the findings' words.
 void expect_same_tasks(const std::string& trace, const std::string& name) {
   const RunResult a = run({TASKLENS_BIN, "tasks", "--format", "json", trace});
   const RunResult b = run({TASKLENS_BIN, "tasks", "--stream", "--format", "json", trace});
@@ -142,6 +142,9 @@ void expect_same_tasks(const std::string& trace, const std::string& name) {
         y[figure][p] = x[figure][p];
       }
     EXPECT_LE(y["long_waits"].get<uint64_t>(), x["long_waits"].get<uint64_t>()) << name;
+    const double threshold = x["long_wait_threshold"].get<double>();
+    EXPECT_GE(y["long_wait_threshold"].get<double>(), threshold) << name;
+    EXPECT_LE(y["long_wait_threshold"].get<double>(), threshold * (1 + error) + 1) << name;
     for (const char* set_apart : {"long_waits", "long_wait_threshold"}) y[set_apart] = x[set_apart];
   }
   // The findings: the same kinds for the same types, their words aside (they quote the

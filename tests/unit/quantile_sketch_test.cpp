@@ -1,5 +1,6 @@
 // analysis/quantile_sketch.hpp: exact counts, totals, extremes and octaves; percentiles never
-// above the exact nearest-rank ones and below them by less than kRelativeError of them.
+// above the exact nearest-rank ones and below them by less than kRelativeError of them (their
+// upper bounds never below, and above by less than that).
 #include "analysis/quantile_sketch.hpp"
 
 #include <gtest/gtest.h>
@@ -36,6 +37,10 @@ void expect_within_bound(std::vector<uint64_t> values) {
     EXPECT_LE(sketched, exact) << "p" << p;
     EXPECT_LT(double(exact - sketched), QuantileSketch::kRelativeError * double(exact) + 1e-9)
         << "p" << p << ": " << sketched << " for " << exact;
+    const uint64_t upper = q.percentile_upper(p);
+    EXPECT_GE(upper, exact) << "p" << p;
+    EXPECT_LT(double(upper - exact), QuantileSketch::kRelativeError * double(exact) + 1e-9)
+        << "p" << p << ": " << upper << " for " << exact;
   }
   for (uint64_t threshold : {uint64_t{0}, uint64_t{100}, uint64_t{1000}, uint64_t{1} << 20,
                              values.empty() ? 0 : values[values.size() / 2]}) {
