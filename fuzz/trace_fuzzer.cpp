@@ -18,6 +18,7 @@
 #include <string>
 
 #include "analysis/stream_profile.hpp"
+#include "analysis/stream_tasks.hpp"
 #include "analyze_all.hpp"
 #include "model/builder.hpp"
 #include "trace/reader.hpp"
@@ -61,6 +62,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       model::build_streaming(in_file, sink);
       const analysis::Profile p = sink.finish();
       if (p.span > p.work) finding("one pass: a span larger than the work");
+      // And `tasks --stream`: the builder's tasks (StrandSink::task) on the same input.
+      const analysis::TaskOptions options = analysis::default_task_options(
+          model::metric_of(in_file), model::task_cost_of(in_file), in_file.tsc_hz());
+      analysis::StreamTasks tasks(options.tiny_size);
+      const model::Model streamed = model::build_streaming(in_file, tasks);
+      const analysis::TaskProfile t = tasks.finish(streamed, options);
+      if (t.task_work > t.work) finding("one pass: tasks with more work than the program");
     } catch (const model::ModelError& e) {
       expect_one_line(e);
     } catch (const trace::TraceError& e) {
