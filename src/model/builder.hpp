@@ -76,6 +76,10 @@ struct BuildOptions {
   // The streaming mode's fragments, told as they are numbered (fragment 0 is the empty pair, as
   // in memory), before the first strand of each reaches the sink, with that strand's site.
   std::function<void(const Fragment& fragment, uint32_t index, uint32_t site)> place_fragment;
+  // The streaming mode: how many events a child not ended when its parent's taskwait ended is
+  // waited for before it is settled as it stands (its end lost), so that a lost end cannot hold
+  // back the rest of the run (builder_state.hpp, LateChild).
+  uint64_t late_end_events = uint64_t{1} << 20;
 };
 
 // Throws trace::TraceError for undecodable input and ModelError when the trace holds no

@@ -616,15 +616,14 @@ class Builder {
   // strand after the wait waits for it (complete(): its join's `undone`). One whose thread goes
   // on to another task lost its end: it is closed then, as finalize would (builder_unended.cpp);
   // one still running when the trace ends is closed there; one suspended or never begun joins
-  // the wait with what it did. One still waited for after kLateChildEvents events is settled as
-  // it stands, so that a lost end cannot hold back the rest of the run (a trace that lost
-  // events only).
+  // the wait with what it did. One still waited for after BuildOptions::late_end_events events is
+  // settled as it stands, so that a lost end cannot hold back the rest of the run (a trace that
+  // lost events only).
   struct LateChild {
     uint32_t task;
     uint64_t id;         // the task's id: its slot may be another task's once it has retired
     uint64_t events_at;  // stream_events_ when its parent's wait ended
   };
-  static constexpr uint64_t kLateChildEvents = uint64_t{1} << 20;
   std::vector<LateChild> late_children_;
   uint64_t stream_events_ = 0;
   void stream_settle_late_children();

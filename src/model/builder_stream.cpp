@@ -592,7 +592,7 @@ void Builder::stream_settle_late_children() {
     const uint32_t c = late.task;
     if (!st_[c].live || st_[c].id != late.id || st_[c].ended) continue;  // it ended
     const TaskState& ts = tasks_[c];
-    const bool too_long = stream_events_ - late.events_at > kLateChildEvents;
+    const bool too_long = stream_events_ - late.events_at > options_.late_end_events;
     if (!ts.started || ts.open == kNone || ts.waiting) {
       // Not begun, or suspended: its begin or its return may come a little after the wait too.
       if (too_long)
