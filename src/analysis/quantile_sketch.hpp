@@ -41,28 +41,12 @@ class QuantileSketch {
   // The nearest-rank percentile (rank ceil(p/100 x n), at least 1), as analysis::percentile of
   // the sorted values, to within kRelativeError below; 0 when empty.
   uint64_t percentile(double p) const {
-    if (count_ == 0) return 0;
-    uint64_t rank = static_cast<uint64_t>(std::ceil(p / 100.0 * double(count_) - 1e-9));
-    rank = std::clamp<uint64_t>(rank, 1, count_);
-    uint64_t seen = 0;
-    for (size_t b = 0; b < counts_.size(); ++b) {
-      seen += counts_[b];
-      if (seen >= rank) return std::clamp(lower_of(b), min_, max_);
-    }
-    return max_;
+    return count_ == 0 ? 0 : std::clamp(lower_of(bucket_at(p)), min_, max_);
   }
   // An upper bound of the same percentile: the last value of that bucket (at most the maximum),
   // never below the exact value and above it by at most kRelativeError of it.
   uint64_t percentile_upper(double p) const {
-    if (count_ == 0) return 0;
-    uint64_t rank = static_cast<uint64_t>(std::ceil(p / 100.0 * double(count_) - 1e-9));
-    rank = std::clamp<uint64_t>(rank, 1, count_);
-    uint64_t seen = 0;
-    for (size_t b = 0; b < counts_.size(); ++b) {
-      seen += counts_[b];
-      if (seen >= rank) return std::min(lower_of(b + 1) - 1, max_);
-    }
-    return max_;
+    return count_ == 0 ? 0 : std::min(lower_of(bucket_at(p) + 1) - 1, max_);
   }
   // How many values are above `threshold`, counting those of the bucket that holds it as not:
   // short of the exact count by at most the values within kRelativeError below the threshold's
@@ -100,6 +84,17 @@ class QuantileSketch {
   }
 
  private:
+  // The bucket holding the value of the nearest rank for `p` (count_ > 0).
+  size_t bucket_at(double p) const {
+    uint64_t rank = static_cast<uint64_t>(std::ceil(p / 100.0 * double(count_) - 1e-9));
+    rank = std::clamp<uint64_t>(rank, 1, count_);
+    uint64_t seen = 0;
+    for (size_t b = 0; b < counts_.size(); ++b) {
+      seen += counts_[b];
+      if (seen >= rank) return b;
+    }
+    return counts_.size() - 1;  // (not reached: the counts add up to count_)
+  }
   std::vector<uint64_t> counts_;
   uint64_t count_ = 0, total_ = 0, min_ = 0, max_ = 0;
 };

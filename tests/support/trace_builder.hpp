@@ -26,6 +26,24 @@
 namespace tasklens::fixtures {
 
 // A recorder id: (thread + 1) << 40 | counter.
+// Reads `trace` in one pass into `sink` (the model it gives into `streamed`, if given): false
+// when there is nothing to compare, with `failure` saying why if the reading failed (empty when
+// the trace has what one pass does not read yet).
+inline bool read_one_pass(const trace::TraceFile& trace, model::StrandSink& sink,
+                          const model::BuildOptions& options, std::string& failure,
+                          model::Model* streamed = nullptr) {
+  try {
+    model::Model m = model::build_streaming(trace, sink, options);
+    if (streamed) *streamed = std::move(m);
+    return true;
+  } catch (const model::NotInOnePass&) {
+    failure.clear();
+  } catch (const model::ModelError& e) {
+    failure = std::string("the streaming mode failed: ") + e.what();
+  }
+  return false;
+}
+
 // How the profile of `trace` read in one pass (model::build_streaming into StreamProfile)
 // differs from compute_profile on `m`, its model built in memory: empty when it does not, or when
 // the trace has what the streaming mode does not read yet (its error says so).
@@ -33,17 +51,12 @@ inline std::string streaming_mismatch(const trace::TraceFile& trace, const model
                                       const model::BuildOptions& options) {
   analysis::StreamProfile sink(analysis::StreamProfile::kSitesAsTheyCome, 3);
   model::Model streamed;
-  try {
-    streamed = model::build_streaming(trace, sink, options);
-  } catch (const model::NotInOnePass&) {
-    return "";
-  } catch (const model::ModelError& e) {
-    return std::string("the streaming mode failed: ") + e.what();
-  }
+  std::string failure;
+  if (!read_one_pass(trace, sink, options, failure, &streamed)) return failure;
   analysis::Profile memory = analysis::compute_profile(m);
   memory.critical_path.clear();
   const analysis::Profile one_pass = sink.finish(false);
-  std::string failure = profile_mismatch(one_pass, memory);
+  failure = profile_mismatch(one_pass, memory);
   if (failure.empty() && streamed.sites.size() != m.sites.size())
     failure = "sites " + std::to_string(streamed.sites.size()) + " against " +
               std::to_string(m.sites.size());
@@ -61,13 +74,8 @@ inline std::string tasks_streaming_mismatch(const trace::TraceFile& trace, const
   const analysis::TaskOptions opt = analysis::default_task_options(m, trace.tsc_hz());
   analysis::StreamTasks sink(opt.tiny_size);
   model::Model streamed;
-  try {
-    streamed = model::build_streaming(trace, sink, options);
-  } catch (const model::NotInOnePass&) {
-    return "";
-  } catch (const model::ModelError& e) {
-    return std::string("the streaming mode failed: ") + e.what();
-  }
+  std::string failure;
+  if (!read_one_pass(trace, sink, options, failure, &streamed)) return failure;
   const analysis::TaskProfile a = analysis::compute_tasks(m, opt), b = sink.finish(streamed, opt);
   auto within = [&](uint64_t exact, uint64_t sketched) {
     return sketched <= exact && double(exact - sketched) <= b.sketch_error * double(exact);
@@ -79,7 +87,6 @@ inline std::string tasks_streaming_mismatch(const trace::TraceFile& trace, const
   auto hist = [](const analysis::Histogram& x, const analysis::Histogram& y) {
     return x.counts == y.counts && (x.counts.empty() || (x.lo == y.lo && x.width == y.width));
   };
-  std::string failure;
   if (a.tasks != b.tasks || a.task_work != b.task_work || a.work != b.work ||
       a.workers != b.workers || a.timestamps != b.timestamps || a.types.size() != b.types.size())
     failure = "tasks " + std::to_string(b.tasks) + " against " + std::to_string(a.tasks) +
@@ -111,21 +118,6 @@ inline std::string tasks_streaming_mismatch(const trace::TraceFile& trace, const
   }
   if (failure.empty() && b.sketch_error == 0) failure = "no sketch error stated";
   return failure.empty() ? "" : "the one-pass task profile differs: " + failure;
-}
-
-// Reads `trace` in one pass into `sink`: false when there is nothing to compare, with `failure`
-// saying why if the reading failed (empty when the trace has what one pass does not read yet).
-inline bool read_one_pass(const trace::TraceFile& trace, model::StrandSink& sink,
-                          const model::BuildOptions& options, std::string& failure) {
-  try {
-    model::build_streaming(trace, sink, options);
-    return true;
-  } catch (const model::NotInOnePass&) {
-    failure.clear();
-  } catch (const model::ModelError& e) {
-    failure = std::string("the streaming mode failed: ") + e.what();
-  }
-  return false;
 }
 
 // How the what-if of `trace` read in one pass (StreamWhatIf) differs from whatif_curves and the

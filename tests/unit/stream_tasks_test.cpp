@@ -17,10 +17,11 @@ using model::SiteKind;
 
 model::Model sites_and_threads() {
   model::Model m;
-  m.sites = {{0, SiteKind::Program},
-             {0x10, SiteKind::Task},
-             {0x20, SiteKind::Loop},
-             {0x30, SiteKind::Parallel}};
+  for (SiteKind kind : {SiteKind::Program, SiteKind::Task, SiteKind::Loop, SiteKind::Parallel}) {
+    model::Site site;
+    site.kind = kind;
+    m.sites.push_back(site);
+  }
   m.one_pass.threads_with_strands = {1, 0, 1};  // two workers
   return m;
 }
