@@ -13,17 +13,18 @@
 #   tbb_fib   oneTBB's task_group recursion, 1 unit of work per leaf (tbb_fib 34 1: 9.2 M; 39 1:
 #             102 M; 44 1: 1.13 G)
 # Then runs report, stream (`report --stream`: the recording read in one pass), whatif (the first
-# site `whatif --list` shows), whatif-stream (the same, `whatif --stream`), advise, tasks,
-# tasks-stream (`tasks --stream`), sched, predict, diff (the recording against
-# itself), export (Perfetto JSON, to /dev/null) and view (to a scratch file) on each, and prints per command its wall time, tasks per second and peak
+# site `whatif --list` shows), whatif-stream (the same, `whatif --stream`), advise,
+# advise-stream (`advise --stream`: one pass per step), tasks, tasks-stream (`tasks --stream`),
+# sched, predict, diff (the recording against itself), export (Perfetto JSON, to /dev/null) and
+# view (to a scratch file) on each, and prints per command its wall time, tasks per second and peak
 # resident bytes per task (GNU time's maximum RSS), or how it failed (a reader that refuses a
 # recording too large for the memory prints one line and exits 6: shown as "refused").
 # Recording: the program's wall time recorded, trace bytes per task.
 #
 # Knobs: TASKLENS_SCALE_SIZES ("10M"), TASKLENS_SCALE_SHAPES ("fib uts nqueens sparselu
-# tbb_fib"), TASKLENS_SCALE_COMMANDS ("report stream whatif whatif-stream advise tasks
-# tasks-stream sched predict diff export view"), TASKLENS_SCALE_DIR (where the traces go; default a scratch directory removed at exit:
-# a 1B recording takes several GB).
+# tbb_fib"), TASKLENS_SCALE_COMMANDS ("report stream whatif whatif-stream advise advise-stream
+# tasks tasks-stream sched predict diff export view"), TASKLENS_SCALE_DIR (where the traces go;
+# default a scratch directory removed at exit: a 1B recording takes several GB).
 set -euo pipefail
 export LC_ALL=C
 
@@ -40,7 +41,7 @@ DIR=${TASKLENS_SCALE_DIR:-$WORK}
 mkdir -p "$DIR"
 SIZES=${TASKLENS_SCALE_SIZES:-10M}
 SHAPES=${TASKLENS_SCALE_SHAPES:-fib uts nqueens sparselu tbb_fib}
-COMMANDS=${TASKLENS_SCALE_COMMANDS:-report stream whatif whatif-stream advise tasks tasks-stream sched predict diff export view}
+COMMANDS=${TASKLENS_SCALE_COMMANDS:-report stream whatif whatif-stream advise advise-stream tasks tasks-stream sched predict diff export view}
 
 # shape_cmd SHAPE SIZE: sets CMD to the generator's command line.
 shape_cmd() {
@@ -113,6 +114,7 @@ for size in $SIZES; do
           ;;
         stream) measure stream "$tasks" "$TL" report --stream "$trace" ;;
         tasks-stream) measure tasks-stream "$tasks" "$TL" tasks --stream "$trace" ;;
+        advise-stream) measure advise-stream "$tasks" "$TL" advise --stream "$trace" ;;
         diff) measure diff "$tasks" "$TL" diff "$trace" "$trace" ;;
         export) measure export "$tasks" "$TL" export -o /dev/null "$trace" ;;
         view) measure view "$tasks" "$TL" view -o "$WORK/view.html" "$trace" ;;

@@ -247,7 +247,8 @@ void StreamProfile::release(Strand s) {
   --live_count_;
 }
 
-Profile StreamProfile::finish(bool with_path) {
+Profile StreamProfile::finish(bool with_path, std::vector<uint64_t>* path_strands) {
+  if (path_strands) path_strands->assign(rows_.size(), 0);
   Profile profile;
   profile.work = work_;
   profile.span = arrivals_ == 0 ? 0 : best_;
@@ -257,8 +258,10 @@ Profile StreamProfile::finish(bool with_path) {
   if (arrivals_ > 0) {
     for (uint64_t s = best_end_; s != PathLog::kNoVia;) {
       const PathLog::Entry e = log_.at(s);
-      if (e.site != PathLog::kNoSite && e.site < rows_.size())
+      if (e.site != PathLog::kNoSite && e.site < rows_.size()) {
         rows_[e.site].critical_work += e.weight;
+        if (path_strands) ++(*path_strands)[e.site];
+      }
       if (with_path && path_fits) profile.critical_path.push_back(static_cast<uint32_t>(s));
       s = e.via;
     }

@@ -117,8 +117,9 @@ class StreamProfile final : public model::StrandSink {
   void release(Strand s) override;
 
   // The profile; `with_path` also gives Profile::critical_path, as arrival indexes (the strand
-  // ids when strands came in id order).
-  Profile finish(bool with_path = true);
+  // ids when strands came in id order). `path_strands`, when given, receives per row (by site)
+  // the strands of the critical path attributed to it.
+  Profile finish(bool with_path = true, std::vector<uint64_t>* path_strands = nullptr);
 
   // Live strands at most so far: what the pass held.
   uint64_t peak_live_strands() const { return peak_live_; }

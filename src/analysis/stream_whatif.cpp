@@ -91,9 +91,7 @@ const uint8_t* StreamWhatIf::members(std::vector<uint8_t>& table, std::vector<ui
 
 // As span_weights (whatif.cpp) for a strand one unit covers whole: round(w / k), 0 at infinity.
 uint64_t StreamWhatIf::weight(uint64_t w, uint8_t unit, double k) {
-  if (unit == kNoUnit) return w;
-  if (std::isinf(k)) return 0;
-  return static_cast<uint64_t>(std::llround(static_cast<double>(w) / std::max(k, 1.0)));
+  return unit == kNoUnit ? w : divide_by_factor(w, k);
 }
 
 uint64_t* StreamWhatIf::entry(Strand s) {

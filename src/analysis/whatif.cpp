@@ -12,13 +12,6 @@ namespace {
 using model::kNone;
 using model::Model;
 
-// u / k, rounded to the nearest tick (k = infinity: 0).
-uint64_t divide(uint64_t u, double k) {
-  if (std::isinf(k)) return 0;
-  if (k <= 1) return u;
-  return static_cast<uint64_t>(std::llround(static_cast<double>(u) / k));
-}
-
 // Span weights of applying the units; *work receives the program's work under the what-if.
 // Each strand is rounded once, from the exact sum of what its units keep.
 std::vector<uint64_t> span_weights(const Model& m, const std::vector<const Unit*>& units,
@@ -47,6 +40,12 @@ std::vector<uint64_t> span_weights(const Model& m, const std::vector<const Unit*
 }
 
 }  // namespace
+
+uint64_t divide_by_factor(uint64_t w, double k) {
+  if (std::isinf(k)) return 0;
+  if (k <= 1) return w;
+  return static_cast<uint64_t>(std::llround(static_cast<double>(w) / k));
+}
 
 const char* to_string(WhatIfMode mode) {
   return mode == WhatIfMode::Parallelize ? "parallelize" : "speedup";
@@ -219,104 +218,136 @@ Burdened burdened(const Model& m, const uint64_t* span_weights, uint64_t work, u
   return b;
 }
 
-Advice advise(const Model& m, const std::vector<uint32_t>& group_of, uint32_t group_count,
-              const AdviseOptions& opt) {
+double advise_factor(const AdviseOptions& opt) {
+  return opt.factor > 0 ? opt.factor : std::max(2.0, opt.target);
+}
+
+Advice advise_steps(const AdviseEvaluator& evaluator, const Overhead& overhead,
+                    const AdviseOptions& opt) {
   Advice a;
-  a.factor = opt.factor > 0 ? opt.factor : std::max(2.0, opt.target);
-  a.overhead = estimate_task_overhead(m);
+  a.factor = advise_factor(opt);
+  a.overhead = overhead;
+  std::vector<uint8_t> chosen;
+  AdviseEvaluation now = evaluator.evaluate(chosen);
+  a.work = now.work;
+  a.span = now.span;
+  a.parallelism = parallelism_of(now.work, now.span);
+  a.burdened_before = evaluator.burdened();
+  a.burdened_after = a.burdened_before;
+  if (a.parallelism >= opt.target) {
+    a.stop = AdviseStop::AlreadyReached;
+    return a;
+  }
+  for (;;) {
+    if (a.steps.size() >= opt.max_steps) {
+      a.stop = AdviseStop::MaxSteps;
+      break;
+    }
+    uint32_t best = kNone;
+    for (uint32_t g = 0; g < now.critical.size(); ++g) {
+      if ((g < chosen.size() && chosen[g]) || now.critical[g] == 0) continue;
+      if (best == kNone || now.critical[g] > now.critical[best] ||
+          (now.critical[g] == now.critical[best] && evaluator.first_in_ties &&
+           evaluator.first_in_ties(g, best)))
+        best = g;
+    }
+    if (best == kNone) {
+      a.stop = AdviseStop::NothingLeft;
+      break;
+    }
+    const uint64_t mean = now.critical[best] / now.on_path[best];
+    if (a.overhead.samples &&
+        static_cast<double>(mean) <
+            opt.min_overhead_multiple * static_cast<double>(a.overhead.per_task)) {
+      a.stop = AdviseStop::TooSmall;
+      a.stop_group = best;
+      a.stop_group_work = mean;
+      break;
+    }
+    AdviceStep step;
+    step.group = best;
+    step.critical_work = now.critical[best];
+    step.critical_percent = percent_of(now.critical[best], now.span);
+    step.strands_on_path = now.on_path[best];
+    if (chosen.size() <= best) chosen.resize(best + 1, 0);
+    chosen[best] = 1;
+    now = evaluator.evaluate(chosen);
+    step.work = now.work;
+    step.span = now.span;
+    step.parallelism = parallelism_of(now.work, now.span);
+    a.steps.push_back(step);
+    if (step.parallelism >= opt.target) {
+      a.stop = AdviseStop::TargetReached;
+      break;
+    }
+  }
+  if (!a.steps.empty()) a.burdened_after = evaluator.burdened();
+  return a;
+}
+
+Advice advise(const Model& m, const std::vector<uint32_t>& group_of, uint32_t group_count,
+              const AdviseOptions& opt,
+              const std::function<bool(uint32_t, uint32_t)>& first_in_ties) {
   const size_t n = m.strands.size();
-  std::vector<uint64_t> span(n);
-  uint64_t work = 0;
-  for (size_t s = 0; s < n; ++s) work += span[s] = m.strands[s].work;
   auto group = [&](uint32_t s) {
     uint32_t f = m.strands[s].fragment;
     return f < group_of.size() ? group_of[f] : kNone;
   };
-  std::vector<uint32_t> path;
-  uint64_t current = longest_path(m, &path, span.data());
-  a.work = work;
-  a.span = current;
-  a.parallelism = parallelism_of(work, current);
-  a.burdened_before = burdened(m, nullptr, work, a.overhead.per_task);
-  std::vector<uint8_t> chosen(group_count, 0);
-  std::vector<uint64_t> critical(group_count), count(group_count);
-  if (a.parallelism >= opt.target) {
-    a.stop = AdviseStop::AlreadyReached;
-  } else {
-    for (;;) {
-      if (a.steps.size() >= opt.max_steps) {
-        a.stop = AdviseStop::MaxSteps;
-        break;
-      }
-      std::fill(critical.begin(), critical.end(), 0);
-      std::fill(count.begin(), count.end(), 0);
-      for (uint32_t s : path) {
-        uint32_t g = group(s);
-        if (g >= group_count || chosen[g]) continue;
-        critical[g] += path_weight(m, s, span[s]);
-        ++count[g];
-      }
-      uint32_t best = kNone;
-      for (uint32_t g = 0; g < group_count; ++g)
-        if (critical[g] > 0 && (best == kNone || critical[g] > critical[best])) best = g;
-      if (best == kNone) {
-        a.stop = AdviseStop::NothingLeft;
-        break;
-      }
-      const uint64_t mean = critical[best] / count[best];
-      if (a.overhead.samples &&
-          static_cast<double>(mean) <
-              opt.min_overhead_multiple * static_cast<double>(a.overhead.per_task)) {
-        a.stop = AdviseStop::TooSmall;
-        a.stop_group = best;
-        a.stop_group_work = mean;
-        break;
-      }
-      AdviceStep step;
-      step.group = best;
-      // The user region holding most of the fragment's work, if any: names the code for people
-      // who annotated it.
-      std::vector<std::pair<uint32_t, uint64_t>> in_region;
-      uint64_t group_work = 0;
-      for (uint32_t s = 0; s < n; ++s)
-        if (group(s) == best) group_work += m.strands[s].work;
-      for (const model::RegionWork& r : m.region_work) {
-        if (r.strand >= n || group(r.strand) != best) continue;
-        auto it = std::find_if(in_region.begin(), in_region.end(),
-                               [&](const auto& e) { return e.first == r.region; });
-        if (it == in_region.end())
-          in_region.emplace_back(r.region, r.work);
-        else
-          it->second += r.work;
-      }
-      for (const auto& [region, w] : in_region)
-        if (step.region == kNone || w > step.region_work) {
-          step.region = region;
-          step.region_work = w;
-        }
-      step.region_percent = percent_of(step.region_work, group_work);
-      step.critical_work = critical[best];
-      step.critical_percent = percent_of(critical[best], current);
-      step.strands_on_path = count[best];
-      for (uint32_t s = 0; s < n; ++s) {
-        if (group(s) != best) continue;
-        const uint64_t after = divide(span[s], a.factor);
-        if (opt.mode == WhatIfMode::Speedup) work -= span[s] - after;
-        span[s] = after;
-      }
-      chosen[best] = 1;
-      current = longest_path(m, &path, span.data());
-      step.work = work;
-      step.span = current;
-      step.parallelism = parallelism_of(work, current);
-      a.steps.push_back(step);
-      if (step.parallelism >= opt.target) {
-        a.stop = AdviseStop::TargetReached;
-        break;
-      }
+  const double factor = advise_factor(opt);
+  std::vector<uint64_t> span(n);  // the last evaluation's weights
+  AdviseEvaluator e;
+  e.first_in_ties = first_in_ties;
+  e.evaluate = [&](const std::vector<uint8_t>& chosen) {
+    AdviseEvaluation r;
+    for (size_t s = 0; s < n; ++s) {
+      const uint32_t g = group(static_cast<uint32_t>(s));
+      const bool divided = g < chosen.size() && chosen[g];
+      span[s] = divided ? divide_by_factor(m.strands[s].work, factor) : m.strands[s].work;
+      r.work += opt.mode == WhatIfMode::Speedup ? span[s] : m.strands[s].work;
     }
+    std::vector<uint32_t> path;
+    r.span = longest_path(m, &path, span.data());
+    r.critical.assign(group_count, 0);
+    r.on_path.assign(group_count, 0);
+    for (uint32_t s : path) {
+      const uint32_t g = group(s);
+      if (g >= group_count) continue;
+      r.critical[g] += path_weight(m, s, span[s]);
+      ++r.on_path[g];
+    }
+    return r;
+  };
+  const Overhead overhead = estimate_task_overhead(m);
+  e.burdened = [&] {
+    uint64_t work = 0;
+    for (size_t s = 0; s < n; ++s)
+      work += opt.mode == WhatIfMode::Speedup ? span[s] : m.strands[s].work;
+    return burdened(m, span.data(), work, overhead.per_task);
+  };
+  Advice a = advise_steps(e, overhead, opt);
+  // The user region holding most of each step's fragment's work, if any: names the code for
+  // people who annotated it.
+  for (AdviceStep& step : a.steps) {
+    std::vector<std::pair<uint32_t, uint64_t>> in_region;
+    uint64_t group_work = 0;
+    for (uint32_t s = 0; s < n; ++s)
+      if (group(s) == step.group) group_work += m.strands[s].work;
+    for (const model::RegionWork& r : m.region_work) {
+      if (r.strand >= n || group(r.strand) != step.group) continue;
+      auto it = std::find_if(in_region.begin(), in_region.end(),
+                             [&](const auto& x) { return x.first == r.region; });
+      if (it == in_region.end())
+        in_region.emplace_back(r.region, r.work);
+      else
+        it->second += r.work;
+    }
+    for (const auto& [region, w] : in_region)
+      if (step.region == kNone || w > step.region_work) {
+        step.region = region;
+        step.region_work = w;
+      }
+    step.region_percent = percent_of(step.region_work, group_work);
   }
-  a.burdened_after = burdened(m, span.data(), work, a.overhead.per_task);
   return a;
 }
 

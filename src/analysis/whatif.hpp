@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <utility>
@@ -25,6 +26,10 @@ enum class WhatIfMode { Parallelize, Speedup };
 const char* to_string(WhatIfMode mode);
 
 inline constexpr double kInfiniteFactor = std::numeric_limits<double>::infinity();
+
+// What w becomes divided by the factor k: w / k rounded to the nearest tick; 0 when k is infinite;
+// w when k <= 1. The what-ifs, the adviser and their one-pass readings all round so.
+uint64_t divide_by_factor(uint64_t w, double k);
 
 // The work of each strand inside a unit: (strand, work) sorted by strand, work <= Strand::work.
 struct Unit {
@@ -130,8 +135,34 @@ struct Advice {
   Burdened burdened_before, burdened_after;
 };
 // `group_of[f]` groups fragments (Strand::fragment) into what the user sees as one fragment
-// (same file:line-line); groups are 0 .. group_count-1. Group kNone is never chosen.
+// (same file:line-line); groups are 0 .. group_count-1. Group kNone is never chosen. Of groups
+// with equal work on the path, `first_in_ties(a, b)` says whether a goes first (null: the lower
+// group; `tasklens advise` gives the label's order, which a reading in one pass, whose groups
+// are numbered as met, shares).
 Advice advise(const model::Model& m, const std::vector<uint32_t>& group_of, uint32_t group_count,
-              const AdviseOptions& options);
+              const AdviseOptions& options,
+              const std::function<bool(uint32_t, uint32_t)>& first_in_ties = nullptr);
+
+// ---- The adviser's loop, apart from how a step is evaluated: advise() evaluates on the DAG in
+// memory, stream_advise.hpp in one pass over the recording per step.
+struct AdviseEvaluation {
+  uint64_t work = 0, span = 0;  // with the chosen groups parallelized (or sped up)
+  // Per group (groups the evaluation has not met may be missing): its work on that critical path
+  // (each strand's weight on paths) and its strands there.
+  std::vector<uint64_t> critical, on_path;
+};
+struct AdviseEvaluator {
+  // The program with the groups marked in `chosen` (indexed by group; missing: not chosen)
+  // divided by `factor`.
+  std::function<AdviseEvaluation(const std::vector<uint8_t>& chosen)> evaluate;
+  // The burdened figures (burdened()) of the last evaluation's program.
+  std::function<Burdened()> burdened;
+  std::function<bool(uint32_t, uint32_t)> first_in_ties;  // as advise's; null: the lower group
+};
+// Each step's what-if factor: AdviseOptions::factor, or the target (2 at least).
+double advise_factor(const AdviseOptions& options);
+// The greedy steps (Advice without the steps' regions) from the evaluator, with `overhead`.
+Advice advise_steps(const AdviseEvaluator& evaluator, const Overhead& overhead,
+                    const AdviseOptions& options);
 
 }  // namespace tasklens::analysis

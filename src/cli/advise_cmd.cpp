@@ -2,9 +2,17 @@
 
 #include <fmt/format.h>
 
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
 #include "analysis/cutoff.hpp"
 #include "analysis/diagnosis.hpp"
 #include "analysis/profile.hpp"
+#include "analysis/stream_advise.hpp"
 #include "analysis/whatif.hpp"
 #include "cli/command_support.hpp"
 #include "errors.hpp"
@@ -32,6 +40,90 @@ std::vector<std::string> entered_region_notes(const load::Loaded& l,
 // advise's cut-off section covers the recursions with the most tasks: a program has one or two.
 constexpr size_t kCutoffRecursions = 3;
 
+// The code fragment groups of a reading in one pass: label_fragments' groups (one per label,
+// named by the first function found), numbered as the first pass meets them. Each pass reads the
+// same fragments, so a label keeps its group from pass to pass.
+class GroupsAsTheyCome {
+ public:
+  // On the sink's thread: the group of fragment `index`, as `sites` labels it.
+  uint32_t group_of(const report::SitesAsTheyCome& sites, uint32_t index) {
+    auto [label, function] = sites.fragment_named(index);
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto [it, inserted] = index_.try_emplace(label, static_cast<uint32_t>(fl_.label.size()));
+    if (inserted) {
+      fl_.label.push_back(label);
+      fl_.function.push_back(function);
+    } else if (fl_.function[it->second].empty()) {
+      fl_.function[it->second] = function;
+    }
+    if (fl_.group_of.size() <= index) fl_.group_of.resize(size_t{index} + 1, model::kNone);
+    fl_.group_of[index] = it->second;
+    return it->second;
+  }
+  // Once the passes are over.
+  const report::FragmentLabels& labels() const { return fl_; }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, uint32_t> index_;
+  report::FragmentLabels fl_;
+};
+
+constexpr const char* kOnePassWarning =
+    "read in one pass per step (--stream, or its DAG does not fit in the memory): the advice as "
+    "measured, without the robust span, the cut-off advice or the notes on regions entered again "
+    "and again";
+
+// advise on a recording read in one pass per step (analysis/stream_advise.hpp).
+[[noreturn]] void advise_streamed(const AdviseOptions& opt, report::Format format) {
+  // The target (from the threads recorded) and the tasking overhead (what `record` measured; a
+  // recording without that measure has none here: the DAG's estimate needs every task strand)
+  // come from the trace's records, before any pass.
+  model::Model header;
+  {
+    const trace::TraceFile trace = trace::TraceFile::open(opt.trace, /*events_in_memory=*/false);
+    header.thread_count = trace.stream_count();
+    header.task_cost = model::task_cost_of(trace);
+    if (header.task_cost > 0) header.task_cost_tasks = trace.task_cost().tasks;
+  }
+  report::AdviceReport r = advice_options(opt, header);
+  GroupsAsTheyCome groups;
+  std::optional<load::Streamed> first;  // the first pass's model, labels and trace
+  analysis::StreamAdvisePass::Result last;
+  analysis::AdviseEvaluator e;
+  e.first_in_ties = [&groups](uint32_t a, uint32_t b) {
+    return report::label_first(groups.labels(), a, b);
+  };
+  size_t passes = 0;
+  e.evaluate = [&](const std::vector<uint8_t>& chosen) {
+    ++passes;
+    std::unique_ptr<analysis::StreamAdvisePass> sink;
+    load::Streamed st = load::read_in_one_pass(
+        opt.trace, passes == 1 ? "advising on" : fmt::format("advising (step {}) on", passes - 1),
+        [&](const report::SitesAsTheyCome& sites, const trace::TraceFile&) -> model::StrandSink& {
+          sink = std::make_unique<analysis::StreamAdvisePass>(
+              [&groups, &sites](uint32_t f) { return groups.group_of(sites, f); }, chosen,
+              analysis::advise_factor(r.options), r.options.mode, header.task_cost);
+          return *sink;
+        });
+    last = sink->finish();
+    if (!first) first = std::move(st);
+    return last.evaluation;
+  };
+  e.burdened = [&last] { return last.burdened; };
+  r.advice = analysis::advise_steps(e, analysis::estimate_task_overhead(header), r.options);
+  model::Model& m = first->model;
+  m.warnings.push_back(kOnePassWarning);
+  if (header.task_cost == 0)
+    m.warnings.push_back(
+        "the recording has no measured tasking overhead (recorded by an older tasklens): read in "
+        "one pass, the burdened figures charge none and no step is judged too small");
+  r.site_labels = &first->labels;
+  report::RunInfo info = report::run_info(*first->trace);
+  info.span_mode = "raw";
+  write_and_exit(report::render_advice(m, r, groups.labels(), info, format));
+}
+
 }  // namespace
 
 report::AdviceReport advice_options(const AdviseOptions& opt, const model::Model& m) {
@@ -54,11 +146,19 @@ report::AdviceReport advice_options(const AdviseOptions& opt, const model::Model
 void run_advise(const AdviseOptions& opt) {
   report::Format format = parse_format(opt.format);
   if (opt.target < 0) throw UsageError("--target must be positive");  // before a long read
-  load::Loaded l = load::load(opt.trace, load::span_mode(opt.raw_span));
+  if (opt.stream) advise_streamed(opt, format);
+  load::Loaded l;
+  try {
+    l = load::load(opt.trace, load::span_mode(opt.raw_span));
+  } catch (const OutOfMemoryError&) {
+    // Too large for the DAG: one pass per step, when the recording allows it.
+    read_in_one_pass_instead(opt.trace, [&] { advise_streamed(opt, format); });
+  }
   report::AdviceReport r = advice_options(opt, l.model);
   report::FragmentLabels fl = report::label_fragments(l.model, l.trace->modules(), l.labels);
   r.advice =
-      analysis::advise(l.model, fl.group_of, static_cast<uint32_t>(fl.label.size()), r.options);
+      analysis::advise(l.model, fl.group_of, static_cast<uint32_t>(fl.label.size()), r.options,
+                       [&fl](uint32_t a, uint32_t b) { return report::label_first(fl, a, b); });
   r.notes = entered_region_notes(l, fl, r.advice);
   load::Timings::global().lap("advise");
   // The cut-off of the recursions with the most tasks (a program has one or two).

@@ -19,6 +19,9 @@ struct AdviseOptions {
   std::string mode = "parallelize";
   std::string format = "table";
   bool raw_span = false;
+  // One pass per step (analysis/stream_advise.hpp); advise also reads so a recording whose DAG
+  // does not fit.
+  bool stream = false;
 };
 
 // Writes the advice to stdout and ends the process (write_and_exit).

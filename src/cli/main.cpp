@@ -193,6 +193,11 @@ int run(int argc, char** argv) {
       ->capture_default_str();
   advise->add_option("--format", ad.format, "table, csv or json")->capture_default_str();
   advise->add_flag("--raw-span", ad.raw_span, kRawSpanHelp);
+  advise->add_flag(
+      "--stream", ad.stream,
+      "Read the recording in one pass per step, as `report --stream` reads it (memory that\n"
+      "follows what the run had live, not its task count): the same steps and burdened figures,\n"
+      "without the cut-off advice. advise does this by itself when the DAG does not fit in memory");
 
   TasksOptions tk;
   CLI::App* tasks = app.add_subcommand(

@@ -138,7 +138,9 @@ report::ViewRun view_run(const std::string& path, Recording& rec, const ViewOpti
 
   report::AdviceReport ar = advice_options(AdviseOptions{}, m);
   ar.options.mode = mode;
-  ar.advice = analysis::advise(m, fl.group_of, static_cast<uint32_t>(fl.label.size()), ar.options);
+  ar.advice =
+      analysis::advise(m, fl.group_of, static_cast<uint32_t>(fl.label.size()), ar.options,
+                       [&fl](uint32_t a, uint32_t b) { return report::label_first(fl, a, b); });
   run.sections.push_back({"advise", report::render_advice(m, ar, fl, info, report::Format::Json)});
 
   const analysis::Schedule& schedule = diagnosed.schedule;

@@ -491,6 +491,7 @@ class Builder {
     // of its task or loop chunk.
     uint64_t eff_end = 0;
     bool first_of_task = false;
+    bool task_start = false;  // a Task node's first strand (StrandSink::task_start)
     uint32_t pred_count = 0;
     uint32_t preds[3] = {};
     std::vector<uint32_t> more_preds;  // (keeps its capacity when the slot is reused)
@@ -658,6 +659,7 @@ class Builder {
   // The sink wants tasks (StrandSink::task), and per thread the latest end of the timed strands
   // it ran so far (kNoTime: none yet), for the idle time before a task's first strand.
   bool stream_tasks_ = false;
+  bool stream_task_starts_ = false;  // the sink wants_task_starts()
   std::vector<uint64_t> stream_busy_;
   void stream_task_strand(uint32_t s);   // a strand of a task, handed over
   void stream_task_done(uint32_t node);  // a task's or chunk's node, retired

@@ -143,6 +143,7 @@ uint32_t Builder::stream_strand_slot(bool join) {
   x.iterations = 1;
   x.eff_end = 0;
   x.first_of_task = false;
+  x.task_start = false;
   x.pred_count = 0;
   x.more_preds.clear();
   return s;
@@ -160,6 +161,9 @@ uint32_t Builder::stream_add_strand(const PStrand& strand) {
   StreamNode& v = sn_[p.node];
   ++v.pending;
   ++v.strands_made;
+  // The first strand made in a task's node is the one its begin opened (in memory, the node's
+  // strand_begin).
+  ss_[s].task_start = v.strands_made == 1 && nodes_[p.node].kind == NodeKind::Task;
   if (stream_tasks_ && v.owner != kNone && !sn_[v.owner].ran) {
     // Its task's first strand: the time its thread was idle before it (task_samples).
     StreamNode& task = sn_[v.owner];
@@ -420,6 +424,7 @@ void Builder::stream_hand_over(uint32_t s) {
     scratch_preds_.push_back(ss_[k < std::size(x.preds) ? x.preds[k] : x.more_preds[k - 3]].out);
   const std::vector<StrandSink::Instance>* instances =
       chain == kNone ? nullptr : &chains_[chain].instances;
+  if (stream_task_starts_ && x.task_start) out_->task_start();
   x.out = out_->strand(p.work, p.work, sn_[p.node].site, scratch_preds_.data(),
                        static_cast<uint32_t>(scratch_preds_.size()),
                        instances ? instances->data() : nullptr,

@@ -20,6 +20,7 @@ uint32_t take(std::vector<uint32_t>& free, uint32_t& count) {
 SinkThread::SinkThread(StrandSink& target, size_t chunk_words, size_t max_chunks)
     : target_(target),
       wants_tasks_(target.wants_tasks()),
+      wants_task_starts_(target.wants_task_starts()),
       chunk_words_(chunk_words),
       max_chunks_(max_chunks) {
   chunk_.reserve(chunk_words_ + 64);
@@ -104,6 +105,11 @@ void SinkThread::task(const Task& t) {
   put(t.size);
   put(t.wait);
   put(t.idle);
+  maybe_send();
+}
+
+void SinkThread::task_start() {
+  put(kTaskStart);
   maybe_send();
 }
 
@@ -222,6 +228,9 @@ void SinkThread::play(const std::vector<uint64_t>& chunk) {
         target_.task(t);
         break;
       }
+      case kTaskStart:
+        target_.task_start();
+        break;
     }
   }
 }

@@ -45,12 +45,24 @@ class SinkThread final : public StrandSink {
   void release(Strand s) override;
   bool wants_tasks() const override { return wants_tasks_; }
   void task(const Task& t) override;
+  bool wants_task_starts() const override { return wants_task_starts_; }
+  void task_start() override;
 
   // Every call made so far has reached the target (rethrows what the target threw).
   void drain();
 
  private:
-  enum Op : uint64_t { kOpen, kNotOutermost, kClose, kStrand, kOpenJoin, kFold, kRelease, kTask };
+  enum Op : uint64_t {
+    kOpen,
+    kNotOutermost,
+    kClose,
+    kStrand,
+    kOpenJoin,
+    kFold,
+    kRelease,
+    kTask,
+    kTaskStart
+  };
   void put(uint64_t word) { chunk_.push_back(word); }
   void maybe_send() {
     if (chunk_.size() >= chunk_words_) send();
@@ -60,7 +72,7 @@ class SinkThread final : public StrandSink {
   void play(const std::vector<uint64_t>& chunk);
 
   StrandSink& target_;
-  const bool wants_tasks_;
+  const bool wants_tasks_, wants_task_starts_;
   size_t chunk_words_, max_chunks_;
   // The builder's side: the chunk being filled, the handles.
   std::vector<uint64_t> chunk_;

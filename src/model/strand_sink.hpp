@@ -16,6 +16,9 @@
 //  * task(t) for every task and loop chunk that ran a strand, once its last strand was handed
 //    over (its size, waiting and idle times as analysis/tasks.hpp defines them), when the sink
 //    wants_tasks().
+//  * task_start() just before the strand() of a task's first strand (a Task node's, not a loop
+//    chunk's: the strand analysis::burdened charges the tasking overhead), when the sink
+//    wants_task_starts().
 #pragma once
 
 #include <cstdint>
@@ -60,6 +63,8 @@ class StrandSink {
   // nothing for them.
   virtual bool wants_tasks() const { return false; }
   virtual void task(const Task&) {}
+  virtual bool wants_task_starts() const { return false; }
+  virtual void task_start() {}
 };
 
 }  // namespace tasklens::model

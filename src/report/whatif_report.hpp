@@ -27,6 +27,13 @@ FragmentLabels label_fragments(const model::Model& model,
                                const std::vector<trace::ModuleInfo>& modules,
                                const std::vector<SiteLabel>& site_labels);
 
+// Whether fragment group a's label comes before b's (byte order): the adviser's order among groups
+// with equal work on the path (analysis::advise's first_in_ties), the same whatever numbered the
+// groups (the DAG, or a reading in one pass).
+inline bool label_first(const FragmentLabels& fl, uint32_t a, uint32_t b) {
+  return fl.label[a] < fl.label[b];
+}
+
 // The labels label_fragments gives the named fragments (indices into Model::fragments), without
 // the pass over every strand that finds each fragment's function.
 std::vector<std::string> label_some_fragments(const model::Model& model,

@@ -179,6 +179,34 @@ void expect_same_tasks(const std::string& trace, const std::string& name) {
   EXPECT_EQ(one_pass, memory) << name << " tasks";
 }
 
+// `advise --stream` (one pass per step) against `advise --raw-span` on the same recording: the
+// same JSON, but for the warnings, and for what needs the DAG: the cut-off advice and the notes on
+// regions entered again and again. A target no program reaches, so that the steps go on until
+// nothing is left, a candidate is too small or 3 steps were taken; both modes. A step on code
+// whose lines are unknown names the function of a strand running it: one pass meets them in
+// another order than the DAG's, and may name another.
+void expect_same_advise(const std::string& trace, const std::string& name) {
+  for (const char* mode : {"parallelize", "speedup"}) {
+    const std::vector<std::string> argv = {TASKLENS_BIN,  "advise", "--format", "json",
+                                           "--mode",      mode,     "--target", "1e9",
+                                           "--max-steps", "3",      trace};
+    std::vector<std::string> raw = argv, stream = argv;
+    raw.insert(raw.begin() + 2, "--raw-span");
+    stream.insert(stream.begin() + 2, "--stream");
+    json memory = report_of(raw), one_pass = report_of(stream);
+    ASSERT_FALSE(memory.is_null() || one_pass.is_null()) << name;
+    EXPECT_NE(one_pass["warnings"].dump().find("read in one pass"), std::string::npos) << name;
+    EXPECT_TRUE(one_pass["cutoffs"].empty()) << name;
+    EXPECT_TRUE(one_pass["notes"].empty()) << name;
+    for (json* j : {&memory, &one_pass}) {
+      for (const char* set_apart : {"warnings", "cutoffs", "notes"}) j->erase(set_apart);
+      for (json& step : (*j)["steps"])
+        if (step["fragment"] == "<unknown>") step.erase("function");
+    }
+    EXPECT_EQ(one_pass, memory) << name << " advise --mode " << mode;
+  }
+}
+
 // The same recording read both ways: the same work, span, strands and tasks, and the same rows,
 // critical path shares included (the span as measured: one pass has no robust span). The
 // recordings are the task shapes a one-pass reading takes: recursions (fib, n-queens, merge
@@ -238,6 +266,7 @@ TEST_F(Stream, OnePassGivesTheProfileOfTheDagInMemory) {
       EXPECT_NE(said.find("read in one pass"), std::string::npos) << name << ": " << said;
       expect_same_whatif(trace, memory, name);
       expect_same_tasks(trace, name);
+      expect_same_advise(trace, name);
     }
 }
 
@@ -246,7 +275,7 @@ TEST_F(Stream, OnePassGivesTheProfileOfTheDagInMemory) {
 TEST_F(Stream, WhatOnePassCannotReadIsSaidInOneLine) {
   const std::string taskloop = path("taskloop.tlens");
   ASSERT_TRUE(record(example("sem_taskloop", "clang"), {}, taskloop).exited(0));
-  for (const char* command : {"report", "tasks"})
+  for (const char* command : {"report", "tasks", "advise"})
     expect_one_line(run({TASKLENS_BIN, command, "--stream", taskloop}), 5,
                     "taskloop.tlens: the recording has taskloops, which tasklens cannot read in "
                     "one pass yet");
@@ -266,6 +295,12 @@ TEST_F(Stream, WhatOnePassCannotReadIsSaidInOneLine) {
   EXPECT_NE(tasks["warnings"].dump().find("read in one pass"), std::string::npos)
       << tasks["warnings"];
   EXPECT_EQ(tasks["tasks"], 3192);
+  // advise too, one pass per step.
+  const json advice = report_of({TASKLENS_BIN, "advise", "--format", "json", fib}, tight);
+  ASSERT_FALSE(advice.is_null());
+  EXPECT_NE(advice["warnings"].dump().find("read in one pass"), std::string::npos)
+      << advice["warnings"];
+  EXPECT_GT(advice["program"]["work"].get<uint64_t>(), 0u);
   // whatif too, with site and fragment units; regions need the DAG.
   const json w = report_of({TASKLENS_BIN, "whatif", "--format", "json", "--site", "fib.c:19",
                             "--fragment", "fib.c:19-21", fib},
@@ -287,7 +322,7 @@ TEST_F(Stream, WhatOnePassCannotReadIsSaidInOneLine) {
 
   const std::string tbb = path("tbb.tlens");  // 1596 oneTBB tasks: a DAG over 400 KiB
   ASSERT_TRUE(record(std::string(TASKLENS_EXAMPLES_DIR) + "/tbb_fib", {"16", "1"}, tbb).exited(0));
-  for (const char* command : {"report", "tasks"})
+  for (const char* command : {"report", "tasks", "advise"})
     expect_one_line(run({TASKLENS_BIN, command, tbb}, tight), 6,
                     "tbb.tlens: the DAG of this recording does not fit in the memory, and it has "
                     "oneTBB tasks");

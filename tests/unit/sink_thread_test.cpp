@@ -128,5 +128,43 @@ TEST(SinkThread, DroppedBeforeDrainingEndsCleanly) {
   SUCCEED();
 }
 
+// A target that wants task starts and notes, per strand, whether one came just before it.
+class TaskStarts final : public StrandSink {
+ public:
+  Instance open_instance(uint32_t) override { return 0; }
+  void not_outermost(Instance) override {}
+  void close_instance(Instance) override {}
+  Strand strand(uint64_t, uint64_t, uint32_t, const Strand*, uint32_t, const Instance*, uint32_t,
+                uint64_t, uint32_t, uint64_t) override {
+    starts.push_back(pending);
+    pending = false;
+    return static_cast<Strand>(starts.size() - 1);
+  }
+  Strand open_join() override { return 0; }
+  void fold(Strand, Strand) override {}
+  void release(Strand) override {}
+  bool wants_task_starts() const override { return true; }
+  void task_start() override { pending = true; }
+  std::vector<bool> starts;
+  bool pending = false;
+};
+
+TEST(SinkThread, ATaskStartReachesTheTargetBeforeItsStrand) {
+  TaskStarts target;
+  {
+    model::SinkThread threaded(target, 5, 2);
+    EXPECT_TRUE(threaded.wants_task_starts());
+    for (uint32_t s = 0; s < 1000; ++s) {
+      if (s % 3 == 1) threaded.task_start();
+      threaded.strand(1, 1, 0, nullptr, 0, nullptr, 0, 1, 0, s);
+    }
+    threaded.drain();
+  }
+  ASSERT_EQ(target.starts.size(), 1000u);
+  for (uint32_t s = 0; s < 1000; ++s) EXPECT_EQ(target.starts[s], s % 3 == 1) << "strand " << s;
+  StreamProfile plain(3);
+  EXPECT_FALSE(model::SinkThread(plain).wants_task_starts());
+}
+
 }  // namespace
 }  // namespace tasklens

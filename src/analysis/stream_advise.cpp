@@ -1,0 +1,68 @@
+// The adviser's evaluation in one pass (stream_advise.hpp).
+#include "analysis/stream_advise.hpp"
+
+#include "analysis/algebra.hpp"
+#include "model/model.hpp"
+
+namespace tasklens::analysis {
+
+StreamAdvisePass::StreamAdvisePass(std::function<uint32_t(uint32_t)> group_of,
+                                   std::vector<uint8_t> chosen, double factor, WhatIfMode mode,
+                                   uint64_t per_task)
+    : group_of_(std::move(group_of)),
+      chosen_(std::move(chosen)),
+      factor_(factor),
+      mode_(mode),
+      per_task_(per_task) {}
+
+uint32_t StreamAdvisePass::group(uint32_t fragment) {
+  if (fragment >= known_.size()) {
+    known_.resize(size_t{fragment} + 1, 0);
+    groups_.resize(size_t{fragment} + 1, model::kNone);
+  }
+  if (!known_[fragment]) {
+    groups_[fragment] = group_of_(fragment);
+    known_[fragment] = 1;
+  }
+  return groups_[fragment];
+}
+
+StreamAdvisePass::Strand StreamAdvisePass::strand(uint64_t work, uint64_t span_weight, uint32_t,
+                                                  const Strand* preds, uint32_t pred_count,
+                                                  const Instance*, uint32_t, uint64_t iterations,
+                                                  uint32_t fragment, uint64_t order) {
+  const uint32_t g = group(fragment);
+  // As advise: a chosen group's strand is divided once, rounded to the nearest tick.
+  if (g < chosen_.size() && chosen_[g]) {
+    span_weight = divide_by_factor(span_weight, factor_);
+    if (mode_ == WhatIfMode::Speedup) work = span_weight;
+  }
+  work_ += work;
+  const bool charged = task_start_;
+  task_start_ = false;
+  return same(
+      first_.strand(work, span_weight, g, preds, pred_count, nullptr, 0, iterations, fragment,
+                    order),
+      second_.strand(work, span_weight + (charged ? per_task_ : 0), charged ? 0 : model::kNone,
+                     preds, pred_count, nullptr, 0, iterations, fragment, order));
+}
+
+StreamAdvisePass::Result StreamAdvisePass::finish() {
+  Result r;
+  AdviseEvaluation& e = r.evaluation;
+  const Profile divided = first_.finish(false, &e.on_path);
+  e.work = work_;
+  e.span = divided.span;
+  e.critical.assign(e.on_path.size(), 0);
+  for (const SiteRow& row : divided.sites)
+    if (row.site < e.critical.size()) e.critical[row.site] = row.critical_work;
+  std::vector<uint64_t> charges;
+  const Profile burdened = second_.finish(false, &charges);
+  r.burdened.span = burdened.span;
+  r.burdened.parallelism = parallelism_of(work_, burdened.span);
+  r.burdened.overhead_on_path = charges.empty() ? 0 : charges[0] * per_task_;
+  r.burdened.overhead_percent = percent_of(r.burdened.overhead_on_path, burdened.span);
+  return r;
+}
+
+}  // namespace tasklens::analysis

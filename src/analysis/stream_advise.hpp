@@ -1,0 +1,59 @@
+// The adviser (whatif.hpp's advise_steps) on a recording read in one pass per step: each step's
+// evaluation is one pass of the builder's streaming mode into a StreamAdvisePass, so that the
+// memory follows the live strands, not the task count. A step needs the critical path of the
+// program with the earlier steps' fragments divided, which only that step's pass gives; a
+// recording the adviser takes k steps on is read k + 1 times.
+//
+// Exactly advise's figures on the DAG: the same weights (a strand of a chosen group weighs
+// round(w / factor) on paths, and in the work when speeding up), the same critical path (the
+// same tie rule, StreamProfile's), each group's work and strands on it, and the burdened span
+// (analysis::burdened: each task's first strand charged the tasking overhead).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "analysis/stream_whatif.hpp"
+#include "analysis/whatif.hpp"
+
+namespace tasklens::analysis {
+
+// One evaluation. The first profile is the program with the chosen groups divided, each strand's
+// group as its site (its rows are the groups' shares of the critical path); the second is the
+// same program with every task's first strand charged `per_task`, a task's first strand as site
+// 0 (its row counts the charges on the burdened path).
+class StreamAdvisePass final : public TwinProfiles {
+ public:
+  // `group_of(fragment)`: the fragment's group (model::kNone: none), asked once per fragment
+  // index as the pass meets it. `chosen`: per group, 1 if divided.
+  StreamAdvisePass(std::function<uint32_t(uint32_t)> group_of, std::vector<uint8_t> chosen,
+                   double factor, WhatIfMode mode, uint64_t per_task);
+
+  bool wants_task_starts() const override { return true; }
+  void task_start() override { task_start_ = true; }
+  Strand strand(uint64_t work, uint64_t span_weight, uint32_t site, const Strand* preds,
+                uint32_t pred_count, const Instance* instances, uint32_t instance_count,
+                uint64_t iterations, uint32_t fragment, uint64_t order) override;
+
+  struct Result {
+    AdviseEvaluation evaluation;
+    Burdened burdened;
+  };
+  Result finish();
+
+ private:
+  uint32_t group(uint32_t fragment);
+
+  std::function<uint32_t(uint32_t)> group_of_;
+  std::vector<uint8_t> chosen_;
+  double factor_;
+  WhatIfMode mode_;
+  uint64_t per_task_;
+  std::vector<uint32_t> groups_;  // per fragment index met: its group
+  std::vector<uint8_t> known_;    // per fragment index: asked already
+  bool task_start_ = false;       // the next strand is a task's first
+  uint64_t work_ = 0;
+};
+
+}  // namespace tasklens::analysis

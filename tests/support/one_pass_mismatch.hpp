@@ -1,0 +1,313 @@
+// How a recording read in one pass (model::build_streaming into each one-pass sink) differs
+// from the analyses of its model built in memory: the checks every trace of the model tests goes
+// through (trace_builder.hpp's build). Header-only.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "analysis/stream_advise.hpp"
+#include "analysis/stream_tasks.hpp"
+#include "analysis/stream_whatif.hpp"
+#include "analyze_all.hpp"
+#include "model/builder.hpp"
+#include "trace/reader.hpp"
+
+namespace tasklens::fixtures {
+
+// Reads `trace` in one pass into `sink` (the model it gives into `streamed`, if given): false
+// when there is nothing to compare, with `failure` saying why if the reading failed (empty when
+// the trace has what one pass does not read yet).
+inline bool read_one_pass(const trace::TraceFile& trace, model::StrandSink& sink,
+                          const model::BuildOptions& options, std::string& failure,
+                          model::Model* streamed = nullptr) {
+  try {
+    model::Model m = model::build_streaming(trace, sink, options);
+    if (streamed) *streamed = std::move(m);
+    return true;
+  } catch (const model::NotInOnePass&) {
+    failure.clear();
+  } catch (const model::ModelError& e) {
+    failure = std::string("the streaming mode failed: ") + e.what();
+  }
+  return false;
+}
+
+// How the profile of `trace` read in one pass (model::build_streaming into StreamProfile)
+// differs from compute_profile on `m`, its model built in memory: empty when it does not, or when
+// the trace has what the streaming mode does not read yet (its error says so).
+inline std::string streaming_mismatch(const trace::TraceFile& trace, const model::Model& m,
+                                      const model::BuildOptions& options) {
+  analysis::StreamProfile sink(analysis::StreamProfile::kSitesAsTheyCome, 3);
+  model::Model streamed;
+  std::string failure;
+  if (!read_one_pass(trace, sink, options, failure, &streamed)) return failure;
+  analysis::Profile memory = analysis::compute_profile(m);
+  memory.critical_path.clear();
+  const analysis::Profile one_pass = sink.finish(false);
+  failure = profile_mismatch(one_pass, memory);
+  if (failure.empty() && streamed.sites.size() != m.sites.size())
+    failure = "sites " + std::to_string(streamed.sites.size()) + " against " +
+              std::to_string(m.sites.size());
+  if (failure.empty() && streamed.warnings != m.warnings)
+    failure = "warnings: " + std::to_string(streamed.warnings.size()) + " against " +
+              std::to_string(m.warnings.size()) +
+              (streamed.warnings.empty() ? "" : ", first: " + streamed.warnings[0]);
+  return failure.empty() ? "" : "the streaming mode's profile differs: " + failure;
+}
+
+// How `tasks` on `trace` read in one pass (StreamTasks) differs from compute_tasks on `m`: the
+// exact figures must be equal, the percentiles within the sketch's bound below the exact ones.
+inline std::string tasks_streaming_mismatch(const trace::TraceFile& trace, const model::Model& m,
+                                            const model::BuildOptions& options) {
+  const analysis::TaskOptions opt = analysis::default_task_options(m, trace.tsc_hz());
+  analysis::StreamTasks sink(opt.tiny_size);
+  model::Model streamed;
+  std::string failure;
+  if (!read_one_pass(trace, sink, options, failure, &streamed)) return failure;
+  const analysis::TaskProfile a = analysis::compute_tasks(m, opt), b = sink.finish(streamed, opt);
+  auto within = [&](uint64_t exact, uint64_t sketched) {
+    return sketched <= exact && double(exact - sketched) <= b.sketch_error * double(exact);
+  };
+  auto stats = [&](const analysis::Stats& x, const analysis::Stats& y) {
+    return x.samples == y.samples && x.total == y.total && x.min == y.min && x.max == y.max &&
+           within(x.median, y.median) && within(x.p90, y.p90);
+  };
+  auto hist = [](const analysis::Histogram& x, const analysis::Histogram& y) {
+    return x.counts == y.counts && (x.counts.empty() || (x.lo == y.lo && x.width == y.width));
+  };
+  if (a.tasks != b.tasks || a.task_work != b.task_work || a.work != b.work ||
+      a.workers != b.workers || a.timestamps != b.timestamps || a.types.size() != b.types.size())
+    failure = "tasks " + std::to_string(b.tasks) + " against " + std::to_string(a.tasks) +
+              ", work " + std::to_string(b.work) + " against " + std::to_string(a.work) +
+              ", workers " + std::to_string(b.workers) + " against " + std::to_string(a.workers) +
+              ", types " + std::to_string(b.types.size()) + " against " +
+              std::to_string(a.types.size());
+  for (size_t i = 0; failure.empty() && i < a.types.size(); ++i) {
+    const analysis::TaskType &x = a.types[i], &y = b.types[i];
+    const std::string type = "type " + std::to_string(i) + " (site " + std::to_string(x.site) + ")";
+    if (x.site != y.site || x.chunks != y.chunks || x.tiny != y.tiny ||
+        x.size_octaves != y.size_octaves)
+      failure = type + ": site, kind, tiny tasks or octaves";
+    else if (!stats(x.size, y.size))
+      failure = type + ": sizes";
+    else if (!stats(x.wait, y.wait))
+      failure = type + ": waits " + std::to_string(y.wait.samples) + " against " +
+                std::to_string(x.wait.samples) + ", total " + std::to_string(y.wait.total) +
+                " against " + std::to_string(x.wait.total);
+    else if (!stats(x.idle, y.idle))
+      failure = type + ": idle times " + std::to_string(y.idle.samples) + " against " +
+                std::to_string(x.idle.samples) + ", total " + std::to_string(y.idle.total) +
+                " against " + std::to_string(x.idle.total);
+    else if (!hist(x.size_hist, y.size_hist) || !hist(x.wait_hist, y.wait_hist) ||
+             !hist(x.idle_hist, y.idle_hist))
+      failure = type + ": histograms";
+    else if (y.long_waits > x.long_waits)
+      failure = type + ": long waits";
+  }
+  if (failure.empty() && b.sketch_error == 0) failure = "no sketch error stated";
+  return failure.empty() ? "" : "the one-pass task profile differs: " + failure;
+}
+
+// How the what-if of `trace` read in one pass (StreamWhatIf) differs from whatif_curves and the
+// "after" profile on `m`: units are the first construct site and the fragment with the most work
+// (at its own factor, so that the "all" curve is there too), in both modes. Empty when it does
+// not, or when the trace has what the streaming mode does not read yet.
+inline std::string whatif_streaming_mismatch(const trace::TraceFile& trace, const model::Model& m,
+                                             model::BuildOptions options) {
+  uint32_t site = model::kNone;
+  for (uint32_t x = 0; x < m.sites.size() && site == model::kNone; ++x)
+    if (m.sites[x].kind != model::SiteKind::Program) site = x;
+  std::vector<uint64_t> fragment_work(m.fragments.size(), 0);
+  for (const model::Strand& st : m.strands)
+    if (st.fragment < fragment_work.size()) fragment_work[st.fragment] += st.work;
+  const uint32_t fragment = static_cast<uint32_t>(
+      std::max_element(fragment_work.begin(), fragment_work.end()) - fragment_work.begin());
+  if (site == model::kNone || fragment_work.empty()) return "";
+  // One pass numbers the fragments as it meets them: a fragment is its two code addresses.
+  std::vector<model::Fragment> met;
+  options.place_fragment = [&met](const model::Fragment& f, uint32_t index, uint32_t) {
+    if (met.size() <= index) met.resize(index + 1);
+    met[index] = f;
+  };
+  const model::Fragment want = m.fragments[fragment];
+  std::string failure;
+  // Every fragment's work and work on the critical path (whatif --list), by its two addresses.
+  {
+    analysis::StreamUnitList list;
+    if (!read_one_pass(trace, list, options, failure)) return failure;
+    const analysis::StreamUnitList::Result r = list.finish();
+    using Pair = std::pair<uint64_t, uint64_t>;
+    std::map<Pair, std::pair<uint64_t, uint64_t>> memory, one_pass;
+    const analysis::Profile p = analysis::compute_profile(m);
+    std::vector<uint8_t> on_path(m.strands.size(), 0);
+    for (uint32_t s : p.critical_path) on_path[s] = 1;
+    for (uint32_t s = 0; s < m.strands.size(); ++s) {
+      const model::Fragment& f = m.fragments[m.strands[s].fragment];
+      auto& [work, crit] = memory[Pair{f.begin, f.end}];
+      work += m.strands[s].work;
+      if (on_path[s]) crit += analysis::path_weight(m, s, m.strands[s].work);
+    }
+    for (size_t f = 0; f < r.fragment_work.size(); ++f) {
+      if (f >= met.size()) return "fragment " + std::to_string(f) + " was not placed";
+      auto& [work, crit] = one_pass[Pair{met[f].begin, met[f].end}];
+      work += r.fragment_work[f];
+      crit += r.fragment_critical[f];
+    }
+    if (one_pass != memory)
+      return "the one-pass fragments differ: " + std::to_string(one_pass.size()) + " against " +
+             std::to_string(memory.size());
+    analysis::Profile q = p;
+    q.critical_path.clear();
+    failure = profile_mismatch(r.profile, q);
+    if (!failure.empty()) return "the one-pass list's profile differs: " + failure;
+  }
+  for (const analysis::WhatIfMode mode :
+       {analysis::WhatIfMode::Parallelize, analysis::WhatIfMode::Speedup}) {
+    const std::vector<double> factors = {4, analysis::kInfiniteFactor};
+    std::vector<analysis::Unit> units = {analysis::unit_of_sites(m, {site}, "site"),
+                                         analysis::unit_of_fragments(m, {fragment}, "fragment")};
+    units[1].factor = 3;
+    std::vector<analysis::StreamUnit> stream_units = {
+        {"site", 0, false, [site](uint32_t x) { return x == site; }},
+        {"fragment", 3, true, [&met, want](uint32_t f) {
+           return f < met.size() && met[f].begin == want.begin && met[f].end == want.end;
+         }}};
+    analysis::StreamWhatIf sink(stream_units, factors, mode, 4);
+    met.clear();
+    if (!read_one_pass(trace, sink, options, failure)) return failure;
+    const analysis::StreamWhatIf::Result one_pass = sink.finish();
+    const std::vector<analysis::WhatIfCurve> curves =
+        analysis::whatif_curves(m, units, factors, mode);
+    std::vector<const analysis::Unit*> all;
+    for (const analysis::Unit& u : units) all.push_back(&u);
+    const analysis::Weights w = analysis::apply_units(m, all, 4, mode);
+    analysis::Profile after = analysis::compute_profile(m, &w);
+    after.critical_path.clear();
+    analysis::Profile before = analysis::compute_profile(m);
+    before.critical_path.clear();
+    failure = profile_mismatch(one_pass.after, after);
+    if (!failure.empty()) return "the one-pass what-if's after profile differs: " + failure;
+    failure = profile_mismatch(one_pass.before, before);
+    if (!failure.empty()) return "the one-pass what-if's profile differs: " + failure;
+    if (one_pass.curves.size() != curves.size())
+      return "the one-pass what-if has " + std::to_string(one_pass.curves.size()) +
+             " curves against " + std::to_string(curves.size());
+    for (size_t c = 0; c < curves.size(); ++c) {
+      const analysis::WhatIfCurve &a = one_pass.curves[c], &b = curves[c];
+      std::string say = "the one-pass what-if's curve " + b.unit + " differs: ";
+      if (a.unit != b.unit) return say + "named " + a.unit;
+      if (a.unit_work != b.unit_work)
+        return say + "unit work " + std::to_string(a.unit_work) + " against " +
+               std::to_string(b.unit_work);
+      if (a.unit_critical != b.unit_critical)
+        return say + "unit critical " + std::to_string(a.unit_critical) + " against " +
+               std::to_string(b.unit_critical);
+      for (size_t p = 0; p < b.points.size(); ++p)
+        if (a.points[p].work != b.points[p].work || a.points[p].span != b.points[p].span)
+          return say + "at factor " + std::to_string(b.points[p].factor) + ", work " +
+                 std::to_string(a.points[p].work) + " span " + std::to_string(a.points[p].span) +
+                 " against " + std::to_string(b.points[p].work) + " " +
+                 std::to_string(b.points[p].span);
+    }
+  }
+  return "";
+}
+
+// How advise on `trace` read in one pass per step (StreamAdvisePass) differs from advise on `m`:
+// each fragment is a group of its own, ties going to the lower pair of code addresses in both,
+// and both charge the overhead estimated on `m`. Up to 3 steps, parallelizing 4 ways and
+// removing (speeding up infinitely).
+inline std::string advise_streaming_mismatch(const trace::TraceFile& trace, const model::Model& m,
+                                             model::BuildOptions options) {
+  using Pair = std::pair<uint64_t, uint64_t>;
+  auto pair_of = [](const model::Fragment& f) { return Pair{f.begin, f.end}; };
+  std::vector<model::Fragment> met;  // one pass numbers fragments as met
+  options.place_fragment = [&met](const model::Fragment& f, uint32_t index, uint32_t) {
+    if (met.size() <= index) met.resize(index + 1);
+    met[index] = f;
+  };
+  std::vector<uint32_t> identity(m.fragments.size());
+  for (uint32_t f = 0; f < identity.size(); ++f) identity[f] = f;
+  const analysis::Overhead overhead = analysis::estimate_task_overhead(m);
+  for (const auto& [mode, factor] :
+       {std::pair{analysis::WhatIfMode::Parallelize, 4.0},
+        std::pair{analysis::WhatIfMode::Speedup, analysis::kInfiniteFactor}}) {
+    analysis::AdviseOptions opt;
+    opt.target = 1e9;
+    opt.max_steps = 3;
+    opt.factor = factor;
+    opt.mode = mode;
+    const analysis::Advice a =
+        analysis::advise(m, identity, static_cast<uint32_t>(identity.size()), opt,
+                         [&m, &pair_of](uint32_t x, uint32_t y) {
+                           return pair_of(m.fragments[x]) < pair_of(m.fragments[y]);
+                         });
+    std::string failure;
+    analysis::StreamAdvisePass::Result last;
+    analysis::AdviseEvaluator e;
+    e.first_in_ties = [&](uint32_t x, uint32_t y) { return pair_of(met[x]) < pair_of(met[y]); };
+    e.evaluate = [&](const std::vector<uint8_t>& chosen) {
+      analysis::StreamAdvisePass sink([](uint32_t f) { return f; }, chosen, factor, mode,
+                                      overhead.per_task);
+      met.clear();
+      if (!read_one_pass(trace, sink, options, failure))
+        throw std::runtime_error(failure.empty() ? "not in one pass" : failure);
+      last = sink.finish();
+      return last.evaluation;
+    };
+    e.burdened = [&last] { return last.burdened; };
+    analysis::Advice b;
+    try {
+      b = analysis::advise_steps(e, overhead, opt);
+    } catch (const std::runtime_error&) {
+      return failure.empty() ? "" : failure;  // nothing to compare, or the reading failed
+    }
+    const std::string say =
+        std::string("the one-pass advice (") + analysis::to_string(mode) + ") differs: ";
+    auto group = [&](uint32_t g, bool one_pass) {
+      if (g == model::kNone) return Pair{~uint64_t{0}, 0};
+      return one_pass ? pair_of(met.at(g)) : pair_of(m.fragments.at(g));
+    };
+    auto same_burden = [](const analysis::Burdened& x, const analysis::Burdened& y) {
+      return x.span == y.span && x.overhead_on_path == y.overhead_on_path;
+    };
+    if (a.work != b.work || a.span != b.span)
+      return say + "work " + std::to_string(b.work) + " span " + std::to_string(b.span) +
+             " against " + std::to_string(a.work) + " " + std::to_string(a.span);
+    if (a.stop != b.stop) return say + "stop " + analysis::to_string(b.stop);
+    if (a.steps.size() != b.steps.size())
+      return say + std::to_string(b.steps.size()) + " steps against " +
+             std::to_string(a.steps.size());
+    for (size_t i = 0; i < a.steps.size(); ++i) {
+      const analysis::AdviceStep &x = a.steps[i], &y = b.steps[i];
+      if (group(x.group, false) != group(y.group, true) || x.critical_work != y.critical_work ||
+          x.strands_on_path != y.strands_on_path || x.work != y.work || x.span != y.span)
+        return say + "step " + std::to_string(i) + ": critical " + std::to_string(y.critical_work) +
+               " on " + std::to_string(y.strands_on_path) + " strands, span " +
+               std::to_string(y.span) + " against " + std::to_string(x.critical_work) + " on " +
+               std::to_string(x.strands_on_path) + ", " + std::to_string(x.span);
+    }
+    if (group(a.stop_group, false) != group(b.stop_group, true) ||
+        a.stop_group_work != b.stop_group_work)
+      return say + "the candidate too small";
+    if (!same_burden(a.burdened_before, b.burdened_before))
+      return say + "burdened span before " + std::to_string(b.burdened_before.span) + " against " +
+             std::to_string(a.burdened_before.span) + ", overhead on it " +
+             std::to_string(b.burdened_before.overhead_on_path) + " against " +
+             std::to_string(a.burdened_before.overhead_on_path);
+    if (!same_burden(a.burdened_after, b.burdened_after))
+      return say + "burdened span after " + std::to_string(b.burdened_after.span) + " against " +
+             std::to_string(a.burdened_after.span);
+  }
+  return "";
+}
+
+}  // namespace tasklens::fixtures
