@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -145,9 +146,28 @@ DiffSide summary(const Side& side, const DiffInput& in, const std::vector<std::s
   return d;
 }
 
-double ratio_of(uint64_t other, uint64_t base) {
-  return base == 0 ? std::numeric_limits<double>::quiet_NaN()
-                   : static_cast<double>(other) / static_cast<double>(base);
+// A recording's units as diff_of takes them: their sums, and their part of each critical path.
+std::vector<DiffUnitFigures> unit_figures(const Side& side, const Units& u) {
+  std::vector<DiffUnitFigures> out(u.names.size());
+  const size_t metrics = side.span.size();
+  for (uint32_t x = 0; x < out.size(); ++x) {
+    DiffUnitFigures& f = out[x];
+    f.name = u.names[x];
+    f.site_kind = u.site_kinds[x];
+    f.ids = u.ids[x];
+    f.strands = u.begin[x + 1] - u.begin[x];
+    f.work = u.sums[x];
+    f.critical.assign(metrics, 0);
+    f.on_path.assign(metrics, 0);
+    for (size_t k = 0; k < metrics; ++k)
+      for (uint32_t i = u.begin[x]; i < u.begin[x + 1]; ++i) {
+        const uint32_t s = u.strands[i];
+        if (!side.on_path[k][s]) continue;
+        f.critical[k] += path_weight(*side.m, s, side.weights[k][s]);
+        ++f.on_path[k];
+      }
+  }
+  return out;
 }
 
 // Other's span in metric k with the given strands scaled by base / other (their unit's work),
@@ -156,81 +176,91 @@ uint64_t scaled_span(Side& other, size_t k, const uint32_t* strands, size_t coun
                      uint64_t other_work) {
   std::vector<uint64_t>& w = other.weights[k];
   std::vector<uint64_t> saved(count);
-  const double scale =
-      other_work == 0 ? 1.0 : static_cast<double>(base) / static_cast<double>(other_work);
   for (size_t i = 0; i < count; ++i) {
     saved[i] = w[strands[i]];
-    w[strands[i]] = static_cast<uint64_t>(std::llround(static_cast<double>(saved[i]) * scale));
+    w[strands[i]] = scale_amount(saved[i], base, other_work);
   }
   const uint64_t span = longest_path(*other.m, nullptr, w.data());
   for (size_t i = 0; i < count; ++i) w[strands[i]] = saved[i];
   return span;
 }
 
-// The metric columns of a matched unit; costs are left 0 for small units.
-void fill_metrics(UnitDiff& u, Side& other, const std::vector<uint64_t>& base_sums,
-                  const std::vector<uint64_t>& other_sums, const uint32_t* strands, size_t count) {
-  const size_t metrics = base_sums.size();
-  u.metrics.resize(metrics);
-  for (size_t k = 0; k < metrics; ++k) {
+double ratio_of(uint64_t other, uint64_t base) {
+  return base == 0 ? std::numeric_limits<double>::quiet_NaN()
+                   : static_cast<double>(other) / static_cast<double>(base);
+}
+
+// A span to ask for (`request`) and the figure it goes to.
+struct Pending {
+  ScaledSpan request;
+  UnitDiff* unit;
+};
+
+// The metric columns of a matched unit (its cost is asked for, unless it has none: small, the
+// same work, no work in other, or more work and nothing on other's critical path).
+void fill_metrics(UnitDiff& u, uint32_t other_unit, const std::vector<uint64_t>& base_work,
+                  const std::vector<uint64_t>& other_work,
+                  const std::vector<uint64_t>& other_critical,
+                  const std::vector<uint64_t>& other_on_path, std::vector<Pending>& pending) {
+  u.metrics.resize(base_work.size());
+  for (size_t k = 0; k < base_work.size(); ++k) {
     MetricDiff& d = u.metrics[k];
-    d.base = base_sums[k];
-    d.other = other_sums[k];
+    d.base = base_work[k];
+    d.other = other_work[k];
     d.ratio = ratio_of(d.other, d.base);
     d.inflation = static_cast<int64_t>(d.other) - static_cast<int64_t>(d.base);
-    bool on_path = false;
-    for (size_t i = 0; i < count; ++i)
-      if (other.on_path[k][strands[i]]) {
-        d.critical += path_weight(*other.m, strands[i], other.weights[k][strands[i]]);
-        on_path = true;
-      }
+    d.critical = other_critical[k];
     const bool no_cost =
-        u.small || d.other == d.base || d.other == 0 || (d.other > d.base && !on_path);
-    if (!no_cost) {
-      const uint64_t span = scaled_span(other, k, strands, count, d.base, d.other);
-      d.cost = static_cast<int64_t>(other.span[k]) - static_cast<int64_t>(span);
-    }
-    d.cost_percent = other.span[k] ? 100.0 * static_cast<double>(d.cost) / other.span[k] : 0.0;
+        u.small || d.other == d.base || d.other == 0 || (d.other > d.base && other_on_path[k] == 0);
+    if (!no_cost) pending.push_back({{u.kind, other_unit, k, d.base, d.other}, &u});
   }
 }
 
-void match(DiffUnitKind kind, Side& base, Side& other, Units& bu, Units& ou, double min_share,
-           size_t sort, Diff& out) {
-  std::vector<uint8_t> matched(ou.names.size(), 0);
+std::vector<UnitDiff> match(DiffUnitKind kind, const DiffFigures& base, const DiffFigures& other,
+                            size_t sort, double min_share, Diff& out,
+                            std::vector<Pending>& pending) {
+  const bool sites = kind == DiffUnitKind::Site;
+  const std::vector<DiffUnitFigures>& bu = sites ? base.sites : base.fragments;
+  const std::vector<DiffUnitFigures>& ou = sites ? other.sites : other.fragments;
+  auto key = [sites](const DiffUnitFigures& u) {
+    return sites ? site_key(u.name, u.site_kind) : u.name;
+  };
+  std::unordered_map<std::string, uint32_t> other_by_key;
+  for (uint32_t o = 0; o < ou.size(); ++o) other_by_key.emplace(key(ou[o]), o);
+  std::vector<uint8_t> matched(ou.size(), 0);
   std::vector<UnitDiff> rows;
-  for (uint32_t b = 0; b < bu.names.size(); ++b) {
-    const std::string key =
-        kind == DiffUnitKind::Site ? site_key(bu.names[b], bu.site_kinds[b]) : bu.names[b];
-    auto it = ou.by_key.find(key);
-    if (it == ou.by_key.end()) {
-      out.only_base.push_back({kind, bu.names[b], bu.site_kinds[b], bu.ids[b], bu.sums[b][sort]});
+  rows.reserve(bu.size());  // `pending` points into it
+  for (const DiffUnitFigures& b : bu) {
+    auto it = other_by_key.find(key(b));
+    if (it == other_by_key.end()) {
+      out.only_base.push_back({kind, b.name, b.site_kind, b.ids, b.work[sort]});
       continue;
     }
-    const uint32_t o = it->second;
-    matched[o] = 1;
-    UnitDiff u;
+    const DiffUnitFigures& o = ou[it->second];
+    matched[it->second] = 1;
+    UnitDiff& u = rows.emplace_back();
     u.kind = kind;
-    u.name = bu.names[b];
-    u.site_kind = bu.site_kinds[b];
-    u.base_ids = bu.ids[b];
-    u.other_ids = ou.ids[o];
-    u.base_strands = bu.begin[b + 1] - bu.begin[b];
-    u.other_strands = ou.begin[o + 1] - ou.begin[o];
-    const double bw = static_cast<double>(bu.sums[b][sort]);
-    const double ow = static_cast<double>(ou.sums[o][sort]);
-    u.small = bw < min_share * static_cast<double>(base.work[sort]) &&
-              ow < min_share * static_cast<double>(other.work[sort]);
-    fill_metrics(u, other, bu.sums[b], ou.sums[o], ou.strands.data() + ou.begin[o],
-                 ou.begin[o + 1] - ou.begin[o]);
-    if (kind == DiffUnitKind::Site && u.site_kind != model::SiteKind::Program)
-      ++out.matched_construct_sites;
-    rows.push_back(std::move(u));
+    u.name = b.name;
+    u.site_kind = b.site_kind;
+    u.base_ids = b.ids;
+    u.other_ids = o.ids;
+    u.base_strands = b.strands;
+    u.other_strands = o.strands;
+    u.small =
+        static_cast<double>(b.work[sort]) < min_share * static_cast<double>(base.side.work[sort]) &&
+        static_cast<double>(o.work[sort]) < min_share * static_cast<double>(other.side.work[sort]);
+    fill_metrics(u, it->second, b.work, o.work, o.critical, o.on_path, pending);
+    if (sites && u.site_kind != model::SiteKind::Program) ++out.matched_construct_sites;
   }
-  for (uint32_t o = 0; o < ou.names.size(); ++o)
+  for (uint32_t o = 0; o < ou.size(); ++o)
     if (!matched[o])
-      out.only_other.push_back({kind, ou.names[o], ou.site_kinds[o], ou.ids[o], ou.sums[o][sort]});
-  std::vector<UnitDiff>& big = kind == DiffUnitKind::Site ? out.sites : out.fragments;
-  std::vector<UnitDiff>& small = kind == DiffUnitKind::Site ? out.small_sites : out.small_fragments;
+      out.only_other.push_back({kind, ou[o].name, ou[o].site_kind, ou[o].ids, ou[o].work[sort]});
+  return rows;
+}
+
+// Small units apart, each list in its order (diff.hpp's "Order").
+void place(std::vector<UnitDiff> rows, size_t sort, std::vector<UnitDiff>& big,
+           std::vector<UnitDiff>& small) {
   for (UnitDiff& u : rows) (u.small ? small : big).push_back(std::move(u));
   std::sort(big.begin(), big.end(), [sort](const UnitDiff& a, const UnitDiff& b) {
     const MetricDiff &x = a.metrics[sort], &y = b.metrics[sort];
@@ -245,6 +275,31 @@ void match(DiffUnitKind kind, Side& base, Side& other, Units& bu, Units& ou, dou
     if (a.name != b.name) return a.name < b.name;
     return a.site_kind < b.site_kind;
   });
+}
+
+DiffFigures figures_of(const Side& side, const DiffInput& in,
+                       const std::vector<std::string>& metrics) {
+  DiffFigures f;
+  f.side = summary(side, in, metrics);
+  f.sites = unit_figures(side, side.sites);
+  f.fragments = unit_figures(side, side.fragments);
+  return f;
+}
+
+// The spans of other rescaled, unit by unit, on its DAG (`other` is shared with the caller's
+// function, which may outlive this call).
+std::vector<uint64_t> rescaled_spans(Side& other, const std::vector<ScaledSpan>& requests) {
+  std::vector<uint32_t> all(other.m->strands.size());
+  for (uint32_t s = 0; s < all.size(); ++s) all[s] = s;
+  std::vector<uint64_t> out;
+  for (const ScaledSpan& r : requests) {
+    const Units& u = r.kind == DiffUnitKind::Site ? other.sites : other.fragments;
+    const bool program = r.kind == DiffUnitKind::Program;
+    const uint32_t* strands = program ? all.data() : u.strands.data() + u.begin[r.unit];
+    const size_t count = program ? all.size() : u.begin[r.unit + 1] - u.begin[r.unit];
+    out.push_back(scaled_span(other, r.metric, strands, count, r.base, r.other));
+  }
+  return out;
 }
 
 }  // namespace
@@ -283,34 +338,76 @@ uint64_t metric_amount(const Model& m, size_t index, uint32_t s) {
   return at < m.extra_work.size() ? m.extra_work[at] : 0;
 }
 
-Diff compute_diff(const DiffInput& base_in, const DiffInput& other_in, const DiffOptions& opt) {
-  Diff d;
-  d.metrics = common_metrics(*base_in.model, *other_in.model);
-  if (d.metrics.empty()) throw std::invalid_argument("the two recordings have no metric in common");
-  if (!opt.sort_metric.empty()) {
-    auto it = std::find(d.metrics.begin(), d.metrics.end(), opt.sort_metric);
-    if (it == d.metrics.end())
-      throw std::invalid_argument("metric " + opt.sort_metric + " is not in both recordings");
-    d.sort_metric = static_cast<size_t>(it - d.metrics.begin());
-  }
-  d.min_share = opt.min_share;
-  Side base = make_side(base_in, d.metrics);
-  Side other = make_side(other_in, d.metrics);
-  d.base = summary(base, base_in, d.metrics);
-  d.other = summary(other, other_in, d.metrics);
+uint64_t scale_amount(uint64_t amount, uint64_t base, uint64_t other) {
+  const double scale = other == 0 ? 1.0 : static_cast<double>(base) / static_cast<double>(other);
+  return static_cast<uint64_t>(std::llround(static_cast<double>(amount) * scale));
+}
 
-  // The program: every strand.
+std::pair<std::vector<std::string>, size_t> diff_metrics(const std::vector<std::string>& base,
+                                                         const std::vector<std::string>& other,
+                                                         const std::string& sort_metric) {
+  std::vector<std::string> common;
+  for (const std::string& name : base)
+    if (std::find(other.begin(), other.end(), name) != other.end() &&
+        std::find(common.begin(), common.end(), name) == common.end())
+      common.push_back(name);
+  if (common.empty()) throw std::invalid_argument("the two recordings have no metric in common");
+  size_t sort = 0;
+  if (!sort_metric.empty()) {
+    auto it = std::find(common.begin(), common.end(), sort_metric);
+    if (it == common.end())
+      throw std::invalid_argument("metric " + sort_metric + " is not in both recordings");
+    sort = static_cast<size_t>(it - common.begin());
+  }
+  return {common, sort};
+}
+
+Diff diff_of(const DiffFigures& base, const DiffFigures& other,
+             const std::vector<std::string>& metrics, size_t sort, const DiffOptions& opt,
+             const ScaledSpans& spans) {
+  Diff d;
+  d.metrics = metrics;
+  d.sort_metric = sort;
+  d.min_share = opt.min_share;
+  d.base = base.side;
+  d.other = other.side;
+  std::vector<Pending> pending;
+  // The program: every strand; its work on other's critical path is that path.
   d.program.kind = DiffUnitKind::Program;
   d.program.name = "<whole program>";
-  d.program.base_strands = base_in.model->strands.size();
-  d.program.other_strands = other_in.model->strands.size();
-  std::vector<uint32_t> all(other_in.model->strands.size());
-  for (uint32_t s = 0; s < all.size(); ++s) all[s] = s;
-  fill_metrics(d.program, other, base.work, other.work, all.data(), all.size());
-
-  match(DiffUnitKind::Site, base, other, base.sites, other.sites, opt.min_share, d.sort_metric, d);
-  match(DiffUnitKind::Fragment, base, other, base.fragments, other.fragments, opt.min_share,
-        d.sort_metric, d);
+  d.program.base_strands = base.side.strands;
+  d.program.other_strands = other.side.strands;
+  const std::vector<uint64_t> path_strands(metrics.size(), other.side.strands > 0 ? 1 : 0);
+  fill_metrics(d.program, 0, base.side.work, other.side.work, other.side.span, path_strands,
+               pending);
+  std::vector<UnitDiff> sites =
+      match(DiffUnitKind::Site, base, other, sort, opt.min_share, d, pending);
+  std::vector<UnitDiff> fragments =
+      match(DiffUnitKind::Fragment, base, other, sort, opt.min_share, d, pending);
+  std::vector<ScaledSpan> requests;
+  for (const Pending& p : pending) requests.push_back(p.request);
+  const std::vector<uint64_t> scaled = requests.empty() ? std::vector<uint64_t>() : spans(requests);
+  if (scaled.size() != requests.size())
+    throw std::logic_error("diff_of: the spans asked for did not all come back");
+  for (size_t i = 0; i < pending.size(); ++i) {
+    const size_t k = pending[i].request.metric;
+    pending[i].unit->metrics[k].cost =
+        static_cast<int64_t>(other.side.span[k]) - static_cast<int64_t>(scaled[i]);
+  }
+  for (std::vector<UnitDiff>* rows : {&sites, &fragments})
+    for (UnitDiff& u : *rows)
+      for (size_t k = 0; k < u.metrics.size(); ++k)
+        u.metrics[k].cost_percent = other.side.span[k]
+                                        ? 100.0 * static_cast<double>(u.metrics[k].cost) /
+                                              static_cast<double>(other.side.span[k])
+                                        : 0.0;
+  for (size_t k = 0; k < d.program.metrics.size(); ++k)
+    d.program.metrics[k].cost_percent =
+        other.side.span[k] ? 100.0 * static_cast<double>(d.program.metrics[k].cost) /
+                                 static_cast<double>(other.side.span[k])
+                           : 0.0;
+  place(std::move(sites), sort, d.sites, d.small_sites);
+  place(std::move(fragments), sort, d.fragments, d.small_fragments);
   auto by_work = [](const UnmatchedUnit& a, const UnmatchedUnit& b) {
     if (a.kind != b.kind) return a.kind < b.kind;
     if (a.work != b.work) return a.work > b.work;
@@ -319,6 +416,26 @@ Diff compute_diff(const DiffInput& base_in, const DiffInput& other_in, const Dif
   std::sort(d.only_base.begin(), d.only_base.end(), by_work);
   std::sort(d.only_other.begin(), d.only_other.end(), by_work);
   return d;
+}
+
+DiffFigures dag_diff_figures(const DiffInput& in, const std::vector<std::string>& metrics) {
+  return figures_of(make_side(in, metrics), in, metrics);
+}
+
+ScaledSpans dag_scaled_spans(const DiffInput& other, const std::vector<std::string>& metrics) {
+  auto side = std::make_shared<Side>(make_side(other, metrics));
+  return
+      [side](const std::vector<ScaledSpan>& requests) { return rescaled_spans(*side, requests); };
+}
+
+Diff compute_diff(const DiffInput& base_in, const DiffInput& other_in, const DiffOptions& opt) {
+  const auto [metrics, sort] =
+      diff_metrics(metric_names(*base_in.model), metric_names(*other_in.model), opt.sort_metric);
+  Side base = make_side(base_in, metrics);
+  Side other = make_side(other_in, metrics);
+  return diff_of(figures_of(base, base_in, metrics), figures_of(other, other_in, metrics), metrics,
+                 sort, opt,
+                 [&other](const std::vector<ScaledSpan>& r) { return rescaled_spans(other, r); });
 }
 
 }  // namespace tasklens::analysis

@@ -46,7 +46,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/model.hpp"
@@ -131,5 +133,48 @@ struct Diff {
 // Throws std::invalid_argument when the recordings have no metric in common or the sort metric
 // is not one of the common metrics (callers check both first and say so to the user).
 Diff compute_diff(const DiffInput& base, const DiffInput& other, const DiffOptions& options = {});
+
+// ---- The diff apart from where each recording's figures come from: compute_diff finds them on
+// the DAGs in memory, stream_diff.hpp in passes over the recordings.
+struct DiffUnitFigures {
+  std::string name;
+  model::SiteKind site_kind = model::SiteKind::Program;  // sites only
+  std::vector<uint32_t> ids;                             // as UnitDiff's
+  uint64_t strands = 0;
+  std::vector<uint64_t> work;      // per common metric
+  std::vector<uint64_t> critical;  // per common metric: its work on the critical path
+  std::vector<uint64_t> on_path;   // per common metric: its strands on the critical path
+};
+struct DiffFigures {
+  DiffSide side;
+  std::vector<DiffUnitFigures> sites;      // one per (name, kind), in the order first met
+  std::vector<DiffUnitFigures> fragments;  // one per name, likewise
+};
+// The span other would have, in common metric `metric`, with one unit's strands (every strand
+// for the program) scaled by base / other (each strand's amount times that, rounded to the
+// nearest): what a cost needs. `unit` indexes other's DiffFigures sites or fragments.
+struct ScaledSpan {
+  DiffUnitKind kind = DiffUnitKind::Program;
+  uint32_t unit = 0;
+  size_t metric = 0;
+  uint64_t base = 0, other = 0;
+};
+using ScaledSpans = std::function<std::vector<uint64_t>(const std::vector<ScaledSpan>&)>;
+// An amount of a unit's strand scaled by base / other (the unit's work in each; other 0: as it
+// is), rounded to the nearest: how a cost rescales a unit.
+uint64_t scale_amount(uint64_t amount, uint64_t base, uint64_t other);
+// The common metrics and the sort metric's index in them (the errors as compute_diff's).
+std::pair<std::vector<std::string>, size_t> diff_metrics(const std::vector<std::string>& base,
+                                                         const std::vector<std::string>& other,
+                                                         const std::string& sort_metric);
+// compute_diff's two pieces on a DAG in memory (each builds what it needs): a recording's
+// figures, and the spans of other rescaled (the function keeps `other`'s model and input).
+DiffFigures dag_diff_figures(const DiffInput& in, const std::vector<std::string>& metrics);
+ScaledSpans dag_scaled_spans(const DiffInput& other, const std::vector<std::string>& metrics);
+// The diff of two recordings' figures (for `metrics`, the common ones), asking `spans` at once
+// for every span a cost needs.
+Diff diff_of(const DiffFigures& base, const DiffFigures& other,
+             const std::vector<std::string>& metrics, size_t sort_metric,
+             const DiffOptions& options, const ScaledSpans& spans);
 
 }  // namespace tasklens::analysis

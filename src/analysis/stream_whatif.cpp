@@ -218,8 +218,14 @@ StreamUnitList::Strand StreamUnitList::strand(uint64_t work, uint64_t span_weigh
                                               const Instance* instances, uint32_t instance_count,
                                               uint64_t iterations, uint32_t fragment,
                                               uint64_t order) {
-  if (fragment_work_.size() <= fragment) fragment_work_.resize(size_t{fragment} + 1, 0);
-  fragment_work_[fragment] += work;
+  for (auto [units, index] : {std::pair{&sites_, site}, std::pair{&fragments_, fragment}}) {
+    if (units->work.size() <= index) {
+      units->work.resize(size_t{index} + 1, 0);
+      units->strands.resize(size_t{index} + 1, 0);
+    }
+    units->work[index] += work;
+    ++units->strands[index];
+  }
   return same(first_.strand(work, span_weight, site, preds, pred_count, instances, instance_count,
                             iterations, fragment, order),
               second_.strand(work, span_weight, fragment, preds, pred_count, nullptr, 0, iterations,
@@ -228,11 +234,19 @@ StreamUnitList::Strand StreamUnitList::strand(uint64_t work, uint64_t span_weigh
 
 StreamUnitList::Result StreamUnitList::finish() {
   Result r;
-  r.profile = first_.finish(false);
-  r.fragment_work = std::move(fragment_work_);
-  r.fragment_critical.assign(r.fragment_work.size(), 0);
-  for (const SiteRow& row : second_.finish(false).sites)
-    if (row.site < r.fragment_critical.size()) r.fragment_critical[row.site] = row.critical_work;
+  r.sites = std::move(sites_);
+  r.fragments = std::move(fragments_);
+  r.profile = first_.finish(false, &r.sites.on_path);
+  const Profile by_fragment = second_.finish(false, &r.fragments.on_path);
+  using Rows = std::pair<Units*, const Profile*>;
+  for (auto [units, profile] : {Rows{&r.sites, &r.profile}, Rows{&r.fragments, &by_fragment}}) {
+    const size_t n = std::max(units->work.size(), units->on_path.size());
+    for (std::vector<uint64_t>* v :
+         {&units->work, &units->strands, &units->critical, &units->on_path})
+      v->resize(n, 0);
+    for (const SiteRow& row : profile->sites)
+      if (row.site < n) units->critical[row.site] = row.critical_work;
+  }
   return r;
 }
 

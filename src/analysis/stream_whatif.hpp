@@ -118,14 +118,20 @@ class StreamUnitList final : public TwinProfiles {
                 uint32_t pred_count, const Instance* instances, uint32_t instance_count,
                 uint64_t iterations, uint32_t fragment, uint64_t order) override;
 
+  // By site index, the strands attributed to a site (Strand::site, as diff's site units), and
+  // by fragment index the strands running it: their work, count, work on the critical path and
+  // count there.
+  struct Units {
+    std::vector<uint64_t> work, strands, critical, on_path;
+  };
   struct Result {
     Profile profile;
-    std::vector<uint64_t> fragment_work, fragment_critical;  // by fragment index
+    Units sites, fragments;
   };
   Result finish();
 
  private:
-  std::vector<uint64_t> fragment_work_;
+  Units sites_, fragments_;
 };
 
 }  // namespace tasklens::analysis

@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "analysis/diff.hpp"
+#include "analysis/stream_diff.hpp"
 #include "cli/command_support.hpp"
 #include "errors.hpp"
 #include "load/recording.hpp"
@@ -66,6 +67,120 @@ std::string construct_sites(const analysis::Diff& d, bool base) {
   return s.empty() ? "none" : s;
 }
 
+// Why two recordings cannot be compared, if they cannot: no metric in common, --metric not in
+// both (UsageError).
+void check_metrics(const model::Model& bm, const model::Model& om, const DiffOptions& opt) {
+  const std::vector<std::string> common = analysis::common_metrics(bm, om);
+  if (common.empty())
+    throw UsageError(fmt::format(
+        "diff: {} measures {} and {} measures {}: no metric in common to compare; record both "
+        "with the same --metric",
+        opt.traces[0], join(analysis::metric_names(bm)), opt.traces[1],
+        join(analysis::metric_names(om))));
+  if (!opt.metric.empty() && std::find(common.begin(), common.end(), opt.metric) == common.end())
+    throw UsageError(fmt::format("--metric {}: not measured by both recordings; they have {}",
+                                 opt.metric, join(common)));
+}
+
+// Construct sites, and none in common: not the same program (UsageError).
+void check_same_program(const analysis::Diff& d, const DiffOptions& opt) {
+  bool any_construct = false;
+  for (const auto* list : {&d.only_base, &d.only_other})
+    for (const analysis::UnmatchedUnit& u : *list)
+      any_construct |=
+          u.kind == analysis::DiffUnitKind::Site && u.site_kind != model::SiteKind::Program;
+  if (d.matched_construct_sites == 0 && any_construct)
+    throw UsageError(fmt::format(
+        "diff: {} and {} have no construct site in common ({}: {}; {}: {}): not the same "
+        "program? diff compares two recordings of one program",
+        opt.traces[0], opt.traces[1], opt.traces[0], construct_sites(d, true), opt.traces[1],
+        construct_sites(d, false)));
+}
+
+// One recording read in one pass for diff: its units' figures (analysis/stream_diff.hpp).
+struct Measured {
+  load::Streamed st;
+  report::FragmentLabels fragments;
+  analysis::DiffFigures figures;
+};
+
+Measured measure_in_one_pass(const std::string& path) {
+  Measured r;
+  analysis::StreamUnitList list;
+  r.st = load::read_in_one_pass(
+      path, "measuring the units of",
+      [&list](const report::SitesAsTheyCome&, const trace::TraceFile&) -> model::StrandSink& {
+        return list;
+      });
+  r.fragments = report::group_fragments(r.st.fragment_labels, r.st.fragment_functions);
+  analysis::DiffInput names;
+  for (const report::SiteLabel& label : r.st.labels) names.site_names.push_back(label.site);
+  names.fragment_group = r.fragments.group_of;
+  names.fragment_names = r.fragments.label;
+  r.figures = analysis::diff_figures(list.finish(), r.st.model, names);
+  return r;
+}
+
+constexpr const char* kPassesWarning =
+    "read in passes (--stream, or the two DAGs do not fit in the memory together): the figures "
+    "as measured, without the robust span";
+
+// diff on recordings read in passes: each once for its units, then other once more for the
+// spans its costs need (one longest path per unit costed, all in that pass).
+[[noreturn]] void diff_in_passes(const DiffOptions& opt, report::Format format, size_t top) {
+  Measured base = measure_in_one_pass(opt.traces[0]);
+  Measured other = measure_in_one_pass(opt.traces[1]);
+  check_metrics(base.st.model, other.st.model, opt);
+  const auto [metrics, sort] = analysis::diff_metrics(
+      analysis::metric_names(base.st.model), analysis::metric_names(other.st.model), opt.metric);
+  analysis::DiffOptions dopt;
+  dopt.min_share = opt.min_share / 100.0;
+  const analysis::Diff d = analysis::diff_of(
+      base.figures, other.figures, metrics, sort, dopt,
+      [&](const std::vector<analysis::ScaledSpan>& requests) {
+        // The pass numbers sites and fragments as the first pass over other did (the same
+        // events in the same order), so its units' ids hold.
+        std::vector<analysis::StreamScaledSpans::Rescaled> paths;
+        for (const analysis::ScaledSpan& r : requests) {
+          analysis::StreamScaledSpans::Rescaled p;
+          p.every_strand = r.kind == analysis::DiffUnitKind::Program;
+          p.by_fragment = r.kind == analysis::DiffUnitKind::Fragment;
+          p.base = r.base;
+          p.other = r.other;
+          if (!p.every_strand) {
+            const std::vector<uint32_t>& ids = p.by_fragment ? other.figures.fragments[r.unit].ids
+                                                             : other.figures.sites[r.unit].ids;
+            const std::vector<uint32_t>* group_of =
+                p.by_fragment ? &other.fragments.group_of : nullptr;
+            p.has = [ids, group_of](uint32_t x) {
+              if (group_of) x = x < group_of->size() ? (*group_of)[x] : model::kNone;
+              return std::find(ids.begin(), ids.end(), x) != ids.end();
+            };
+          }
+          paths.push_back(std::move(p));
+        }
+        analysis::StreamScaledSpans spans(std::move(paths));
+        load::read_in_one_pass(
+            opt.traces[1], "costing the units of",
+            [&spans](const report::SitesAsTheyCome&,
+                     const trace::TraceFile&) -> model::StrandSink& { return spans; });
+        return spans.finish();
+      });
+  check_same_program(d, opt);
+  auto run = [](Measured& m) {
+    m.st.model.warnings.push_back(kPassesWarning);
+    report::DiffRun r;
+    r.model = &m.st.model;
+    r.labels = &m.st.labels;
+    r.fragments = &m.fragments;
+    r.info = report::run_info(*m.st.trace);
+    r.info.span_mode = "raw";
+    r.tsc_hz = m.st.trace->tsc_hz();
+    return r;
+  };
+  write_and_exit(report::render_diff(run(base), run(other), d, format, top));
+}
+
 }  // namespace
 
 void run_diff(const DiffOptions& opt) {
@@ -80,21 +195,28 @@ void run_diff(const DiffOptions& opt) {
   const size_t top = opt.top                           ? opt.top
                      : format == report::Format::Table ? 15
                                                        : std::numeric_limits<size_t>::max();
+  if (opt.stream) diff_in_passes(opt, format, top);
   // The two recordings load at once (reading, building and symbolizing each is independent):
   // the comparison then takes about as long as a report of the larger one. Base's error, if
   // both fail, is the one shown.
   const load::SpanMode mode = load::span_mode(opt.raw_span);
-  load::check_models_fit_together(opt.traces);  // both models are held at once
-  auto base_loading = std::async(std::launch::async, load_recording, opt.traces[0], mode);
-  std::unique_ptr<Recording> other;
-  std::exception_ptr other_error;
+  std::unique_ptr<Recording> base, other;
   try {
-    other = load_recording(opt.traces[1], mode);
-  } catch (...) {
-    other_error = std::current_exception();
+    load::check_models_fit_together(opt.traces);  // both models are held at once
+    auto base_loading = std::async(std::launch::async, load_recording, opt.traces[0], mode);
+    std::exception_ptr other_error;
+    try {
+      other = load_recording(opt.traces[1], mode);
+    } catch (...) {
+      other_error = std::current_exception();
+    }
+    base = base_loading.get();
+    if (other_error) std::rethrow_exception(other_error);
+  } catch (const OutOfMemoryError&) {
+    // Too large for the two DAGs: in passes, when the recordings allow it.
+    read_in_one_pass_instead(opt.traces[0] + " and " + opt.traces[1],
+                             [&] { diff_in_passes(opt, format, top); });
   }
-  std::unique_ptr<Recording> base = base_loading.get();
-  if (other_error) std::rethrow_exception(other_error);
   write_and_exit(compare_recordings(base->loaded, base->fragments, other->loaded, other->fragments,
                                     opt, format, top));
 }
@@ -108,33 +230,12 @@ std::string compare_recordings(const load::Loaded& base,
     throw std::invalid_argument("compare_recordings: options.traces must name the two recordings");
   const analysis::DiffInput base_input = load::diff_input(base, base_fragments);
   const analysis::DiffInput other_input = load::diff_input(other, other_fragments);
-  const model::Model& bm = base.model;
-  const model::Model& om = other.model;
-  const std::vector<std::string> common = analysis::common_metrics(bm, om);
-  if (common.empty())
-    throw UsageError(fmt::format(
-        "diff: {} measures {} and {} measures {}: no metric in common to compare; record both "
-        "with the same --metric",
-        opt.traces[0], join(analysis::metric_names(bm)), opt.traces[1],
-        join(analysis::metric_names(om))));
-  if (!opt.metric.empty() && std::find(common.begin(), common.end(), opt.metric) == common.end())
-    throw UsageError(fmt::format("--metric {}: not measured by both recordings; they have {}",
-                                 opt.metric, join(common)));
+  check_metrics(base.model, other.model, opt);
   analysis::DiffOptions dopt;
   dopt.min_share = opt.min_share / 100.0;
   dopt.sort_metric = opt.metric;
   const analysis::Diff d = analysis::compute_diff(base_input, other_input, dopt);
-  bool any_construct = false;
-  for (const auto* list : {&d.only_base, &d.only_other})
-    for (const analysis::UnmatchedUnit& u : *list)
-      any_construct |=
-          u.kind == analysis::DiffUnitKind::Site && u.site_kind != model::SiteKind::Program;
-  if (d.matched_construct_sites == 0 && any_construct)
-    throw UsageError(fmt::format(
-        "diff: {} and {} have no construct site in common ({}: {}; {}: {}): not the same "
-        "program? diff compares two recordings of one program",
-        opt.traces[0], opt.traces[1], opt.traces[0], construct_sites(d, true), opt.traces[1],
-        construct_sites(d, false)));
+  check_same_program(d, opt);
   return report::render_diff(diff_run(base, base_fragments), diff_run(other, other_fragments), d,
                              format, top);
 }

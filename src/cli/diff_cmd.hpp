@@ -22,6 +22,9 @@ struct DiffOptions {
   double min_share = 1.0;  // percent of the program's work under which a unit is noise
   std::string metric;      // the metric that sorts; empty: the first common one
   bool raw_span = false;   // --raw-span: every strand as measured (load::SpanMode)
+  // Three passes (analysis/stream_diff.hpp): each recording's units, then other's costs; diff
+  // also reads so recordings whose DAGs do not fit together.
+  bool stream = false;
 };
 
 // `tasklens diff`'s output for two loaded recordings (run_diff prints it; `tasklens view

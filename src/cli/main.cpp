@@ -316,6 +316,11 @@ int run(int argc, char** argv) {
                    "The metric that sorts and decides the threshold (default: the first both "
                    "recordings have)");
   diff->add_flag("--raw-span", df.raw_span, kRawSpanHelp);
+  diff->add_flag(
+      "--stream", df.stream,
+      "Read the recordings in passes, as `report --stream` reads one (memory that follows what\n"
+      "the runs had live, not their task counts): each recording once, then other once more for\n"
+      "the costs. diff does this by itself when the two DAGs do not fit in memory together");
 
   // Every command that reads traces builds their models the same way.
   for (CLI::App* sub : {report, whatif, advise, tasks, sched, predict, exp, view, diff})

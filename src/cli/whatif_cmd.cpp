@@ -144,30 +144,19 @@ constexpr const char* kOnePassWarning =
           return list;
         });
     const analysis::StreamUnitList::Result r = list.finish();
-    // Fragments with one label are one (label_fragments' groups), named by the first function
-    // found among them.
-    std::vector<std::string> label, function;
-    std::vector<uint64_t> work, crit;
-    std::map<std::string, size_t> group;
-    for (size_t f = 0; f < r.fragment_work.size() && f < st.fragment_labels.size(); ++f) {
-      const std::string& name = st.fragment_labels[f].empty() ? "<unknown>" : st.fragment_labels[f];
-      const auto [it, inserted] = group.try_emplace(name, label.size());
-      if (inserted) {
-        label.push_back(name);
-        function.emplace_back();
-        work.push_back(0);
-        crit.push_back(0);
-      }
-      if (function[it->second].empty() && f < st.fragment_functions.size())
-        function[it->second] = st.fragment_functions[f];
-      work[it->second] += r.fragment_work[f];
-      crit[it->second] += r.fragment_critical[f];
+    // Fragments with one label are one (label_fragments' groups).
+    const report::FragmentLabels fl =
+        report::group_fragments(st.fragment_labels, st.fragment_functions);
+    std::vector<uint64_t> work(fl.label.size(), 0), crit(fl.label.size(), 0);
+    for (size_t f = 0; f < r.fragments.work.size() && f < fl.group_of.size(); ++f) {
+      work[fl.group_of[f]] += r.fragments.work[f];
+      crit[fl.group_of[f]] += r.fragments.critical[f];
     }
     write_and_exit(fmt::format(
         "Units for --site and --fragment in {} (read in one pass: its DAG does not fit in the "
         "memory, or --stream):\n\nregions (TASKLENS_REGION_BEGIN/END):\n  (none recorded)\n{}{}",
         st.trace->path(), list_sites(st.model, r.profile, st.labels),
-        list_fragments(st.model, label, function, work, crit, r.profile.span, opt.top)));
+        list_fragments(st.model, fl.label, fl.function, work, crit, r.profile.span, opt.top)));
   }
   if (!opt.regions.empty())
     throw UsageError(fmt::format(

@@ -69,8 +69,8 @@ void check_model_fits(uint64_t tasks, uint64_t event_bytes, const std::string& p
   throw OutOfMemoryError(fmt::format(
       "{}: reading this trace needs at least {}{} and {} is {}; read it on a machine with more "
       "memory, or record a shorter run (a smaller input, or a cut-off: fewer tasks); `tasklens "
-      "report`, `tasklens whatif` (sites and fragments), `tasklens advise` and `tasklens tasks` "
-      "read a program of OpenMP tasks in one pass, whatever its size",
+      "report`, `tasklens whatif` (sites and fragments), `tasklens advise`, `tasklens diff` and "
+      "`tasklens tasks` read a program of OpenMP tasks in one pass, whatever its size",
       path, gib(need),
       tasks ? fmt::format(" ({} tasks, about {} bytes each)", tasks, kBytesPerTask) : "",
       budget->source, gib(budget->bytes)));

@@ -447,7 +447,10 @@ void Builder::stream_hand_over(uint32_t s) {
   if (p.end != 0) {
     stream_first_ = std::min(stream_first_, p.start);
     stream_last_ = std::max(stream_last_, p.end);
+    one_pass_.last_end = std::max(one_pass_.last_end, p.end);
   }
+  if (p.start != 0 && (one_pass_.first_start == 0 || p.start < one_pass_.first_start))
+    one_pass_.first_start = p.start;
   const uint32_t count = x.pred_count;
   x.pred_count = 0;
   for (uint32_t k = 0; k < count; ++k)

@@ -230,6 +230,8 @@ struct Model {
     uint64_t strands = 0;  // the strands handed over (strands.size() of the model in memory)
     std::vector<uint64_t> blocked_by_site;      // blocked_work summed per site (Strand::site)
     std::vector<uint8_t> threads_with_strands;  // per trace thread: it ran a handed-over strand
+    // The earliest strand start and the latest strand end that are not 0 (0: none).
+    uint64_t first_start = 0, last_end = 0;
   } one_pass;
 
   auto preds_of(uint32_t s) const {

@@ -190,6 +190,24 @@ FragmentLabels label_fragments(const model::Model& m, const std::vector<trace::M
   return out;
 }
 
+FragmentLabels group_fragments(const std::vector<std::string>& labels,
+                               const std::vector<std::string>& functions) {
+  FragmentLabels out;
+  std::map<std::string, uint32_t> index;
+  for (size_t f = 0; f < labels.size(); ++f) {
+    const std::string& name = labels[f].empty() ? "<unknown>" : labels[f];
+    const auto [it, inserted] = index.try_emplace(name, static_cast<uint32_t>(out.label.size()));
+    if (inserted) {
+      out.label.push_back(name);
+      out.function.emplace_back();
+    }
+    if (out.function[it->second].empty() && f < functions.size())
+      out.function[it->second] = functions[f];
+    out.group_of.push_back(it->second);
+  }
+  return out;
+}
+
 std::string render_whatif(const model::Model& m, const WhatIfReport& r,
                           const std::vector<SiteLabel>& labels, const RunInfo& info, Format format,
                           size_t top) {

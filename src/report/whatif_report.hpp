@@ -27,6 +27,12 @@ FragmentLabels label_fragments(const model::Model& model,
                                const std::vector<trace::ModuleInfo>& modules,
                                const std::vector<SiteLabel>& site_labels);
 
+// label_fragments' groups for a reading in one pass, which labels each fragment as it meets it
+// (by fragment index: its label, "" for one not placed, and its function): one group per label,
+// named by the first function found, "<unknown>" for an empty label. No begin_file.
+FragmentLabels group_fragments(const std::vector<std::string>& labels,
+                               const std::vector<std::string>& functions);
+
 // Whether fragment group a's label comes before b's (byte order): the adviser's order among groups
 // with equal work on the path (analysis::advise's first_in_ties), the same whatever numbered the
 // groups (the DAG, or a reading in one pass).

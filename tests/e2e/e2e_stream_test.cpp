@@ -207,6 +207,33 @@ void expect_same_advise(const std::string& trace, const std::string& name) {
   }
 }
 
+// `diff --stream` (three passes) against `diff --raw-span` on two recordings of one program: the
+// same JSON, but for the warnings (and the function of code whose lines are unknown, as in
+// advise).
+void expect_same_diff(const std::string& base, const std::string& other, const std::string& name) {
+  const std::vector<std::string> argv = {TASKLENS_BIN, "diff", "--format", "json", base, other};
+  std::vector<std::string> raw = argv, stream = argv;
+  raw.insert(raw.begin() + 2, "--raw-span");
+  stream.insert(stream.begin() + 2, "--stream");
+  const RunResult a = run(raw), b = run(stream);
+  if (!a.exited(0)) {  // not comparable (no construct site in common): the same refusal
+    EXPECT_EQ(b.exit_code, a.exit_code) << a.describe() << b.describe();
+    EXPECT_EQ(b.err, a.err) << name;
+    return;
+  }
+  ASSERT_TRUE(b.exited(0)) << b.describe();
+  json memory = json::parse(a.out, nullptr, false), one_pass = json::parse(b.out, nullptr, false);
+  ASSERT_FALSE(memory.is_null() || one_pass.is_null()) << name;
+  EXPECT_NE(one_pass["other"]["warnings"].dump().find("read in passes"), std::string::npos) << name;
+  for (json* j : {&memory, &one_pass}) {
+    for (const char* side : {"base", "other"}) (*j)[side].erase("warnings");
+    for (const char* list : {"sites", "fragments", "small_sites", "small_fragments"})
+      for (json& unit : (*j)[list])
+        if (unit["unit"] == "<unknown>") unit.erase("function");
+  }
+  EXPECT_EQ(one_pass, memory) << name << " diff";
+}
+
 // The same recording read both ways: the same work, span, strands and tasks, and the same rows,
 // critical path shares included (the span as measured: one pass has no robust span). The
 // recordings are the task shapes a one-pass reading takes: recursions (fib, n-queens, merge
@@ -244,7 +271,8 @@ TEST_F(Stream, OnePassGivesTheProfileOfTheDagInMemory) {
       {"sleep_in_task", {}},
       {"treesum", {}},
   };
-  for (const Case& c : cases)
+  for (const Case& c : cases) {
+    std::string clang_trace;  // then diffed against gcc's
     for (const char* compiler : {"clang", "gcc"}) {
       std::string name = std::string(c.example) + "_" + compiler;
       for (const std::string& a : c.args) name += "_" + a;
@@ -267,7 +295,12 @@ TEST_F(Stream, OnePassGivesTheProfileOfTheDagInMemory) {
       expect_same_whatif(trace, memory, name);
       expect_same_tasks(trace, name);
       expect_same_advise(trace, name);
+      if (clang_trace.empty())
+        clang_trace = trace;
+      else
+        expect_same_diff(clang_trace, trace, name);
     }
+  }
 }
 
 // What one pass cannot read yet is refused in one line that says what and what to do; a
@@ -295,6 +328,14 @@ TEST_F(Stream, WhatOnePassCannotReadIsSaidInOneLine) {
   EXPECT_NE(tasks["warnings"].dump().find("read in one pass"), std::string::npos)
       << tasks["warnings"];
   EXPECT_EQ(tasks["tasks"], 3192);
+  // diff too, in passes.
+  const json d = report_of({TASKLENS_BIN, "diff", "--format", "json", fib, fib}, tight);
+  ASSERT_FALSE(d.is_null());
+  EXPECT_NE(d["other"]["warnings"].dump().find("read in passes"), std::string::npos)
+      << d["other"]["warnings"];
+  expect_one_line(run({TASKLENS_BIN, "diff", "--stream", fib, taskloop}), 5,
+                  "taskloop.tlens: the recording has taskloops, which tasklens cannot read in "
+                  "one pass yet");
   // advise too, one pass per step.
   const json advice = report_of({TASKLENS_BIN, "advise", "--format", "json", fib}, tight);
   ASSERT_FALSE(advice.is_null());

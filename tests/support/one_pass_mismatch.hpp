@@ -13,7 +13,9 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/diff.hpp"
 #include "analysis/stream_advise.hpp"
+#include "analysis/stream_diff.hpp"
 #include "analysis/stream_tasks.hpp"
 #include "analysis/stream_whatif.hpp"
 #include "analyze_all.hpp"
@@ -155,11 +157,11 @@ inline std::string whatif_streaming_mismatch(const trace::TraceFile& trace, cons
       work += m.strands[s].work;
       if (on_path[s]) crit += analysis::path_weight(m, s, m.strands[s].work);
     }
-    for (size_t f = 0; f < r.fragment_work.size(); ++f) {
+    for (size_t f = 0; f < r.fragments.work.size(); ++f) {
       if (f >= met.size()) return "fragment " + std::to_string(f) + " was not placed";
       auto& [work, crit] = one_pass[Pair{met[f].begin, met[f].end}];
-      work += r.fragment_work[f];
-      crit += r.fragment_critical[f];
+      work += r.fragments.work[f];
+      crit += r.fragments.critical[f];
     }
     if (one_pass != memory)
       return "the one-pass fragments differ: " + std::to_string(one_pass.size()) + " against " +
@@ -308,6 +310,102 @@ inline std::string advise_streaming_mismatch(const trace::TraceFile& trace, cons
              std::to_string(a.burdened_after.span);
   }
   return "";
+}
+
+// A diff as text, its units' ids aside (the readings number sites and fragments apart).
+inline std::string diff_text(const analysis::Diff& d) {
+  std::string out;
+  auto side = [&](const analysis::DiffSide& s) {
+    out += std::to_string(s.threads) + " " + std::to_string(s.workers) + " " +
+           std::to_string(s.strands) + " " + std::to_string(s.tasks) + " " +
+           std::to_string(s.elapsed) + " " + std::to_string(s.work[0]) + " " +
+           std::to_string(s.span[0]) + "\n";
+  };
+  side(d.base);
+  side(d.other);
+  auto unit = [&](const analysis::UnitDiff& u) {
+    out += std::string(analysis::to_string(u.kind)) + " " + u.name + " " +
+           model::to_string(u.site_kind) + " " + std::to_string(u.base_strands) + " " +
+           std::to_string(u.other_strands) + (u.small ? " small" : "");
+    for (const analysis::MetricDiff& x : u.metrics)
+      out += " " + std::to_string(x.base) + " " + std::to_string(x.other) + " " +
+             std::to_string(x.critical) + " " + std::to_string(x.cost);
+    out += "\n";
+  };
+  unit(d.program);
+  for (const auto* list : {&d.sites, &d.fragments, &d.small_sites, &d.small_fragments})
+    for (const analysis::UnitDiff& u : *list) unit(u);
+  for (const auto* list : {&d.only_base, &d.only_other})
+    for (const analysis::UnmatchedUnit& u : *list)
+      out += "only " + u.name + " " + std::to_string(u.work) + "\n";
+  return out;
+}
+
+// How diff's figures of `trace` read in passes (StreamUnitList, then StreamScaledSpans: one
+// pass per recording and one for the costs) differ from the DAG's. Other is the recording; base
+// is made from other's own figures, each unit's work times 3/4 or 5/4 (by its name's length), so
+// that ratios go both ways and costs are computed, in both readings alike. Sites are named by
+// index (the same in both readings), fragments by their two code addresses.
+inline std::string diff_streaming_mismatch(const trace::TraceFile& trace, const model::Model& m,
+                                           model::BuildOptions options) {
+  if (!m.extra_metrics.empty()) return "";  // one pass reads one metric
+  std::vector<model::Fragment> met;
+  options.place_fragment = [&met](const model::Fragment& f, uint32_t index, uint32_t) {
+    if (met.size() <= index) met.resize(index + 1);
+    met[index] = f;
+  };
+  auto names = [](const std::vector<model::Fragment>& fragments, size_t sites) {
+    analysis::DiffInput in;
+    for (size_t x = 0; x < sites; ++x) in.site_names.push_back(std::to_string(x));
+    for (uint32_t f = 0; f < fragments.size(); ++f) {
+      in.fragment_group.push_back(f);
+      in.fragment_names.push_back(std::to_string(fragments[f].begin) + "-" +
+                                  std::to_string(fragments[f].end));
+    }
+    return in;
+  };
+  analysis::DiffInput memory_in = names(m.fragments, m.sites.size());
+  memory_in.model = &m;
+  const std::vector<std::string> metrics = {m.metric};
+  analysis::StreamUnitList list;
+  model::Model streamed;
+  std::string failure;
+  if (!read_one_pass(trace, list, options, failure, &streamed)) return failure;
+  const analysis::DiffInput one_in = names(met, streamed.sites.size());
+  const analysis::DiffFigures other_memory = analysis::dag_diff_figures(memory_in, metrics);
+  const analysis::DiffFigures other_one = analysis::diff_figures(list.finish(), streamed, one_in);
+  auto base_of = [](analysis::DiffFigures f) {
+    f.side.work[0] = f.side.work[0] * 3 / 4;
+    for (auto* units : {&f.sites, &f.fragments})
+      for (analysis::DiffUnitFigures& u : *units)
+        u.work[0] = u.name.size() % 2 ? u.work[0] * 5 / 4 : u.work[0] * 3 / 4;
+    return f;
+  };
+  const analysis::Diff memory =
+      analysis::diff_of(base_of(other_memory), other_memory, metrics, 0, {},
+                        analysis::dag_scaled_spans(memory_in, metrics));
+  const analysis::Diff one_pass = analysis::diff_of(
+      base_of(other_one), other_one, metrics, 0, {},
+      [&](const std::vector<analysis::ScaledSpan>& requests) {
+        std::vector<analysis::StreamScaledSpans::Rescaled> paths;
+        for (const analysis::ScaledSpan& r : requests) {
+          analysis::StreamScaledSpans::Rescaled p;
+          p.every_strand = r.kind == analysis::DiffUnitKind::Program;
+          p.by_fragment = r.kind == analysis::DiffUnitKind::Fragment;
+          const std::vector<uint32_t>& ids = p.every_strand  ? std::vector<uint32_t>{}
+                                             : p.by_fragment ? other_one.fragments[r.unit].ids
+                                                             : other_one.sites[r.unit].ids;
+          p.has = [ids](uint32_t x) { return std::find(ids.begin(), ids.end(), x) != ids.end(); };
+          p.base = r.base;
+          p.other = r.other;
+          paths.push_back(std::move(p));
+        }
+        analysis::StreamScaledSpans sink(std::move(paths));
+        if (!read_one_pass(trace, sink, options, failure)) return std::vector<uint64_t>{};
+        return sink.finish();
+      });
+  const std::string a = diff_text(memory), b = diff_text(one_pass);
+  return a == b ? "" : "the one-pass diff differs:\n" + b + "against\n" + a;
 }
 
 }  // namespace tasklens::fixtures

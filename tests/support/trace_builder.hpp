@@ -124,6 +124,7 @@ class TraceBuilder {
       EXPECT_EQ(whatif_streaming_mismatch(file, m, options), "");
       EXPECT_EQ(tasks_streaming_mismatch(file, m, options), "");
       EXPECT_EQ(advise_streaming_mismatch(file, m, options), "");
+      EXPECT_EQ(diff_streaming_mismatch(file, m, options), "");
     }
     return m;
   }
