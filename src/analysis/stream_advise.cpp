@@ -1,39 +1,23 @@
 // The adviser's evaluation in one pass (stream_advise.hpp).
 #include "analysis/stream_advise.hpp"
 
+#include <utility>
+
 #include "analysis/algebra.hpp"
 #include "model/model.hpp"
 
 namespace tasklens::analysis {
 
-StreamAdvisePass::StreamAdvisePass(std::function<uint32_t(uint32_t)> group_of,
-                                   std::vector<uint8_t> chosen, double factor, WhatIfMode mode,
+StreamAdvisePass::StreamAdvisePass(std::vector<uint8_t> chosen, double factor, WhatIfMode mode,
                                    uint64_t per_task)
-    : group_of_(std::move(group_of)),
-      chosen_(std::move(chosen)),
-      factor_(factor),
-      mode_(mode),
-      per_task_(per_task) {}
-
-uint32_t StreamAdvisePass::group(uint32_t fragment) {
-  if (fragment >= known_.size()) {
-    known_.resize(size_t{fragment} + 1, 0);
-    groups_.resize(size_t{fragment} + 1, model::kNone);
-  }
-  if (!known_[fragment]) {
-    groups_[fragment] = group_of_(fragment);
-    known_[fragment] = 1;
-  }
-  return groups_[fragment];
-}
+    : chosen_(std::move(chosen)), factor_(factor), mode_(mode), per_task_(per_task) {}
 
 StreamAdvisePass::Strand StreamAdvisePass::strand(uint64_t work, uint64_t span_weight, uint32_t,
                                                   const Strand* preds, uint32_t pred_count,
                                                   const Instance*, uint32_t, uint64_t iterations,
                                                   uint32_t fragment, uint64_t order) {
-  const uint32_t g = group(fragment);
   // As advise: a chosen group's strand is divided once, rounded to the nearest tick.
-  if (g < chosen_.size() && chosen_[g]) {
+  if (fragment < chosen_.size() && chosen_[fragment]) {
     span_weight = divide_by_factor(span_weight, factor_);
     if (mode_ == WhatIfMode::Speedup) work = span_weight;
   }
@@ -41,8 +25,8 @@ StreamAdvisePass::Strand StreamAdvisePass::strand(uint64_t work, uint64_t span_w
   const bool charged = task_start_;
   task_start_ = false;
   return same(
-      first_.strand(work, span_weight, g, preds, pred_count, nullptr, 0, iterations, fragment,
-                    order),
+      first_.strand(work, span_weight, fragment, preds, pred_count, nullptr, 0, iterations,
+                    fragment, order),
       second_.strand(work, span_weight + (charged ? per_task_ : 0), charged ? 0 : model::kNone,
                      preds, pred_count, nullptr, 0, iterations, fragment, order));
 }

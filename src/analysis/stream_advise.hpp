@@ -11,7 +11,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <vector>
 
 #include "analysis/stream_whatif.hpp"
@@ -19,16 +18,16 @@
 
 namespace tasklens::analysis {
 
-// One evaluation. The first profile is the program with the chosen groups divided, each strand's
-// group as its site (its rows are the groups' shares of the critical path); the second is the
-// same program with every task's first strand charged `per_task`, a task's first strand as site
-// 0 (its row counts the charges on the burdened path).
+// One evaluation, by code fragment (the caller sums its groups' figures: a pass numbers the
+// fragments as it meets them, the same way each time). The first profile is the program with
+// the chosen fragments divided, each strand's fragment as its site (its rows are the fragments'
+// shares of the critical path); the second is the same program with every task's first strand
+// charged `per_task`, a task's first strand as site 0 (its row counts the charges on the
+// burdened path).
 class StreamAdvisePass final : public TwinProfiles {
  public:
-  // `group_of(fragment)`: the fragment's group (model::kNone: none), asked once per fragment
-  // index as the pass meets it. `chosen`: per group, 1 if divided.
-  StreamAdvisePass(std::function<uint32_t(uint32_t)> group_of, std::vector<uint8_t> chosen,
-                   double factor, WhatIfMode mode, uint64_t per_task);
+  // `chosen`: per fragment index, 1 if divided.
+  StreamAdvisePass(std::vector<uint8_t> chosen, double factor, WhatIfMode mode, uint64_t per_task);
 
   bool wants_task_starts() const override { return true; }
   void task_start() override { task_start_ = true; }
@@ -37,22 +36,17 @@ class StreamAdvisePass final : public TwinProfiles {
                 uint64_t iterations, uint32_t fragment, uint64_t order) override;
 
   struct Result {
-    AdviseEvaluation evaluation;
+    AdviseEvaluation evaluation;  // `critical` and `on_path` by fragment index
     Burdened burdened;
   };
   Result finish();
 
  private:
-  uint32_t group(uint32_t fragment);
-
-  std::function<uint32_t(uint32_t)> group_of_;
   std::vector<uint8_t> chosen_;
   double factor_;
   WhatIfMode mode_;
   uint64_t per_task_;
-  std::vector<uint32_t> groups_;  // per fragment index met: its group
-  std::vector<uint8_t> known_;    // per fragment index: asked already
-  bool task_start_ = false;       // the next strand is a task's first
+  bool task_start_ = false;  // the next strand is a task's first
   uint64_t work_ = 0;
 };
 

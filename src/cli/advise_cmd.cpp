@@ -2,9 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,35 +38,6 @@ std::vector<std::string> entered_region_notes(const load::Loaded& l,
 // advise's cut-off section covers the recursions with the most tasks: a program has one or two.
 constexpr size_t kCutoffRecursions = 3;
 
-// The code fragment groups of a reading in one pass: label_fragments' groups (one per label,
-// named by the first function found), numbered as the first pass meets them. Each pass reads the
-// same fragments, so a label keeps its group from pass to pass.
-class GroupsAsTheyCome {
- public:
-  // On the sink's thread: the group of fragment `index`, as `sites` labels it.
-  uint32_t group_of(const report::SitesAsTheyCome& sites, uint32_t index) {
-    auto [label, function] = sites.fragment_named(index);
-    std::lock_guard<std::mutex> lock(mutex_);
-    const auto [it, inserted] = index_.try_emplace(label, static_cast<uint32_t>(fl_.label.size()));
-    if (inserted) {
-      fl_.label.push_back(label);
-      fl_.function.push_back(function);
-    } else if (fl_.function[it->second].empty()) {
-      fl_.function[it->second] = function;
-    }
-    if (fl_.group_of.size() <= index) fl_.group_of.resize(size_t{index} + 1, model::kNone);
-    fl_.group_of[index] = it->second;
-    return it->second;
-  }
-  // Once the passes are over.
-  const report::FragmentLabels& labels() const { return fl_; }
-
- private:
-  std::mutex mutex_;
-  std::map<std::string, uint32_t> index_;
-  report::FragmentLabels fl_;
-};
-
 constexpr const char* kOnePassWarning =
     "read in one pass per step (--stream, or its DAG does not fit in the memory): the advice as "
     "measured, without the robust span, the cut-off advice or the notes on regions entered again "
@@ -87,28 +56,41 @@ constexpr const char* kOnePassWarning =
     if (header.task_cost > 0) header.task_cost_tasks = trace.task_cost().tasks;
   }
   report::AdviceReport r = advice_options(opt, header);
-  GroupsAsTheyCome groups;
   std::optional<load::Streamed> first;  // the first pass's model, labels and trace
+  report::FragmentLabels fl;            // the fragments' groups, from the first pass
   analysis::StreamAdvisePass::Result last;
   analysis::AdviseEvaluator e;
-  e.first_in_ties = [&groups](uint32_t a, uint32_t b) {
-    return report::label_first(groups.labels(), a, b);
-  };
+  e.first_in_ties = [&fl](uint32_t a, uint32_t b) { return report::label_first(fl, a, b); };
   size_t passes = 0;
-  e.evaluate = [&](const std::vector<uint8_t>& chosen) {
+  e.evaluate = [&](const std::vector<uint8_t>& chosen_groups) {
     ++passes;
+    // The chosen groups' fragments: each pass numbers the fragments as the first did (the same
+    // events in the same order).
+    std::vector<uint8_t> chosen(fl.group_of.size(), 0);
+    for (size_t f = 0; f < chosen.size(); ++f)
+      chosen[f] = fl.group_of[f] < chosen_groups.size() && chosen_groups[fl.group_of[f]];
     std::unique_ptr<analysis::StreamAdvisePass> sink;
     load::Streamed st = load::read_in_one_pass(
         opt.trace, passes == 1 ? "advising on" : fmt::format("advising (step {}) on", passes - 1),
-        [&](const report::SitesAsTheyCome& sites, const trace::TraceFile&) -> model::StrandSink& {
+        [&](const report::SitesAsTheyCome&, const trace::TraceFile&) -> model::StrandSink& {
           sink = std::make_unique<analysis::StreamAdvisePass>(
-              [&groups, &sites](uint32_t f) { return groups.group_of(sites, f); }, chosen,
-              analysis::advise_factor(r.options), r.options.mode, header.task_cost);
+              chosen, analysis::advise_factor(r.options), r.options.mode, header.task_cost);
           return *sink;
         });
     last = sink->finish();
-    if (!first) first = std::move(st);
-    return last.evaluation;
+    if (!first) {
+      first = std::move(st);
+      fl = report::group_fragments(first->fragment_labels, first->fragment_functions);
+    }
+    // The fragments' figures, by group.
+    analysis::AdviseEvaluation by_group = last.evaluation;
+    by_group.critical.assign(fl.label.size(), 0);
+    by_group.on_path.assign(fl.label.size(), 0);
+    for (size_t f = 0; f < last.evaluation.critical.size() && f < fl.group_of.size(); ++f) {
+      by_group.critical[fl.group_of[f]] += last.evaluation.critical[f];
+      by_group.on_path[fl.group_of[f]] += last.evaluation.on_path[f];
+    }
+    return by_group;
   };
   e.burdened = [&last] { return last.burdened; };
   r.advice = analysis::advise_steps(e, analysis::estimate_task_overhead(header), r.options);
@@ -121,7 +103,7 @@ constexpr const char* kOnePassWarning =
   r.site_labels = &first->labels;
   report::RunInfo info = report::run_info(*first->trace);
   info.span_mode = "raw";
-  write_and_exit(report::render_advice(m, r, groups.labels(), info, format));
+  write_and_exit(report::render_advice(m, r, fl, info, format));
 }
 
 }  // namespace

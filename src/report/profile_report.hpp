@@ -8,7 +8,6 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <unordered_map>
-#include <utility>
 #include <vector>
 
 #include "analysis/profile.hpp"
@@ -75,13 +74,6 @@ class SitesAsTheyCome {
   bool fragment_is(uint32_t index, const std::string& label) const {
     std::lock_guard<std::mutex> lock(mutex_);
     return index < fragment_labels_.size() && fragment_labels_[index] == label;
-  }
-  // A fragment's label and function ("" for an index not placed), during the reading too.
-  std::pair<std::string, std::string> fragment_named(uint32_t index) const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (index >= fragment_labels_.size()) return {};
-    return {fragment_labels_[index],
-            index < fragment_functions_.size() ? fragment_functions_[index] : std::string()};
   }
 
  private:

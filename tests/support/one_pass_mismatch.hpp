@@ -257,8 +257,7 @@ inline std::string advise_streaming_mismatch(const trace::TraceFile& trace, cons
     analysis::AdviseEvaluator e;
     e.first_in_ties = [&](uint32_t x, uint32_t y) { return pair_of(met[x]) < pair_of(met[y]); };
     e.evaluate = [&](const std::vector<uint8_t>& chosen) {
-      analysis::StreamAdvisePass sink([](uint32_t f) { return f; }, chosen, factor, mode,
-                                      overhead.per_task);
+      analysis::StreamAdvisePass sink(chosen, factor, mode, overhead.per_task);
       met.clear();
       if (!read_one_pass(trace, sink, options, failure))
         throw std::runtime_error(failure.empty() ? "not in one pass" : failure);

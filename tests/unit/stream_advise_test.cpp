@@ -1,5 +1,5 @@
-// analysis/stream_advise.hpp fed strands directly: the groups' work and strands on the critical
-// path, the divided groups' weights, and the burdened path's charges. (Every trace the model
+// analysis/stream_advise.hpp fed strands directly: the fragments' work and strands on the critical
+// path, the chosen fragments' weights, and the burdened path's charges. (Every trace the model
 // tests build is also advised in one pass per step and compared with advise on its DAG:
 // tests/support/one_pass_mismatch.hpp.)
 #include "analysis/stream_advise.hpp"
@@ -14,12 +14,11 @@
 namespace tasklens::analysis {
 namespace {
 
-// A fork and its join: a (10, group 0) spawns a task b (100, group 1, its first strand) and goes
-// on with c (30, group 2); d (5, group 0) joins both. Fragment f is group f's own.
+// A fork and its join: a (10, fragment 0) spawns a task b (100, fragment 1, its first strand) and
+// goes on with c (30, fragment 2); d (5, fragment 0) joins both.
 StreamAdvisePass::Result play(std::vector<uint8_t> chosen, double factor, WhatIfMode mode,
                               uint64_t per_task) {
-  StreamAdvisePass sink([](uint32_t fragment) { return fragment; }, std::move(chosen), factor, mode,
-                        per_task);
+  StreamAdvisePass sink(std::move(chosen), factor, mode, per_task);
   using S = model::StrandSink::Strand;
   const S a = sink.strand(10, 10, 0, nullptr, 0, nullptr, 0, 1, 0, 0);
   sink.task_start();
