@@ -239,9 +239,12 @@ inline std::string advise_streaming_mismatch(const trace::TraceFile& trace, cons
   std::vector<uint32_t> identity(m.fragments.size());
   for (uint32_t f = 0; f < identity.size(); ++f) identity[f] = f;
   const analysis::Overhead overhead = analysis::estimate_task_overhead(m);
-  for (const auto& [mode, factor] :
+  for (const auto& [mode_of_run, factor_of_run] :
        {std::pair{analysis::WhatIfMode::Parallelize, 4.0},
         std::pair{analysis::WhatIfMode::Speedup, analysis::kInfiniteFactor}}) {
+    // (Copied: clang 14 does not let a lambda capture a structured binding.)
+    const analysis::WhatIfMode mode = mode_of_run;
+    const double factor = factor_of_run;
     analysis::AdviseOptions opt;
     opt.target = 1e9;
     opt.max_steps = 3;
