@@ -81,6 +81,9 @@ constexpr const char* kOnePassWarning =
     if (!first) {
       first = std::move(st);
       fl = report::group_fragments(first->fragment_labels, first->fragment_functions);
+    } else {
+      check_read_alike(opt.trace, first->fragment_labels, st.fragment_labels, first->labels.size(),
+                       st.labels.size());
     }
     // The fragments' figures, by group.
     analysis::AdviseEvaluation by_group = last.evaluation;

@@ -139,7 +139,7 @@ constexpr const char* kPassesWarning =
       base.figures, other.figures, metrics, sort, dopt,
       [&](const std::vector<analysis::ScaledSpan>& requests) {
         // The pass numbers sites and fragments as the first pass over other did (the same
-        // events in the same order), so its units' ids hold.
+        // events in the same order; check_read_alike makes sure), so its units' ids hold.
         std::vector<analysis::StreamScaledSpans::Rescaled> paths;
         for (const analysis::ScaledSpan& r : requests) {
           analysis::StreamScaledSpans::Rescaled p;
@@ -160,10 +160,12 @@ constexpr const char* kPassesWarning =
           paths.push_back(std::move(p));
         }
         analysis::StreamScaledSpans spans(std::move(paths));
-        load::read_in_one_pass(
+        const load::Streamed again = load::read_in_one_pass(
             opt.traces[1], "costing the units of",
             [&spans](const report::SitesAsTheyCome&,
                      const trace::TraceFile&) -> model::StrandSink& { return spans; });
+        check_read_alike(opt.traces[1], other.st.fragment_labels, again.fragment_labels,
+                         other.st.labels.size(), again.labels.size());
         return spans.finish();
       });
   check_same_program(d, opt);
