@@ -82,8 +82,7 @@ constexpr const char* kOnePassWarning =
       first = std::move(st);
       fl = report::group_fragments(first->fragment_labels, first->fragment_functions);
     } else {
-      check_read_alike(opt.trace, first->fragment_labels, st.fragment_labels, first->labels.size(),
-                       st.labels.size());
+      load::check_read_alike(*first, st);
     }
     // The fragments' figures, by group.
     analysis::AdviseEvaluation by_group = last.evaluation;

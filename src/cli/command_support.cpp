@@ -91,12 +91,4 @@ void read_in_one_pass_instead(const std::string& trace,
   std::abort();  // a one-pass reading ends the process: it writes its report and exits
 }
 
-void check_read_alike(const std::string& trace, const std::vector<std::string>& first_fragments,
-                      const std::vector<std::string>& fragments, size_t first_sites, size_t sites) {
-  if (fragments != first_fragments || sites != first_sites)
-    throw UsageError(trace +
-                     ": the recording changed between two of its passes (other sites or code "
-                     "fragments); read it again once nothing writes to the file");
-}
-
 }  // namespace tasklens::cli

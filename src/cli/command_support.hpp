@@ -41,11 +41,4 @@ std::string not_in_one_pass_words(const model::NotInOnePass& e);
 [[noreturn]] void read_in_one_pass_instead(const std::string& trace,
                                            const std::function<void()>& read_in_one_pass);
 
-// A recording read in several passes (advise, diff) is read alike each time: a pass numbers the
-// sites and the code fragments as the first did, and the figures of one pass are used with the
-// units of another. Throws UsageError when the second pass met other sites or fragments (the
-// file changed between the passes).
-void check_read_alike(const std::string& trace, const std::vector<std::string>& first_fragments,
-                      const std::vector<std::string>& fragments, size_t first_sites, size_t sites);
-
 }  // namespace tasklens::cli

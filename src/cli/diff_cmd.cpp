@@ -164,8 +164,7 @@ constexpr const char* kPassesWarning =
             opt.traces[1], "costing the units of",
             [&spans](const report::SitesAsTheyCome&,
                      const trace::TraceFile&) -> model::StrandSink& { return spans; });
-        check_read_alike(opt.traces[1], other.st.fragment_labels, again.fragment_labels,
-                         other.st.labels.size(), again.labels.size());
+        load::check_read_alike(other.st, again);
         return spans.finish();
       });
   check_same_program(d, opt);

@@ -244,6 +244,18 @@ Streamed read_in_one_pass(
   return st;
 }
 
+void check_read_alike(const Streamed& first, const Streamed& again) {
+  const bool same_sites = first.labels.size() == again.labels.size() &&
+                          std::equal(first.labels.begin(), first.labels.end(), again.labels.begin(),
+                                     [](const report::SiteLabel& a, const report::SiteLabel& b) {
+                                       return a.site == b.site;
+                                     });
+  if (!same_sites || first.fragment_labels != again.fragment_labels)
+    throw UsageError((again.trace ? again.trace->path() : std::string("the recording")) +
+                     ": the recording changed between two of its passes (other sites or code "
+                     "fragments); read it again once nothing writes to the file");
+}
+
 Streamed load_streaming(const std::string& path) {
   analysis::StreamProfile profile(analysis::StreamProfile::kSitesAsTheyCome);
   Streamed st = read_in_one_pass(

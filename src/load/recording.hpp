@@ -76,6 +76,11 @@ Streamed load_streaming(const std::string& path);
 Streamed read_in_one_pass(const std::string& path, const std::string& reading,
                           const std::function<model::StrandSink&(
                               const report::SitesAsTheyCome&, const trace::TraceFile&)>& make_sink);
+// A recording read in several passes (advise, diff) is read alike each time: a pass numbers the
+// sites and the code fragments as the first did, and the figures of one pass are used with the
+// units of another. Throws UsageError when `again` met other sites or fragments than `first`
+// (the file changed between the passes).
+void check_read_alike(const Streamed& first, const Streamed& again);
 
 // Throws OutOfMemoryError (exit code 6) when the trace's model cannot fit in the memory budget
 // (platform::memory_budget), judged from a lower bound of what the model needs. `tasks`: the
