@@ -110,10 +110,14 @@ std::string fragment_label(const model::Fragment& f, const symbols::Location& b,
 // The function a fragment's code ran in, as users name it: that of its end (a task's first
 // strand starts at the creation site, in the parent), or of its start without an end; for an
 // outlined construct body, `site_function` (the function around the construct); empty if none.
+// A fragment with no code address (`<unknown>`: strands the runtime gave no return address) has
+// none: its strands lie in any construct, and naming one's function would name whichever strand
+// was looked at first, which the DAG and a reading in one pass do not agree on.
 std::string fragment_function(const model::Fragment& f, const symbols::Location& b,
                               const symbols::Location& e,
                               const std::vector<trace::ModuleInfo>& modules,
                               const std::string* site_function) {
+  if (f.begin == 0 && f.end == 0) return "";
   const uint64_t at = f.end ? f.end : f.begin;
   std::string fn = in_library_without_lines(at, f.end ? e : b, modules)
                        ? std::string()

@@ -182,9 +182,7 @@ void expect_same_tasks(const std::string& trace, const std::string& name) {
 // `advise --stream` (one pass per step) against `advise --raw-span` on the same recording: the
 // same JSON, but for the warnings, and for what needs the DAG: the cut-off advice and the notes on
 // regions entered again and again. A target no program reaches, so that the steps go on until
-// nothing is left, a candidate is too small or 3 steps were taken; both modes. A step on code
-// whose lines are unknown names the function of a strand running it: one pass meets them in
-// another order than the DAG's, and may name another.
+// nothing is left, a candidate is too small or 3 steps were taken; both modes.
 void expect_same_advise(const std::string& trace, const std::string& name) {
   for (const char* mode : {"parallelize", "speedup"}) {
     const std::vector<std::string> argv = {TASKLENS_BIN,  "advise", "--format", "json",
@@ -198,18 +196,14 @@ void expect_same_advise(const std::string& trace, const std::string& name) {
     EXPECT_NE(one_pass["warnings"].dump().find("read in one pass"), std::string::npos) << name;
     EXPECT_TRUE(one_pass["cutoffs"].empty()) << name;
     EXPECT_TRUE(one_pass["notes"].empty()) << name;
-    for (json* j : {&memory, &one_pass}) {
+    for (json* j : {&memory, &one_pass})
       for (const char* set_apart : {"warnings", "cutoffs", "notes"}) j->erase(set_apart);
-      for (json& step : (*j)["steps"])
-        if (step["fragment"] == "<unknown>") step.erase("function");
-    }
     EXPECT_EQ(one_pass, memory) << name << " advise --mode " << mode;
   }
 }
 
 // `diff --stream` (three passes) against `diff --raw-span` on two recordings of one program: the
-// same JSON, but for the warnings (and the function of code whose lines are unknown, as in
-// advise).
+// same JSON, but for the warnings.
 void expect_same_diff(const std::string& base, const std::string& other, const std::string& name) {
   const std::vector<std::string> argv = {TASKLENS_BIN, "diff", "--format", "json", base, other};
   std::vector<std::string> raw = argv, stream = argv;
@@ -225,12 +219,8 @@ void expect_same_diff(const std::string& base, const std::string& other, const s
   json memory = json::parse(a.out, nullptr, false), one_pass = json::parse(b.out, nullptr, false);
   ASSERT_FALSE(memory.is_null() || one_pass.is_null()) << name;
   EXPECT_NE(one_pass["other"]["warnings"].dump().find("read in passes"), std::string::npos) << name;
-  for (json* j : {&memory, &one_pass}) {
+  for (json* j : {&memory, &one_pass})
     for (const char* side : {"base", "other"}) (*j)[side].erase("warnings");
-    for (const char* list : {"sites", "fragments", "small_sites", "small_fragments"})
-      for (json& unit : (*j)[list])
-        if (unit["unit"] == "<unknown>") unit.erase("function");
-  }
   EXPECT_EQ(one_pass, memory) << name << " diff";
 }
 
