@@ -30,10 +30,6 @@ struct Units {
   std::vector<std::vector<uint64_t>> sums;  // [unit][common metric]
 };
 
-std::string site_key(const std::string& name, model::SiteKind kind) {
-  return name + '\x1f' + model::to_string(kind);
-}
-
 // One recording: its metric amounts per strand, spans, critical paths and units.
 struct Side {
   const Model* m = nullptr;
@@ -303,6 +299,10 @@ std::vector<uint64_t> rescaled_spans(Side& other, const std::vector<ScaledSpan>&
 }
 
 }  // namespace
+
+std::string site_key(const std::string& name, model::SiteKind kind) {
+  return name + '\x1f' + model::to_string(kind);
+}
 
 const char* to_string(DiffUnitKind kind) {
   switch (kind) {

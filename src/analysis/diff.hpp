@@ -160,6 +160,8 @@ struct ScaledSpan {
   uint64_t base = 0, other = 0;
 };
 using ScaledSpans = std::function<std::vector<uint64_t>(const std::vector<ScaledSpan>&)>;
+// What matches a site unit across recordings: its name and kind.
+std::string site_key(const std::string& name, model::SiteKind kind);
 // An amount of a unit's strand scaled by base / other (the unit's work in each; other 0: as it
 // is), rounded to the nearest: how a cost rescales a unit.
 uint64_t scale_amount(uint64_t amount, uint64_t base, uint64_t other);

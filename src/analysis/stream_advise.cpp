@@ -21,7 +21,6 @@ StreamAdvisePass::Strand StreamAdvisePass::strand(uint64_t work, uint64_t span_w
     span_weight = divide_by_factor(span_weight, factor_);
     if (mode_ == WhatIfMode::Speedup) work = span_weight;
   }
-  work_ += work;
   const bool charged = task_start_;
   task_start_ = false;
   return same(
@@ -35,7 +34,7 @@ StreamAdvisePass::Result StreamAdvisePass::finish() {
   Result r;
   AdviseEvaluation& e = r.evaluation;
   const Profile divided = first_.finish(false, &e.on_path);
-  e.work = work_;
+  e.work = divided.work;
   e.span = divided.span;
   e.critical.assign(e.on_path.size(), 0);
   for (const SiteRow& row : divided.sites)
@@ -43,7 +42,7 @@ StreamAdvisePass::Result StreamAdvisePass::finish() {
   std::vector<uint64_t> charges;
   const Profile burdened = second_.finish(false, &charges);
   r.burdened.span = burdened.span;
-  r.burdened.parallelism = parallelism_of(work_, burdened.span);
+  r.burdened.parallelism = parallelism_of(divided.work, burdened.span);
   r.burdened.overhead_on_path = charges.empty() ? 0 : charges[0] * per_task_;
   r.burdened.overhead_percent = percent_of(r.burdened.overhead_on_path, burdened.span);
   return r;

@@ -47,7 +47,6 @@ class StreamAdvisePass final : public TwinProfiles {
   WhatIfMode mode_;
   uint64_t per_task_;
   bool task_start_ = false;  // the next strand is a task's first
-  uint64_t work_ = 0;
 };
 
 }  // namespace tasklens::analysis

@@ -56,7 +56,7 @@ DiffFigures diff_figures(const StreamUnitList::Result& r, const model::Model& m,
   for (uint32_t x = 0; x < m.sites.size(); ++x) {
     const std::string name = x < names.site_names.size() ? names.site_names[x] : "";
     const model::SiteKind kind = m.sites[x].kind;
-    DiffUnitFigures& u = unit_of(f.sites, by, name + '\x1f' + model::to_string(kind), name, kind);
+    DiffUnitFigures& u = unit_of(f.sites, by, site_key(name, kind), name, kind);
     u.ids.push_back(x);
     add_index(u, r.sites, x);
   }
@@ -146,5 +146,29 @@ void StreamScaledSpans::fold(Strand join, Strand pred) {
 }
 
 void StreamScaledSpans::release(Strand s) { free_.push_back(s); }
+
+std::vector<StreamScaledSpans::Rescaled> rescaled_paths(
+    const std::vector<ScaledSpan>& requests, const DiffFigures& other,
+    const std::vector<uint32_t>& fragment_group) {
+  std::vector<StreamScaledSpans::Rescaled> paths;
+  for (const ScaledSpan& r : requests) {
+    StreamScaledSpans::Rescaled p;
+    p.every_strand = r.kind == DiffUnitKind::Program;
+    p.by_fragment = r.kind == DiffUnitKind::Fragment;
+    p.base = r.base;
+    p.other = r.other;
+    if (!p.every_strand) {
+      const std::vector<uint32_t>& ids =
+          p.by_fragment ? other.fragments[r.unit].ids : other.sites[r.unit].ids;
+      const std::vector<uint32_t>* group = p.by_fragment ? &fragment_group : nullptr;
+      p.has = [ids, group](uint32_t x) {
+        if (group) x = x < group->size() ? (*group)[x] : model::kNone;
+        return std::find(ids.begin(), ids.end(), x) != ids.end();
+      };
+    }
+    paths.push_back(std::move(p));
+  }
+  return paths;
+}
 
 }  // namespace tasklens::analysis

@@ -68,4 +68,11 @@ class StreamScaledSpans final : public model::StrandSink {
   std::vector<uint64_t> best_, scratch_;
 };
 
+// The paths diff_of's ScaledSpans ask for, as a pass over other gives them: each unit's strands
+// are those whose site (or fragment, through `fragment_group`: its group by fragment index) is
+// among the unit's ids in `other`, its figures from an earlier pass that numbered them alike.
+std::vector<StreamScaledSpans::Rescaled> rescaled_paths(
+    const std::vector<ScaledSpan>& requests, const DiffFigures& other,
+    const std::vector<uint32_t>& fragment_group);
+
 }  // namespace tasklens::analysis

@@ -140,26 +140,8 @@ constexpr const char* kPassesWarning =
       [&](const std::vector<analysis::ScaledSpan>& requests) {
         // The pass numbers sites and fragments as the first pass over other did (the same
         // events in the same order; check_read_alike makes sure), so its units' ids hold.
-        std::vector<analysis::StreamScaledSpans::Rescaled> paths;
-        for (const analysis::ScaledSpan& r : requests) {
-          analysis::StreamScaledSpans::Rescaled p;
-          p.every_strand = r.kind == analysis::DiffUnitKind::Program;
-          p.by_fragment = r.kind == analysis::DiffUnitKind::Fragment;
-          p.base = r.base;
-          p.other = r.other;
-          if (!p.every_strand) {
-            const std::vector<uint32_t>& ids = p.by_fragment ? other.figures.fragments[r.unit].ids
-                                                             : other.figures.sites[r.unit].ids;
-            const std::vector<uint32_t>* group_of =
-                p.by_fragment ? &other.fragments.group_of : nullptr;
-            p.has = [ids, group_of](uint32_t x) {
-              if (group_of) x = x < group_of->size() ? (*group_of)[x] : model::kNone;
-              return std::find(ids.begin(), ids.end(), x) != ids.end();
-            };
-          }
-          paths.push_back(std::move(p));
-        }
-        analysis::StreamScaledSpans spans(std::move(paths));
+        analysis::StreamScaledSpans spans(
+            analysis::rescaled_paths(requests, other.figures, other.fragments.group_of));
         const load::Streamed again = load::read_in_one_pass(
             opt.traces[1], "costing the units of",
             [&spans](const report::SitesAsTheyCome&,

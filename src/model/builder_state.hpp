@@ -654,7 +654,8 @@ class Builder {
   std::vector<uint32_t> sealed_;                      // to hand over, in the order sealed
   std::vector<std::pair<uint32_t, uint32_t>> folds_;  // (join, strand) once the strand is handed
   std::vector<StrandSink::Strand> scratch_preds_;
-  uint64_t stream_first_ = ~uint64_t{0}, stream_last_ = 0;  // strands' first start, last end
+  // The first start of a strand that ran (its end is not 0); the last end is one_pass_.last_end.
+  uint64_t stream_first_ = ~uint64_t{0};
   uint64_t stream_strands_made_ = 0;  // strands made so far: the next one's Model::strand_order
   // The sink wants tasks (StrandSink::task), and per thread the latest end of the timed strands
   // it ran so far (kNoTime: none yet), for the idle time before a task's first strand.

@@ -163,7 +163,8 @@ uint32_t Builder::stream_add_strand(const PStrand& strand) {
   ++v.strands_made;
   // The first strand made in a task's node is the one its begin opened (in memory, the node's
   // strand_begin).
-  ss_[s].task_start = v.strands_made == 1 && nodes_[p.node].kind == NodeKind::Task;
+  ss_[s].task_start =
+      stream_task_starts_ && v.strands_made == 1 && nodes_[p.node].kind == NodeKind::Task;
   if (stream_tasks_ && v.owner != kNone && !sn_[v.owner].ran) {
     // Its task's first strand: the time its thread was idle before it (task_samples).
     StreamNode& task = sn_[v.owner];
@@ -424,7 +425,7 @@ void Builder::stream_hand_over(uint32_t s) {
     scratch_preds_.push_back(ss_[k < std::size(x.preds) ? x.preds[k] : x.more_preds[k - 3]].out);
   const std::vector<StrandSink::Instance>* instances =
       chain == kNone ? nullptr : &chains_[chain].instances;
-  if (stream_task_starts_ && x.task_start) out_->task_start();
+  if (x.task_start) out_->task_start();
   x.out = out_->strand(p.work, p.work, sn_[p.node].site, scratch_preds_.data(),
                        static_cast<uint32_t>(scratch_preds_.size()),
                        instances ? instances->data() : nullptr,
@@ -446,7 +447,6 @@ void Builder::stream_hand_over(uint32_t s) {
   }
   if (p.end != 0) {
     stream_first_ = std::min(stream_first_, p.start);
-    stream_last_ = std::max(stream_last_, p.end);
     one_pass_.last_end = std::max(one_pass_.last_end, p.end);
   }
   if (p.start != 0 && (one_pass_.first_start == 0 || p.start < one_pass_.first_start))
@@ -804,7 +804,7 @@ Model Builder::finish_stream() {
   m.one_pass.blocked_by_site.resize(m.sites.size(), 0);
   anomalies_ += stream_late_;
   describe_anomalies(m, 0, 0);
-  preemption_in_run(m, stream_first_, stream_last_);
+  preemption_in_run(m, stream_first_, m.one_pass.last_end);
   return m;
 }
 

@@ -386,26 +386,15 @@ inline std::string diff_streaming_mismatch(const trace::TraceFile& trace, const 
   const analysis::Diff memory =
       analysis::diff_of(base_of(other_memory), other_memory, metrics, 0, {},
                         analysis::dag_scaled_spans(memory_in, metrics));
-  const analysis::Diff one_pass = analysis::diff_of(
-      base_of(other_one), other_one, metrics, 0, {},
-      [&](const std::vector<analysis::ScaledSpan>& requests) {
-        std::vector<analysis::StreamScaledSpans::Rescaled> paths;
-        for (const analysis::ScaledSpan& r : requests) {
-          analysis::StreamScaledSpans::Rescaled p;
-          p.every_strand = r.kind == analysis::DiffUnitKind::Program;
-          p.by_fragment = r.kind == analysis::DiffUnitKind::Fragment;
-          const std::vector<uint32_t>& ids = p.every_strand  ? std::vector<uint32_t>{}
-                                             : p.by_fragment ? other_one.fragments[r.unit].ids
-                                                             : other_one.sites[r.unit].ids;
-          p.has = [ids](uint32_t x) { return std::find(ids.begin(), ids.end(), x) != ids.end(); };
-          p.base = r.base;
-          p.other = r.other;
-          paths.push_back(std::move(p));
-        }
-        analysis::StreamScaledSpans sink(std::move(paths));
-        if (!read_one_pass(trace, sink, options, failure)) return std::vector<uint64_t>{};
-        return sink.finish();
-      });
+  const analysis::Diff one_pass =
+      analysis::diff_of(base_of(other_one), other_one, metrics, 0, {},
+                        [&](const std::vector<analysis::ScaledSpan>& requests) {
+                          analysis::StreamScaledSpans sink(
+                              analysis::rescaled_paths(requests, other_one, one_in.fragment_group));
+                          if (!read_one_pass(trace, sink, options, failure))
+                            return std::vector<uint64_t>{};
+                          return sink.finish();
+                        });
   const std::string a = diff_text(memory), b = diff_text(one_pass);
   return a == b ? "" : "the one-pass diff differs:\n" + b + "against\n" + a;
 }

@@ -88,20 +88,25 @@ TEST(SinkThread, TheTargetGetsTheSameCallsInOrder) {
   }
 }
 
-// A target that fails at its 50th strand, as a path log that cannot write its file would.
-class Failing final : public StrandSink {
+// A target whose calls but strand() do nothing, for the targets below.
+class Stub : public StrandSink {
  public:
   Instance open_instance(uint32_t) override { return 0; }
   void not_outermost(Instance) override {}
   void close_instance(Instance) override {}
+  Strand open_join() override { return 0; }
+  void fold(Strand, Strand) override {}
+  void release(Strand) override {}
+};
+
+// A target that fails at its 50th strand, as a path log that cannot write its file would.
+class Failing final : public Stub {
+ public:
   Strand strand(uint64_t, uint64_t, uint32_t, const Strand*, uint32_t, const Instance*, uint32_t,
                 uint64_t, uint32_t, uint64_t) override {
     if (++strands == 50) throw std::runtime_error("the disk is full");
     return 0;
   }
-  Strand open_join() override { return 0; }
-  void fold(Strand, Strand) override {}
-  void release(Strand) override {}
   int strands = 0;
 };
 
@@ -129,20 +134,14 @@ TEST(SinkThread, DroppedBeforeDrainingEndsCleanly) {
 }
 
 // A target that wants task starts and notes, per strand, whether one came just before it.
-class TaskStarts final : public StrandSink {
+class TaskStarts final : public Stub {
  public:
-  Instance open_instance(uint32_t) override { return 0; }
-  void not_outermost(Instance) override {}
-  void close_instance(Instance) override {}
   Strand strand(uint64_t, uint64_t, uint32_t, const Strand*, uint32_t, const Instance*, uint32_t,
                 uint64_t, uint32_t, uint64_t) override {
     starts.push_back(pending);
     pending = false;
     return static_cast<Strand>(starts.size() - 1);
   }
-  Strand open_join() override { return 0; }
-  void fold(Strand, Strand) override {}
-  void release(Strand) override {}
   bool wants_task_starts() const override { return true; }
   void task_start() override { pending = true; }
   std::vector<bool> starts;
