@@ -13,15 +13,19 @@ namespace tasklens::analysis {
 // pass, as many passes as the largest key needs: keys relative to the smallest time of a run take
 // 3 or 4. The key should read the item only: a key that reads elsewhere (another array indexed
 // by the item) misses the cache on every item of every pass.
+// `scratch`: a buffer to reuse between sorts (else one is allocated, and its pages zeroed, each
+// time).
 template <class T, class KeyFn>
-void radix_sort(T* first, T* last, KeyFn key) {
+void radix_sort(T* first, T* last, KeyFn key, std::vector<T>* scratch = nullptr) {
   const size_t size = static_cast<size_t>(last - first);
   uint64_t max_key = 0;
   for (const T* x = first; x != last; ++x) max_key = std::max<uint64_t>(max_key, key(*x));
   if (max_key == 0 || size < 2) return;
   constexpr int kBits = 11;
   constexpr size_t kBuckets = size_t{1} << kBits;
-  std::vector<T> tmp(size);
+  std::vector<T> own;
+  std::vector<T>& tmp = scratch ? *scratch : own;
+  if (tmp.size() < size) tmp.resize(size);
   std::vector<size_t> count(kBuckets);
   T* from = first;
   T* to = tmp.data();
@@ -42,8 +46,8 @@ void radix_sort(T* first, T* last, KeyFn key) {
 }
 
 template <class T, class KeyFn>
-void radix_sort(std::vector<T>& items, KeyFn key) {
-  radix_sort(items.data(), items.data() + items.size(), key);
+void radix_sort(std::vector<T>& items, KeyFn key, std::vector<T>* scratch = nullptr) {
+  radix_sort(items.data(), items.data() + items.size(), key, scratch);
 }
 
 }  // namespace tasklens::analysis

@@ -12,19 +12,14 @@ using model::kNone;
 
 using model::is_timed;
 
-enum class PathState : uint8_t { None, Running, Waiting };
-
-enum EventKind : uint8_t { kEnd, kStart, kReady, kPath };
-struct Event {
-  uint64_t time;
-  EventKind kind;
-  uint8_t path_state;  // kPath only
-  uint32_t arg;        // strand (kEnd, kStart, kReady)
-};
-
 // Sorts events by (time, kind), keeping the order of equal ones. Every event's time is >= first.
-void sort_events(std::vector<Event>& events, uint64_t first) {
-  radix_sort(events, [first](const Event& e) { return ((e.time - first) << 2) | e.kind; });
+void sort_events(std::vector<SchedEvent>& events, uint64_t first) {
+  radix_sort(events, [first](const SchedEvent& e) { return ((e.time - first) << 2) | e.kind; });
+}
+
+// The order strands were met in (ties, above).
+uint32_t order_of(const model::Model& m, uint32_t s) {
+  return m.strand_order.size() == m.strands.size() ? m.strand_order[s] : s;
 }
 
 }  // namespace
@@ -42,7 +37,8 @@ ReadyTimes ready_times(const model::Model& m) {
     uint32_t src = kNone;
     for (uint32_t p : m.preds_of(s)) {
       if (eff_src[p] == kNone) continue;
-      if (src == kNone || eff_end[p] > r || (eff_end[p] == r && eff_src[p] > src)) {
+      if (src == kNone || eff_end[p] > r ||
+          (eff_end[p] == r && order_of(m, eff_src[p]) > order_of(m, src))) {
         r = eff_end[p];
         src = eff_src[p];
       }
@@ -99,8 +95,7 @@ Schedule compute_schedule(const model::Model& m) {
   if (!any || out.last <= out.first) return out;
   out.timestamps = true;
   out.elapsed = out.last - out.first;
-  const uint32_t P = out.workers;
-  out.cumulative = uint64_t{P} * out.elapsed;
+  out.cumulative = uint64_t{out.workers} * out.elapsed;
   auto worker_of = [&](uint32_t thread) {
     return static_cast<uint32_t>(std::lower_bound(threads.begin(), threads.end(), thread) -
                                  threads.begin());
@@ -111,20 +106,17 @@ Schedule compute_schedule(const model::Model& m) {
   const std::vector<uint64_t>& ready = rt.ready;
   const std::vector<uint32_t>& ready_src = rt.source;
 
-  std::vector<Event> events;
+  std::vector<SchedEvent> events;
   events.reserve(size_t{3} * out.timed_strands + 16);
   for (uint32_t s = 0; s < n; ++s) {
     const model::Strand& st = m.strands[s];
     if (!is_timed(st)) continue;
-    const uint64_t end = std::max(st.start, st.end);
     ++out.per_worker[worker_of(st.thread)].strands;
-    events.push_back({st.start, kStart, 0, s});
-    events.push_back({end, kEnd, 0, s});
-    if (ready_src[s] != kNone && ready[s] < st.start) {
-      events.push_back({std::max(ready[s], out.first), kReady, 0, s});
-      out.ready_ticks += st.start - std::max(ready[s], out.first);
-    }
-    out.running_ticks += end - st.start;
+    const bool had_ready = ready_src[s] != kNone && ready[s] < st.start;
+    events.push_back(
+        {st.start, st.thread | (had_ready ? SchedEvent::kHadReady : 0u), SchedEvent::kStart});
+    events.push_back({std::max(st.start, st.end), st.thread, SchedEvent::kEnd});
+    if (had_ready) events.push_back({std::max(ready[s], out.first), 0, SchedEvent::kReady});
   }
 
   // The ready path, walked back from the strand ending last, as intervals clipped so that they
@@ -132,7 +124,9 @@ Schedule compute_schedule(const model::Model& m) {
   {
     uint32_t cur = kNone;
     for (uint32_t s = 0; s < n; ++s)
-      if (is_timed(m.strands[s]) && (cur == kNone || m.strands[s].end >= m.strands[cur].end))
+      if (is_timed(m.strands[s]) &&
+          (cur == kNone || m.strands[s].end > m.strands[cur].end ||
+           (m.strands[s].end == m.strands[cur].end && order_of(m, s) > order_of(m, cur))))
         cur = s;
     uint64_t cursor = out.last;
     std::vector<uint32_t> path;
@@ -140,148 +134,198 @@ Schedule compute_schedule(const model::Model& m) {
       path.push_back(cur);
       const model::Strand& st = m.strands[cur];
       const uint64_t run_begin = std::min(st.start, cursor);
-      if (run_begin < cursor) events.push_back({run_begin, kPath, uint8_t(PathState::Running), 0});
+      if (run_begin < cursor)
+        events.push_back({run_begin, uint32_t(PathState::Running), SchedEvent::kPath});
       cursor = run_begin;
       if (ready_src[cur] == kNone) break;
       const uint64_t wait_begin = std::min(std::max(ready[cur], out.first), cursor);
       if (wait_begin < cursor)
-        events.push_back({wait_begin, kPath, uint8_t(PathState::Waiting), 0});
+        events.push_back({wait_begin, uint32_t(PathState::Waiting), SchedEvent::kPath});
       cursor = wait_begin;
       cur = ready_src[cur];
     }
     std::reverse(path.begin(), path.end());
+    out.path.length = path.size();
     out.path.strands = std::move(path);
   }
 
   sort_events(events, out.first);
-
-  std::vector<uint32_t> busy(P, 0);  // running strands per worker
-  std::vector<uint64_t> idle_since(P, out.first);
-  std::vector<uint32_t> touched, idle;
-  uint32_t running = 0, ready_count = 0, busy_workers = 0;
-  PathState path_state = PathState::None;
-  size_t i = 0;
-  while (i < events.size()) {
-    const uint64_t t = events[i].time;
-    touched.clear();
-    for (; i < events.size() && events[i].time == t; ++i) {
-      const Event& e = events[i];
-      switch (e.kind) {
-        case kStart: {
-          const uint32_t w = worker_of(m.strands[e.arg].thread);
-          if (busy[w]++ == 0) ++busy_workers;
-          ++running;
-          if (ready_src[e.arg] != kNone && ready[e.arg] < m.strands[e.arg].start) --ready_count;
-          touched.push_back(w);
-          break;
-        }
-        case kEnd: {
-          const uint32_t w = worker_of(m.strands[e.arg].thread);
-          if (--busy[w] == 0) --busy_workers;
-          --running;
-          touched.push_back(w);
-          break;
-        }
-        case kReady:
-          ++ready_count;
-          break;
-        case kPath:
-          path_state = PathState(e.path_state);
-          break;
-      }
-    }
-    for (uint32_t w : touched)
-      if (busy[w] == 0) idle_since[w] = t;  // (a worker that ended and restarted at t is busy)
-    if (out.steps.empty() || out.steps.back().running != running ||
-        out.steps.back().ready != ready_count) {
-      if (!out.steps.empty() && out.steps.back().time == t)
-        out.steps.back() = {t, running, ready_count};
-      else
-        out.steps.push_back({t, running, ready_count});
-    }
-    out.max_running = std::max(out.max_running, running);
-    out.max_ready = std::max(out.max_ready, ready_count);
-
-    const uint64_t next = i < events.size() ? std::min(events[i].time, out.last) : out.last;
-    if (next <= t) continue;
-    const uint64_t dt = next - t;
-    const uint32_t idle_workers = P - busy_workers;
-    const uint32_t delayed = std::min(idle_workers, ready_count);
-    switch (path_state) {
-      case PathState::None:
-        out.path.before += dt;
-        break;
-      case PathState::Running:
-        out.path.work += dt;
-        break;
-      case PathState::Waiting:
-        (idle_workers ? out.path.scheduler_delay : out.path.busy_delay) += dt;
-        break;
-    }
-    idle.clear();
-    for (uint32_t w = 0; w < P; ++w) {
-      if (busy[w]) {
-        out.per_worker[w].time.work += dt;
-      } else {
-        idle.push_back(w);
-      }
-    }
-    if (delayed > 0 && delayed < idle.size()) {
-      std::partial_sort(
-          idle.begin(), idle.begin() + delayed, idle.end(), [&](uint32_t a, uint32_t b) {
-            return idle_since[a] != idle_since[b] ? idle_since[a] < idle_since[b] : a < b;
-          });
-    }
-    for (size_t k = 0; k < idle.size(); ++k) {
-      SchedComponents& c = out.per_worker[idle[k]].time;
-      if (k < delayed)
-        c.delay += dt;
-      else if (path_state == PathState::Waiting)
-        c.no_work_sched += dt;
-      else
-        c.no_work_app += dt;
-    }
-  }
-  for (const SchedWorker& w : out.per_worker) {
-    out.total.work += w.time.work;
-    out.total.delay += w.time.delay;
-    out.total.no_work_sched += w.time.no_work_sched;
-    out.total.no_work_app += w.time.no_work_app;
-  }
+  ScheduleSweep sweep(out, [&out](const SchedStep& step) { out.steps.push_back(step); });
+  for (const SchedEvent& e : events) sweep.add(e);
+  sweep.finish();
   return out;
 }
 
-std::vector<SchedPoint> downsample(const std::vector<SchedStep>& steps, uint64_t first,
-                                   uint64_t last, size_t points) {
-  std::vector<SchedPoint> out;
-  if (points == 0 || last <= first) return out;
+// ---- The sweep
+
+ScheduleSweep::ScheduleSweep(Schedule& out, std::function<void(const SchedStep&)> on_step)
+    : out_(out), on_step_(std::move(on_step)) {
+  const uint32_t P = static_cast<uint32_t>(out.per_worker.size());
+  for (uint32_t w = 0; w < P; ++w) {
+    const uint32_t thread = out.per_worker[w].thread;
+    if (thread >= worker_of_.size()) worker_of_.resize(thread + 1, kNone);
+    worker_of_[thread] = w;
+  }
+  busy_.assign(P, 0);
+  idle_since_.assign(P, out.first);
+}
+
+void ScheduleSweep::add(const SchedEvent& e) {
+  const uint64_t t = std::max(e.time, out_.first);
+  if (open_ && t != t_) close_time(t);
+  open_ = true;
+  t_ = t;
+  switch (e.kind) {
+    case SchedEvent::kStart: {
+      const uint32_t w = worker_of_[e.arg & ~SchedEvent::kHadReady];
+      if (busy_[w]++ == 0) ++busy_workers_;
+      ++running_;
+      if (e.arg & SchedEvent::kHadReady) --ready_;
+      touched_.push_back(w);
+      break;
+    }
+    case SchedEvent::kEnd: {
+      const uint32_t w = worker_of_[e.arg];
+      if (--busy_[w] == 0) --busy_workers_;
+      --running_;
+      touched_.push_back(w);
+      break;
+    }
+    case SchedEvent::kReady:
+      ++ready_;
+      break;
+    case SchedEvent::kPath:
+      path_state_ = PathState(e.arg);
+      break;
+  }
+}
+
+void ScheduleSweep::finish() {
+  if (open_) close_time(out_.last);
+  if (step_held_) on_step_(step_);
+  step_held_ = false;
+  for (const SchedWorker& w : out_.per_worker) {
+    out_.total.work += w.time.work;
+    out_.total.delay += w.time.delay;
+    out_.total.no_work_sched += w.time.no_work_sched;
+    out_.total.no_work_app += w.time.no_work_app;
+  }
+}
+
+// The events at t_ are all in: which workers went idle, the step, then the time from t_ to
+// `next` (the next event's, `last` at the end) split into work, delay and no-work.
+void ScheduleSweep::close_time(uint64_t next) {
+  const uint64_t t = t_;
+  open_ = false;
+  for (uint32_t w : touched_)
+    if (busy_[w] == 0) idle_since_[w] = t;  // (a worker that ended and restarted at t is busy)
+  touched_.clear();
+  if (!step_held_ || step_.running != running_ || step_.ready != ready_) {
+    if (step_held_ && step_.time != t) on_step_(step_);
+    step_ = {t, running_, ready_};
+    step_held_ = true;
+  }
+  out_.max_running = std::max(out_.max_running, running_);
+  out_.max_ready = std::max(out_.max_ready, ready_);
+
+  next = std::min(next, out_.last);
+  if (next <= t) return;
+  const uint64_t dt = next - t;
+  const uint32_t P = static_cast<uint32_t>(busy_.size());
+  const uint32_t idle_workers = P - busy_workers_;
+  const uint32_t delayed = std::min(idle_workers, ready_);
+  switch (path_state_) {
+    case PathState::None:
+      out_.path.before += dt;
+      break;
+    case PathState::Running:
+      out_.path.work += dt;
+      break;
+    case PathState::Waiting:
+      (idle_workers ? out_.path.scheduler_delay : out_.path.busy_delay) += dt;
+      break;
+  }
+  out_.running_ticks += uint64_t{running_} * dt;
+  out_.ready_ticks += uint64_t{ready_} * dt;
+  idle_.clear();
+  for (uint32_t w = 0; w < P; ++w) {
+    if (busy_[w]) {
+      out_.per_worker[w].time.work += dt;
+    } else {
+      idle_.push_back(w);
+    }
+  }
+  if (delayed > 0 && delayed < idle_.size()) {
+    std::partial_sort(
+        idle_.begin(), idle_.begin() + delayed, idle_.end(), [&](uint32_t a, uint32_t b) {
+          return idle_since_[a] != idle_since_[b] ? idle_since_[a] < idle_since_[b] : a < b;
+        });
+  }
+  for (size_t k = 0; k < idle_.size(); ++k) {
+    SchedComponents& c = out_.per_worker[idle_[k]].time;
+    if (k < delayed)
+      c.delay += dt;
+    else if (path_state_ == PathState::Waiting)
+      c.no_work_sched += dt;
+    else
+      c.no_work_app += dt;
+  }
+}
+
+// ---- The step function sampled
+
+Downsampler::Downsampler(uint64_t first, uint64_t last, size_t points) {
+  if (points == 0 || last <= first) return;
   const uint64_t elapsed = last - first;
   const uint64_t n = std::min<uint64_t>(points, elapsed);
-  out.resize(n);
+  out_.resize(n);
   for (uint64_t k = 0; k < n; ++k) {
-    out[k].begin = first + uint64_t((unsigned __int128)elapsed * k / n);
-    out[k].end = first + uint64_t((unsigned __int128)elapsed * (k + 1) / n);
+    out_[k].begin = first + uint64_t((unsigned __int128)elapsed * k / n);
+    out_[k].end = first + uint64_t((unsigned __int128)elapsed * (k + 1) / n);
   }
-  // Walk the steps and the intervals together.
-  size_t s = 0;
-  for (uint64_t k = 0; k < n; ++k) {
-    SchedPoint& p = out[k];
-    // The step in effect at p.begin: the last one with time <= begin.
-    while (s + 1 < steps.size() && steps[s + 1].time <= p.begin) ++s;
-    for (size_t j = s; j < steps.size() && steps[j].time < p.end; ++j) {
-      const uint64_t a = std::max(steps[j].time, p.begin);
-      const uint64_t b = j + 1 < steps.size() ? std::min(steps[j + 1].time, p.end) : p.end;
-      if (b <= a) continue;
-      p.running_ticks += uint64_t{steps[j].running} * (b - a);
-      p.ready_ticks += uint64_t{steps[j].ready} * (b - a);
-      p.running_max = std::max(p.running_max, steps[j].running);
-      p.ready_max = std::max(p.ready_max, steps[j].ready);
-    }
+}
+
+void Downsampler::segment(const SchedStep& s, uint64_t begin, uint64_t end) {
+  while (next_ < out_.size() && out_[next_].end <= begin) ++next_;
+  for (size_t k = next_; k < out_.size() && out_[k].begin < end; ++k) {
+    SchedPoint& p = out_[k];
+    const uint64_t a = std::max(begin, p.begin), b = std::min(end, p.end);
+    if (b <= a) continue;
+    p.running_ticks += uint64_t{s.running} * (b - a);
+    p.ready_ticks += uint64_t{s.ready} * (b - a);
+    p.running_max = std::max(p.running_max, s.running);
+    p.ready_max = std::max(p.ready_max, s.ready);
+  }
+}
+
+void Downsampler::step(const SchedStep& s) {
+  if (any_) segment(held_, held_.time, s.time);
+  held_ = s;
+  any_ = true;
+}
+
+std::vector<SchedPoint> Downsampler::finish() {
+  if (any_ && !out_.empty()) segment(held_, held_.time, out_.back().end);
+  any_ = false;
+  for (SchedPoint& p : out_) {
     const double len = double(p.end - p.begin);
     p.running = double(p.running_ticks) / len;
     p.ready = double(p.ready_ticks) / len;
   }
-  return out;
+  return std::move(out_);
+}
+
+std::vector<SchedPoint> downsample(const std::vector<SchedStep>& steps, uint64_t first,
+                                   uint64_t last, size_t points) {
+  Downsampler d(first, last, points);
+  for (const SchedStep& s : steps) d.step(s);
+  return d.finish();
+}
+
+std::vector<SchedPoint> points(const Schedule& schedule, size_t points) {
+  for (const auto& [n, sampled] : schedule.sampled)
+    if (n == points) return sampled;
+  return downsample(schedule.steps, schedule.first, schedule.last, points);
 }
 
 }  // namespace tasklens::analysis

@@ -1,8 +1,6 @@
 // The one-pass profile (stream_profile.hpp) and the replay of a model through it.
 #include "analysis/stream_profile.hpp"
 
-#include <lz4.h>
-
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -15,66 +13,6 @@
 namespace tasklens::analysis {
 
 using model::kNone;
-
-// ---- PathLog
-
-PathLog::PathLog(uint64_t block_entries) : block_entries_(std::max<uint64_t>(block_entries, 1)) {
-  tail_.reserve(std::min<uint64_t>(block_entries_, uint64_t{1} << 16));
-}
-
-PathLog::~PathLog() {
-  if (file_) std::fclose(file_);
-}
-
-void PathLog::spill() {
-  if (!file_) {
-    file_ = std::tmpfile();  // removed when closed, or when the process ends
-    if (!file_)
-      throw EnvironmentError("cannot create a temporary file for the critical path (" +
-                             std::string(std::strerror(errno)) +
-                             "): set TMPDIR to a writable directory");
-  }
-  const int raw = static_cast<int>(tail_.size() * sizeof(Packed));
-  scratch_.resize(static_cast<size_t>(LZ4_compressBound(raw)));
-  const int bytes = LZ4_compress_default(reinterpret_cast<const char*>(tail_.data()),
-                                         scratch_.data(), raw, static_cast<int>(scratch_.size()));
-  if (bytes <= 0 || std::fwrite(scratch_.data(), 1, static_cast<size_t>(bytes), file_) !=
-                        static_cast<size_t>(bytes))
-    throw EnvironmentError("cannot write the critical path's temporary file (" +
-                           std::string(std::strerror(errno)) +
-                           "): free space in TMPDIR or point it elsewhere");
-  blocks_.push_back({file_bytes_, static_cast<uint32_t>(bytes)});
-  file_bytes_ += static_cast<uint64_t>(bytes);
-  spilled_ += tail_.size();
-  tail_.clear();
-}
-
-PathLog::Entry PathLog::at(uint64_t index) {
-  const Packed* p;
-  if (index >= spilled_) {
-    p = &tail_[index - spilled_];
-  } else {
-    const uint64_t b = index / block_entries_;
-    if (b != loaded_block_) {
-      const Block& block = blocks_[b];
-      scratch_.resize(block.bytes);
-      loaded_.resize(block_entries_);
-      if (std::fflush(file_) != 0 || std::fseek(file_, static_cast<long>(block.offset), SEEK_SET) ||
-          std::fread(scratch_.data(), 1, block.bytes, file_) != block.bytes)
-        throw EnvironmentError("cannot read back the critical path's temporary file (" +
-                               std::string(std::strerror(errno)) + ")");
-      const int raw = static_cast<int>(block_entries_ * sizeof(Packed));
-      if (LZ4_decompress_safe(scratch_.data(), reinterpret_cast<char*>(loaded_.data()),
-                              static_cast<int>(block.bytes), raw) != raw)
-        throw EnvironmentError("the critical path's temporary file was changed while it was read");
-      loaded_block_ = b;
-    }
-    p = &loaded_[index - b * block_entries_];
-  }
-  const uint64_t back = p->back_site >> 24;
-  return {back == 0 ? kNoVia : index - back, static_cast<uint32_t>(p->back_site & kNoSite),
-          p->weight};
-}
 
 // ---- StreamProfile
 

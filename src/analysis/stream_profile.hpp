@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "analysis/profile.hpp"
+#include "analysis/temp_blocks.hpp"
 #include "model/strand_sink.hpp"
 
 namespace tasklens::analysis {
@@ -50,18 +51,19 @@ class PathLog {
     uint32_t site = kNoSite;
     uint64_t weight = 0;
   };
-  explicit PathLog(uint64_t block_entries = uint64_t{1} << 20);
-  ~PathLog();
-  PathLog(const PathLog&) = delete;
-  PathLog& operator=(const PathLog&) = delete;
+  explicit PathLog(uint64_t block_entries = uint64_t{1} << 20)
+      : log_("the critical path", block_entries) {}
   void push(uint64_t via, uint32_t site, uint64_t weight) {
-    if (tail_.size() == block_entries_) [[unlikely]]
-      spill();
     const uint64_t back = via == kNoVia ? 0 : size() - via;
-    tail_.push_back({back << 24 | (site < kNoSite ? site : kNoSite), weight});
+    log_.push({back << 24 | (site < kNoSite ? site : kNoSite), weight});
   }
-  uint64_t size() const { return spilled_ + tail_.size(); }
-  Entry at(uint64_t index);  // reads and decompresses a block when it must; best backwards
+  uint64_t size() const { return log_.size(); }
+  Entry at(uint64_t index) {  // reads and decompresses a block when it must; best backwards
+    const Packed& p = log_.at(index);
+    const uint64_t back = p.back_site >> 24;
+    return {back == 0 ? kNoVia : index - back, static_cast<uint32_t>(p.back_site & kNoSite),
+            p.weight};
+  }
 
  private:
   struct Packed {
@@ -69,20 +71,7 @@ class PathLog {
     uint64_t weight;
   };
   static_assert(sizeof(Packed) == 16);
-  struct Block {
-    uint64_t offset;
-    uint32_t bytes;
-  };
-  void spill();
-  uint64_t block_entries_;
-  std::vector<Packed> tail_;  // entries [spilled_, size())
-  uint64_t spilled_ = 0;      // entries in the file, in blocks of block_entries_
-  std::vector<Block> blocks_;
-  std::FILE* file_ = nullptr;
-  uint64_t file_bytes_ = 0;
-  std::vector<Packed> loaded_;  // a block read back
-  uint64_t loaded_block_ = ~uint64_t{0};
-  std::vector<char> scratch_;
+  BlockLog<Packed> log_;
 };
 
 class StreamProfile final : public model::StrandSink {

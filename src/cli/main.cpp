@@ -234,6 +234,12 @@ int run(int argc, char** argv) {
   sched->add_option("--format", sc.format, "table, csv or json")->capture_default_str();
   sched->add_option("--points", sc.points, "Points of the time series (csv/json)")
       ->capture_default_str();
+  sched->add_flag(
+      "--stream", sc.stream,
+      "Read the recording in one pass, as `report --stream` does (memory that follows what the\n"
+      "run had live, not its task count; the strands' times wait on disk, in $TMPDIR, about 20\n"
+      "bytes each, to be swept in time order): the same figures. sched does this by itself\n"
+      "when the DAG does not fit in memory");
 
   PredictOptions pr;
   CLI::App* predict = app.add_subcommand(

@@ -4,28 +4,77 @@
 
 #include "analysis/profile.hpp"
 #include "analysis/sched.hpp"
+#include "analysis/stream_sched.hpp"
 #include "cli/command_support.hpp"
 #include "errors.hpp"
+#include "load/progress.hpp"
 #include "load/recording.hpp"
+#include "load/timings.hpp"
 #include "report/sched_report.hpp"
 
 namespace tasklens::cli {
+namespace {
+
+void check_timed(const analysis::Schedule& schedule, const std::string& trace) {
+  if (schedule.timed_strands == 0)
+    throw UsageError(trace +
+                     ": the trace was recorded without timestamps (no strand has a start or end "
+                     "time): the schedule needs them; record it again with `tasklens record`");
+  if (!schedule.timestamps)
+    throw UsageError(trace +
+                     ": every strand starts and ends at the same instant: no time elapsed, "
+                     "nothing to break down");
+}
+
+// The schedule of a recording read in one pass (analysis/stream_sched.hpp): the same figures,
+// with memory that follows what the run had live; its events wait on disk to be swept in time
+// order.
+[[noreturn]] void sched_streamed(const SchedOptions& opt, report::Format format) {
+  analysis::StreamSchedule sink;
+  load::Streamed st = load::read_in_one_pass(
+      opt.trace, "timing the strands of",
+      [&sink](const report::SitesAsTheyCome&, const trace::TraceFile&) -> model::StrandSink& {
+        return sink;
+      },
+      analysis::StreamSchedule::kFixedBytes);
+  load::Progress::global().phase("sweeping the timeline of " + opt.trace);
+  const analysis::StreamSchedule::Result r = sink.finish(report::sched_point_counts(opt.points));
+  load::Timings::global().lap("schedule");
+  if (load::Timings::global().enabled())  // (a measure for bench/scale.sh)
+    fmt::print(stderr, "tasklens: timings: the schedule's temporary files held {} bytes\n",
+               r.disk_bytes);
+  check_timed(r.schedule, opt.trace);
+  st.model.warnings.push_back(
+      "read in one pass (--stream, or its DAG does not fit in the memory): the same figures as "
+      "with the DAG in memory");
+  report::SchedRun run;
+  run.model = &st.model;
+  run.schedule = &r.schedule;
+  run.work = r.profile.work;
+  run.span = r.profile.span;
+  run.info = report::run_info(*st.trace);
+  run.tsc_hz = st.trace->tsc_hz();
+  run.points = opt.points;
+  write_and_exit(report::render_sched(run, format));
+}
+
+}  // namespace
 
 void run_sched(const SchedOptions& opt) {
   report::Format format = parse_format(opt.format);
   if (opt.points < 1 || opt.points > 1000000)
     throw UsageError(
         fmt::format("--points {}: use a number of points from 1 to 1000000", opt.points));
-  load::Loaded l = load::load(opt.trace);
+  if (opt.stream) sched_streamed(opt, format);
+  load::Loaded l;
+  try {
+    l = load::load(opt.trace);
+  } catch (const OutOfMemoryError&) {
+    // Too large for the DAG: the same schedule in one pass, when the recording allows it.
+    read_in_one_pass_instead(opt.trace, [&] { sched_streamed(opt, format); });
+  }
   const analysis::Schedule schedule = analysis::compute_schedule(l.model);
-  if (schedule.timed_strands == 0)
-    throw UsageError(opt.trace +
-                     ": the trace was recorded without timestamps (no strand has a start or end "
-                     "time): the schedule needs them; record it again with `tasklens record`");
-  if (!schedule.timestamps)
-    throw UsageError(opt.trace +
-                     ": every strand starts and ends at the same instant: no time elapsed, "
-                     "nothing to break down");
+  check_timed(schedule, opt.trace);
   const analysis::Profile profile = analysis::compute_profile(l.model);
   report::SchedRun run;
   run.model = &l.model;

@@ -12,6 +12,7 @@ struct SchedOptions {
   std::string trace = "tasklens.data";
   std::string format = "table";
   size_t points = 200;  // time series points in csv/json
+  bool stream = false;  // read in one pass (analysis/stream_sched.hpp)
 };
 
 // Writes the report to stdout and ends the process (like run_report). Throws UsageError on bad

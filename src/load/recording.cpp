@@ -69,8 +69,9 @@ void check_model_fits(uint64_t tasks, uint64_t event_bytes, const std::string& p
   throw OutOfMemoryError(fmt::format(
       "{}: reading this trace needs at least {}{} and {} is {}; read it on a machine with more "
       "memory, or record a shorter run (a smaller input, or a cut-off: fewer tasks); `tasklens "
-      "report`, `tasklens whatif` (sites and fragments), `tasklens advise`, `tasklens diff` and "
-      "`tasklens tasks` read a program of OpenMP tasks in one pass, whatever its size",
+      "report`, `tasklens whatif` (sites and fragments), `tasklens advise`, `tasklens diff`, "
+      "`tasklens tasks` and `tasklens sched` read a program of OpenMP tasks in one pass, whatever "
+      "its size",
       path, gib(need),
       tasks ? fmt::format(" ({} tasks, about {} bytes each)", tasks, kBytesPerTask) : "",
       budget->source, gib(budget->bytes)));
@@ -193,10 +194,10 @@ Loaded load(const std::string& path, SpanMode mode) {
   return l;
 }
 
-Streamed read_in_one_pass(
-    const std::string& path, const std::string& reading,
-    const std::function<model::StrandSink&(const report::SitesAsTheyCome&,
-                                           const trace::TraceFile&)>& make_sink) {
+Streamed read_in_one_pass(const std::string& path, const std::string& reading,
+                          const std::function<model::StrandSink&(
+                              const report::SitesAsTheyCome&, const trace::TraceFile&)>& make_sink,
+                          uint64_t sink_bytes) {
   Streamed st;
   Timings& timings = Timings::global();
   Progress& progress = Progress::global();
@@ -213,7 +214,7 @@ Streamed read_in_one_pass(
     const uint64_t strands = scan.has_finish ? 3 * scan.tasks_created : uint64_t{1} << 20;
     const uint64_t need =
         std::min<uint64_t>(std::filesystem::file_size(path, not_regular), uint64_t{8} << 20) +
-        16 * std::min<uint64_t>(strands, uint64_t{1} << 20);
+        16 * std::min<uint64_t>(strands, uint64_t{1} << 20) + sink_bytes;
     if (budget && need > budget->bytes)
       throw OutOfMemoryError(fmt::format(
           "{}: reading this trace even in one pass needs at least {} and {} is {}; read it on a "

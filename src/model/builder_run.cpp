@@ -54,6 +54,7 @@ Model Builder::run() {
   probe_debt_.assign(n, 0);
   stream_tasks_ = out_ && out_->wants_tasks();
   stream_task_starts_ = out_ && out_->wants_task_starts();
+  stream_times_ = out_ && out_->wants_times();
   if (stream_tasks_) stream_busy_.assign(n, ~uint64_t{0});
   if (track_keys_) last_key_.assign(n, 0);
   last_extra_.assign(size_t(n) * extra_count_, 0);

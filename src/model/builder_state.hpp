@@ -661,6 +661,7 @@ class Builder {
   // it ran so far (kNoTime: none yet), for the idle time before a task's first strand.
   bool stream_tasks_ = false;
   bool stream_task_starts_ = false;  // the sink wants_task_starts()
+  bool stream_times_ = false;        // the sink wants_times()
   std::vector<uint64_t> stream_busy_;
   void stream_task_strand(uint32_t s);   // a strand of a task, handed over
   void stream_task_done(uint32_t node);  // a task's or chunk's node, retired

@@ -426,6 +426,7 @@ void Builder::stream_hand_over(uint32_t s) {
   const std::vector<StrandSink::Instance>* instances =
       chain == kNone ? nullptr : &chains_[chain].instances;
   if (x.task_start) out_->task_start();
+  if (stream_times_) out_->times(p.start, p.end, p.thread);
   x.out = out_->strand(p.work, p.work, sn_[p.node].site, scratch_preds_.data(),
                        static_cast<uint32_t>(scratch_preds_.size()),
                        instances ? instances->data() : nullptr,

@@ -21,6 +21,7 @@ SinkThread::SinkThread(StrandSink& target, size_t chunk_words, size_t max_chunks
     : target_(target),
       wants_tasks_(target.wants_tasks()),
       wants_task_starts_(target.wants_task_starts()),
+      wants_times_(target.wants_times()),
       chunk_words_(chunk_words),
       max_chunks_(max_chunks) {
   chunk_.reserve(chunk_words_ + 64);
@@ -110,6 +111,14 @@ void SinkThread::task(const Task& t) {
 
 void SinkThread::task_start() {
   put(kTaskStart);
+  maybe_send();
+}
+
+void SinkThread::times(uint64_t start, uint64_t end, uint32_t thread) {
+  put(kTimes);
+  put(start);
+  put(end);
+  put(thread);
   maybe_send();
 }
 
@@ -230,6 +239,10 @@ void SinkThread::play(const std::vector<uint64_t>& chunk) {
       }
       case kTaskStart:
         target_.task_start();
+        break;
+      case kTimes:
+        target_.times(w[0], w[1], static_cast<uint32_t>(w[2]));
+        w += 3;
         break;
     }
   }

@@ -47,6 +47,8 @@ class SinkThread final : public StrandSink {
   void task(const Task& t) override;
   bool wants_task_starts() const override { return wants_task_starts_; }
   void task_start() override;
+  bool wants_times() const override { return wants_times_; }
+  void times(uint64_t start, uint64_t end, uint32_t thread) override;
 
   // Every call made so far has reached the target (rethrows what the target threw).
   void drain();
@@ -61,7 +63,8 @@ class SinkThread final : public StrandSink {
     kFold,
     kRelease,
     kTask,
-    kTaskStart
+    kTaskStart,
+    kTimes
   };
   void put(uint64_t word) { chunk_.push_back(word); }
   void maybe_send() {
@@ -72,7 +75,7 @@ class SinkThread final : public StrandSink {
   void play(const std::vector<uint64_t>& chunk);
 
   StrandSink& target_;
-  const bool wants_tasks_, wants_task_starts_;
+  const bool wants_tasks_, wants_task_starts_, wants_times_;
   size_t chunk_words_, max_chunks_;
   // The builder's side: the chunk being filled, the handles.
   std::vector<uint64_t> chunk_;

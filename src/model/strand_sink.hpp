@@ -19,6 +19,8 @@
 //  * task_start() just before the strand() of a task's first strand (a Task node's, not a loop
 //    chunk's: the strand analysis::burdened charges the tasking overhead), when the sink
 //    wants_task_starts().
+//  * times(start, end, thread) just before every strand(): the strand's Strand::start, end and
+//    thread (kNone: none), when the sink wants_times().
 #pragma once
 
 #include <cstdint>
@@ -65,6 +67,8 @@ class StrandSink {
   virtual void task(const Task&) {}
   virtual bool wants_task_starts() const { return false; }
   virtual void task_start() {}
+  virtual bool wants_times() const { return false; }
+  virtual void times(uint64_t /*start*/, uint64_t /*end*/, uint32_t /*thread*/) {}
 };
 
 }  // namespace tasklens::model

@@ -15,7 +15,7 @@ using analysis::SchedComponents;
 using analysis::SchedPoint;
 using Json = nlohmann::ordered_json;
 
-constexpr size_t kSparkWidth = 64;
+constexpr size_t kSparkWidth = 64;  // the table's sparklines
 
 // A value of `per_second` units per second as a duration; a plain count when 0.
 std::string amount(double v, double per_second) { return format_amount(v, per_second); }
@@ -148,12 +148,12 @@ std::string render_sched(const SchedRun& r, Format format) {
         {"observed_seconds", num_or_null(observed_s)},
         {"observed_over_bound",
          std::isnan(bound_s) || !(bound_s > 0) ? Json(nullptr) : Json(observed_s / bound_s)}};
-    j["ready_path"] = {{"strands", s.path.strands.size()},
+    j["ready_path"] = {{"strands", s.path.length},
                        {"work", s.path.work},
                        {"scheduler_delay", s.path.scheduler_delay},
                        {"busy_delay", s.path.busy_delay},
                        {"before", s.path.before}};
-    const std::vector<SchedPoint> pts = analysis::downsample(s.steps, s.first, s.last, r.points);
+    const std::vector<SchedPoint> pts = analysis::points(s, r.points);
     Json series = Json::array();
     for (const SchedPoint& p : pts)
       series.push_back({{"begin", p.begin},
@@ -197,7 +197,7 @@ std::string render_sched(const SchedRun& r, Format format) {
         fmt::format("path_work,{}\npath_scheduler_delay,{}\npath_busy_delay,{}\npath_before,{}\n",
                     s.path.work, s.path.scheduler_delay, s.path.busy_delay, s.path.before);
     out += "\nbegin,end,running,ready,running_max,ready_max\n";
-    for (const SchedPoint& p : analysis::downsample(s.steps, s.first, s.last, r.points))
+    for (const SchedPoint& p : analysis::points(s, r.points))
       out += fmt::format("{},{},{:.6g},{:.6g},{},{}\n", p.begin, p.end, p.running, p.ready,
                          p.running_max, p.ready_max);
     return out;
@@ -243,12 +243,12 @@ std::string render_sched(const SchedRun& r, Format format) {
         time_str(r, double(s.elapsed)), work_str(r, bound), work_str(r, lower), m.metric);
   }
   out += fmt::format("  ready path ({} strands): work {}, scheduler delay {}, busy delay {}{}\n",
-                     s.path.strands.size(), time_str(r, double(s.path.work)),
+                     s.path.length, time_str(r, double(s.path.work)),
                      time_str(r, double(s.path.scheduler_delay)),
                      time_str(r, double(s.path.busy_delay)),
                      s.path.before ? ", before it " + time_str(r, double(s.path.before)) : "");
 
-  const std::vector<SchedPoint> pts = analysis::downsample(s.steps, s.first, s.last, kSparkWidth);
+  const std::vector<SchedPoint> pts = analysis::points(s, kSparkWidth);
   std::vector<double> run, rdy;
   double rdy_top = 0;
   for (const SchedPoint& p : pts) {
@@ -270,5 +270,7 @@ std::string render_sched(const SchedRun& r, Format format) {
       "Huynh)\n";
   return out;
 }
+
+std::vector<size_t> sched_point_counts(size_t points) { return {kSparkWidth, points}; }
 
 }  // namespace tasklens::report

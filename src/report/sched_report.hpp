@@ -35,4 +35,8 @@ std::string sparkline(const std::vector<double>& values, double top);
 
 std::string render_sched(const SchedRun& run, Format format);
 
+// The point counts render_sched samples the step function at, for a schedule that keeps no steps
+// (Schedule::sampled): the table's sparklines and the csv or json series of `points`.
+std::vector<size_t> sched_point_counts(size_t points);
+
 }  // namespace tasklens::report

@@ -160,22 +160,24 @@ TEST_F(Cli, ATraceTooLargeForTheMemoryIsRefusedBeforeItIsRead) {
   ASSERT_TRUE(record(example("suite_fib", "clang"), {"16"}, trace).exited(0));  // 3192 tasks
   EnvOverrides small = default_env();
   small["TASKLENS_MEMORY_LIMIT"] = "64K";
-  for (const char* command : {"sched", "view"}) {
+  for (const char* command : {"view"}) {
     RunResult r = run({TASKLENS_BIN, command, trace}, small);
     EXPECT_TRUE(r.exited(6)) << r.describe();
     EXPECT_EQ(lines_of(r.err).size(), 1u) << r.describe();
     EXPECT_NE(r.err.find("t.tlens: reading this trace needs at least"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("TASKLENS_MEMORY_LIMIT is 0.1 MiB"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("record a shorter run"), std::string::npos) << r.err;
-    EXPECT_NE(r.err.find("`tasklens report`, `tasklens whatif` (sites and fragments), "
-                         "`tasklens advise`, `tasklens diff` and `tasklens tasks` read a"),
-              std::string::npos)
+    EXPECT_NE(
+        r.err.find(
+            "`tasklens report`, `tasklens whatif` (sites and fragments), "
+            "`tasklens advise`, `tasklens diff`, `tasklens tasks` and `tasklens sched` read a"),
+        std::string::npos)
         << r.err;
     EXPECT_EQ(r.out, "");
   }
-  // `report` and `tasks` read it in one pass instead (e2e_stream_test), which needs a block of
-  // the critical path's log and a window of the file: not even that fits in 64 KiB.
-  for (const char* command : {"report", "tasks"}) {
+  // `report`, `tasks` and `sched` read it in one pass instead (e2e_stream_test), which needs a
+  // block of the critical path's log and a window of the file: not even that fits in 64 KiB.
+  for (const char* command : {"report", "tasks", "sched"}) {
     RunResult r = run({TASKLENS_BIN, command, trace}, small);
     EXPECT_TRUE(r.exited(6)) << r.describe();
     EXPECT_EQ(lines_of(r.err).size(), 1u) << r.describe();

@@ -224,6 +224,20 @@ void expect_same_diff(const std::string& base, const std::string& other, const s
   EXPECT_EQ(one_pass, memory) << name << " diff";
 }
 
+// `sched --stream` against `sched` on the same recording: the same JSON (the time series at 57
+// points too), but for the warnings.
+void expect_same_sched(const std::string& trace, const std::string& name) {
+  const std::vector<std::string> argv = {TASKLENS_BIN, "sched", "--format", "json",
+                                         "--points",   "57",    trace};
+  std::vector<std::string> stream = argv;
+  stream.insert(stream.begin() + 2, "--stream");
+  json memory = report_of(argv), one_pass = report_of(stream);
+  ASSERT_FALSE(memory.is_null() || one_pass.is_null()) << name;
+  EXPECT_NE(one_pass["warnings"].dump().find("read in one pass"), std::string::npos) << name;
+  for (json* j : {&memory, &one_pass}) j->erase("warnings");
+  EXPECT_EQ(one_pass, memory) << name << " sched";
+}
+
 // The same recording read both ways: the same work, span, strands and tasks, and the same rows,
 // critical path shares included (the span as measured: one pass has no robust span). The
 // recordings are the task shapes a one-pass reading takes: recursions (fib, n-queens, merge
@@ -285,6 +299,7 @@ TEST_F(Stream, OnePassGivesTheProfileOfTheDagInMemory) {
       expect_same_whatif(trace, memory, name);
       expect_same_tasks(trace, name);
       expect_same_advise(trace, name);
+      expect_same_sched(trace, name);
       if (clang_trace.empty())
         clang_trace = trace;
       else
@@ -393,6 +408,14 @@ TEST_F(Stream, OnePassHoldsAtMostSixteenBytesPerTaskOnTwentyMillionTasks) {
   EXPECT_LE(t.max_rss_bytes, 16 * tasks)
       << "tasks --stream: peak resident " << t.max_rss_bytes << " bytes, "
       << double(t.max_rss_bytes) / double(tasks) << " per task";
+  // `sched` in one pass: its sort's run and the logs' blocks beside the builder's live state (the
+  // strands' times wait on disk).
+  const RunResult sc =
+      run({TASKLENS_BIN, "sched", "--stream", "--format", "json", trace}, default_env(), 300);
+  ASSERT_TRUE(sc.exited(0)) << sc.describe();
+  EXPECT_LE(sc.max_rss_bytes, 16 * tasks)
+      << "sched --stream: peak resident " << sc.max_rss_bytes << " bytes, "
+      << double(sc.max_rss_bytes) / double(tasks) << " per task";
   // What it holds does not grow with the task count: a recording of a ninth of the tasks (fib
   // 30, 2.7 M tasks) takes about as much, though its file is tens of MB smaller (the event
   // blocks are read back from the file as they are decoded, not held).
@@ -405,6 +428,11 @@ TEST_F(Stream, OnePassHoldsAtMostSixteenBytesPerTaskOnTwentyMillionTasks) {
   EXPECT_LT(r.max_rss_bytes, s.max_rss_bytes + (uint64_t{24} << 20))
       << "18.5 M tasks: " << r.max_rss_bytes << " bytes resident, 2.7 M: " << s.max_rss_bytes
       << "; the files: " << file << " and " << small_file;
+  const RunResult ss = run({TASKLENS_BIN, "sched", "--stream", small}, default_env(), 300);
+  ASSERT_TRUE(ss.exited(0)) << ss.describe();
+  EXPECT_LT(sc.max_rss_bytes, ss.max_rss_bytes + (uint64_t{24} << 20))
+      << "sched --stream, 18.5 M tasks: " << sc.max_rss_bytes << " bytes resident, 2.7 M: "
+      << ss.max_rss_bytes;
 }
 
 }  // namespace

@@ -258,6 +258,31 @@ inline Model random_model(std::mt19937_64& rng, const RandomModelOptions& opt = 
   return b.finish();
 }
 
+// Times `m`'s strands as a list scheduler with random gaps would run them on 1-4 workers (threads
+// 10, 11, ...), some strands left untimed (synthetic joins); `spread`: the gaps' and durations'
+// range (a small one makes many strands start and end at the same time).
+inline void time_randomly(std::mt19937_64& rng, Model& m, uint64_t spread = 20) {
+  const uint32_t P = 1 + static_cast<uint32_t>(rng() % 4);
+  std::vector<uint64_t> free_at(P, 1000 + rng() % 50);
+  std::vector<uint64_t> eff_end(m.strands.size(), 0);
+  for (uint32_t s = 0; s < m.strands.size(); ++s) {
+    uint64_t ready = 0;
+    for (uint32_t p : m.preds_of(s)) ready = std::max(ready, eff_end[p]);
+    if (s > 0 && rng() % 8 == 0) {  // a synthetic join strand
+      m.strands[s].thread = kNone;
+      m.strands[s].start = m.strands[s].end = 0;
+      eff_end[s] = ready;
+      continue;
+    }
+    const uint32_t w = static_cast<uint32_t>(rng() % P);
+    const uint64_t start = std::max(ready, free_at[w]) + rng() % spread;
+    const uint64_t end = start + m.strands[s].work % (spread * 5 / 2);
+    set_time(m, s, 10 + w, start, end);
+    free_at[w] = end;
+    eff_end[s] = end;
+  }
+}
+
 // A serial chain of strands with the given works (one strand per work, at top level).
 inline Model chain_model(const std::vector<uint64_t>& works) {
   ModelBuilder b;

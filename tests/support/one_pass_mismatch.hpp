@@ -16,6 +16,7 @@
 #include "analysis/diff.hpp"
 #include "analysis/stream_advise.hpp"
 #include "analysis/stream_diff.hpp"
+#include "analysis/stream_sched.hpp"
 #include "analysis/stream_tasks.hpp"
 #include "analysis/stream_whatif.hpp"
 #include "analyze_all.hpp"
@@ -116,6 +117,64 @@ inline std::string tasks_streaming_mismatch(const trace::TraceFile& trace, const
   }
   if (failure.empty() && b.sketch_error == 0) failure = "no sketch error stated";
   return failure.empty() ? "" : "the one-pass task profile differs: " + failure;
+}
+
+// How `sched` on `trace` read in one pass (StreamSchedule, its sizes small enough that its log,
+// its runs and their blocks go to disk) differs from compute_schedule on `m`: every figure must
+// be equal, and the step function sampled in the pass equal to the steps downsampled.
+inline std::string sched_streaming_mismatch(const trace::TraceFile& trace, const model::Model& m,
+                                            const model::BuildOptions& options) {
+  analysis::StreamSchedule sink(3, 5, 2);
+  std::string failure;
+  if (!read_one_pass(trace, sink, options, failure)) return failure;
+  const std::vector<size_t> counts = {1, 7, 300};
+  const analysis::StreamSchedule::Result r = sink.finish(counts);
+  const analysis::Schedule a = analysis::compute_schedule(m), &b = r.schedule;
+  auto n = [](uint64_t x) { return std::to_string(x); };
+  auto components = [](const analysis::SchedComponents& x, const analysis::SchedComponents& y) {
+    return x.work == y.work && x.delay == y.delay && x.no_work_sched == y.no_work_sched &&
+           x.no_work_app == y.no_work_app;
+  };
+  const analysis::Profile p = analysis::compute_profile(m);
+  if (r.profile.work != p.work || r.profile.span != p.span)
+    failure = "work " + n(r.profile.work) + " against " + n(p.work) + ", span " +
+              n(r.profile.span) + " against " + n(p.span);
+  else if (a.timestamps != b.timestamps || a.workers != b.workers ||
+           a.timed_strands != b.timed_strands || a.first != b.first || a.last != b.last ||
+           a.elapsed != b.elapsed || a.cumulative != b.cumulative)
+    failure = "timeline: workers " + n(b.workers) + " against " + n(a.workers) + ", strands " +
+              n(b.timed_strands) + " against " + n(a.timed_strands) + ", [" + n(b.first) + ", " +
+              n(b.last) + ") against [" + n(a.first) + ", " + n(a.last) + ")";
+  else if (!components(a.total, b.total))
+    failure = "total: delay " + n(b.total.delay) + " against " + n(a.total.delay) +
+              ", no-work-sched " + n(b.total.no_work_sched) + " against " +
+              n(a.total.no_work_sched) + ", no-work-app " + n(b.total.no_work_app) + " against " +
+              n(a.total.no_work_app);
+  else if (a.running_ticks != b.running_ticks || a.ready_ticks != b.ready_ticks ||
+           a.max_running != b.max_running || a.max_ready != b.max_ready)
+    failure = "integrals or maxima: ready " + n(b.ready_ticks) + " against " + n(a.ready_ticks);
+  else if (a.path.length != b.path.length || a.path.work != b.path.work ||
+           a.path.scheduler_delay != b.path.scheduler_delay ||
+           a.path.busy_delay != b.path.busy_delay || a.path.before != b.path.before)
+    failure = "ready path: " + n(b.path.length) + " strands against " + n(a.path.length) +
+              ", work " + n(b.path.work) + " against " + n(a.path.work) + ", scheduler delay " +
+              n(b.path.scheduler_delay) + " against " + n(a.path.scheduler_delay);
+  for (size_t w = 0; failure.empty() && w < a.per_worker.size(); ++w)
+    if (a.per_worker[w].thread != b.per_worker[w].thread ||
+        a.per_worker[w].strands != b.per_worker[w].strands ||
+        !components(a.per_worker[w].time, b.per_worker[w].time))
+      failure = "worker " + n(w);
+  for (size_t c = 0; failure.empty() && c < counts.size(); ++c) {
+    const std::vector<analysis::SchedPoint> x = analysis::points(a, counts[c]),
+                                            y = analysis::points(b, counts[c]);
+    bool same = x.size() == y.size();
+    for (size_t k = 0; same && k < x.size(); ++k)
+      same = x[k].begin == y[k].begin && x[k].end == y[k].end &&
+             x[k].running_ticks == y[k].running_ticks && x[k].ready_ticks == y[k].ready_ticks &&
+             x[k].running_max == y[k].running_max && x[k].ready_max == y[k].ready_max;
+    if (!same) failure = "the step function at " + n(counts[c]) + " points";
+  }
+  return failure.empty() ? "" : "the one-pass schedule differs: " + failure;
 }
 
 // How the what-if of `trace` read in one pass (StreamWhatIf) differs from whatif_curves and the

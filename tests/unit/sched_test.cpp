@@ -311,25 +311,7 @@ TEST(Sched, RandomSchedulesAddUpExactly) {
     fixtures::RandomModelOptions opt;
     opt.max_strands = 60;
     Model m = fixtures::random_model(rng, opt);
-    const uint32_t P = 1 + static_cast<uint32_t>(rng() % 4);
-    std::vector<uint64_t> free_at(P, 1000 + rng() % 50);
-    std::vector<uint64_t> eff_end(m.strands.size(), 0);
-    for (uint32_t s = 0; s < m.strands.size(); ++s) {
-      uint64_t ready = 0;
-      for (uint32_t p : m.preds_of(s)) ready = std::max(ready, eff_end[p]);
-      if (s > 0 && rng() % 8 == 0) {  // a synthetic join strand
-        m.strands[s].thread = kNone;
-        m.strands[s].start = m.strands[s].end = 0;
-        eff_end[s] = ready;
-        continue;
-      }
-      const uint32_t w = static_cast<uint32_t>(rng() % P);
-      const uint64_t start = std::max(ready, free_at[w]) + rng() % 20;
-      const uint64_t end = start + m.strands[s].work % 50;
-      set_time(m, s, 10 + w, start, end);
-      free_at[w] = end;
-      eff_end[s] = end;
-    }
+    fixtures::time_randomly(rng, m);
     const Schedule s = analysis::compute_schedule(m);
     if (!s.timestamps) continue;
     SCOPED_TRACE("iteration " + std::to_string(iter));

@@ -9,6 +9,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "analysis/stream_profile.hpp"
@@ -163,6 +164,42 @@ TEST(SinkThread, ATaskStartReachesTheTargetBeforeItsStrand) {
   for (uint32_t s = 0; s < 1000; ++s) EXPECT_EQ(target.starts[s], s % 3 == 1) << "strand " << s;
   StreamProfile plain(3);
   EXPECT_FALSE(model::SinkThread(plain).wants_task_starts());
+}
+
+// A target that wants each strand's times and notes those that came just before it.
+class Times final : public Stub {
+ public:
+  Strand strand(uint64_t, uint64_t, uint32_t, const Strand*, uint32_t, const Instance*, uint32_t,
+                uint64_t, uint32_t, uint64_t) override {
+    seen.push_back(pending);
+    return static_cast<Strand>(seen.size() - 1);
+  }
+  bool wants_times() const override { return true; }
+  void times(uint64_t start, uint64_t end, uint32_t thread) override {
+    pending = {start, end, thread};
+  }
+  std::vector<std::tuple<uint64_t, uint64_t, uint32_t>> seen;
+  std::tuple<uint64_t, uint64_t, uint32_t> pending;
+};
+
+TEST(SinkThread, AStrandsTimesReachTheTargetBeforeIt) {
+  Times target;
+  {
+    model::SinkThread threaded(target, 5, 2);
+    EXPECT_TRUE(threaded.wants_times());
+    for (uint32_t s = 0; s < 1000; ++s) {
+      threaded.times(uint64_t{1} << 40 | s, ~uint64_t{0} - s, s % 3 ? s : model::kNone);
+      threaded.strand(1, 1, 0, nullptr, 0, nullptr, 0, 1, 0, s);
+    }
+    threaded.drain();
+  }
+  ASSERT_EQ(target.seen.size(), 1000u);
+  for (uint32_t s = 0; s < 1000; ++s)
+    EXPECT_EQ(target.seen[s], std::make_tuple(uint64_t{1} << 40 | s, ~uint64_t{0} - s,
+                                              s % 3 ? s : model::kNone))
+        << "strand " << s;
+  StreamProfile plain(3);
+  EXPECT_FALSE(model::SinkThread(plain).wants_times());
 }
 
 }  // namespace
