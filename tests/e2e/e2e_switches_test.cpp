@@ -226,10 +226,10 @@ namespace {
 // clear 2 MiB (tens to hundreds of us) where the small-page faults before it took a microsecond
 // or two. The interval lies within the slow touch and holds most of it.
 struct FaultSample {
-  bool usable = false;   // a huge-page touch well past the recorder's slow-fault rule, on the CPU
-  double took_ms = 0;    // that touch, as the thread timed it
-  double threshold_ms = 0;  // the rule's threshold, from the thread's own small-page touches
-  double slow_ms = 0;       // the SlowFaults intervals reported
+  bool usable = false;  // a huge-page touch well past the recorder's slow-fault rule, on the CPU
+  double took_ms = 0;   // that touch, as the thread timed it
+  double threshold_ms = 0;    // the rule's threshold, from the thread's own small-page touches
+  double slow_ms = 0;         // the SlowFaults intervals reported
   double slow_within_ms = 0;  // of those, inside the touch
 };
 
@@ -240,6 +240,16 @@ double slow_fault_threshold_ms(std::vector<double> touches_ms) {
   const double median = touches_ms[touches_ms.size() / 2];
   const double p99 = touches_ms[touches_ms.size() * 99 / 100];
   return std::max({0.020, 8 * median, 2 * p99});
+}
+
+// The process's anonymous memory backed by huge pages, in kB (smaps_rollup's AnonHugePages; -1
+// when it cannot be read).
+long anon_huge_kb() {
+  std::ifstream in("/proc/self/smaps_rollup");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("AnonHugePages:", 0) == 0) return std::stol(line.substr(14));
+  return -1;
 }
 
 FaultSample touch_huge_pages(recorder::SwitchRing* ring, bool& no_huge_pages) {
@@ -272,6 +282,7 @@ FaultSample touch_huge_pages(recorder::SwitchRing* ring, bool& no_huge_pages) {
       reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(raw) + kHuge - 1) & ~(kHuge - 1));
   if (madvise(huge, kTries * kHuge, MADV_HUGEPAGE) != 0) no_huge_pages = true;
   for (size_t t = 0; t < kTries && !no_huge_pages && !sample.usable; ++t) {
+    const long huge_before = anon_huge_kb();
     const uint64_t begin_ns = now_ns();
     *reinterpret_cast<volatile char*>(huge + t * kHuge) = 1;
     const uint64_t end_ns = now_ns();
@@ -281,6 +292,12 @@ FaultSample touch_huge_pages(recorder::SwitchRing* ring, bool& no_huge_pages) {
     const double switched = reported_ms(out, trace::RecordType::Preemptions, begin_ns, end_ns) +
                             reported_ms(out, trace::RecordType::Blocked, begin_ns, end_ns);
     if (took_ms < 1.5 * sample.threshold_ms || switched > 0) continue;
+    // A touch the kernel did not back with a huge page (none free: it fell back to a small one)
+    // faulted as fast as the others, and what made it slow was not its fault (the virtual
+    // machine's host may pause a CPU at any time, unseen by the kernel's accounts).
+    const long huge_after = anon_huge_kb();
+    if (huge_before >= 0 && huge_after >= 0 && huge_after - huge_before < long{kHuge / 1024})
+      continue;
     sample.usable = true;
     sample.took_ms = took_ms;
     sample.slow_ms = reported_ms(out, trace::RecordType::SlowFaults, 0, ~0ull);
