@@ -105,6 +105,7 @@ constexpr const char* kOnePassWarning =
   r.site_labels = &first->labels;
   report::RunInfo info = report::run_info(*first->trace);
   info.span_mode = "raw";
+  warn_beside_csv(format, m.warnings);
   write_and_exit(report::render_advice(m, r, fl, info, format));
 }
 
@@ -153,6 +154,7 @@ void run_advise(const AdviseOptions& opt) {
         analysis::advise_cutoff(l.model, rec, r.options.target, r.advice.overhead.per_task));
   r.site_labels = &l.labels;
   load::Timings::global().lap("cut-off");
+  warn_beside_csv(format, l.model.warnings);
   write_and_exit(report::render_advice(l.model, r, fl, load::run_info_of(l), format));
 }
 

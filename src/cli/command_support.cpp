@@ -42,6 +42,13 @@ void write_and_exit(const std::string& out) {
   std::_Exit(ok ? 0 : 1);
 }
 
+void warn_beside_csv(report::Format format, const std::vector<std::string>& warnings,
+                     const std::string& prefix) {
+  if (format != report::Format::Csv) return;
+  load::Progress::global().stop();  // its line erased first
+  for (const std::string& w : warnings) fmt::print(stderr, "tasklens: warning: {}{}\n", prefix, w);
+}
+
 double parse_factor(const std::string& text, const std::string& what) {
   if (text == "inf" || text == "infinity") return analysis::kInfiniteFactor;
   size_t used = 0;

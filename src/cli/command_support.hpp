@@ -22,6 +22,12 @@ report::Format parse_format(const std::string& format);
 // which is pure waste at exit. A failed write (closed pipe, full disk) is an error.
 [[noreturn]] void write_and_exit(const std::string& out);
 
+// A CSV has no place for a recording's warnings, which the table and the JSON carry (what the
+// recording could not see, a figure that is approximate): with `--format csv` they go to stderr,
+// one line each ("tasklens: warning: [prefix]..."), before the output. Nothing otherwise.
+void warn_beside_csv(report::Format format, const std::vector<std::string>& warnings,
+                     const std::string& prefix = "");
+
 // With TASKLENS_TIMINGS set: ends the timed phase under `last_phase` and prints every phase's
 // time to stderr (load/timings.hpp). Commands that end without write_and_exit call it.
 void print_timings(const char* last_phase);

@@ -161,7 +161,10 @@ constexpr const char* kPassesWarning =
     r.tsc_hz = m.st.trace->tsc_hz();
     return r;
   };
-  write_and_exit(report::render_diff(run(base), run(other), d, format, top));
+  const report::DiffRun base_run = run(base), other_run = run(other);
+  warn_beside_csv(format, base_run.model->warnings, "base: ");
+  warn_beside_csv(format, other_run.model->warnings, "other: ");
+  write_and_exit(report::render_diff(base_run, other_run, d, format, top));
 }
 
 }  // namespace
@@ -200,8 +203,11 @@ void run_diff(const DiffOptions& opt) {
     read_in_one_pass_instead(opt.traces[0] + " and " + opt.traces[1],
                              [&] { diff_in_passes(opt, format, top); });
   }
-  write_and_exit(compare_recordings(base->loaded, base->fragments, other->loaded, other->fragments,
-                                    opt, format, top));
+  std::string out = compare_recordings(base->loaded, base->fragments, other->loaded,
+                                       other->fragments, opt, format, top);
+  warn_beside_csv(format, base->loaded.model.warnings, "base: ");
+  warn_beside_csv(format, other->loaded.model.warnings, "other: ");
+  write_and_exit(out);
 }
 
 std::string compare_recordings(const load::Loaded& base,

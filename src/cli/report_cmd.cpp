@@ -62,6 +62,7 @@ analysis::Diff compare_with_base(const load::Loaded& base,
   size_t top = opt.top                           ? opt.top
                : format == report::Format::Table ? 20
                                                  : std::numeric_limits<size_t>::max();
+  warn_beside_csv(format, st.model.warnings);
   write_and_exit(
       report::render_profile(st.model, st.profile, st.labels, info, format, top, &account));
 }
@@ -114,6 +115,7 @@ void run_report(const ReportOptions& opt) {
   size_t top = opt.top                           ? opt.top
                : format == report::Format::Table ? 20
                                                  : std::numeric_limits<size_t>::max();
+  warn_beside_csv(format, l.model.warnings);
   write_and_exit(report::render_profile(l.model, p, l.labels, load::run_info_of(l), format, top,
                                         &account, &extras));
 }

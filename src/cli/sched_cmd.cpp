@@ -55,6 +55,7 @@ void check_timed(const analysis::Schedule& schedule, const std::string& trace) {
   run.info = report::run_info(*st.trace);
   run.tsc_hz = st.trace->tsc_hz();
   run.points = opt.points;
+  warn_beside_csv(format, st.model.warnings);
   write_and_exit(report::render_sched(run, format));
 }
 
@@ -84,6 +85,7 @@ void run_sched(const SchedOptions& opt) {
   run.info = report::run_info(*l.trace);
   run.tsc_hz = l.trace->tsc_hz();
   run.points = opt.points;
+  warn_beside_csv(format, l.model.warnings);
   write_and_exit(report::render_sched(run, format));
 }
 

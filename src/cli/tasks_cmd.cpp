@@ -117,6 +117,7 @@ void run_tasks(const TasksOptions& opt) {
   if (opt.traces.size() < 2) {
     std::unique_ptr<Run> r =
         load_run(opt.traces.empty() ? "tasklens.data" : opt.traces[0], opt.bins, opt.stream);
+    warn_beside_csv(format, r->model.warnings);
     write_and_exit(report::render_tasks(r->view, format, top));
   }
   std::unique_ptr<Run> base = load_run(opt.traces[0], opt.bins, opt.stream);
@@ -134,7 +135,10 @@ void run_tasks(const TasksOptions& opt) {
         "tasks: {} and {} have no task type in common ({}: {}; {}: {}): not the same program?",
         opt.traces[0], opt.traces[1], opt.traces[0], type_list(*base), opt.traces[1],
         type_list(*other)));
-  write_and_exit(report::render_task_comparison(base->view, other->view, c, format, top));
+  std::string out = report::render_task_comparison(base->view, other->view, c, format, top);
+  warn_beside_csv(format, base->model.warnings, "base: ");
+  warn_beside_csv(format, other->model.warnings, "other: ");
+  write_and_exit(out);
 }
 
 }  // namespace tasklens::cli

@@ -14,7 +14,8 @@ struct TasksOptions {
   unsigned bins = 12;               // most histogram bins (log2 of time)
   std::string format = "table";
   size_t top = 0;  // task types shown; 0: 10 for the table, all for csv/json
-  bool stream = false;  // read in one pass (analysis/stream_tasks.hpp), as when the DAG is too large
+  bool stream =
+      false;  // read in one pass (analysis/stream_tasks.hpp), as when the DAG is too large
 };
 
 // Writes the report to stdout and ends the process (like run_report). Throws UsageError on bad

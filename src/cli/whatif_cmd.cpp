@@ -234,6 +234,7 @@ constexpr const char* kOnePassWarning =
   st.model.warnings.push_back(kOnePassWarning);
   report::RunInfo info = report::run_info(*st.trace);
   info.span_mode = "raw";
+  warn_beside_csv(format, st.model.warnings);
   write_and_exit(report::render_whatif(st.model, r, st.labels, info, format, top));
 }
 
@@ -352,6 +353,7 @@ void run_whatif(const WhatIfOptions& opt) {
   size_t top = opt.top                           ? opt.top
                : format == report::Format::Table ? 20
                                                  : std::numeric_limits<size_t>::max();
+  warn_beside_csv(format, m.warnings);
   write_and_exit(report::render_whatif(m, r, l.labels, load::run_info_of(l), format, top));
 }
 

@@ -308,12 +308,29 @@ TEST_F(Stream, OnePassGivesTheProfileOfTheDagInMemory) {
   }
 }
 
+// A CSV has no place for the warnings: a one-pass reading's (its figures as measured, its
+// percentiles approximate) come on stderr, one line each, and the CSV stays a CSV.
+TEST_F(Stream, ACsvReadInOnePassSaysSoOnStderr) {
+  const std::string fib = path("fib.tlens");
+  ASSERT_TRUE(record(example("suite_fib", "clang"), {"16"}, fib).exited(0));
+  for (const char* command : {"report", "tasks", "sched", "advise"}) {
+    const RunResult r = run({TASKLENS_BIN, command, "--stream", "--format", "csv", fib});
+    ASSERT_TRUE(r.exited(0)) << r.describe();
+    EXPECT_NE(r.err.find("tasklens: warning: read in one pass"), std::string::npos)
+        << command << ": " << r.err;
+    EXPECT_EQ(r.out.find("warning"), std::string::npos) << command << ": " << r.out;
+    EXPECT_NE(r.out.find(','), std::string::npos) << command << ": " << r.out;
+  }
+  const RunResult json_out = run({TASKLENS_BIN, "report", "--stream", "--format", "json", fib});
+  EXPECT_EQ(json_out.err.find("warning"), std::string::npos) << json_out.err;
+}
+
 // What one pass cannot read yet is refused in one line that says what and what to do; a
 // recording too large for the memory goes to one pass by itself, or gets one line if it cannot.
 TEST_F(Stream, WhatOnePassCannotReadIsSaidInOneLine) {
   const std::string taskloop = path("taskloop.tlens");
   ASSERT_TRUE(record(example("sem_taskloop", "clang"), {}, taskloop).exited(0));
-  for (const char* command : {"report", "tasks", "advise"})
+  for (const char* command : {"report", "tasks", "advise", "sched"})
     expect_one_line(run({TASKLENS_BIN, command, "--stream", taskloop}), 5,
                     "taskloop.tlens: the recording has taskloops, which tasklens cannot read in "
                     "one pass yet");
@@ -431,8 +448,8 @@ TEST_F(Stream, OnePassHoldsAtMostSixteenBytesPerTaskOnTwentyMillionTasks) {
   const RunResult ss = run({TASKLENS_BIN, "sched", "--stream", small}, default_env(), 300);
   ASSERT_TRUE(ss.exited(0)) << ss.describe();
   EXPECT_LT(sc.max_rss_bytes, ss.max_rss_bytes + (uint64_t{24} << 20))
-      << "sched --stream, 18.5 M tasks: " << sc.max_rss_bytes << " bytes resident, 2.7 M: "
-      << ss.max_rss_bytes;
+      << "sched --stream, 18.5 M tasks: " << sc.max_rss_bytes
+      << " bytes resident, 2.7 M: " << ss.max_rss_bytes;
 }
 
 }  // namespace
