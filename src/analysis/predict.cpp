@@ -86,12 +86,21 @@ class WorkDeque {
   size_t head_ = 0;
 };
 
+// A gap this many times its class's median is not what a start costs: a worker that slept
+// (libomp's threads sleep after their blocktime) woken for a steal, a page fault. A few of those
+// in a recording moved the mean steal cost tenfold from one recording to the next.
+constexpr uint64_t kGapOutlier = 16;
+
 OverheadCost trimmed_mean(std::vector<uint64_t>& gaps) {
   OverheadCost c;
   c.samples = gaps.size();
   if (gaps.empty()) return c;
   std::sort(gaps.begin(), gaps.end());
-  const size_t keep = gaps.size() - gaps.size() / 100;
+  size_t keep = gaps.size() - gaps.size() / 100;
+  const uint64_t median = gaps[gaps.size() / 2];
+  if (median > 0)
+    keep = std::min<size_t>(keep, std::upper_bound(gaps.begin(), gaps.end(),
+                                                    kGapOutlier * median) - gaps.begin());
   double sum = 0;
   for (size_t i = 0; i < keep; ++i) sum += static_cast<double>(gaps[i]);
   c.ticks = sum / static_cast<double>(keep);

@@ -21,8 +21,9 @@
 //               (the strand after a taskwait, taskgroup, barrier or wait);
 //      spawn    u is the first strand of a task p created (p is in another task);
 //      continue u continues p's task.
-//    Each cost is the mean of its class's gaps after dropping the largest 1% (a page fault or a
-//    thread's creation once is not a per-task cost). A class without samples costs 0, except
+//    Each cost is the mean of its class's gaps after dropping the largest 1% and any over 16
+//    times the class's median (a page fault, a thread's creation, a sleeping worker woken to
+//    steal: not a per-task cost). A class without samples costs 0, except
 //    steal, which then costs the spawn cost (a one-worker recording never steals) and is marked
 //    not measured.
 //  * The simulation (simulate): P workers, each with a deque. A strand with no predecessor is

@@ -363,6 +363,31 @@ TEST(Predict, TrimmedMeanDropsTheLargestPercent) {
   EXPECT_DOUBLE_EQ(o.cont.ticks, 1.0);
 }
 
+TEST(Predict, GapsFarAboveTheirClassesMedianAreNotACost) {
+  // 90 continuation gaps of 10 ticks and 10 of 10^5 (a woken worker's, 10% of them: more than
+  // the 1% trimmed) on one thread: the cost is the 10 ticks; 10 of 150 (15 times the median)
+  // stay.
+  for (const uint64_t far : {uint64_t{100000}, uint64_t{150}}) {
+    ModelBuilder b;
+    uint32_t s = b.strand(1);
+    for (int i = 0; i < 100; ++i) s = b.strand(1, {s});
+    Model m = b.finish();
+    uint64_t t = 10;
+    for (uint32_t i = 0; i < m.strands.size(); ++i) {
+      m.strands[i].thread = 0;
+      m.strands[i].start = t;
+      m.strands[i].end = t + 1;
+      t += 1 + (i % 10 == 9 ? far : 10);
+    }
+    const Overheads o = analysis::measure_overheads(m);
+    EXPECT_EQ(o.cont.samples, 100u);
+    if (far > 16 * 10)
+      EXPECT_DOUBLE_EQ(o.cont.ticks, 10.0);
+    else  // 90 of 10 and 10 of 150, the largest (1%) dropped
+      EXPECT_DOUBLE_EQ(o.cont.ticks, (90.0 * 10 + 9 * 150) / 99);
+  }
+}
+
 TEST(Predict, ExtrapolatesLinesExactly) {
   // y = 3 + 2x through every pair: any x gives the line.
   const std::vector<double> xs{1, 2, 4, 8}, ys{5, 7, 11, 19};
