@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,15 @@ std::vector<trace::RuntimeCostEntry> runtime_cost_entries(
 trace::TaskCost measure_task_cost(const std::string& program, const std::string& runtime,
                                   const std::string& dir, std::string* why);
 
+// The task cost a cached calibration holds, measured again: `measure()` once (one run of
+// measure_task_cost); when that is more than 10% below `cached`, twice more, and the median of the
+// three replaces `cached` if it is more than 10% below it too. A calibration made while the
+// machine was busy (other programs on its CPUs make every round of every measure slower) would
+// otherwise stay for a week, and a busy machine only lengthens a measure. Returns `cached` when
+// it stands (or a measure fails).
+trace::TaskCost task_cost_again(const trace::TaskCost& cached,
+                                const std::function<trace::TaskCost()>& measure);
+
 // Several calibrations as one: per kind of interval, the least of their medians (the machine at
 // its fastest: the model scales a calibration down to a faster run, never up), kept when at
 // least half of them measured it.
@@ -55,6 +65,7 @@ RuntimeCalibration combine_calibrations(const std::vector<RuntimeCalibration>& r
 // with the same calibration program, preloaded libraries (size and time of each), CPU model,
 // number of usable CPUs (up to 4) and OMP_* / KMP_* settings; else three calibrations combined
 // and three measures of the task cost (their median), then stored there (`fresh` forces that).
+// A cached task cost is measured again once (task_cost_again), about 30 ms.
 // Recordings of one machine and runtime then take the same measure out, and pay for it once.
 // `runtime` is the program's runtime alone (`preload` without the recorder), for the task cost.
 RuntimeCalibration cached_calibration(const std::string& program, const std::string& preload,

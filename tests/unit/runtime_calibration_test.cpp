@@ -182,5 +182,48 @@ TEST(RuntimeCalibration, WithoutATaskCostOnlyTheRuntimeCostIsAppended) {
   EXPECT_EQ(t.runtime_costs().size(), 1u);
 }
 
+// A cached task cost stands unless the machine measures one clearly (10%) smaller now, three
+// times over: it was then measured while the machine was busy.
+TEST(RuntimeCalibration, ACachedTaskCostGivesWayOnlyToAClearlySmallerMedian) {
+  auto cost = [](uint64_t pico) {
+    trace::TaskCost t{};
+    t.pico_per_task = pico;
+    t.tasks = 5166;
+    t.rounds = 41;
+    t.measurements = pico ? 1 : 0;
+    return t;
+  };
+  trace::TaskCost cached = cost(65000);
+  cached.measurements = 3;
+  auto measures = [&](std::vector<uint64_t> picos, int* calls) {
+    return [picos, calls, &cost]() mutable {
+      const uint64_t p = picos[static_cast<size_t>(*calls) % picos.size()];
+      ++*calls;
+      return cost(p);
+    };
+  };
+  int calls = 0;
+  // Busy then: 48-50 ns now.
+  trace::TaskCost t = launch::task_cost_again(cached, measures({49000, 50000, 48000}, &calls));
+  EXPECT_EQ(t.pico_per_task, 49000u);
+  EXPECT_EQ(t.measurements, 3u);
+  EXPECT_EQ(calls, 3);
+  // Within 10%: one measure, and the cache stands.
+  calls = 0;
+  t = launch::task_cost_again(cached, measures({60000}, &calls));
+  EXPECT_EQ(t.pico_per_task, 65000u);
+  EXPECT_EQ(calls, 1);
+  // One low measure the next two do not confirm: the median (60 ns) is not clearly smaller.
+  calls = 0;
+  t = launch::task_cost_again(cached, measures({40000, 60000, 66000}, &calls));
+  EXPECT_EQ(t.pico_per_task, 65000u);
+  // A measure that fails, or no cached cost: nothing changes.
+  calls = 0;
+  EXPECT_EQ(launch::task_cost_again(cached, measures({40000, 0}, &calls)).pico_per_task, 65000u);
+  calls = 0;
+  EXPECT_EQ(launch::task_cost_again(cost(0), measures({40000}, &calls)).pico_per_task, 0u);
+  EXPECT_EQ(calls, 0);
+}
+
 }  // namespace
 }  // namespace tasklens::launch
