@@ -190,6 +190,8 @@ SwitchRing* switch_ring_open(bool watch_faults) {
   return ring;
 }
 
+bool switch_ring_watches_faults(const SwitchRing* ring) { return ring && ring->fault_fd[0] >= 0; }
+
 void switch_ring_close(SwitchRing* ring) {
   if (!ring) return;
   close_fault_events(ring);

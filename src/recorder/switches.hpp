@@ -17,6 +17,10 @@ struct SwitchRing;
 // take far longer than the thread's typical fault are written as SlowFaults records.
 SwitchRing* switch_ring_open(bool watch_faults = false);
 
+// Whether the ring watches the thread's page faults: asked for, and the kernel gave the events
+// and a ring large enough (switches.cpp); when it does not, no SlowFaults record comes.
+bool switch_ring_watches_faults(const SwitchRing* ring);
+
 // Releases the ring (the recorder keeps its rings until the process ends).
 void switch_ring_close(SwitchRing* ring);
 
