@@ -117,7 +117,8 @@ void SchedEventSort::start_merge() {
     return;
   }
   if (!run_.empty()) spill_run();
-  std::vector<SchedEvent>().swap(run_);
+  std::vector<SchedEvent>().swap(run_);  // (the merge holds blocks only)
+  std::vector<SchedEvent>().swap(scratch_);
   heap_.clear();
   for (uint32_t r = 0; r < runs_.size(); ++r)
     if (load(runs_[r])) heap_.push_back(r);
