@@ -88,7 +88,7 @@ class WorkDeque {
 
 // A gap this many times its class's median is not what a start costs: a worker that slept
 // (libomp's threads sleep after their blocktime) woken for a steal, a page fault. A few of those
-// in a recording moved the mean steal cost tenfold from one recording to the next.
+// would decide the mean of a class that has few samples (steals).
 constexpr uint64_t kGapOutlier = 16;
 
 OverheadCost trimmed_mean(std::vector<uint64_t>& gaps) {
@@ -99,8 +99,8 @@ OverheadCost trimmed_mean(std::vector<uint64_t>& gaps) {
   size_t keep = gaps.size() - gaps.size() / 100;
   const uint64_t median = gaps[gaps.size() / 2];
   if (median > 0)
-    keep = std::min<size_t>(keep, std::upper_bound(gaps.begin(), gaps.end(),
-                                                    kGapOutlier * median) - gaps.begin());
+    keep = std::min<size_t>(
+        keep, std::upper_bound(gaps.begin(), gaps.end(), kGapOutlier * median) - gaps.begin());
   double sum = 0;
   for (size_t i = 0; i < keep; ++i) sum += static_cast<double>(gaps[i]);
   c.ticks = sum / static_cast<double>(keep);

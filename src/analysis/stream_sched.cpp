@@ -199,7 +199,6 @@ StreamSchedule::Strand StreamSchedule::strand(uint64_t work, uint64_t span_weigh
   const Effective mine{end_, index, order};
   if (later(mine, last_end_)) last_end_ = mine;
   effective(s) = mine;
-  thread_ = model::kNone;
   return s;
 }
 

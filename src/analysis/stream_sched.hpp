@@ -3,8 +3,8 @@
 // end and ready time in time order, which a pass meets in a topological order instead; so the
 // pass writes each timed strand's events into sorted runs on disk (SchedEventSort) and the ready
 // path's links into a log (BlockLog), and finish() walks the path back, then merges the runs
-// into the sweep. The memory holds a run being filled and a block per run; the disk about 20
-// bytes per timed strand, compressed.
+// into the sweep. The memory holds a run being filled and a block per run; the disk a few bytes
+// per event and per path link (docs/benchmarks.md has the figures).
 //
 // Exactly compute_schedule's figures (the tests compare them on every model they build): the
 // same ready times and last-ready predecessors (the same tie rule, by the order the strands were
@@ -31,7 +31,7 @@ class SchedEventSort {
  public:
   explicit SchedEventSort(size_t run_events = kRunEvents, size_t block_events = kBlockEvents);
   // Runs of 2 M events (32 MB, and as much for the sort's copy), read back in blocks of 2048
-  // (32 KB per run while merging: 144 MB for the 9 G events of a billion tasks).
+  // (32 KB per run while merging).
   static constexpr size_t kRunEvents = size_t{1} << 21, kBlockEvents = size_t{1} << 11;
   void push(const SchedEvent& e) {
     if (run_.size() == run_events_) [[unlikely]]
@@ -71,8 +71,8 @@ class SchedEventSort {
   std::vector<SchedEvent> run_;  // the run being filled; the last run, if it never spilled
   uint64_t events_ = 0;
   // A block holds its events as varints (sort_run's order: the difference from the previous
-  // event's time, shifted to hold the kind, then the argument), about 3 bytes each; it is not
-  // compressed again (LZ4 took more time than the rest of the sort).
+  // event's time, shifted to hold the kind, then the argument): sorted times differ by little,
+  // so a block is already small; LZ4 on top took as much time as the sort (docs/design-scale.md).
   TempBlocks blocks_{"the schedule's events", false};
   std::vector<Run> runs_;
   std::vector<uint32_t> heap_;  // runs with events left, the least next event on top
@@ -137,6 +137,7 @@ class StreamSchedule final : public model::StrandSink {
     uint64_t back;  // to its last-ready predecessor, among the timed strands; 0: none
     uint64_t start, end;
   };
+  static_assert(sizeof(PathLink) == 24);  // (kFixedBytes counts its blocks)
 
   StreamProfile profile_;
   std::vector<Effective> effective_;  // by the profile's handle

@@ -237,9 +237,9 @@ int run(int argc, char** argv) {
   sched->add_flag(
       "--stream", sc.stream,
       "Read the recording in one pass, as `report --stream` does (memory that follows what the\n"
-      "run had live, not its task count; the strands' times wait on disk, in $TMPDIR, about 20\n"
-      "bytes each, to be swept in time order): the same figures. sched does this by itself\n"
-      "when the DAG does not fit in memory");
+      "run had live, not its task count; the strands' times wait on disk, in $TMPDIR, to be\n"
+      "swept in time order): the same figures. sched does this by itself when the DAG does not\n"
+      "fit in memory");
 
   PredictOptions pr;
   CLI::App* predict = app.add_subcommand(

@@ -40,7 +40,7 @@ void check_timed(const analysis::Schedule& schedule, const std::string& trace) {
   load::Progress::global().phase("sweeping the timeline of " + opt.trace);
   const analysis::StreamSchedule::Result r = sink.finish(report::sched_point_counts(opt.points));
   load::Timings::global().lap("schedule");
-  if (load::Timings::global().enabled())  // (a measure for bench/scale.sh)
+  if (load::Timings::global().enabled())  // (what the disk held: docs/benchmarks.md)
     fmt::print(stderr, "tasklens: timings: the schedule's temporary files held {} bytes\n",
                r.disk_bytes);
   check_timed(r.schedule, opt.trace);

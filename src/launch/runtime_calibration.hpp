@@ -65,7 +65,7 @@ RuntimeCalibration combine_calibrations(const std::vector<RuntimeCalibration>& r
 // with the same calibration program, preloaded libraries (size and time of each), CPU model,
 // number of usable CPUs (up to 4) and OMP_* / KMP_* settings; else three calibrations combined
 // and three measures of the task cost (their median), then stored there (`fresh` forces that).
-// A cached task cost is measured again once (task_cost_again), about 30 ms.
+// A cached task cost is measured again once (task_cost_again).
 // Recordings of one machine and runtime then take the same measure out, and pay for it once.
 // `runtime` is the program's runtime alone (`preload` without the recorder), for the task cost.
 RuntimeCalibration cached_calibration(const std::string& program, const std::string& preload,

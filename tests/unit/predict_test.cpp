@@ -345,20 +345,26 @@ TEST(Predict, AWorkerIsFreeWhenAllItsStrandsEnded) {
   EXPECT_DOUBLE_EQ(o.spawn.ticks, 0.0);
 }
 
-TEST(Predict, TrimmedMeanDropsTheLargestPercent) {
-  // 100 continuation gaps of 1 tick on one thread, and one of 10^6: dropped (1% of 101 is 1).
+// A chain of strands on thread 0, each of 1 tick, strand i + 1 starting gaps[i] ticks after
+// strand i ended: every gap a continuation's.
+Model chain_with_gaps(const std::vector<uint64_t>& gaps) {
   ModelBuilder b;
   uint32_t s = b.strand(1);
-  for (int i = 0; i < 101; ++i) s = b.strand(1, {s});
+  for (size_t i = 0; i < gaps.size(); ++i) s = b.strand(1, {s});
   Model m = b.finish();
   uint64_t t = 10;
   for (uint32_t i = 0; i < m.strands.size(); ++i) {
-    m.strands[i].thread = 0;
-    m.strands[i].start = t;
-    m.strands[i].end = t + 1;
-    t += 2 + (i == 50 ? 1000000 : 0);
+    fixtures::set_time(m, i, 0, t, t + 1);
+    t += 1 + (i < gaps.size() ? gaps[i] : 0);
   }
-  const Overheads o = analysis::measure_overheads(m);
+  return m;
+}
+
+TEST(Predict, TrimmedMeanDropsTheLargestPercent) {
+  // 100 continuation gaps of 1 tick on one thread, and one of 10^6: dropped (1% of 101 is 1).
+  std::vector<uint64_t> gaps(101, 1);
+  gaps[50] += 1000000;
+  const Overheads o = analysis::measure_overheads(chain_with_gaps(gaps));
   EXPECT_EQ(o.cont.samples, 101u);
   EXPECT_DOUBLE_EQ(o.cont.ticks, 1.0);
 }
@@ -368,18 +374,9 @@ TEST(Predict, GapsFarAboveTheirClassesMedianAreNotACost) {
   // the 1% trimmed) on one thread: the cost is the 10 ticks; 10 of 150 (15 times the median)
   // stay.
   for (const uint64_t far : {uint64_t{100000}, uint64_t{150}}) {
-    ModelBuilder b;
-    uint32_t s = b.strand(1);
-    for (int i = 0; i < 100; ++i) s = b.strand(1, {s});
-    Model m = b.finish();
-    uint64_t t = 10;
-    for (uint32_t i = 0; i < m.strands.size(); ++i) {
-      m.strands[i].thread = 0;
-      m.strands[i].start = t;
-      m.strands[i].end = t + 1;
-      t += 1 + (i % 10 == 9 ? far : 10);
-    }
-    const Overheads o = analysis::measure_overheads(m);
+    std::vector<uint64_t> gaps(100, 10);
+    for (size_t i = 9; i < gaps.size(); i += 10) gaps[i] = far;
+    const Overheads o = analysis::measure_overheads(chain_with_gaps(gaps));
     EXPECT_EQ(o.cont.samples, 100u);
     if (far > 16 * 10)
       EXPECT_DOUBLE_EQ(o.cont.ticks, 10.0);
