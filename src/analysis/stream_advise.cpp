@@ -1,6 +1,7 @@
 // The adviser's evaluation in one pass (stream_advise.hpp).
 #include "analysis/stream_advise.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "analysis/algebra.hpp"
@@ -16,6 +17,21 @@ StreamAdvisePass::Strand StreamAdvisePass::strand(uint64_t work, uint64_t span_w
                                                   const Strand* preds, uint32_t pred_count,
                                                   const Instance*, uint32_t, uint64_t iterations,
                                                   uint32_t fragment, uint64_t order) {
+  if (fragment_work_.size() <= fragment) {
+    fragment_work_.resize(size_t{fragment} + 1, 0);
+    fragment_regions_.resize(fragment_work_.size());
+  }
+  fragment_work_[fragment] += work;
+  for (const auto& part : parts_) {
+    auto& in = fragment_regions_[fragment];
+    auto it =
+        std::find_if(in.begin(), in.end(), [&](const auto& x) { return x.first == part.first; });
+    if (it == in.end())
+      in.push_back(part);
+    else
+      it->second += part.second;
+  }
+  parts_.clear();
   // As advise: a chosen group's strand is divided once, rounded to the nearest tick.
   if (fragment < chosen_.size() && chosen_[fragment]) {
     span_weight = divide_by_factor(span_weight, factor_);
@@ -45,6 +61,8 @@ StreamAdvisePass::Result StreamAdvisePass::finish() {
   r.burdened.parallelism = parallelism_of(divided.work, burdened.span);
   r.burdened.overhead_on_path = charges.empty() ? 0 : charges[0] * per_task_;
   r.burdened.overhead_percent = percent_of(r.burdened.overhead_on_path, burdened.span);
+  r.fragment_work = std::move(fragment_work_);
+  r.fragment_regions = std::move(fragment_regions_);
   return r;
 }
 

@@ -31,6 +31,8 @@ class StreamAdvisePass final : public TwinProfiles {
 
   bool wants_task_starts() const override { return true; }
   void task_start() override { task_start_ = true; }
+  bool wants_regions() const override { return true; }
+  void region_work(uint32_t region, uint64_t work) override { parts_.emplace_back(region, work); }
   Strand strand(uint64_t work, uint64_t span_weight, uint32_t site, const Strand* preds,
                 uint32_t pred_count, const Instance* instances, uint32_t instance_count,
                 uint64_t iterations, uint32_t fragment, uint64_t order) override;
@@ -38,6 +40,10 @@ class StreamAdvisePass final : public TwinProfiles {
   struct Result {
     AdviseEvaluation evaluation;  // `critical` and `on_path` by fragment index
     Burdened burdened;
+    // By fragment index, its strands' work as recorded, and their work inside user regions
+    // (name_step_regions' sums, before the groups).
+    std::vector<uint64_t> fragment_work;
+    std::vector<std::vector<std::pair<uint32_t, uint64_t>>> fragment_regions;
   };
   Result finish();
 
@@ -46,7 +52,10 @@ class StreamAdvisePass final : public TwinProfiles {
   double factor_;
   WhatIfMode mode_;
   uint64_t per_task_;
-  bool task_start_ = false;  // the next strand is a task's first
+  bool task_start_ = false;                           // the next strand is a task's first
+  std::vector<std::pair<uint32_t, uint64_t>> parts_;  // the next strand's, in user regions
+  std::vector<uint64_t> fragment_work_;
+  std::vector<std::vector<std::pair<uint32_t, uint64_t>>> fragment_regions_;
 };
 
 }  // namespace tasklens::analysis

@@ -68,8 +68,12 @@ StreamWhatIf::StreamWhatIf(std::vector<StreamUnit> units, std::vector<double> fa
   work_.assign(points_, 0);
   unit_work_.assign(sets_.size(), 0);
   best_covered_.assign(sets_.size(), 0);
-  covered_.resize(units_.size());
-  decider_.resize(sets_.size());
+  for (uint8_t u = 0; u < units_.size(); ++u) {
+    all_units_.push_back(u);
+    if (units_[u].region != model::kNone) wants_regions_ = true;
+  }
+  part_.resize(units_.size());
+  capped_.resize(units_.size());
   scratch_.resize(points_);
 }
 
@@ -84,14 +88,38 @@ const uint8_t* StreamWhatIf::members(std::vector<uint8_t>& table, std::vector<ui
   if (!known[index]) {
     known[index] = 1;
     for (size_t u = 0; u < n; ++u)
-      in[u] = units_[u].by_fragment == fragments && units_[u].has(index) ? 1 : 0;
+      in[u] = units_[u].region == model::kNone && units_[u].by_fragment == fragments &&
+                      units_[u].has(index)
+                  ? 1
+                  : 0;
   }
   return in;
 }
 
-// As span_weights (whatif.cpp) for a strand one unit covers whole: round(w / k), 0 at infinity.
-uint64_t StreamWhatIf::weight(uint64_t w, uint8_t unit, double k) {
-  return unit == kNoUnit ? w : divide_by_factor(w, k);
+void StreamWhatIf::region_work(uint32_t region, uint64_t work) {
+  region_parts_.emplace_back(region, work);
+}
+
+uint64_t StreamWhatIf::cap_parts(uint64_t w, const std::vector<uint8_t>& set) {
+  uint64_t covered = 0;
+  for (const uint8_t u : set) {
+    capped_[u] = std::min(part_[u], w - covered);
+    covered += capped_[u];
+  }
+  return covered;
+}
+
+// As span_weights (whatif.cpp): what is left outside the units, and round(sum of u / k) of the
+// parts (0 at infinity, u itself at k <= 1). A strand one unit covers whole weighs round(w / k).
+uint64_t StreamWhatIf::weight(uint64_t w, uint64_t covered, const std::vector<uint8_t>& set,
+                              bool own, double k) const {
+  if (covered == 0) return w;
+  double kept = 0;
+  for (const uint8_t u : set) {
+    const double factor = own && units_[u].factor > 0 ? units_[u].factor : k;
+    kept += std::isinf(factor) ? 0.0 : static_cast<double>(capped_[u]) / std::max(factor, 1.0);
+  }
+  return w - covered + static_cast<uint64_t>(std::llround(kept));
 }
 
 uint64_t* StreamWhatIf::entry(Strand s) {
@@ -106,41 +134,39 @@ StreamWhatIf::Strand StreamWhatIf::strand(uint64_t work, uint64_t span_weight, u
                                           const Strand* preds, uint32_t pred_count,
                                           const Instance* instances, uint32_t instance_count,
                                           uint64_t iterations, uint32_t fragment, uint64_t order) {
-  // Which units cover the strand (a strand without work is in none, as in unit_of_sites), and
-  // in each set the first of them: it decides the strand's factor, as in span_weights.
+  // Each unit's part of the strand: its whole work for a site or fragment unit that has it (a
+  // strand without work is in none, as in unit_of_sites), its work inside the region for a
+  // region unit (unit_of_region).
   const uint8_t* by_site = members(site_members_, site_known_, site, false);
   const uint8_t* by_fragment = members(fragment_members_, fragment_known_, fragment, true);
-  for (size_t u = 0; u < units_.size(); ++u) covered_[u] = work && (by_site[u] | by_fragment[u]);
-  for (size_t i = 0; i < sets_.size(); ++i) {
-    decider_[i] = kNoUnit;
-    for (const uint8_t u : sets_[i])
-      if (covered_[u]) {
-        decider_[i] = u;
-        break;
-      }
+  for (size_t u = 0; u < units_.size(); ++u) {
+    part_[u] = 0;
+    if (units_[u].region == model::kNone) {
+      part_[u] = by_site[u] | by_fragment[u] ? work : 0;
+      continue;
+    }
+    for (const auto& [region, w] : region_parts_)
+      if (region == units_[u].region) part_[u] += w;
   }
-  uint8_t after_decider = kNoUnit;
-  for (size_t u = 0; u < units_.size() && after_decider == kNoUnit; ++u)
-    if (covered_[u]) after_decider = static_cast<uint8_t>(u);
+  region_parts_.clear();
 
-  // The curves' points: every set at every factor.
+  // The curves' points: every set at every factor. covered_of[i]: set i's capped parts' sum.
+  scratch_covered_.resize(sets_.size());
   for (size_t i = 0; i < sets_.size(); ++i) {
-    const uint8_t unit = decider_[i];
-    if (unit != kNoUnit) unit_work_[i] += work;
-    const bool own =
-        has_all_ && i + 1 == sets_.size() && unit != kNoUnit && units_[unit].factor > 0;
+    const uint64_t covered = cap_parts(work, sets_[i]);
+    scratch_covered_[i] = covered;
+    unit_work_[i] += covered;
+    const bool own = has_all_ && i + 1 == sets_.size();
     for (size_t f = 0; f < factors_.size(); ++f) {
       const size_t p = i * factors_.size() + f;
-      const uint64_t w = weight(work, unit, own ? units_[unit].factor : factors_[f]);
+      const uint64_t w = weight(work, covered, sets_[i], own, factors_[f]);
       work_[p] += mode_ == WhatIfMode::Speedup ? w : work;
       scratch_[p] = iteration_span(w, iterations);
     }
   }
   // The "after" profile: every unit, each at its own factor or at after_factor.
-  const uint64_t after_span = weight(work, after_decider,
-                                     after_decider != kNoUnit && units_[after_decider].factor > 0
-                                         ? units_[after_decider].factor
-                                         : after_factor_);
+  const uint64_t after_span =
+      weight(work, cap_parts(work, all_units_), all_units_, true, after_factor_);
   const uint64_t after_work = mode_ == WhatIfMode::Speedup ? after_span : work;
 
   const Strand s = same(first_.strand(work, span_weight, site, preds, pred_count, instances,
@@ -153,9 +179,9 @@ StreamWhatIf::Strand StreamWhatIf::strand(uint64_t work, uint64_t span_weight, u
   std::fill(me, me + stride_, 0);
   const uint32_t won = first_.last_winner();
   const uint64_t* winner = won == StreamProfile::kNoWinner ? nullptr : entry(preds[won]);
-  const uint64_t on_path = iteration_span(work, iterations);
   for (size_t i = 0; i < sets_.size(); ++i)
-    me[i] = (winner ? winner[i] : 0) + (decider_[i] != kNoUnit ? on_path : 0);
+    me[i] = (winner ? winner[i] : 0) +
+            (scratch_covered_[i] ? iteration_span(scratch_covered_[i], iterations) : 0);
   has_path_[s] = 1;
   if (first_.last_ended_path()) std::copy(me, me + sets_.size(), best_covered_.begin());
   uint64_t* dist = me + sets_.size();
@@ -213,6 +239,36 @@ StreamWhatIf::Result StreamWhatIf::finish() {
   return r;
 }
 
+void StreamUnitList::region_work(uint32_t region, uint64_t work) {
+  for (auto& [r, w] : parts_)
+    if (r == region) {  // (a region the strand entered twice: one part, as unit_of_region)
+      w += work;
+      return;
+    }
+  parts_.emplace_back(region, work);
+}
+
+void StreamUnitList::more_regions(uint32_t count) {
+  // Every live entry takes the new stride (rare: a region met for the first time).
+  const size_t slots = has_path_.size();
+  std::vector<uint64_t> wider(slots * count, 0);
+  for (size_t s = 0; s < slots; ++s)
+    std::copy_n(&paths_[s * region_count_], region_count_, &wider[s * count]);
+  paths_ = std::move(wider);
+  best_.resize(count, 0);
+  region_count_ = count;
+}
+
+void StreamUnitList::grow(Strand s) {
+  if (has_path_.size() <= s) has_path_.resize((size_t{s} + 1) * 2, 0);
+  paths_.resize(has_path_.size() * region_count_, 0);  // (the same size but when either grew)
+}
+
+uint64_t* StreamUnitList::path_of(Strand s) {
+  grow(s);
+  return &paths_[size_t{s} * region_count_];
+}
+
 StreamUnitList::Strand StreamUnitList::strand(uint64_t work, uint64_t span_weight, uint32_t site,
                                               const Strand* preds, uint32_t pred_count,
                                               const Instance* instances, uint32_t instance_count,
@@ -226,16 +282,56 @@ StreamUnitList::Strand StreamUnitList::strand(uint64_t work, uint64_t span_weigh
     units->work[index] += work;
     ++units->strands[index];
   }
-  return same(first_.strand(work, span_weight, site, preds, pred_count, instances, instance_count,
-                            iterations, fragment, order),
-              second_.strand(work, span_weight, fragment, preds, pred_count, nullptr, 0, iterations,
-                             fragment, order));
+  for (const auto& [region, w] : parts_) {
+    if (region >= region_count_) more_regions(region + 1);
+    if (regions_units_.work.size() <= region) regions_units_.work.resize(size_t{region} + 1, 0);
+    regions_units_.work[region] += w;
+  }
+  const Strand s = same(first_.strand(work, span_weight, site, preds, pred_count, instances,
+                                      instance_count, iterations, fragment, order),
+                        second_.strand(work, span_weight, fragment, preds, pred_count, nullptr, 0,
+                                       iterations, fragment, order));
+  if (region_count_ > 0) {
+    // Along the recorded path: the first profile's winner among the predecessors, then this
+    // strand's parts as they weigh on paths (path_weight).
+    const uint32_t won = first_.last_winner();
+    uint64_t* me = path_of(s);
+    if (won == StreamProfile::kNoWinner)
+      std::fill(me, me + region_count_, 0);
+    else
+      std::copy_n(path_of(preds[won]), region_count_, me);
+    for (const auto& [region, w] : parts_) me[region] += iteration_span(w, iterations);
+    if (first_.last_ended_path()) std::copy_n(me, region_count_, best_.begin());
+  }
+  grow(s);
+  has_path_[s] = 1;
+  parts_.clear();
+  return s;
+}
+
+StreamUnitList::Strand StreamUnitList::open_join() {
+  const Strand j = TwinProfiles::open_join();
+  if (region_count_ > 0) std::fill_n(path_of(j), region_count_, 0);
+  grow(j);
+  has_path_[j] = 0;  // nothing folded yet: it brings no path
+  return j;
+}
+
+void StreamUnitList::fold(Strand join, Strand pred) {
+  TwinProfiles::fold(join, pred);
+  if (!has_path_[pred]) return;  // an empty join
+  if (region_count_ > 0 && first_.last_fold_won())
+    std::copy_n(path_of(pred), region_count_, path_of(join));
+  has_path_[join] = 1;
 }
 
 StreamUnitList::Result StreamUnitList::finish() {
   Result r;
   r.sites = std::move(sites_);
   r.fragments = std::move(fragments_);
+  r.regions = std::move(regions_units_);
+  r.regions.work.resize(region_count_, 0);
+  r.regions.critical = best_;
   r.profile = first_.finish(false, &r.sites.on_path);
   const Profile by_fragment = second_.finish(false, &r.fragments.on_path);
   using Rows = std::pair<Units*, const Profile*>;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <map>
 
 #include "analysis/algebra.hpp"
 
@@ -325,30 +326,33 @@ Advice advise(const Model& m, const std::vector<uint32_t>& group_of, uint32_t gr
     return burdened(m, span.data(), work, overhead.per_task);
   };
   Advice a = advise_steps(e, overhead, opt);
-  // The user region holding most of each step's fragment's work, if any: names the code for
-  // people who annotated it.
-  for (AdviceStep& step : a.steps) {
-    std::vector<std::pair<uint32_t, uint64_t>> in_region;
-    uint64_t group_work = 0;
-    for (uint32_t s = 0; s < n; ++s)
-      if (group(s) == step.group) group_work += m.strands[s].work;
-    for (const model::RegionWork& r : m.region_work) {
-      if (r.strand >= n || group(r.strand) != step.group) continue;
-      auto it = std::find_if(in_region.begin(), in_region.end(),
-                             [&](const auto& x) { return x.first == r.region; });
-      if (it == in_region.end())
-        in_region.emplace_back(r.region, r.work);
-      else
-        it->second += r.work;
-    }
+  if (a.steps.empty()) return a;
+  std::vector<std::vector<std::pair<uint32_t, uint64_t>>> group_regions(group_count);
+  std::vector<uint64_t> group_work(group_count, 0);
+  for (uint32_t s = 0; s < n; ++s)
+    if (group(s) < group_count) group_work[group(s)] += m.strands[s].work;
+  for (const model::RegionWork& r : m.region_work)
+    if (r.strand < n && group(r.strand) < group_count)
+      group_regions[group(r.strand)].emplace_back(r.region, r.work);
+  name_step_regions(a, group_regions, group_work);
+  return a;
+}
+
+void name_step_regions(Advice& advice,
+                       const std::vector<std::vector<std::pair<uint32_t, uint64_t>>>& group_regions,
+                       const std::vector<uint64_t>& group_work) {
+  for (AdviceStep& step : advice.steps) {
+    if (step.group >= group_regions.size()) continue;
+    std::map<uint32_t, uint64_t> in_region;  // (by id: ties go to the lower one)
+    for (const auto& [region, w] : group_regions[step.group]) in_region[region] += w;
     for (const auto& [region, w] : in_region)
       if (step.region == kNone || w > step.region_work) {
         step.region = region;
         step.region_work = w;
       }
-    step.region_percent = percent_of(step.region_work, group_work);
+    step.region_percent =
+        percent_of(step.region_work, step.group < group_work.size() ? group_work[step.group] : 0);
   }
-  return a;
 }
 
 }  // namespace tasklens::analysis

@@ -164,5 +164,13 @@ double advise_factor(const AdviseOptions& options);
 // The greedy steps (Advice without the steps' regions) from the evaluator, with `overhead`.
 Advice advise_steps(const AdviseEvaluator& evaluator, const Overhead& overhead,
                     const AdviseOptions& options);
+// Names each step's user region: of the work of its group's strands inside user regions
+// (`group_regions[g]`: (region, work) pairs, a region may come more than once), the region that
+// holds the most (ties: the lower id), that work, and its share of the group's work
+// (`group_work[g]`: all of its strands'). What advise() does after the steps; a reading in one
+// pass gathers the same sums in its pass.
+void name_step_regions(Advice& advice,
+                       const std::vector<std::vector<std::pair<uint32_t, uint64_t>>>& group_regions,
+                       const std::vector<uint64_t>& group_work);
 
 }  // namespace tasklens::analysis

@@ -59,6 +59,9 @@ constexpr const char* kOnePassWarning =
   std::optional<load::Streamed> first;  // the first pass's model, labels and trace
   report::FragmentLabels fl;            // the fragments' groups, from the first pass
   analysis::StreamAdvisePass::Result last;
+  // Of the first pass: by group, its work and its work inside user regions (name_step_regions).
+  std::vector<uint64_t> group_work;
+  std::vector<std::vector<std::pair<uint32_t, uint64_t>>> group_regions;
   analysis::AdviseEvaluator e;
   e.first_in_ties = [&fl](uint32_t a, uint32_t b) { return report::label_first(fl, a, b); };
   size_t passes = 0;
@@ -81,6 +84,13 @@ constexpr const char* kOnePassWarning =
     if (!first) {
       first = std::move(st);
       fl = report::group_fragments(first->fragment_labels, first->fragment_functions);
+      group_work.assign(fl.label.size(), 0);
+      group_regions.assign(fl.label.size(), {});
+      for (size_t f = 0; f < last.fragment_work.size() && f < fl.group_of.size(); ++f) {
+        group_work[fl.group_of[f]] += last.fragment_work[f];
+        auto& in = group_regions[fl.group_of[f]];
+        in.insert(in.end(), last.fragment_regions[f].begin(), last.fragment_regions[f].end());
+      }
     } else {
       load::check_read_alike(*first, st);
     }
@@ -96,6 +106,7 @@ constexpr const char* kOnePassWarning =
   };
   e.burdened = [&last] { return last.burdened; };
   r.advice = analysis::advise_steps(e, analysis::estimate_task_overhead(header), r.options);
+  analysis::name_step_regions(r.advice, group_regions, group_work);
   model::Model& m = first->model;
   m.warnings.push_back(kOnePassWarning);
   if (header.task_cost == 0)

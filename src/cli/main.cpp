@@ -128,8 +128,8 @@ int run(int argc, char** argv) {
       "Read the recording in one pass, with memory that follows what the run had live (the\n"
       "recursion's depth times the threads) rather than its task count: the profile as measured,\n"
       "without the diagnosis. report does this by itself when the DAG does not fit in memory.\n"
-      "For OpenMP tasks (depend included), taskwait, taskgroup, parallel regions, barriers,\n"
-      "worksharing loops, sections, single and masked");
+      "For OpenMP tasks (depend included), taskwait, taskgroup, taskloops, parallel regions,\n"
+      "barriers, worksharing loops, sections, single and masked, and user regions");
 
   WhatIfOptions wi;
   CLI::App* whatif = app.add_subcommand(
@@ -164,8 +164,8 @@ int run(int argc, char** argv) {
   whatif->add_flag(
       "--stream", wi.stream,
       "Read the recording in one pass, as `report --stream` does (memory that follows what the\n"
-      "run had live, not its task count), with --site and --fragment units. whatif does this by\n"
-      "itself when the DAG does not fit in memory and no unit is a --region");
+      "run had live, not its task count), with every kind of unit. whatif does this by itself\n"
+      "when the DAG does not fit in memory");
 
   AdviseOptions ad;
   CLI::App* advise = app.add_subcommand(

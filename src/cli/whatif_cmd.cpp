@@ -46,6 +46,20 @@ std::string normalize_location(const std::string& spec) {
   return base(spec.substr(0, first)) + spec.substr(first);
 }
 
+// --list's regions (every name the model has), with their work and share of the critical path:
+// work[r] and critical[r] by region id (shorter: 0).
+std::string list_regions(const model::Model& m, const std::vector<uint64_t>& work,
+                         const std::vector<uint64_t>& critical, uint64_t span) {
+  std::string out = "regions (TASKLENS_REGION_BEGIN/END):\n";
+  if (m.region_names.empty()) out += "  (none recorded)\n";
+  for (uint32_t r = 0; r < m.region_names.size(); ++r) {
+    const uint64_t w = r < work.size() ? work[r] : 0, crit = r < critical.size() ? critical[r] : 0;
+    out += fmt::format("  {:<30} work {:>12}  crit.% {:5.1f}\n", m.region_names[r],
+                       report::format_work(m, w), span ? 100.0 * crit / span : 0.0);
+  }
+  return out;
+}
+
 // --list's sites, with their work and share of the critical path.
 std::string list_sites(const model::Model& m, const analysis::Profile& p,
                        const std::vector<report::SiteLabel>& labels) {
@@ -71,18 +85,14 @@ std::string list_units(const load::Loaded& l, const report::FragmentLabels& fl, 
   for (uint32_t s : p.critical_path) on_path[s] = 1;
   std::string out =
       fmt::format("Units for --region, --site and --fragment in {}:\n\n", l.trace->path());
-  out += "regions (TASKLENS_REGION_BEGIN/END):\n";
-  if (m.region_names.empty()) out += "  (none recorded)\n";
-  for (uint32_t r = 0; r < m.region_names.size(); ++r) {
-    analysis::Unit u = analysis::unit_of_region(m, r, m.region_names[r]);
-    uint64_t work = 0, crit = 0;
-    for (auto [s, w] : u.parts) {
-      work += w;
-      if (on_path[s]) crit += analysis::path_weight(m, s, w);
+  std::vector<uint64_t> region_work(m.region_names.size(), 0),
+      region_crit(m.region_names.size(), 0);
+  for (uint32_t r = 0; r < m.region_names.size(); ++r)
+    for (auto [s, w] : analysis::unit_of_region(m, r, m.region_names[r]).parts) {
+      region_work[r] += w;
+      if (on_path[s]) region_crit[r] += analysis::path_weight(m, s, w);
     }
-    out += fmt::format("  {:<30} work {:>12}  crit.% {:5.1f}\n", m.region_names[r],
-                       report::format_work(m, work), p.span ? 100.0 * crit / p.span : 0.0);
-  }
+  out += list_regions(m, region_work, region_crit, p.span);
   out += list_sites(m, p, l.labels);
   std::vector<uint64_t> work(fl.label.size()), crit(fl.label.size());
   for (uint32_t s = 0; s < m.strands.size(); ++s) {
@@ -153,26 +163,63 @@ constexpr const char* kOnePassWarning =
       crit[fl.group_of[f]] += r.fragments.critical[f];
     }
     write_and_exit(fmt::format(
-        "Units for --site and --fragment in {} (read in one pass: its DAG does not fit in the "
-        "memory, or --stream):\n\nregions (TASKLENS_REGION_BEGIN/END):\n  (none recorded)\n{}{}",
-        st.trace->path(), list_sites(st.model, r.profile, st.labels),
+        "Units for --region, --site and --fragment in {} (read in one pass: its DAG does not fit "
+        "in the memory, or --stream):\n\n{}{}{}",
+        st.trace->path(),
+        list_regions(st.model, r.regions.work, r.regions.critical, r.profile.span),
+        list_sites(st.model, r.profile, st.labels),
         list_fragments(st.model, fl.label, fl.function, work, crit, r.profile.span, opt.top)));
   }
-  if (!opt.regions.empty())
-    throw UsageError(fmt::format(
-        "{}: whatif reads this recording in one pass (--stream, or its DAG does not fit in the "
-        "memory) and then takes --site and --fragment units; --region needs the DAG in memory",
-        opt.trace));
-  // Each unit is a test of a site's or a fragment's label, asked as the pass meets them; sites
-  // first, then fragments, as resolve_units orders them.
+  // Regions are named in the trace's own records, before any pass; sites and fragments are
+  // tests of their labels, asked as the pass meets them. Regions first, then sites, then
+  // fragments, as resolve_units orders them.
   struct Wanted {
-    const char* option;  // "--site" or "--fragment"
+    const char* option;  // "--region", "--site" or "--fragment"
     bool fragment;
     std::string label;
     double factor;
+    uint32_t region = model::kNone;
   };
   std::vector<Wanted> wanted;
   std::set<std::string> named;
+  if (!opt.regions.empty()) {
+    const trace::TraceFile trace = trace::TraceFile::open(opt.trace, /*events_in_memory=*/false);
+    const std::vector<std::string>& names = trace.region_names();
+    // The names the model will have: the trace's, and "region#ID" for an id it met unnamed.
+    auto id_of = [&names](const std::string& name) -> uint32_t {
+      for (uint32_t r = 0; r < names.size(); ++r)
+        if (names[r] == name || (names[r].empty() && name == "region#" + std::to_string(r)))
+          return r;
+      if (name.rfind("region#", 0) != 0 || name.size() <= 7 || name.size() >= 17 ||
+          name.find_first_not_of("0123456789", 7) != std::string::npos)
+        return model::kNone;
+      const uint64_t id = std::stoull(name.substr(7));
+      if (id >= trace::kMaxRegionNames || (id < names.size() && !names[id].empty()))
+        return model::kNone;  // (a named region is known by its name)
+      return static_cast<uint32_t>(id);
+    };
+    for (const std::string& spec : opt.regions) {
+      // A region's name may hold '=' itself ("phase=2"): a spec that names a region whole has
+      // no factor; otherwise the text after the last '=' is the factor.
+      auto [name, k] = id_of(spec) != model::kNone ? std::pair<std::string, double>{spec, 0.0}
+                                                   : split_unit(spec, "--region");
+      if (!named.insert("--region " + name).second)
+        throw UsageError("--region " + name +
+                         " is given twice; name each unit once, with its factor if it has one "
+                         "(--region " +
+                         name + "=4)");
+      const uint32_t id = id_of(name);
+      if (id == model::kNone)
+        throw UsageError(names.empty()
+                             ? "--region " + name +
+                                   ": the trace has no regions; mark them with "
+                                   "TASKLENS_REGION_BEGIN/END (include/tasklens/tasklens.h)"
+                             : "--region " + name +
+                                   ": no region of that name; `tasklens whatif --list` "
+                                   "shows the recorded ones");
+      wanted.push_back({"--region", false, name, k, id});
+    }
+  }
   for (const auto& [option, specs] :
        {std::pair<const char*, const std::vector<std::string>*>{"--site", &opt.sites},
         {"--fragment", &opt.fragments}})
@@ -193,7 +240,10 @@ constexpr const char* kOnePassWarning =
         std::vector<analysis::StreamUnit> units;
         for (const Wanted& w : wanted) {
           analysis::StreamUnit u{w.label, w.factor, w.fragment, {}};
-          if (u.by_fragment)
+          if (w.region != model::kNone) {
+            u.name = "region " + w.label;
+            u.region = w.region;
+          } else if (u.by_fragment)
             u.has = [&sites, want = w.label](uint32_t f) { return sites.fragment_is(f, want); };
           else
             u.has = [&sites, want = w.label](uint32_t x) {
@@ -207,6 +257,15 @@ constexpr const char* kOnePassWarning =
       });
   std::vector<std::string> kinds;
   for (const Wanted& w : wanted) {
+    if (w.region != model::kNone) {
+      kinds.push_back("region");
+      // (A region named by its id only: the model has it if the pass met it.)
+      if (w.region >= st.model.region_names.size())
+        throw UsageError("--region " + w.label +
+                         ": no region of that name; `tasklens whatif --list` shows the recorded "
+                         "ones");
+      continue;
+    }
     kinds.push_back(w.fragment ? "fragment" : "site");
     bool found = false;
     if (w.fragment)
@@ -339,8 +398,7 @@ void run_whatif(const WhatIfOptions& opt) {
   try {
     l = load::load(opt.trace, load::span_mode(opt.raw_span));
   } catch (const OutOfMemoryError&) {
-    // Too large for the DAG: site and fragment units in one pass, when the recording allows it.
-    if (!opt.regions.empty()) throw;
+    // Too large for the DAG: in one pass, when the recording allows it.
     read_in_one_pass_instead(opt.trace, [&] { whatif_streamed(opt, format, mode, factors); });
   }
   const model::Model& m = l.model;

@@ -81,6 +81,8 @@ void Builder::on_create(const Event& e, uint32_t thread) {
   if (!in_taskloop) {  // taskloop's tasks are parts of the taskloop instance
     nodes_[cs.node].site = site(e.f[3], SiteKind::Task, scope);
     nodes_[cs.node].instance = instance_count_++;
+  } else if (out_) {
+    stream_taskloop_task(scope, cs.node);
   }
   if (out_) {  // (its taskwaits join it through a join: no list of children)
     ++st_[p].children;
@@ -447,8 +449,16 @@ void Builder::handle(const Event& e, uint32_t thread) {
         auto it = open_regions_.find(cur);
         if (it != open_regions_.end() && it->second.depth > 0) {
           OpenRegion& r = it->second;
-          if (r.entry != kNone && region_work_[r.entry].strand == ts.open &&
-              region_work_[r.entry].region == r.region) {
+          if (out_) {  // (the streaming mode: the strand's own list)
+            if (stream_regions_) {
+              auto& list = ss_[ts.open].regions;
+              if (!list.empty() && list.back().first == r.region)
+                list.back().second += delta;
+              else
+                list.emplace_back(r.region, delta);
+            }
+          } else if (r.entry != kNone && region_work_[r.entry].strand == ts.open &&
+                     region_work_[r.entry].region == r.region) {
             region_work_[r.entry].work += delta;
           } else {
             r.entry = static_cast<uint32_t>(region_work_.size());

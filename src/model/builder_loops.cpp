@@ -67,7 +67,12 @@ void Builder::on_work_begin(const Event& e, uint32_t thread) {
     uint32_t n = new_node(single ? NodeKind::Single : NodeKind::Taskloop, scope);
     nodes_[n].site = st;
     nodes_[n].instance = single ? ws_instance() : instance_count_++;
-    if (!single) chunk_iterations_.push_back({n, kNone, e.f[2], 0, Piece::Taskloop});
+    if (!single && out_) {  // its trip count waits for its tasks (held until shared)
+      stream_taskloops_[n].trip = e.f[2];
+      ++sn_[n].pending;
+    } else if (!single) {
+      chunk_iterations_.push_back({n, kNone, e.f[2], 0, Piece::Taskloop});
+    }
     ts.scope = n;
     edge(prev, open_strand(t, thread, e.time));
   } else if (w == kWorkSingleOther) {
@@ -122,8 +127,12 @@ void Builder::on_dispatch(const Event& e, uint32_t thread) {
   if (kind == kDispatchTaskloopChunk) {
     // A taskloop task's iterations (it is one strand unless its body makes constructs).
     TaskState& ts = tasks_[task(e.f[1])];
-    if (ts.node != kNone && nodes_[ts.node].kind == NodeKind::Task && e.f[3] >= 2)
-      chunk_iterations_.push_back({ts.node, kNone, e.f[3], e.f[2], Piece::TaskloopTask});
+    if (ts.node != kNone && nodes_[ts.node].kind == NodeKind::Task && e.f[3] >= 2) {
+      if (out_)
+        stream_taskloop_dispatch(ts.node, e.f[3], e.f[2]);
+      else
+        chunk_iterations_.push_back({ts.node, kNone, e.f[3], e.f[2], Piece::TaskloopTask});
+    }
     return;
   }
   if (kind != kDispatchWsLoopChunk && kind != kDispatchSection && kind != kDispatchDistributeChunk)

@@ -34,7 +34,7 @@ Model Builder::run() {
     stream_unsupported("several metrics (record --metric with more than one)");
   // Node 0: the program (the initial task outside every construct).
   new_node(NodeKind::Program, kNone);
-  sites_.push_back(Site{0, SiteKind::Program, {}, 0, {}});
+  sites_.push_back(Site{0, SiteKind::Program, {}, 0, {}, 0});
   nodes_[0].site = 0;
   nodes_[0].instance = instance_count_++;
 
@@ -55,6 +55,7 @@ Model Builder::run() {
   stream_tasks_ = out_ && out_->wants_tasks();
   stream_task_starts_ = out_ && out_->wants_task_starts();
   stream_times_ = out_ && out_->wants_times();
+  stream_regions_ = out_ && out_->wants_regions();
   if (stream_tasks_) stream_busy_.assign(n, ~uint64_t{0});
   if (track_keys_) last_key_.assign(n, 0);
   last_extra_.assign(size_t(n) * extra_count_, 0);

@@ -239,14 +239,14 @@ class Builder {
     const uint64_t site_key = address * 16 + static_cast<uint64_t>(kind);
     auto [it, inserted] = site_ids_.try_emplace(site_key, static_cast<uint32_t>(sites_.size()));
     if (inserted) {
-      sites_.push_back(Site{address, kind, {}, 0, {}});
+      uint32_t around = 0;
+      for (uint32_t v = scope; v != kNone; v = nodes_[v].parent)
+        if (nodes_[v].site != kNone) {
+          around = nodes_[v].site;
+          break;
+        }
+      sites_.push_back(Site{address, kind, {}, 0, {}, around});
       if (options_.place_site) {
-        uint32_t around = 0;
-        for (uint32_t v = scope; v != kNone; v = nodes_[v].parent)
-          if (nodes_[v].site != kNone) {
-            around = nodes_[v].site;
-            break;
-          }
         const uint32_t placed = options_.place_site(sites_.back(), it->second, around);
         if (placed != it->second) {
           sites_.pop_back();
@@ -495,6 +495,9 @@ class Builder {
     uint32_t pred_count = 0;
     uint32_t preds[3] = {};
     std::vector<uint32_t> more_preds;  // (keeps its capacity when the slot is reused)
+    // Its work inside user regions (region, work), as region_work_ has it in memory; only when
+    // the sink wants_regions() (keeps its capacity too).
+    std::vector<std::pair<uint32_t, uint64_t>> regions;
   };
   struct StreamNode {
     uint32_t pending = 0;        // itself while open, its live strands and child nodes
@@ -512,6 +515,10 @@ class Builder {
     enum PieceState : uint8_t { NoPiece, Known, AtLoopEnd } piece = NoPiece;
     Piece piece_kind = Piece::Chunk;
     uint64_t iterations = 0, first_iteration = 0;
+    // A task of a taskloop (its node is a child of the Taskloop node `taskloop`): its piece waits
+    // for the taskloop's share (StreamTaskloop) unless a dispatch event gave its iterations.
+    uint32_t taskloop = kNone;
+    bool dispatched = false;
     uint32_t strands_made = 0, children_made = 0;
     uint32_t deferred = kNone;  // its first strand, held back until that is decided
     // Tasks (StrandSink::task): the innermost Task node or loop chunk around it, itself
@@ -530,6 +537,22 @@ class Builder {
     std::vector<uint32_t> waiting;  // nodes whose pieces wait for the loop's end
   };
   std::unordered_map<uint32_t, StreamLoop> stream_loops_;  // by instance id
+  // A taskloop whose tasks may have no dispatch event (one-thread teams have none): its trip
+  // count is shared evenly among its tasks that stand alone (find_divisible's rule), known once
+  // the taskloop has ended and so has each of its tasks. Until then the undispatched tasks'
+  // nodes wait (held), and their strands with them: the memory of one taskloop's tasks.
+  struct StreamTaskloop {
+    uint64_t trip = 0;
+    uint32_t open = 0;              // its tasks not ended
+    uint32_t alone = 0;             // its ended tasks of one strand and no construct inside
+    bool ended = false;             // the Taskloop node closed: no more tasks of its own
+    std::vector<uint32_t> waiting;  // its tasks' nodes (held until then)
+  };
+  std::unordered_map<uint32_t, StreamTaskloop> stream_taskloops_;  // by Taskloop node slot
+  void stream_taskloop_task(uint32_t taskloop, uint32_t node);
+  void stream_taskloop_dispatch(uint32_t node, uint64_t iterations, uint64_t start);
+  void stream_taskloop_closed(uint32_t node);
+  void stream_taskloop_resolve(uint32_t taskloop);
   void stream_piece(uint32_t node, uint32_t instance, uint64_t iterations, uint64_t start,
                     Piece piece);
   void stream_share_ended(uint32_t loop_node);
@@ -662,6 +685,10 @@ class Builder {
   bool stream_tasks_ = false;
   bool stream_task_starts_ = false;  // the sink wants_task_starts()
   bool stream_times_ = false;        // the sink wants_times()
+  bool stream_regions_ = false;      // the sink wants_regions()
+  // The user regions met in strands handed over: one past the largest id (Model::region_names
+  // has that many, as in memory).
+  uint32_t stream_region_count_ = 0;
   std::vector<uint64_t> stream_busy_;
   void stream_task_strand(uint32_t s);   // a strand of a task, handed over
   void stream_task_done(uint32_t node);  // a task's or chunk's node, retired

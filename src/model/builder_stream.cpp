@@ -11,19 +11,10 @@ namespace tasklens::model::detail {
 // What the streaming mode cannot read yet: refused at the first such event.
 void Builder::stream_check(const Event& e) {
   switch (e.kind) {
-    case EventKind::WorkBegin:
-      if (e.f[0] == kWorkTaskloop) stream_unsupported("taskloops");
-      break;
-    case EventKind::Dispatch:
-      if (e.f[0] == kDispatchTaskloopChunk) stream_unsupported("taskloops");
-      break;
     case EventKind::MutexWaitEnd:
     case EventKind::MutexReleased:
       if (e.f[0] == kMutexOrdered) stream_unsupported("ordered regions");
       break;
-    case EventKind::RegionBegin:
-    case EventKind::RegionEnd:
-      stream_unsupported("regions of its own (TASKLENS_REGION)");
     case EventKind::ChunkBegin:
     case EventKind::ChunkEnd:
     case EventKind::TbbSpawn:
@@ -48,8 +39,9 @@ void Builder::stream_check(const Event& e) {
 void Builder::stream_unsupported(const char* what) {
   throw NotInOnePass(trace_.path() + ": the recording has " + what +
                          ", which tasklens cannot read in one pass yet (it reads OpenMP tasks "
-                         "with or without depend, taskwait, taskgroup, parallel regions, "
-                         "barriers, worksharing loops, sections, single and masked that way); "
+                         "with or without depend, taskwait, taskgroup, taskloops, parallel "
+                         "regions, barriers, worksharing loops, sections, single and masked, "
+                         "and user regions that way); "
                          "read it without --stream on a machine with the memory for its DAG",
                      what);
 }
@@ -146,6 +138,7 @@ uint32_t Builder::stream_strand_slot(bool join) {
   x.task_start = false;
   x.pred_count = 0;
   x.more_preds.clear();
+  x.regions.clear();
   return s;
 }
 
@@ -215,7 +208,7 @@ void Builder::stream_piece(uint32_t node, uint32_t instance, uint64_t iterations
   v.piece_kind = piece;
   v.iterations = iterations;
   v.first_iteration = start;
-  if (piece == Piece::Chunk) {
+  if (piece == Piece::Chunk || piece == Piece::TaskloopTask) {
     v.piece = StreamNode::Known;
     return;
   }
@@ -370,7 +363,75 @@ void Builder::close_node(uint32_t n) {
   if (n == kNone || sn_[n].closed) return;
   sn_[n].closed = true;
   if (sn_[n].piece == StreamNode::Known) release_deferred(n, alone(n));
+  if (sn_[n].taskloop != kNone || nodes_[n].kind == NodeKind::Taskloop) stream_taskloop_closed(n);
   node_item_done(n);
+}
+
+// ---- taskloops (find_divisible's rule for their tasks, as the tasks end)
+
+void Builder::stream_taskloop_task(uint32_t taskloop, uint32_t node) {
+  auto it = stream_taskloops_.find(taskloop);
+  if (it == stream_taskloops_.end()) return;
+  ++it->second.open;
+  it->second.waiting.push_back(node);
+  StreamNode& v = sn_[node];
+  v.taskloop = taskloop;
+  v.piece = StreamNode::AtLoopEnd;
+  v.piece_kind = Piece::TaskloopTask;
+  ++v.pending;  // (its hold while it waits)
+}
+
+// A dispatch event gave the task's own iterations: its piece is known at once, whatever the
+// taskloop's share (it still counts among the taskloop's tasks).
+void Builder::stream_taskloop_dispatch(uint32_t node, uint64_t iterations, uint64_t start) {
+  StreamNode& v = sn_[node];
+  if (v.taskloop == kNone || v.dispatched || v.piece != StreamNode::AtLoopEnd) {
+    stream_piece(node, kNone, iterations, start, Piece::TaskloopTask);
+    return;
+  }
+  v.dispatched = true;
+  v.iterations = iterations;
+  v.first_iteration = start;
+  v.piece = StreamNode::Known;
+  if (v.closed) release_deferred(node, alone(node));
+  // (Its node stays held until the taskloop's share is known, its slot with it: the taskloop
+  // names it. Its strands go on at once.)
+}
+
+// A taskloop's task ended (its node closed), or the taskloop did.
+void Builder::stream_taskloop_closed(uint32_t node) {
+  const bool task = sn_[node].taskloop != kNone;
+  const uint32_t taskloop = task ? sn_[node].taskloop : node;
+  auto it = stream_taskloops_.find(taskloop);
+  if (it == stream_taskloops_.end()) return;
+  StreamTaskloop& l = it->second;
+  if (task) {
+    --l.open;
+    if (alone(node)) ++l.alone;
+  } else {
+    l.ended = true;
+  }
+  if (l.ended && l.open == 0) stream_taskloop_resolve(taskloop);
+}
+
+// The trip count shared evenly among the tasks that stand alone: each undispatched one that does
+// stands for that many iterations.
+void Builder::stream_taskloop_resolve(uint32_t taskloop) {
+  auto it = stream_taskloops_.find(taskloop);
+  if (it == stream_taskloops_.end()) return;
+  const StreamTaskloop l = std::move(it->second);
+  stream_taskloops_.erase(it);
+  const uint64_t share = l.trip / std::max<uint64_t>(l.alone, 1);
+  for (uint32_t v : l.waiting) {
+    StreamNode& x = sn_[v];
+    if (!x.dispatched) {
+      x.iterations = share;
+      x.piece = StreamNode::Known;
+      if (x.closed) release_deferred(v, alone(v));
+    }
+    node_item_done(v);  // (its hold)
+  }
+  node_item_done(taskloop);  // (its hold)
 }
 
 void Builder::node_item_done(uint32_t n) {
@@ -427,6 +488,11 @@ void Builder::stream_hand_over(uint32_t s) {
       chain == kNone ? nullptr : &chains_[chain].instances;
   if (x.task_start) out_->task_start();
   if (stream_times_) out_->times(p.start, p.end, p.thread);
+  for (const auto& [region, work] : x.regions) {
+    if (work == 0) continue;
+    out_->region_work(region, work);
+    stream_region_count_ = std::max(stream_region_count_, region + 1);
+  }
   x.out = out_->strand(p.work, p.work, sn_[p.node].site, scratch_preds_.data(),
                        static_cast<uint32_t>(scratch_preds_.size()),
                        instances ? instances->data() : nullptr,
@@ -716,6 +782,15 @@ void Builder::maybe_retire_task(uint32_t t) {
       }
     }
     const uint32_t parent = ts.parent;
+    // A region still open in it (a task that never ended): counted as finalize counts it, before
+    // its slot is another task's.
+    if (!open_regions_.empty()) {
+      const auto open = open_regions_.find(t);
+      if (open != open_regions_.end()) {
+        if (open->second.depth > 0) ++region_unclosed_;
+        open_regions_.erase(open);
+      }
+    }
     stream_forget_id(x.id);
     delete ts.extra;
     tasks_[t] = TaskState{};
@@ -769,6 +844,22 @@ Model Builder::finish_stream() {
     it->second.team = it->second.ended;
     stream_loop_ended(instance, it->second);  // (may retire it: not used after)
   }
+  // Taskloops not ended (a killed program): their tasks' share as they stand.
+  std::vector<uint32_t> taskloops;
+  for (const auto& [node, l] : stream_taskloops_) taskloops.push_back(node);
+  for (uint32_t node : taskloops) {
+    StreamTaskloop& l = stream_taskloops_[node];
+    for (uint32_t v : l.waiting) {
+      if (sn_[v].closed) continue;
+      // Its task is over (nothing of it comes after the trace): closed here, so that its strands
+      // sealed below take their iterations.
+      if (alone(v)) ++l.alone;
+      sn_[v].closed = true;
+      if (sn_[v].piece == StreamNode::Known) release_deferred(v, alone(v));
+      node_item_done(v);
+    }
+    stream_taskloop_resolve(node);
+  }
   for (uint32_t s = 0; s < ss_.size(); ++s)
     if (ss_[s].state == StreamStrand::Open) seal(s);
   stream_flush();
@@ -801,6 +892,11 @@ Model Builder::finish_stream() {
   m.one_pass.read = true;
   m.fragments = std::move(stream_fragments_);
   if (m.fragments.empty()) m.fragments.push_back(Fragment{});
+  // The regions' names as finalize gives them (a region met only by id is "region#ID").
+  m.region_names = trace_.region_names();
+  if (stream_region_count_ > m.region_names.size()) m.region_names.resize(stream_region_count_);
+  for (size_t i = 0; i < m.region_names.size(); ++i)
+    if (m.region_names[i].empty()) m.region_names[i] = "region#" + std::to_string(i);
   describe_run(m);
   m.one_pass.blocked_by_site.resize(m.sites.size(), 0);
   anomalies_ += stream_late_;

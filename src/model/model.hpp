@@ -75,6 +75,9 @@ struct Site {
   std::string file;
   unsigned line = 0;
   std::string function;
+  // The innermost site around the scope it was first met in (0: the program's): what names a
+  // site no node keeps (the taskgroup a taskloop opens for itself), as one pass names it.
+  uint32_t enclosing = 0;
 };
 
 struct Node {

@@ -21,6 +21,9 @@
 //    wants_task_starts().
 //  * times(start, end, thread) just before every strand(): the strand's Strand::start, end and
 //    thread (kNone: none), when the sink wants_times().
+//  * region_work(region, work) just before a strand() for each user region the strand did work
+//    in (Model::region_work's entries of that strand: a region may come more than once, each
+//    with work > 0), when the sink wants_regions().
 #pragma once
 
 #include <cstdint>
@@ -69,6 +72,8 @@ class StrandSink {
   virtual void task_start() {}
   virtual bool wants_times() const { return false; }
   virtual void times(uint64_t /*start*/, uint64_t /*end*/, uint32_t /*thread*/) {}
+  virtual bool wants_regions() const { return false; }
+  virtual void region_work(uint32_t /*region*/, uint64_t /*work*/) {}
 };
 
 }  // namespace tasklens::model

@@ -52,8 +52,11 @@ void name_outlined_functions(const model::Model& m, std::vector<SiteLabel>& labe
     size_t gcc = l.function.find("._omp_fn.");
     if (gcc != std::string::npos) l.function.resize(gcc);
   }
-  // The site enclosing each site (from any one of its nodes).
+  // The site enclosing each site (from any one of its nodes; a site without a node: where it
+  // was first met).
   std::vector<uint32_t> enclosing(labels.size(), model::kNone);
+  for (size_t i = 0; i < labels.size() && i < m.sites.size(); ++i)
+    if (m.sites[i].enclosing != i) enclosing[i] = m.sites[i].enclosing;
   std::vector<bool> seen(labels.size(), false);
   for (const model::Node& n : m.nodes) {
     if (n.site == model::kNone || seen[n.site]) continue;

@@ -56,11 +56,27 @@ std::vector<std::string> listed_fragments(const std::string& list) {
   return rows;
 }
 
+// whatif --list's regions: each line whole (name, work, share of the critical path).
+std::vector<std::string> listed_regions(const std::string& list) {
+  std::vector<std::string> rows;
+  bool in = false;
+  for (const std::string& line : lines_of(list)) {
+    if (line.rfind("regions (", 0) == 0) {
+      in = true;
+      continue;
+    }
+    if (in && (line.empty() || line[0] != ' ')) break;
+    if (in) rows.push_back(line);
+  }
+  return rows;
+}
+
 // `whatif --stream` against `whatif --raw-span` on the same recording: the same JSON, warnings
 // apart (the curves, the recorded profile and the profile after the units). The units are the
-// recording's first construct site in `report`'s order and the fragment `whatif --list` shows
-// first, at its own factor (so that the curve of both together is there too), in both modes. Its
-// list in one pass has the same fragments, with the same work and critical path shares.
+// recording's first user region with work, if it has regions, its first construct site in
+// `report`'s order and the fragment `whatif --list` shows first, at its own factor (so that the
+// curve of all together is there too), in both modes. Its list in one pass has the same regions
+// and fragments, with the same work and critical path shares.
 void expect_same_whatif(const std::string& trace, const json& report, const std::string& name) {
   const RunResult list =
       run({TASKLENS_BIN, "whatif", "--raw-span", "--list", "--top", "100000", trace});
@@ -70,9 +86,22 @@ void expect_same_whatif(const std::string& trace, const json& report, const std:
       << list.describe() << list_one_pass.describe();
   const std::vector<std::string> fragments = listed_fragments(list.out);
   EXPECT_EQ(listed_fragments(list_one_pass.out), fragments) << name;
+  const std::vector<std::string> regions = listed_regions(list.out);
+  EXPECT_EQ(listed_regions(list_one_pass.out), regions) << name;
   std::vector<std::string> units;
+  for (const std::string& row : regions) {
+    const size_t work = row.find(" work ");
+    if (work == std::string::npos || row.find(" 0 ns ") != std::string::npos) continue;
+    std::string region = row.substr(2, work - 2);
+    region.erase(region.find_last_not_of(' ') + 1);
+    units = {"--region", region};
+    break;
+  }
   for (const json& r : report["sites"])
-    if (r["kind"] != "program" && units.empty()) units = {"--site", r["site"]};
+    if (r["kind"] != "program") {
+      units.insert(units.end(), {"--site", r["site"]});
+      break;
+    }
   // The first fragment listed (the most work on the critical path).
   const std::vector<std::string> lines = lines_of(list.out);
   const auto header = std::find_if(lines.begin(), lines.end(), [](const std::string& l) {
@@ -245,11 +274,13 @@ void expect_same_sched(const std::string& trace, const std::string& name) {
 // (knapsack), tiled linear algebra with `depend` (sparse LU, Cholesky), worksharing loops
 // (static, static with a chunk size: partly seen, dynamic, guided; a stencil, Jacobi's tasks in
 // loops) and sections, taskgroups, grandchildren a taskwait does not join, untied tasks, nested
-// regions, barriers, sleeping tasks; both compilers.
+// regions, barriers, sleeping tasks, taskloops (with and without dispatch events), user regions;
+// both compilers.
 TEST_F(Stream, OnePassGivesTheProfileOfTheDagInMemory) {
   struct Case {
     const char* example;
     std::vector<std::string> args;
+    const char* threads = nullptr;  // OMP_NUM_THREADS, when not the default
   };
   const std::vector<Case> cases = {
       {"suite_fib", {"18"}},
@@ -274,14 +305,28 @@ TEST_F(Stream, OnePassGivesTheProfileOfTheDagInMemory) {
       {"sem_barrier", {}},
       {"sleep_in_task", {}},
       {"treesum", {}},
+      // Taskloops: dispatch events give each task's iterations (clang's splits its range in
+      // tasks of its own); a one-thread team has none, and shares the trip count.
+      {"sem_taskloop", {}},
+      {"loop_forms", {"taskloop_grainsize", "20000", "4"}},
+      {"loop_forms", {"taskloop_num_tasks", "20000", "4"}, "1"},
+      // User regions (TASKLENS_REGION_BEGIN/END, and the C++ scope guards): nested, inside
+      // tasks, named at run time.
+      {"regions", {}},
+      {"regions_cpp", {}},
   };
   for (const Case& c : cases) {
     std::string clang_trace;  // then diffed against gcc's
     for (const char* compiler : {"clang", "gcc"}) {
       std::string name = std::string(c.example) + "_" + compiler;
       for (const std::string& a : c.args) name += "_" + a;
+      EnvOverrides env = default_env();
+      if (c.threads) {
+        env["OMP_NUM_THREADS"] = c.threads;
+        name += std::string("_t") + c.threads;
+      }
       const std::string trace = path(name + ".tlens");
-      ASSERT_TRUE(record(example(c.example, compiler), c.args, trace).exited(0)) << name;
+      ASSERT_TRUE(record(example(c.example, compiler), c.args, trace, env).exited(0)) << name;
       const json memory =
           report_of({TASKLENS_BIN, "report", "--raw-span", "--format", "json", trace});
       const json one_pass =
@@ -328,13 +373,13 @@ TEST_F(Stream, ACsvReadInOnePassSaysSoOnStderr) {
 // What one pass cannot read yet is refused in one line that says what and what to do; a
 // recording too large for the memory goes to one pass by itself, or gets one line if it cannot.
 TEST_F(Stream, WhatOnePassCannotReadIsSaidInOneLine) {
-  const std::string taskloop = path("taskloop.tlens");
-  ASSERT_TRUE(record(example("sem_taskloop", "clang"), {}, taskloop).exited(0));
+  const std::string ordered = path("ordered.tlens");
+  ASSERT_TRUE(record(example("loop_forms", "clang"), {"ordered"}, ordered).exited(0));
   for (const char* command : {"report", "tasks", "advise", "sched"})
-    expect_one_line(run({TASKLENS_BIN, command, "--stream", taskloop}), 5,
-                    "taskloop.tlens: the recording has taskloops, which tasklens cannot read in "
-                    "one pass yet");
-  RunResult base = run({TASKLENS_BIN, "report", "--stream", "--base", taskloop, taskloop});
+    expect_one_line(run({TASKLENS_BIN, command, "--stream", ordered}), 5,
+                    "ordered.tlens: the recording has ordered regions, which tasklens cannot "
+                    "read in one pass yet");
+  RunResult base = run({TASKLENS_BIN, "report", "--stream", "--base", ordered, ordered});
   EXPECT_TRUE(base.exited(2)) << base.describe();
 
   EnvOverrides tight = default_env();
@@ -355,33 +400,45 @@ TEST_F(Stream, WhatOnePassCannotReadIsSaidInOneLine) {
   ASSERT_FALSE(d.is_null());
   EXPECT_NE(d["other"]["warnings"].dump().find("read in passes"), std::string::npos)
       << d["other"]["warnings"];
-  expect_one_line(run({TASKLENS_BIN, "diff", "--stream", fib, taskloop}), 5,
-                  "taskloop.tlens: the recording has taskloops, which tasklens cannot read in "
-                  "one pass yet");
+  expect_one_line(run({TASKLENS_BIN, "diff", "--stream", fib, ordered}), 5,
+                  "ordered.tlens: the recording has ordered regions, which tasklens cannot read "
+                  "in one pass yet");
   // advise too, one pass per step.
   const json advice = report_of({TASKLENS_BIN, "advise", "--format", "json", fib}, tight);
   ASSERT_FALSE(advice.is_null());
   EXPECT_NE(advice["warnings"].dump().find("read in one pass"), std::string::npos)
       << advice["warnings"];
   EXPECT_GT(advice["program"]["work"].get<uint64_t>(), 0u);
-  // whatif too, with site and fragment units; regions need the DAG.
+  // whatif too, with site, fragment and region units.
   const json w = report_of({TASKLENS_BIN, "whatif", "--format", "json", "--site", "fib.c:19",
                             "--fragment", "fib.c:19-21", fib},
                            tight);
   ASSERT_FALSE(w.is_null());
   EXPECT_NE(w["warnings"].dump().find("read in one pass"), std::string::npos) << w["warnings"];
   EXPECT_EQ(w["units"].size(), 3u) << w.dump();  // each alone, and both
-  expect_one_line(run({TASKLENS_BIN, "whatif", "--region", "solve", fib}, tight), 6,
-                  "fib.tlens: reading this trace needs at least");
-  expect_one_line(run({TASKLENS_BIN, "whatif", "--stream", "--region", "solve", fib}), 2,
-                  "--region needs the DAG in memory");
+  for (const EnvOverrides& env : {tight, default_env()})
+    expect_one_line(run({TASKLENS_BIN, "whatif", "--stream", "--region", "solve", fib}, env), 2,
+                    "--region solve: the trace has no regions; mark them with "
+                    "TASKLENS_REGION_BEGIN/END");
+  const std::string regions = path("regions.tlens");  // 3000 tasks: a DAG over 400 KiB
+  ASSERT_TRUE(record(example("regions", "clang"), {"3000", "10"}, regions).exited(0));
+  const json r =
+      report_of({TASKLENS_BIN, "whatif", "--format", "json", "--region", "leaf=4", regions}, tight);
+  ASSERT_FALSE(r.is_null());
+  EXPECT_NE(r["warnings"].dump().find("read in one pass"), std::string::npos) << r["warnings"];
+  ASSERT_EQ(r["units"].size(), 2u) << r.dump();  // alone, and at its own factor
+  EXPECT_EQ(r["units"][0]["unit"], "region leaf");
+  EXPECT_GT(r["units"][0]["work"].get<uint64_t>(), 0u);
+  expect_one_line(run({TASKLENS_BIN, "whatif", "--stream", "--region", "nowhere", regions}), 2,
+                  "--region nowhere: no region of that name; `tasklens whatif --list` shows the "
+                  "recorded ones");
   expect_one_line(run({TASKLENS_BIN, "whatif", "--stream", "--fragment", "fib.c:1-2", fib}), 2,
                   "--fragment fib.c:1-2: no code fragment file:L1-L2 like that");
   expect_one_line(run({TASKLENS_BIN, "whatif", "--stream", "--site", "nowhere.c:1", fib}), 2,
                   "--site nowhere.c:1: no construct site there");
-  expect_one_line(run({TASKLENS_BIN, "whatif", "--stream", "--site", "x.c:1", taskloop}), 5,
-                  "taskloop.tlens: the recording has taskloops, which tasklens cannot read in "
-                  "one pass yet");
+  expect_one_line(run({TASKLENS_BIN, "whatif", "--stream", "--site", "x.c:1", ordered}), 5,
+                  "ordered.tlens: the recording has ordered regions, which tasklens cannot read "
+                  "in one pass yet");
 
   const std::string tbb = path("tbb.tlens");  // 1596 oneTBB tasks: a DAG over 400 KiB
   ASSERT_TRUE(record(std::string(TASKLENS_EXAMPLES_DIR) + "/tbb_fib", {"16", "1"}, tbb).exited(0));

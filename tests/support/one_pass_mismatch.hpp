@@ -178,9 +178,11 @@ inline std::string sched_streaming_mismatch(const trace::TraceFile& trace, const
 }
 
 // How the what-if of `trace` read in one pass (StreamWhatIf) differs from whatif_curves and the
-// "after" profile on `m`: units are the first construct site and the fragment with the most work
-// (at its own factor, so that the "all" curve is there too), in both modes. Empty when it does
-// not, or when the trace has what the streaming mode does not read yet.
+// "after" profile on `m`: units are the first construct site, the fragment with the most work
+// (at its own factor, so that the "all" curve is there too) and, in a recording with user
+// regions, the region with the most work, in both modes; and how `whatif --list`'s figures in one
+// pass (StreamUnitList) differ. Empty when they do not, or when the trace has what the streaming
+// mode does not read yet.
 inline std::string whatif_streaming_mismatch(const trace::TraceFile& trace, const model::Model& m,
                                              model::BuildOptions options) {
   uint32_t site = model::kNone;
@@ -229,6 +231,40 @@ inline std::string whatif_streaming_mismatch(const trace::TraceFile& trace, cons
     q.critical_path.clear();
     failure = profile_mismatch(r.profile, q);
     if (!failure.empty()) return "the one-pass list's profile differs: " + failure;
+    // The regions' work and work on the critical path, as whatif --list counts them in memory.
+    std::vector<uint64_t> region_work, region_critical;
+    for (uint32_t x = 0; x < m.region_names.size(); ++x) {
+      const analysis::Unit u = analysis::unit_of_region(m, x, "");
+      uint64_t work = 0, crit = 0;
+      for (auto [s, w] : u.parts) {
+        work += w;
+        if (on_path[s]) crit += analysis::path_weight(m, s, w);
+      }
+      if (work == 0) continue;  // (one pass knows the regions it met)
+      region_work.resize(x + 1, 0);
+      region_critical.resize(x + 1, 0);
+      region_work[x] = work;
+      region_critical[x] = crit;
+    }
+    std::vector<uint64_t> one_pass_work = r.regions.work, one_pass_critical = r.regions.critical;
+    while (!one_pass_work.empty() && one_pass_work.back() == 0) {
+      one_pass_work.pop_back();
+      one_pass_critical.pop_back();
+    }
+    if (one_pass_work != region_work || one_pass_critical != region_critical)
+      return "the one-pass list's regions differ: " + std::to_string(one_pass_work.size()) +
+             " against " + std::to_string(region_work.size());
+  }
+  // The region with the most work, if any.
+  uint32_t region = model::kNone;
+  {
+    std::vector<uint64_t> work;
+    for (const model::RegionWork& r : m.region_work) {
+      if (work.size() <= r.region) work.resize(r.region + 1, 0);
+      work[r.region] += r.work;
+    }
+    if (!work.empty())
+      region = static_cast<uint32_t>(std::max_element(work.begin(), work.end()) - work.begin());
   }
   for (const analysis::WhatIfMode mode :
        {analysis::WhatIfMode::Parallelize, analysis::WhatIfMode::Speedup}) {
@@ -241,6 +277,10 @@ inline std::string whatif_streaming_mismatch(const trace::TraceFile& trace, cons
         {"fragment", 3, true, [&met, want](uint32_t f) {
            return f < met.size() && met[f].begin == want.begin && met[f].end == want.end;
          }}};
+    if (region != model::kNone) {  // first: its parts go before the others' (their caps)
+      units.insert(units.begin(), analysis::unit_of_region(m, region, "region"));
+      stream_units.insert(stream_units.begin(), {"region", 0, false, {}, region});
+    }
     analysis::StreamWhatIf sink(stream_units, factors, mode, 4);
     met.clear();
     if (!read_one_pass(trace, sink, options, failure)) return failure;
@@ -333,6 +373,8 @@ inline std::string advise_streaming_mismatch(const trace::TraceFile& trace, cons
     } catch (const std::runtime_error&) {
       return failure.empty() ? "" : failure;  // nothing to compare, or the reading failed
     }
+    // Each fragment a group: the pass's sums by fragment are the groups'.
+    analysis::name_step_regions(b, last.fragment_regions, last.fragment_work);
     const std::string say =
         std::string("the one-pass advice (") + analysis::to_string(mode) + ") differs: ";
     auto group = [&](uint32_t g, bool one_pass) {
@@ -352,7 +394,9 @@ inline std::string advise_streaming_mismatch(const trace::TraceFile& trace, cons
     for (size_t i = 0; i < a.steps.size(); ++i) {
       const analysis::AdviceStep &x = a.steps[i], &y = b.steps[i];
       if (group(x.group, false) != group(y.group, true) || x.critical_work != y.critical_work ||
-          x.strands_on_path != y.strands_on_path || x.work != y.work || x.span != y.span)
+          x.strands_on_path != y.strands_on_path || x.work != y.work || x.span != y.span ||
+          x.region != y.region || x.region_work != y.region_work ||
+          x.region_percent != y.region_percent)
         return say + "step " + std::to_string(i) + ": critical " + std::to_string(y.critical_work) +
                " on " + std::to_string(y.strands_on_path) + " strands, span " +
                std::to_string(y.span) + " against " + std::to_string(x.critical_work) + " on " +

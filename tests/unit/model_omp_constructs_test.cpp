@@ -256,6 +256,69 @@ TEST(ModelOmp, ATaskloopWithoutDispatchEventsSharesItsTripCountAmongItsTasks) {
   EXPECT_EQ(row_of(m, p, SiteKind::Taskloop).count, 1u);
 }
 
+// taskloop over 8 iterations in a one-thread team (no dispatch events) whose first task T0 only
+// splits the range, creating T2 and T3 (libomp's recursive split: they are its children, not the
+// taskloop's), and whose second task T1 runs the body: the trip count goes to the taskloop's
+// tasks that stand alone, T1 alone. Read in one pass (tb.build's checks), T1 waits for the
+// taskloop's end to know its share.
+TEST(ModelOmp, ATaskloopsSplittingTaskDoesNotTakeAShareOfItsTripCount) {
+  TraceBuilder tb(1);
+  const uint64_t I = id(0, 2), P = id(0, 3), A = id(0, 4), T0 = id(0, 5), T1 = id(0, 6),
+                 T2 = id(0, 7), T3 = id(0, 8);
+  tb.ev(0, 0, EventKind::ImplicitBegin, {id(0, 1), I, 1, 1, kInitial});
+  tb.ev(0, 10, EventKind::ParallelBegin, {I, P, 1, 0, 0x1000});
+  tb.ev(0, 10, EventKind::ImplicitBegin, {P, A, 1, 0, kImplicit});
+  tb.ev(0, 20, EventKind::SyncBegin, {kTaskgroup, A, 0x7000});                    // A: 10
+  tb.ev(0, 22, EventKind::WorkBegin, {kTaskloop, A, 8, 0x7000});                  // A: 2
+  tb.ev(0, 24, EventKind::TaskCreate, {A, T0, kExplicit | kUndeferred, 0x7000});  // A: 2
+  tb.ev(0, 24, EventKind::TaskSchedule, {A, kSwitch, T0});
+  tb.ev(0, 26, EventKind::TaskCreate, {T0, T2, kExplicit | kUndeferred, 0x7000});  // T0: 2
+  tb.ev(0, 26, EventKind::TaskSchedule, {T0, kSwitch, T2});
+  tb.ev(0, 226, EventKind::TaskSchedule, {T2, kComplete, T0});                      // T2: 200
+  tb.ev(0, 228, EventKind::TaskCreate, {T0, T3, kExplicit | kUndeferred, 0x7000});  // T0: 2
+  tb.ev(0, 228, EventKind::TaskSchedule, {T0, kSwitch, T3});
+  tb.ev(0, 428, EventKind::TaskSchedule, {T3, kComplete, T0});                     // T3: 200
+  tb.ev(0, 430, EventKind::TaskSchedule, {T0, kComplete, A});                      // T0: 2
+  tb.ev(0, 432, EventKind::TaskCreate, {A, T1, kExplicit | kUndeferred, 0x7000});  // A: 2
+  tb.ev(0, 432, EventKind::TaskSchedule, {A, kSwitch, T1});
+  tb.ev(0, 832, EventKind::TaskSchedule, {T1, kComplete, A});  // T1: 400
+  tb.ev(0, 834, EventKind::WorkEnd, {kTaskloop, A, 0x7001});   // A: 2
+  tb.ev(0, 836, EventKind::SyncWaitBegin, {kTaskgroup, A});    // A: 2
+  tb.ev(0, 836, EventKind::SyncWaitEnd, {kTaskgroup, A});
+  tb.ev(0, 836, EventKind::SyncEnd, {kTaskgroup, A, 0x7001});
+  tb.ev(0, 846, EventKind::SyncBegin, {kBarrier, A, 0x1000});  // A: 10
+  tb.ev(0, 846, EventKind::SyncEnd, {kBarrier, A, 0x1000});
+  tb.ev(0, 846, EventKind::ImplicitEnd, {A, 0, kImplicit});
+  tb.ev(0, 846, EventKind::ParallelEnd, {P, I, 0, 0x1000});
+  model::Model m = tb.build();
+  expect_structure(m);
+  EXPECT_EQ(iterations_of(m), std::vector<uint64_t>{8});  // T1's: 8 iterations / 1 task
+  const analysis::Profile p = analysis::compute_profile(m);
+  // A: 10 + 2 + 2, 2 after T0, 2 + 2 after T1, 10; T0: 2 + 2 + 2; T1, T2, T3: 800.
+  EXPECT_EQ(p.work, 10u + 2 + 2 + 2 + 2 + 2 + 10 + 2 + 2 + 2 + 800);
+}
+
+// The same taskloop's tasks in a recording that ends while T2 runs (a killed program: no end
+// of T2, of the taskloop or of the region): T2 ends where the trace does and stands alone, like
+// T1, so each has half the trip count, in memory as in one pass.
+TEST(ModelOmp, ATaskloopThatNeverEndedSharesItsTripCountAmongTheTasksItHad) {
+  TraceBuilder tb(1);
+  const uint64_t I = id(0, 2), P = id(0, 3), A = id(0, 4), T1 = id(0, 5), T2 = id(0, 6);
+  tb.ev(0, 0, EventKind::ImplicitBegin, {id(0, 1), I, 1, 1, kInitial});
+  tb.ev(0, 10, EventKind::ParallelBegin, {I, P, 1, 0, 0x1000});
+  tb.ev(0, 10, EventKind::ImplicitBegin, {P, A, 1, 0, kImplicit});
+  tb.ev(0, 20, EventKind::SyncBegin, {kTaskgroup, A, 0x7000});
+  tb.ev(0, 22, EventKind::WorkBegin, {kTaskloop, A, 8, 0x7000});
+  tb.ev(0, 24, EventKind::TaskCreate, {A, T1, kExplicit | kUndeferred, 0x7000});
+  tb.ev(0, 24, EventKind::TaskSchedule, {A, kSwitch, T1});
+  tb.ev(0, 424, EventKind::TaskSchedule, {T1, kComplete, A});
+  tb.ev(0, 426, EventKind::TaskCreate, {A, T2, kExplicit | kUndeferred, 0x7000});
+  tb.ev(0, 426, EventKind::TaskSchedule, {A, kSwitch, T2});
+  tb.ev(0, 626, EventKind::Mark, {2});  // the program ends inside T2
+  model::Model m = tb.build();
+  EXPECT_EQ(iterations_of(m), (std::vector<uint64_t>{4, 4}));
+}
+
 // taskloop nogroup: no taskgroup around it, so its tasks (T1: 2 iterations of 100, T2: one of
 // 400) join where A's escaped tasks do: at the team's next barrier (an explicit one here, in
 // which B runs them), before A's 100 after it.

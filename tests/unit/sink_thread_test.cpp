@@ -195,11 +195,51 @@ TEST(SinkThread, AStrandsTimesReachTheTargetBeforeIt) {
   }
   ASSERT_EQ(target.seen.size(), 1000u);
   for (uint32_t s = 0; s < 1000; ++s)
-    EXPECT_EQ(target.seen[s], std::make_tuple(uint64_t{1} << 40 | s, ~uint64_t{0} - s,
-                                              s % 3 ? s : model::kNone))
+    EXPECT_EQ(target.seen[s],
+              std::make_tuple(uint64_t{1} << 40 | s, ~uint64_t{0} - s, s % 3 ? s : model::kNone))
         << "strand " << s;
   StreamProfile plain(3);
   EXPECT_FALSE(model::SinkThread(plain).wants_times());
+}
+
+// A target that wants the strands' work in user regions and notes those that came before each.
+class Regions final : public Stub {
+ public:
+  Strand strand(uint64_t, uint64_t, uint32_t, const Strand*, uint32_t, const Instance*, uint32_t,
+                uint64_t, uint32_t, uint64_t) override {
+    seen.push_back(std::move(pending));
+    pending.clear();
+    return static_cast<Strand>(seen.size() - 1);
+  }
+  bool wants_regions() const override { return true; }
+  void region_work(uint32_t region, uint64_t work) override { pending.emplace_back(region, work); }
+  std::vector<std::vector<std::pair<uint32_t, uint64_t>>> seen;
+  std::vector<std::pair<uint32_t, uint64_t>> pending;
+};
+
+// None, one or several (the third in the first one's region again) before a strand, in their order,
+// with ids and work of every width.
+TEST(SinkThread, AStrandsRegionWorkReachesTheTargetBeforeIt) {
+  auto parts_of = [](uint32_t s) {
+    std::vector<std::pair<uint32_t, uint64_t>> parts;
+    for (uint32_t k = 0; k < s % 4; ++k)
+      parts.emplace_back((s * 31 + k % 2) % 1000003, (uint64_t{1} << 50) + s * k);
+    return parts;
+  };
+  Regions target;
+  {
+    model::SinkThread threaded(target, 5, 2);
+    EXPECT_TRUE(threaded.wants_regions());
+    for (uint32_t s = 0; s < 1000; ++s) {
+      for (const auto& [region, work] : parts_of(s)) threaded.region_work(region, work);
+      threaded.strand(1, 1, 0, nullptr, 0, nullptr, 0, 1, 0, s);
+    }
+    threaded.drain();
+  }
+  ASSERT_EQ(target.seen.size(), 1000u);
+  for (uint32_t s = 0; s < 1000; ++s) EXPECT_EQ(target.seen[s], parts_of(s)) << "strand " << s;
+  StreamProfile plain(3);
+  EXPECT_FALSE(model::SinkThread(plain).wants_regions());
 }
 
 }  // namespace
