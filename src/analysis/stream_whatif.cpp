@@ -252,8 +252,8 @@ void StreamUnitList::more_regions(uint32_t count) {
   // Every live entry takes the new stride (rare: a region met for the first time).
   const size_t slots = has_path_.size();
   std::vector<uint64_t> wider(slots * count, 0);
-  for (size_t s = 0; s < slots; ++s)
-    std::copy_n(&paths_[s * region_count_], region_count_, &wider[s * count]);
+  for (size_t s = 0; s < slots && region_count_ > 0; ++s)
+    std::copy_n(paths_.data() + s * region_count_, region_count_, wider.data() + s * count);
   paths_ = std::move(wider);
   best_.resize(count, 0);
   region_count_ = count;
@@ -266,7 +266,7 @@ void StreamUnitList::grow(Strand s) {
 
 uint64_t* StreamUnitList::path_of(Strand s) {
   grow(s);
-  return &paths_[size_t{s} * region_count_];
+  return paths_.data() + size_t{s} * region_count_;
 }
 
 StreamUnitList::Strand StreamUnitList::strand(uint64_t work, uint64_t span_weight, uint32_t site,

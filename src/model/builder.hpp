@@ -90,7 +90,7 @@ Model build_model(const trace::TraceFile& trace, const BuildOptions& options = {
 // final (model/strand_sink.hpp), and never held together: memory follows what is live (the
 // recursion's depth times the threads), not the run. Returns the model without its DAG (no
 // strands, nodes or edges): its sites and what it says of the run. Throws ModelError, as
-// build_model does, and for what it cannot read in one pass yet (ordered loops, oneTBB, ...: the
+// build_model does, and for what it cannot read in one pass yet (detach clauses, oneTBB, ...: the
 // message says which). The sink is called on a thread of its own (model/sink_thread.hpp), all its
 // calls made when this returns: what it consults that BuildOptions' callbacks change (the sites
 // placed so far) must be read under a lock.

@@ -194,7 +194,16 @@ void Builder::on_ordered(const Event& e, uint32_t thread, bool begin) {
       return;
     auto [it, first] = last_ordered_.try_emplace(nodes_[n].instance);
     OrderedChain& chain = it->second;
-    if (first) {
+    if (first && out_) {
+      // (The streaming mode: a node of the phase at once, one more share of the loop's
+      // instance; it ends with the loop, stream_loop_ended.)
+      chain.node = new_node(NodeKind::Loop, phase);
+      nodes_[chain.node].site = nodes_[n].site;
+      nodes_[chain.node].instance = nodes_[n].instance;
+      sn_[chain.node].shared_instance = true;
+      ++stream_loops_[nodes_[n].instance].live;
+      chain.phase = phase;
+    } else if (first) {
       // Not an item of the phase yet: finalize() appends it last, after every implicit task
       // (threads of the team may begin theirs after this part).
       chain.node = static_cast<uint32_t>(nodes_.size());
@@ -212,6 +221,8 @@ void Builder::on_ordered(const Event& e, uint32_t thread, bool begin) {
     // part's turn began (the releasing thread preempted before its callback read the clock),
     // the turns themselves cannot.
     edge(chain.last, part);
+    hold(part);  // (the streaming mode: until the next part, or the loop's end, takes it)
+    drop(chain.last);
     chain.last = part;
   } else {
     if (!ts.extra || ts.extra->ordered_return == kNone) return;

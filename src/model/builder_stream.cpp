@@ -11,10 +11,6 @@ namespace tasklens::model::detail {
 // What the streaming mode cannot read yet: refused at the first such event.
 void Builder::stream_check(const Event& e) {
   switch (e.kind) {
-    case EventKind::MutexWaitEnd:
-    case EventKind::MutexReleased:
-      if (e.f[0] == kMutexOrdered) stream_unsupported("ordered regions");
-      break;
     case EventKind::ChunkBegin:
     case EventKind::ChunkEnd:
     case EventKind::TbbSpawn:
@@ -250,6 +246,16 @@ void Builder::stream_loop_ended(uint32_t instance, StreamLoop& loop) {
     sn_[v].piece = StreamNode::Known;
     if (sn_[v].closed) release_deferred(v, alone(v));
     node_item_done(v);  // (its hold while it waited)
+  }
+  // Its ordered parts' chain (on_ordered) joins where its phase ends, as finalize joins it; its
+  // node, a share of the loop, ends. (Last: `loop` may be retired with it.)
+  const auto ordered = last_ordered_.find(instance);
+  if (ordered != last_ordered_.end()) {
+    const OrderedChain chain = ordered->second;
+    last_ordered_.erase(ordered);
+    edge(chain.last, node_join(chain.phase));
+    drop(chain.last);
+    close_node(chain.node);
   }
 }
 

@@ -272,10 +272,10 @@ void expect_same_sched(const std::string& trace, const std::string& name) {
 // recordings are the task shapes a one-pass reading takes: recursions (fib, n-queens, merge
 // sort), an unbalanced tree (UTS), a list-based simulation (health), a branch-and-bound search
 // (knapsack), tiled linear algebra with `depend` (sparse LU, Cholesky), worksharing loops
-// (static, static with a chunk size: partly seen, dynamic, guided; a stencil, Jacobi's tasks in
-// loops) and sections, taskgroups, grandchildren a taskwait does not join, untied tasks, nested
-// regions, barriers, sleeping tasks, taskloops (with and without dispatch events), user regions;
-// both compilers.
+// (static, static with a chunk size: partly seen, dynamic, guided, ordered; a stencil, Jacobi's
+// tasks in loops) and sections, taskgroups, grandchildren a taskwait does not join, untied tasks,
+// nested regions, barriers, sleeping tasks, taskloops (with and without dispatch events), user
+// regions; both compilers.
 TEST_F(Stream, OnePassGivesTheProfileOfTheDagInMemory) {
   struct Case {
     const char* example;
@@ -298,6 +298,7 @@ TEST_F(Stream, OnePassGivesTheProfileOfTheDagInMemory) {
       {"sem_single_masked_sections", {}},
       {"loop_forms", {"dynamic", "20000", "4"}},
       {"loop_forms", {"static_chunk", "20000", "4"}},
+      {"loop_forms", {"ordered"}},
       {"sem_taskgroup", {}},
       {"sem_taskwait_grandchild", {}},
       {"sem_untied", {}},
@@ -373,13 +374,13 @@ TEST_F(Stream, ACsvReadInOnePassSaysSoOnStderr) {
 // What one pass cannot read yet is refused in one line that says what and what to do; a
 // recording too large for the memory goes to one pass by itself, or gets one line if it cannot.
 TEST_F(Stream, WhatOnePassCannotReadIsSaidInOneLine) {
-  const std::string ordered = path("ordered.tlens");
-  ASSERT_TRUE(record(example("loop_forms", "clang"), {"ordered"}, ordered).exited(0));
+  const std::string detach = path("detach.tlens");
+  ASSERT_TRUE(record(example("sem_detach", "clang"), {}, detach).exited(0));
   for (const char* command : {"report", "tasks", "advise", "sched"})
-    expect_one_line(run({TASKLENS_BIN, command, "--stream", ordered}), 5,
-                    "ordered.tlens: the recording has ordered regions, which tasklens cannot "
-                    "read in one pass yet");
-  RunResult base = run({TASKLENS_BIN, "report", "--stream", "--base", ordered, ordered});
+    expect_one_line(run({TASKLENS_BIN, command, "--stream", detach}), 5,
+                    "detach.tlens: the recording has detached tasks (detach clauses), which "
+                    "tasklens cannot read in one pass yet");
+  RunResult base = run({TASKLENS_BIN, "report", "--stream", "--base", detach, detach});
   EXPECT_TRUE(base.exited(2)) << base.describe();
 
   EnvOverrides tight = default_env();
@@ -400,9 +401,9 @@ TEST_F(Stream, WhatOnePassCannotReadIsSaidInOneLine) {
   ASSERT_FALSE(d.is_null());
   EXPECT_NE(d["other"]["warnings"].dump().find("read in passes"), std::string::npos)
       << d["other"]["warnings"];
-  expect_one_line(run({TASKLENS_BIN, "diff", "--stream", fib, ordered}), 5,
-                  "ordered.tlens: the recording has ordered regions, which tasklens cannot read "
-                  "in one pass yet");
+  expect_one_line(run({TASKLENS_BIN, "diff", "--stream", fib, detach}), 5,
+                  "detach.tlens: the recording has detached tasks (detach clauses), which "
+                  "tasklens cannot read in one pass yet");
   // advise too, one pass per step.
   const json advice = report_of({TASKLENS_BIN, "advise", "--format", "json", fib}, tight);
   ASSERT_FALSE(advice.is_null());
@@ -436,9 +437,9 @@ TEST_F(Stream, WhatOnePassCannotReadIsSaidInOneLine) {
                   "--fragment fib.c:1-2: no code fragment file:L1-L2 like that");
   expect_one_line(run({TASKLENS_BIN, "whatif", "--stream", "--site", "nowhere.c:1", fib}), 2,
                   "--site nowhere.c:1: no construct site there");
-  expect_one_line(run({TASKLENS_BIN, "whatif", "--stream", "--site", "x.c:1", ordered}), 5,
-                  "ordered.tlens: the recording has ordered regions, which tasklens cannot read "
-                  "in one pass yet");
+  expect_one_line(run({TASKLENS_BIN, "whatif", "--stream", "--site", "x.c:1", detach}), 5,
+                  "detach.tlens: the recording has detached tasks (detach clauses), which "
+                  "tasklens cannot read in one pass yet");
 
   const std::string tbb = path("tbb.tlens");  // 1596 oneTBB tasks: a DAG over 400 KiB
   ASSERT_TRUE(record(std::string(TASKLENS_EXAMPLES_DIR) + "/tbb_fib", {"16", "1"}, tbb).exited(0));
