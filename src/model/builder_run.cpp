@@ -113,7 +113,7 @@ Model Builder::run() {
     if (out_) {
       for (size_t k = 0; k < count; ++k) {
         handle(batch->events[k], batch->threads[k]);
-        stream_flush();
+        stream_maybe_flush();
       }
     } else {
       for (size_t k = 0; k < count; ++k) handle(batch->events[k], batch->threads[k]);

@@ -518,6 +518,7 @@ class Builder {
     // A task of a taskloop (its node is a child of the Taskloop node `taskloop`): its piece waits
     // for the taskloop's share (StreamTaskloop) unless a dispatch event gave its iterations.
     uint32_t taskloop = kNone;
+    uint32_t taskloop_index = 0;  // its place in the taskloop's `waiting` while it waits
     bool dispatched = false;
     uint32_t strands_made = 0, children_made = 0;
     uint32_t deferred = kNone;  // its first strand, held back until that is decided
@@ -537,17 +538,22 @@ class Builder {
     std::vector<uint32_t> waiting;  // nodes whose pieces wait for the loop's end
   };
   std::unordered_map<uint32_t, StreamLoop> stream_loops_;  // by instance id
-  // A taskloop whose tasks may have no dispatch event (one-thread teams have none): its trip
+  // A taskloop whose tasks may have no dispatch event (one-thread teams and gcc's GOMP_taskloop
+  // have none): its trip
   // count is shared evenly among its tasks that stand alone (find_divisible's rule), known once
   // the taskloop has ended and so has each of its tasks. Until then the undispatched tasks'
-  // nodes wait (held), and their strands with them: the memory of one taskloop's tasks.
+  // nodes wait (held), and their strands with them: the memory of one taskloop's tasks, at most
+  // kMaxTaskloopHeld of them ended (more is refused in one line rather than the memory
+  // exhausted). A task whose dispatch event came goes on at once.
   struct StreamTaskloop {
     uint64_t trip = 0;
     uint32_t open = 0;              // its tasks not ended
     uint32_t alone = 0;             // its ended tasks of one strand and no construct inside
+    uint32_t held = 0;              // its tasks ended without a dispatch event
     bool ended = false;             // the Taskloop node closed: no more tasks of its own
-    std::vector<uint32_t> waiting;  // its tasks' nodes (held until then)
+    std::vector<uint32_t> waiting;  // its undispatched tasks' nodes (held until then)
   };
+  static constexpr size_t kMaxTaskloopHeld = size_t{1} << 18;
   std::unordered_map<uint32_t, StreamTaskloop> stream_taskloops_;  // by Taskloop node slot
   void stream_taskloop_task(uint32_t taskloop, uint32_t node);
   void stream_taskloop_dispatch(uint32_t node, uint64_t iterations, uint64_t start);
@@ -663,6 +669,18 @@ class Builder {
   // taskwait of t has joined them all).
   void release_deps(uint32_t t);
   void stream_flush();
+  // stream_flush after every event while few strands and folds wait; when many do (a one-thread
+  // taskloop's tasks wait for its end, and a flush scans every one), once every pending / 4
+  // events: the scans then cost a few steps per event, not O(pending), and at most a quarter
+  // more waits. Only when the hand-overs happen changes, not what is handed over.
+  void stream_maybe_flush() {
+    const size_t pending = sealed_.size() + folds_.size();
+    if (pending > kFlushAlways && ++events_since_flush_ * 4 < pending) return;
+    events_since_flush_ = 0;
+    stream_flush();
+  }
+  static constexpr size_t kFlushAlways = 4096;
+  size_t events_since_flush_ = 0;
   void stream_check(const Event& e);
   [[noreturn]] void stream_unsupported(const char* what);
   Model finish_stream();

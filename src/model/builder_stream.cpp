@@ -176,18 +176,21 @@ uint32_t Builder::stream_join() {
 void Builder::seal(uint32_t s) {
   if (ss_[s].state != StreamStrand::Open) return;
   ss_[s].state = StreamStrand::Sealed;
-  sealed_.push_back(s);
   // A loop piece's only strand so far: held back until it is known to stay the only one and
-  // how many iterations it stands for.
+  // how many iterations it stands for. It joins the strands to hand over once released: a
+  // one-thread taskloop holds all its tasks' strands, which every flush would scan again.
   const uint32_t n = strands_[s].node;
   StreamNode& v = sn_[n];
-  if (v.piece == StreamNode::NoPiece || !alone(n)) return;
-  if (v.closed && v.piece == StreamNode::Known) {
-    ss_[s].iterations = std::max<uint64_t>(v.iterations, 1);
-  } else {
-    v.deferred = s;
-    ss_[s].deferred = true;
+  if (v.piece != StreamNode::NoPiece && alone(n)) {
+    if (v.closed && v.piece == StreamNode::Known) {
+      ss_[s].iterations = std::max<uint64_t>(v.iterations, 1);
+    } else {
+      v.deferred = s;
+      ss_[s].deferred = true;
+      return;
+    }
   }
+  sealed_.push_back(s);
 }
 
 void Builder::release_deferred(uint32_t node, bool alone_in_it) {
@@ -196,6 +199,7 @@ void Builder::release_deferred(uint32_t node, bool alone_in_it) {
   sn_[node].deferred = kNone;
   ss_[s].deferred = false;
   ss_[s].iterations = alone_in_it ? std::max<uint64_t>(sn_[node].iterations, 1) : 1;
+  sealed_.push_back(s);  // (sealed, held back until now)
 }
 
 void Builder::stream_piece(uint32_t node, uint32_t instance, uint64_t iterations, uint64_t start,
@@ -379,8 +383,9 @@ void Builder::stream_taskloop_task(uint32_t taskloop, uint32_t node) {
   auto it = stream_taskloops_.find(taskloop);
   if (it == stream_taskloops_.end()) return;
   ++it->second.open;
-  it->second.waiting.push_back(node);
   StreamNode& v = sn_[node];
+  v.taskloop_index = static_cast<uint32_t>(it->second.waiting.size());
+  it->second.waiting.push_back(node);
   v.taskloop = taskloop;
   v.piece = StreamNode::AtLoopEnd;
   v.piece_kind = Piece::TaskloopTask;
@@ -400,8 +405,17 @@ void Builder::stream_taskloop_dispatch(uint32_t node, uint64_t iterations, uint6
   v.first_iteration = start;
   v.piece = StreamNode::Known;
   if (v.closed) release_deferred(node, alone(node));
-  // (Its node stays held until the taskloop's share is known, its slot with it: the taskloop
-  // names it. Its strands go on at once.)
+  // It waits no more: out of the taskloop's list (the last one takes its place), its hold let
+  // go. (It still counts among the taskloop's tasks when it ends: `taskloop` stays.)
+  auto it = stream_taskloops_.find(v.taskloop);
+  if (it != stream_taskloops_.end()) {
+    std::vector<uint32_t>& waiting = it->second.waiting;
+    const uint32_t last = waiting.back();
+    waiting[v.taskloop_index] = last;
+    sn_[last].taskloop_index = v.taskloop_index;
+    waiting.pop_back();
+  }
+  node_item_done(node);  // (its hold)
 }
 
 // A taskloop's task ended (its node closed), or the taskloop did.
@@ -414,6 +428,12 @@ void Builder::stream_taskloop_closed(uint32_t node) {
   if (task) {
     --l.open;
     if (alone(node)) ++l.alone;
+    // Ended without a dispatch event: its strands wait for the taskloop's end.
+    if (!sn_[node].dispatched && ++l.held > kMaxTaskloopHeld)
+      stream_unsupported(
+          "a taskloop of more than 262144 tasks without dispatch events (a "
+          "one-thread team's, or gcc's), whose tasks' share of its iterations "
+          "is known only at its end");
   } else {
     l.ended = true;
   }
@@ -430,11 +450,9 @@ void Builder::stream_taskloop_resolve(uint32_t taskloop) {
   const uint64_t share = l.trip / std::max<uint64_t>(l.alone, 1);
   for (uint32_t v : l.waiting) {
     StreamNode& x = sn_[v];
-    if (!x.dispatched) {
-      x.iterations = share;
-      x.piece = StreamNode::Known;
-      if (x.closed) release_deferred(v, alone(v));
-    }
+    x.iterations = share;
+    x.piece = StreamNode::Known;
+    if (x.closed) release_deferred(v, alone(v));
     node_item_done(v);  // (its hold)
   }
   node_item_done(taskloop);  // (its hold)

@@ -380,6 +380,17 @@ TEST_F(Stream, WhatOnePassCannotReadIsSaidInOneLine) {
     expect_one_line(run({TASKLENS_BIN, command, "--stream", detach}), 5,
                     "detach.tlens: the recording has detached tasks (detach clauses), which "
                     "tasklens cannot read in one pass yet");
+  // A taskloop whose tasks' share of its iterations is known only at its end holds them until
+  // then: more than 262144 of them are refused (300000 tasks on one thread, no dispatch events).
+  const std::string taskloop = path("taskloop.tlens");
+  EnvOverrides one_thread = default_env();
+  one_thread["OMP_NUM_THREADS"] = "1";
+  ASSERT_TRUE(record(example("loop_forms", "clang"), {"taskloop_grainsize", "1200000", "1"},
+                     taskloop, one_thread)
+                  .exited(0));
+  expect_one_line(run({TASKLENS_BIN, "report", "--stream", taskloop}), 5,
+                  "taskloop.tlens: the recording has a taskloop of more than 262144 tasks without "
+                  "dispatch events");
   RunResult base = run({TASKLENS_BIN, "report", "--stream", "--base", detach, detach});
   EXPECT_TRUE(base.exited(2)) << base.describe();
 
