@@ -1,7 +1,6 @@
 // The adviser's evaluation in one pass (stream_advise.hpp).
 #include "analysis/stream_advise.hpp"
 
-#include <algorithm>
 #include <utility>
 
 #include "analysis/algebra.hpp"
@@ -22,15 +21,7 @@ StreamAdvisePass::Strand StreamAdvisePass::strand(uint64_t work, uint64_t span_w
     fragment_regions_.resize(fragment_work_.size());
   }
   fragment_work_[fragment] += work;
-  for (const auto& part : parts_) {
-    auto& in = fragment_regions_[fragment];
-    auto it =
-        std::find_if(in.begin(), in.end(), [&](const auto& x) { return x.first == part.first; });
-    if (it == in.end())
-      in.push_back(part);
-    else
-      it->second += part.second;
-  }
+  for (const auto& [region, w] : parts_) add_region_part(fragment_regions_[fragment], region, w);
   parts_.clear();
   // As advise: a chosen group's strand is divided once, rounded to the nearest tick.
   if (fragment < chosen_.size() && chosen_[fragment]) {

@@ -240,12 +240,7 @@ StreamWhatIf::Result StreamWhatIf::finish() {
 }
 
 void StreamUnitList::region_work(uint32_t region, uint64_t work) {
-  for (auto& [r, w] : parts_)
-    if (r == region) {  // (a region the strand entered twice: one part, as unit_of_region)
-      w += work;
-      return;
-    }
-  parts_.emplace_back(region, work);
+  add_region_part(parts_, region, work);
 }
 
 void StreamUnitList::more_regions(uint32_t count) {

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analysis/stream_profile.hpp"
@@ -47,6 +48,18 @@ class TwinProfiles : public model::StrandSink {
   // holds.
   StreamProfile first_, second_;
 };
+
+// Adds `work` inside `region` to a strand's (or a fragment's) parts, one per region: a region
+// met twice is one part, as unit_of_region sums a strand's entries.
+inline void add_region_part(std::vector<std::pair<uint32_t, uint64_t>>& parts, uint32_t region,
+                            uint64_t work) {
+  for (auto& [r, w] : parts)
+    if (r == region) {
+      w += work;
+      return;
+    }
+  parts.emplace_back(region, work);
+}
 
 struct StreamUnit {
   std::string name;

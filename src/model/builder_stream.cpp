@@ -429,11 +429,13 @@ void Builder::stream_taskloop_closed(uint32_t node) {
     --l.open;
     if (alone(node)) ++l.alone;
     // Ended without a dispatch event: its strands wait for the taskloop's end.
-    if (!sn_[node].dispatched && ++l.held > kMaxTaskloopHeld)
-      stream_unsupported(
-          "a taskloop of more than 262144 tasks without dispatch events (a "
-          "one-thread team's, or gcc's), whose tasks' share of its iterations "
-          "is known only at its end");
+    if (!sn_[node].dispatched && ++l.held > kMaxTaskloopHeld) {
+      static const std::string what =
+          "a taskloop of more than " + std::to_string(kMaxTaskloopHeld) +
+          " tasks without dispatch events (a one-thread team's, or gcc's), whose tasks' share of "
+          "its iterations is known only at its end";
+      stream_unsupported(what.c_str());
+    }
   } else {
     l.ended = true;
   }

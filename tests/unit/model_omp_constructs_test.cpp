@@ -217,32 +217,53 @@ TEST(ModelOmp, ATaskloopsTasksAreItsPartsAndWeighOneIterationEach) {
   EXPECT_EQ(m.task_count, 4u);
 }
 
+// A one-thread team (initial task I, region P, its implicit task A from 10), as libomp reports
+// one: every task created runs at once (undeferred), so a task is its creation, its switch and,
+// `work` later, its completion. Its taskloop opens its own taskgroup at 20 and begins at 22, over
+// `trip` iterations at 0x7000.
+struct OneThreadTaskloop {
+  TraceBuilder& tb;
+  uint64_t I = id(0, 2), P = id(0, 3), A = id(0, 4);
+  void begin(uint64_t trip) {
+    tb.ev(0, 0, EventKind::ImplicitBegin, {id(0, 1), I, 1, 1, kInitial});
+    tb.ev(0, 10, EventKind::ParallelBegin, {I, P, 1, 0, 0x1000});
+    tb.ev(0, 10, EventKind::ImplicitBegin, {P, A, 1, 0, kImplicit});
+    tb.ev(0, 20, EventKind::SyncBegin, {kTaskgroup, A, 0x7000});       // A: 10
+    tb.ev(0, 22, EventKind::WorkBegin, {kTaskloop, A, trip, 0x7000});  // A: 2
+  }
+  void create(uint64_t parent, uint64_t task, uint64_t at) {
+    tb.ev(0, at, EventKind::TaskCreate, {parent, task, kExplicit | kUndeferred, 0x7000});
+    tb.ev(0, at, EventKind::TaskSchedule, {parent, kSwitch, task});
+  }
+  void run(uint64_t parent, uint64_t task, uint64_t at, uint64_t work) {
+    create(parent, task, at);
+    tb.ev(0, at + work, EventKind::TaskSchedule, {task, kComplete, parent});
+  }
+  // The taskloop ends at `at`, its taskgroup 2 later; the region's barrier 10 after that.
+  void end(uint64_t at) {
+    tb.ev(0, at, EventKind::WorkEnd, {kTaskloop, A, 0x7001});
+    tb.ev(0, at + 2, EventKind::SyncWaitBegin, {kTaskgroup, A});
+    tb.ev(0, at + 2, EventKind::SyncWaitEnd, {kTaskgroup, A});
+    tb.ev(0, at + 2, EventKind::SyncEnd, {kTaskgroup, A, 0x7001});
+    tb.ev(0, at + 12, EventKind::SyncBegin, {kBarrier, A, 0x1000});
+    tb.ev(0, at + 12, EventKind::SyncEnd, {kBarrier, A, 0x1000});
+    tb.ev(0, at + 12, EventKind::ImplicitEnd, {A, 0, kImplicit});
+    tb.ev(0, at + 12, EventKind::ParallelEnd, {P, I, 0, 0x1000});
+  }
+};
+
 // taskloop num_tasks(2) over 8 iterations of 100 in a one-thread team: the runtime reports no
 // dispatch event there, and runs each task at once (flagged undeferred, like every task of a
 // one-thread team): the trip count is shared among the tasks that ran the body (4 each), and
 // the tasks stay parallel, with the one-thread team's warning.
 TEST(ModelOmp, ATaskloopWithoutDispatchEventsSharesItsTripCountAmongItsTasks) {
   TraceBuilder tb(1);
-  const uint64_t I = id(0, 2), P = id(0, 3), A = id(0, 4), T1 = id(0, 5), T2 = id(0, 6);
-  tb.ev(0, 0, EventKind::ImplicitBegin, {id(0, 1), I, 1, 1, kInitial});
-  tb.ev(0, 10, EventKind::ParallelBegin, {I, P, 1, 0, 0x1000});
-  tb.ev(0, 10, EventKind::ImplicitBegin, {P, A, 1, 0, kImplicit});
-  tb.ev(0, 20, EventKind::SyncBegin, {kTaskgroup, A, 0x7000});                    // A: 10
-  tb.ev(0, 22, EventKind::WorkBegin, {kTaskloop, A, 8, 0x7000});                  // A: 2
-  tb.ev(0, 24, EventKind::TaskCreate, {A, T1, kExplicit | kUndeferred, 0x7000});  // A: 2
-  tb.ev(0, 24, EventKind::TaskSchedule, {A, kSwitch, T1});
-  tb.ev(0, 424, EventKind::TaskSchedule, {T1, kComplete, A});                      // T1: 400
-  tb.ev(0, 426, EventKind::TaskCreate, {A, T2, kExplicit | kUndeferred, 0x7000});  // A: 2
-  tb.ev(0, 426, EventKind::TaskSchedule, {A, kSwitch, T2});
-  tb.ev(0, 826, EventKind::TaskSchedule, {T2, kComplete, A});  // T2: 400
-  tb.ev(0, 828, EventKind::WorkEnd, {kTaskloop, A, 0x7001});   // A: 2
-  tb.ev(0, 830, EventKind::SyncWaitBegin, {kTaskgroup, A});    // A: 2
-  tb.ev(0, 830, EventKind::SyncWaitEnd, {kTaskgroup, A});
-  tb.ev(0, 830, EventKind::SyncEnd, {kTaskgroup, A, 0x7001});
-  tb.ev(0, 840, EventKind::SyncBegin, {kBarrier, A, 0x1000});  // A: 10
-  tb.ev(0, 840, EventKind::SyncEnd, {kBarrier, A, 0x1000});
-  tb.ev(0, 840, EventKind::ImplicitEnd, {A, 0, kImplicit});
-  tb.ev(0, 840, EventKind::ParallelEnd, {P, I, 0, 0x1000});
+  OneThreadTaskloop r{tb};
+  const uint64_t A = r.A, T1 = id(0, 5), T2 = id(0, 6);
+  r.begin(8);
+  r.run(A, T1, 24, 400);   // A: 2, T1: 400
+  r.run(A, T2, 426, 400);  // A: 2, T2: 400
+  r.end(828);              // A: 2, 2, then 10 before the barrier
   model::Model m = tb.build();
   expect_structure(m);
   ASSERT_EQ(m.warnings.size(), 1u);  // the one-thread team's if(0)/final warning
@@ -263,33 +284,15 @@ TEST(ModelOmp, ATaskloopWithoutDispatchEventsSharesItsTripCountAmongItsTasks) {
 // taskloop's end to know its share.
 TEST(ModelOmp, ATaskloopsSplittingTaskDoesNotTakeAShareOfItsTripCount) {
   TraceBuilder tb(1);
-  const uint64_t I = id(0, 2), P = id(0, 3), A = id(0, 4), T0 = id(0, 5), T1 = id(0, 6),
-                 T2 = id(0, 7), T3 = id(0, 8);
-  tb.ev(0, 0, EventKind::ImplicitBegin, {id(0, 1), I, 1, 1, kInitial});
-  tb.ev(0, 10, EventKind::ParallelBegin, {I, P, 1, 0, 0x1000});
-  tb.ev(0, 10, EventKind::ImplicitBegin, {P, A, 1, 0, kImplicit});
-  tb.ev(0, 20, EventKind::SyncBegin, {kTaskgroup, A, 0x7000});                    // A: 10
-  tb.ev(0, 22, EventKind::WorkBegin, {kTaskloop, A, 8, 0x7000});                  // A: 2
-  tb.ev(0, 24, EventKind::TaskCreate, {A, T0, kExplicit | kUndeferred, 0x7000});  // A: 2
-  tb.ev(0, 24, EventKind::TaskSchedule, {A, kSwitch, T0});
-  tb.ev(0, 26, EventKind::TaskCreate, {T0, T2, kExplicit | kUndeferred, 0x7000});  // T0: 2
-  tb.ev(0, 26, EventKind::TaskSchedule, {T0, kSwitch, T2});
-  tb.ev(0, 226, EventKind::TaskSchedule, {T2, kComplete, T0});                      // T2: 200
-  tb.ev(0, 228, EventKind::TaskCreate, {T0, T3, kExplicit | kUndeferred, 0x7000});  // T0: 2
-  tb.ev(0, 228, EventKind::TaskSchedule, {T0, kSwitch, T3});
-  tb.ev(0, 428, EventKind::TaskSchedule, {T3, kComplete, T0});                     // T3: 200
-  tb.ev(0, 430, EventKind::TaskSchedule, {T0, kComplete, A});                      // T0: 2
-  tb.ev(0, 432, EventKind::TaskCreate, {A, T1, kExplicit | kUndeferred, 0x7000});  // A: 2
-  tb.ev(0, 432, EventKind::TaskSchedule, {A, kSwitch, T1});
-  tb.ev(0, 832, EventKind::TaskSchedule, {T1, kComplete, A});  // T1: 400
-  tb.ev(0, 834, EventKind::WorkEnd, {kTaskloop, A, 0x7001});   // A: 2
-  tb.ev(0, 836, EventKind::SyncWaitBegin, {kTaskgroup, A});    // A: 2
-  tb.ev(0, 836, EventKind::SyncWaitEnd, {kTaskgroup, A});
-  tb.ev(0, 836, EventKind::SyncEnd, {kTaskgroup, A, 0x7001});
-  tb.ev(0, 846, EventKind::SyncBegin, {kBarrier, A, 0x1000});  // A: 10
-  tb.ev(0, 846, EventKind::SyncEnd, {kBarrier, A, 0x1000});
-  tb.ev(0, 846, EventKind::ImplicitEnd, {A, 0, kImplicit});
-  tb.ev(0, 846, EventKind::ParallelEnd, {P, I, 0, 0x1000});
+  OneThreadTaskloop r{tb};
+  const uint64_t A = r.A, T0 = id(0, 5), T1 = id(0, 6), T2 = id(0, 7), T3 = id(0, 8);
+  r.begin(8);
+  r.create(A, T0, 24);                                         // A: 2
+  r.run(T0, T2, 26, 200);                                      // T0: 2, T2: 200
+  r.run(T0, T3, 228, 200);                                     // T0: 2, T3: 200
+  tb.ev(0, 430, EventKind::TaskSchedule, {T0, kComplete, A});  // T0: 2
+  r.run(A, T1, 432, 400);                                      // A: 2, T1: 400
+  r.end(834);                                                  // A: 2, 2, then 10
   model::Model m = tb.build();
   expect_structure(m);
   EXPECT_EQ(iterations_of(m), std::vector<uint64_t>{8});  // T1's: 8 iterations / 1 task
@@ -303,17 +306,11 @@ TEST(ModelOmp, ATaskloopsSplittingTaskDoesNotTakeAShareOfItsTripCount) {
 // T1, so each has half the trip count, in memory as in one pass.
 TEST(ModelOmp, ATaskloopThatNeverEndedSharesItsTripCountAmongTheTasksItHad) {
   TraceBuilder tb(1);
-  const uint64_t I = id(0, 2), P = id(0, 3), A = id(0, 4), T1 = id(0, 5), T2 = id(0, 6);
-  tb.ev(0, 0, EventKind::ImplicitBegin, {id(0, 1), I, 1, 1, kInitial});
-  tb.ev(0, 10, EventKind::ParallelBegin, {I, P, 1, 0, 0x1000});
-  tb.ev(0, 10, EventKind::ImplicitBegin, {P, A, 1, 0, kImplicit});
-  tb.ev(0, 20, EventKind::SyncBegin, {kTaskgroup, A, 0x7000});
-  tb.ev(0, 22, EventKind::WorkBegin, {kTaskloop, A, 8, 0x7000});
-  tb.ev(0, 24, EventKind::TaskCreate, {A, T1, kExplicit | kUndeferred, 0x7000});
-  tb.ev(0, 24, EventKind::TaskSchedule, {A, kSwitch, T1});
-  tb.ev(0, 424, EventKind::TaskSchedule, {T1, kComplete, A});
-  tb.ev(0, 426, EventKind::TaskCreate, {A, T2, kExplicit | kUndeferred, 0x7000});
-  tb.ev(0, 426, EventKind::TaskSchedule, {A, kSwitch, T2});
+  OneThreadTaskloop r{tb};
+  const uint64_t T1 = id(0, 5), T2 = id(0, 6);
+  r.begin(8);
+  r.run(r.A, T1, 24, 400);
+  r.create(r.A, T2, 426);
   tb.ev(0, 626, EventKind::Mark, {2});  // the program ends inside T2
   model::Model m = tb.build();
   EXPECT_EQ(iterations_of(m), (std::vector<uint64_t>{4, 4}));
