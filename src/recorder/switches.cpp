@@ -79,6 +79,8 @@ struct SwitchRing {
   uint64_t budget_refreshed_ns = 0;
   uint32_t fault_histogram[kFaultBuckets] = {};
   uint32_t faults_seen = 0;
+  bool throttled = false;  // the kernel throttled a fault event, and has not unthrottled it yet
+  FaultsDrained last;      // what the last drain read of the faults
 };
 
 namespace {
@@ -192,6 +194,10 @@ SwitchRing* switch_ring_open(bool watch_faults) {
 
 bool switch_ring_watches_faults(const SwitchRing* ring) { return ring && ring->fault_fd[0] >= 0; }
 
+FaultsDrained switch_ring_last_faults(const SwitchRing* ring) {
+  return ring ? ring->last : FaultsDrained{};
+}
+
 void switch_ring_close(SwitchRing* ring) {
   if (!ring) return;
   close_fault_events(ring);
@@ -223,6 +229,9 @@ void switch_ring_drain(SwitchRing* ring, uint32_t thread, std::vector<uint8_t>& 
   preempted.clear();
   blocked.clear();
   faults.clear();
+  FaultsDrained& seen = ring->last;
+  seen = FaultsDrained{};
+  seen.throttled = ring->throttled;
   while (tail + sizeof(perf_event_header) <= head) {
     uint8_t rec[64];
     perf_event_header h;
@@ -242,6 +251,14 @@ void switch_ring_drain(SwitchRing* ring, uint32_t thread, std::vector<uint8_t>& 
       ring->fault_start = 0;
       continue;
     }
+    if ((h.type == PERF_RECORD_THROTTLE || h.type == PERF_RECORD_UNTHROTTLE) &&
+        n >= sizeof h + 16) {
+      // {u64 time, u64 id, u64 stream_id}: only fault events sample, so only they throttle.
+      ring->throttled = h.type == PERF_RECORD_THROTTLE;
+      seen.throttled = true;
+      // A fault started before the throttle may end unseen, and the next start replaces it.
+      continue;
+    }
     if (h.type == PERF_RECORD_SAMPLE && n >= sizeof h + 16) {
       uint64_t id, time;
       std::memcpy(&id, rec + sizeof h, 8);  // {u64 identifier, u64 time}
@@ -252,12 +269,16 @@ void switch_ring_drain(SwitchRing* ring, uint32_t thread, std::vector<uint8_t>& 
       if (event == kFaultEvents) continue;
       ++ring->fault_used[event];
       if (event == kFaultStart) {
+        ++seen.starts;
         ring->fault_start = time;
         continue;
       }
+      ++seen.ends;
       if (ring->fault_start == 0 || time < ring->fault_start) continue;
       uint64_t took = time - ring->fault_start;
       ring->fault_start = 0;
+      ++seen.matched;
+      seen.longest_ns = std::max(seen.longest_ns, took);
       ++ring->fault_histogram[fault_bucket(took)];
       ++ring->faults_seen;
       if (took > kSlowFaultNs) {  // judged below, against every fault of this drain too
@@ -271,6 +292,7 @@ void switch_ring_drain(SwitchRing* ring, uint32_t thread, std::vector<uint8_t>& 
     std::memcpy(&time, rec + sizeof h, 8);  // sample_id_all: the sample's time comes first
     // A fault that sleeps or is preempted is off the CPU for part of it: that part is the
     // switch's interval; the fault is not also counted.
+    if (ring->fault_start != 0) ++seen.interrupted;
     ring->fault_start = 0;
     if (h.misc & PERF_RECORD_MISC_SWITCH_OUT) {
       ring->pending_out = time;
@@ -290,11 +312,13 @@ void switch_ring_drain(SwitchRing* ring, uint32_t thread, std::vector<uint8_t>& 
     ring->pending_out = 0;
   }
   refresh_fault_budget(ring);
-  if (!faults.empty()) {
+  seen.faults_seen = ring->faults_seen;
+  if (seen.matched > 0) {
     const bool known = ring->faults_seen >= kTypicalAfter;
     const uint64_t typical = known ? fault_quantile(*ring, 0.5) : kDefaultTypicalNs;
     const uint64_t floor = std::max(
         {kSlowFaultNs, kSlowFaultFactor * typical, known ? 2 * fault_quantile(*ring, 0.99) : 0});
+    seen.floor_ns = floor;
     size_t w = 0;
     for (size_t i = 0; i < faults.size(); i += 2)
       if (faults[i + 1] - faults[i] > floor) {

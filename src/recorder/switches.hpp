@@ -39,4 +39,21 @@ bool switch_ring_half_full(const SwitchRing* ring);
 void switch_ring_drain(SwitchRing* ring, uint32_t thread, std::vector<uint8_t>& out, uint64_t& lost,
                        bool at_end = false);
 
+// What the last drain read of the thread's page faults, for the recorder's tests and for telling,
+// when a slow fault went unreported, whether the kernel sent no event or the rule judged it.
+struct FaultsDrained {
+  uint32_t starts = 0;       // fault-start samples read
+  uint32_t ends = 0;         // fault-end samples (minor or major) read
+  uint32_t matched = 0;      // ends that closed a start: faults timed
+  uint32_t interrupted = 0;  // starts a switch record cut (their time counts as the switch's)
+  // Whether the kernel stopped sending the fault events for part of the drain: it throttles an
+  // event that samples more often than perf_event_max_sample_rate allows per tick (a burst of
+  // faults) until the next tick, and the faults meanwhile are not seen.
+  bool throttled = false;
+  uint64_t longest_ns = 0;   // the longest fault timed
+  uint64_t floor_ns = 0;     // the rule's threshold for a slow fault at this drain
+  uint32_t faults_seen = 0;  // faults timed since the ring opened
+};
+FaultsDrained switch_ring_last_faults(const SwitchRing* ring);
+
 }  // namespace tasklens::recorder
