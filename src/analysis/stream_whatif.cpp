@@ -75,6 +75,11 @@ StreamWhatIf::StreamWhatIf(std::vector<StreamUnit> units, std::vector<double> fa
   part_.resize(units_.size());
   capped_.resize(units_.size());
   scratch_.resize(points_);
+  // span_weights divides by max(k, 1) and keeps nothing at an infinite k.
+  const auto divisor = [](double k) { return std::isinf(k) ? 0.0 : std::max(k, 1.0); };
+  for (const double k : factors_) divisor_.push_back(divisor(k));
+  for (const StreamUnit& u : units_) own_divisor_.push_back(divisor(u.factor));
+  after_divisor_ = divisor(after_factor_);
 }
 
 const uint8_t* StreamWhatIf::members(std::vector<uint8_t>& table, std::vector<uint8_t>& known,
@@ -111,15 +116,16 @@ uint64_t StreamWhatIf::cap_parts(uint64_t w, const std::vector<uint8_t>& set) {
 
 // As span_weights (whatif.cpp): what is left outside the units, and round(sum of u / k) of the
 // parts (0 at infinity, u itself at k <= 1). A strand one unit covers whole weighs round(w / k).
+// `divisor` is max(k, 1), 0 for an infinite k; a unit's own factor is its own_divisor_.
 uint64_t StreamWhatIf::weight(uint64_t w, uint64_t covered, const std::vector<uint8_t>& set,
-                              bool own, double k) const {
+                              bool own, double divisor) const {
   if (covered == 0) return w;
   double kept = 0;
   for (const uint8_t u : set) {
-    const double factor = own && units_[u].factor > 0 ? units_[u].factor : k;
-    kept += std::isinf(factor) ? 0.0 : static_cast<double>(capped_[u]) / std::max(factor, 1.0);
+    const double d = own && units_[u].factor > 0 ? own_divisor_[u] : divisor;
+    if (d != 0) kept += static_cast<double>(capped_[u]) / d;
   }
-  return w - covered + static_cast<uint64_t>(std::llround(kept));
+  return w - covered + round_nonnegative(kept);
 }
 
 uint64_t* StreamWhatIf::entry(Strand s) {
@@ -149,24 +155,41 @@ StreamWhatIf::Strand StreamWhatIf::strand(uint64_t work, uint64_t span_weight, u
       if (region == units_[u].region) part_[u] += w;
   }
   region_parts_.clear();
+  const bool in_some_unit =
+      std::any_of(part_.begin(), part_.end(), [](uint64_t part) { return part != 0; });
 
   // The curves' points: every set at every factor. covered_of[i]: set i's capped parts' sum.
-  scratch_covered_.resize(sets_.size());
-  for (size_t i = 0; i < sets_.size(); ++i) {
+  // A strand in no unit (most, with a few units) weighs its work at every point.
+  scratch_covered_.assign(sets_.size(), 0);
+  if (!in_some_unit) {
+    const uint64_t span = iteration_span(work, iterations);
+    std::fill(scratch_.begin(), scratch_.end(), span);
+    for (uint64_t& w : work_) w += work;
+  }
+  for (size_t i = 0; i < sets_.size() && in_some_unit; ++i) {
     const uint64_t covered = cap_parts(work, sets_[i]);
     scratch_covered_[i] = covered;
     unit_work_[i] += covered;
     const bool own = has_all_ && i + 1 == sets_.size();
+    // A set of one unit at the curve's factor (every set but "all"): its part is `covered`,
+    // and weight() comes down to this, without its loop.
+    const bool alone = !own && sets_[i].size() == 1;
     for (size_t f = 0; f < factors_.size(); ++f) {
       const size_t p = i * factors_.size() + f;
-      const uint64_t w = weight(work, covered, sets_[i], own, factors_[f]);
+      const double d = divisor_[f];
+      const uint64_t w =
+          !alone ? weight(work, covered, sets_[i], own, d)
+          : covered == 0
+              ? work
+              : work - covered + round_nonnegative(d != 0 ? static_cast<double>(covered) / d : 0);
       work_[p] += mode_ == WhatIfMode::Speedup ? w : work;
       scratch_[p] = iteration_span(w, iterations);
     }
   }
   // The "after" profile: every unit, each at its own factor or at after_factor.
   const uint64_t after_span =
-      weight(work, cap_parts(work, all_units_), all_units_, true, after_factor_);
+      in_some_unit ? weight(work, cap_parts(work, all_units_), all_units_, true, after_divisor_)
+                   : work;
   const uint64_t after_work = mode_ == WhatIfMode::Speedup ? after_span : work;
 
   const Strand s = same(first_.strand(work, span_weight, site, preds, pred_count, instances,

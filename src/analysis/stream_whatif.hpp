@@ -99,9 +99,9 @@ class StreamWhatIf final : public TwinProfiles {
                          bool fragments);
   // The weight on paths of a strand of work w whose units' capped parts are parts_[u] for the
   // units in `set` (their order), each at its factor: `own` takes a unit's own factor where it
-  // has one, else k (span_weights).
+  // has one, else the one whose divisor is `divisor` (span_weights).
   uint64_t weight(uint64_t w, uint64_t covered, const std::vector<uint8_t>& set, bool own,
-                  double k) const;
+                  double divisor) const;
   // The parts of the units in `set` capped in order at what is left of w (span_weights' cap);
   // returns their sum.
   uint64_t cap_parts(uint64_t w, const std::vector<uint8_t>& set);
@@ -113,6 +113,10 @@ class StreamWhatIf final : public TwinProfiles {
   std::vector<double> factors_;
   WhatIfMode mode_;
   double after_factor_;
+  // What span_weights divides a part by at each factor, at each unit's own factor, at
+  // after_factor_: max(k, 1), or 0 for an infinite k (the part keeps nothing).
+  std::vector<double> divisor_, own_divisor_;
+  double after_divisor_ = 1;
   std::vector<std::vector<uint8_t>> sets_;  // units of each curve's set, in units_' order
   bool has_all_ = false;                    // the last set is "all"
   uint32_t points_ = 0;                     // sets x factors: one longest path each

@@ -33,7 +33,7 @@ std::vector<uint64_t> span_weights(const Model& m, const std::vector<const Unit*
   uint64_t total = 0;
   for (size_t s = 0; s < n; ++s) {
     const uint64_t w = m.strands[s].work;
-    span[s] = covered[s] ? w - covered[s] + static_cast<uint64_t>(std::llround(kept[s])) : w;
+    span[s] = covered[s] ? w - covered[s] + round_nonnegative(kept[s]) : w;
     total += mode == WhatIfMode::Speedup ? span[s] : w;
   }
   if (work) *work = total;
@@ -45,7 +45,7 @@ std::vector<uint64_t> span_weights(const Model& m, const std::vector<const Unit*
 uint64_t divide_by_factor(uint64_t w, double k) {
   if (std::isinf(k)) return 0;
   if (k <= 1) return w;
-  return static_cast<uint64_t>(std::llround(static_cast<double>(w) / k));
+  return round_nonnegative(static_cast<double>(w) / k);
 }
 
 const char* to_string(WhatIfMode mode) {

@@ -27,6 +27,13 @@ const char* to_string(WhatIfMode mode);
 
 inline constexpr double kInfiniteFactor = std::numeric_limits<double>::infinity();
 
+// x >= 0 rounded to the nearest integer, halves up: std::llround's result, inline (the one-pass
+// what-if rounds once per strand per point). x - trunc(x) is exact in doubles.
+inline uint64_t round_nonnegative(double x) {
+  const uint64_t t = static_cast<uint64_t>(x);
+  return t + (x - static_cast<double>(t) >= 0.5 ? 1 : 0);
+}
+
 // What w becomes divided by the factor k: w / k rounded to the nearest tick; 0 when k is infinite;
 // w when k <= 1. The what-ifs, the adviser and their one-pass readings all round so.
 uint64_t divide_by_factor(uint64_t w, double k);

@@ -24,6 +24,21 @@ using model::SiteKind;
 
 constexpr double kInf = analysis::kInfiniteFactor;
 
+// The inline rounding every what-if shares rounds as std::llround does: halves up, and the
+// doubles just below and above each half, over random parts and factors too.
+TEST(WhatIfRounding, RoundNonnegativeIsLlround) {
+  std::vector<double> xs = {0.0, 0.5, 1.5, 2.5, 1e15 + 0.5, 4503599627370495.5, 9007199254740991.0};
+  for (double h = 0.5; h < 1e6; h = h * 3 + 0.5)
+    for (double x : {h, std::nextafter(h, 0.0), std::nextafter(h, 1e300)}) xs.push_back(x);
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 100000; ++i) {
+    const double factor = 1.0 + static_cast<double>(rng() % 10000) / 97.0;
+    xs.push_back(static_cast<double>(rng() % (uint64_t{1} << 40)) / factor);
+  }
+  for (const double x : xs)
+    ASSERT_EQ(analysis::round_nonnegative(x), static_cast<uint64_t>(std::llround(x))) << x;
+}
+
 // Longest path by relaxing every edge until nothing changes (Bellman-Ford on the negated
 // weights): independent of the topological numbering the implementation relies on.
 uint64_t brute_span(const Model& m, const std::vector<uint64_t>& weight) {
