@@ -38,8 +38,10 @@ inline constexpr size_t kChunkBytes = 256 * 1024;
 // zero its 256 KiB of data first, on the program's thread at each fresh chunk (time no stall
 // counted). Only the bytes below `end` are ever read.
 struct Chunk {
-  // The end of the last complete event (written by the producer): a pointer, not an offset,
-  // so that publishing an event is one store of where it ends (end_event).
+  // The end of the last complete event, set by the producer when it hands the chunk over
+  // (make_room); while the chunk is its current one, its events are published by its
+  // ThreadState::pos instead (one store per event, ThreadBuffer::producer_pos). A pointer, not
+  // an offset: the producer stores where its event ends.
   std::atomic<uint8_t*> end{data};
   uint32_t written = 0;  // bytes already in the file (writer thread only)
   uint32_t seq = 0;      // per-thread sequence number
@@ -49,6 +51,14 @@ struct Chunk {
   // Bytes of complete events.
   uint32_t committed(std::memory_order order = std::memory_order_acquire) const {
     return static_cast<uint32_t>(end.load(order) - data);
+  }
+  // Bytes of complete events, `producer_pos` being where its owner's last event ends when the
+  // chunk is the owner's current one (ThreadBuffer::producer_pos): that when it lies in this
+  // chunk, else `end` (the owner moved on to another chunk after setting it).
+  uint32_t committed_by(const std::atomic<uint8_t*>* producer_pos) const {
+    const uint8_t* p = producer_pos ? producer_pos->load(std::memory_order_acquire) : nullptr;
+    if (p >= data && p <= data + kChunkBytes) return static_cast<uint32_t>(p - data);
+    return committed();
   }
   void empty() { end.store(data, std::memory_order_relaxed); }
 };
@@ -86,8 +96,12 @@ struct SwitchRing;
 
 struct ThreadBuffer {
   std::atomic<Chunk*> current{nullptr};  // read by the writer thread for periodic flushes
-  ChunkRing full;                        // owner -> writer: chunks to write
-  ChunkRing spare;                       // writer -> owner: written chunks to reuse
+  // The end of the owner's last complete event in `current` (its ThreadState::pos, which the
+  // owner's events publish with one store; null until the owner set it): how much of the current
+  // chunk a flush may write. A chunk's own `end` is set when the owner hands it over (make_room).
+  std::atomic<const std::atomic<uint8_t*>*> producer_pos{nullptr};
+  ChunkRing full;   // owner -> writer: chunks to write
+  ChunkRing spare;  // writer -> owner: written chunks to reuse
   // The owner sleeps on this word (a futex) while it waits for a spare chunk.
   std::atomic<uint32_t> spare_word{0};
   std::atomic<bool> waiting{false};

@@ -108,12 +108,16 @@ TL_INLINE void task_create(ThreadState* t, ompt_data_t* encountering_task, ompt_
   if (new_task) new_task->value = child;
   ++t->tasks;
   if (uint8_t* p = open_event<kFast>(t, EventKind::TaskCreate)) {
-    p = put_id(p, id_of(t, encountering_task));
+    const uint64_t parent = id_of(t, encountering_task);
+    p = put_id(p, parent);
     p = put_id(p, child);
     p = put_field(p, static_cast<uint32_t>(flags));
     p = put_ptr(p, codeptr);
     close_event<kFast>(t, p);
     t->created_id = child;
+    // (0 without an encountering task, which libomp always gives: a prior whose id is still 0
+    // would then be written 0 rather than given one, a task the model does not know either way.)
+    t->created_parent = parent;
     t->created_at_event = t->events;
   }
 }
@@ -130,8 +134,8 @@ __attribute__((noinline)) void task_create_slow(ompt_data_t* encountering_task,
 
 void on_task_create(ompt_data_t* encountering_task, const ompt_frame_t*, ompt_data_t* new_task,
                     int flags, int, const void* codeptr) {
-  ThreadState* t = tls_state;
-  if (__builtin_expect(!fast_event_ok(t), 0))
+  ThreadState* t = tls_fast;
+  if (__builtin_expect(!fast_path_ok(t), 0))
     return task_create_slow(encountering_task, new_task, flags, codeptr);
   task_create<true>(t, encountering_task, new_task, flags, codeptr);
 }
@@ -146,6 +150,12 @@ TL_INLINE void task_schedule(ThreadState* t, ompt_data_t* prior, ompt_task_statu
   // 10-30 ns. A switch of another status (taskyield's) may follow program code.
   bool immediate = t && next && next->value == t->created_id && t->events == t->created_at_event &&
                    (status == ompt_task_switch || in_one_thread_team(t));
+  // Then the writer knows its fields too (raw_events.hpp): the head alone.
+  if (kFast && immediate && prior && prior->value == t->created_parent) {
+    close_event<kFast>(t, put_raw(pos_of(t), kRawScheduleCreated | kSameTime |
+                                                 (static_cast<uint64_t>(status) & 0xff) << 8));
+    return;
+  }
   if (uint8_t* p = open_event<kFast>(t, EventKind::TaskSchedule, immediate)) {
     p = put_id(p, id_of(t, prior));
     p = put_field(p, static_cast<uint32_t>(status));
@@ -161,8 +171,8 @@ __attribute__((noinline)) void task_schedule_slow(ompt_data_t* prior, ompt_task_
 }
 
 void on_task_schedule(ompt_data_t* prior, ompt_task_status_t status, ompt_data_t* next) {
-  ThreadState* t = tls_state;
-  if (__builtin_expect(!fast_event_ok(t), 0)) return task_schedule_slow(prior, status, next);
+  ThreadState* t = tls_fast;
+  if (__builtin_expect(!fast_path_ok(t), 0)) return task_schedule_slow(prior, status, next);
   task_schedule<true>(t, prior, status, next);
 }
 
@@ -172,8 +182,16 @@ TL_INLINE void sync_region(ThreadState* t, ompt_sync_region_t kind, ompt_scope_e
   bool begin = endpoint == ompt_scope_begin;
   // In a one-thread team a taskwait with no event inside had nothing to wait for: it returned
   // at once.
-  bool empty_wait = t && !begin && kind == ompt_sync_region_taskwait &&
-                    t->events == t->wait_at_event && in_one_thread_team(t);
+  const bool right_after_begin =
+      t && !begin && kind == ompt_sync_region_taskwait && t->events == t->wait_at_event;
+  bool empty_wait = right_after_begin && in_one_thread_team(t);
+  // A taskwait's end right after its begin has the begin's fields (libomp passes the same task
+  // and code address to both): the writer knows them (raw_events.hpp), the head alone is stored.
+  if (kFast && right_after_begin) {
+    close_event<kFast>(t, put_raw(pos_of(t), empty_wait ? kRawSyncEndAsBegun | kSameTime
+                                                        : read_tsc() << 8 | kRawSyncEndAsBegun));
+    return;
+  }
   if (uint8_t* p =
           open_event<kFast>(t, begin ? EventKind::SyncBegin : EventKind::SyncEnd, empty_wait)) {
     p = put_field(p, static_cast<uint32_t>(kind));
@@ -194,9 +212,8 @@ __attribute__((noinline)) void sync_region_slow(ompt_sync_region_t kind,
 
 void on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, ompt_data_t*,
                     ompt_data_t* task, const void* codeptr) {
-  ThreadState* t = tls_state;
-  if (__builtin_expect(!fast_event_ok(t), 0))
-    return sync_region_slow(kind, endpoint, task, codeptr);
+  ThreadState* t = tls_fast;
+  if (__builtin_expect(!fast_path_ok(t), 0)) return sync_region_slow(kind, endpoint, task, codeptr);
   sync_region<true>(t, kind, endpoint, task, codeptr);
 }
 
@@ -264,8 +281,8 @@ __attribute__((noinline)) void dispatch_slow(ompt_data_t* task, ompt_dispatch_t 
 }
 
 void on_dispatch(ompt_data_t*, ompt_data_t* task, ompt_dispatch_t kind, ompt_data_t instance) {
-  ThreadState* t = tls_state;
-  if (__builtin_expect(!fast_event_ok(t), 0)) return dispatch_slow(task, kind, instance);
+  ThreadState* t = tls_fast;
+  if (__builtin_expect(!fast_path_ok(t), 0)) return dispatch_slow(task, kind, instance);
   dispatch<true>(t, task, kind, instance);
 }
 
@@ -316,8 +333,8 @@ __attribute__((noinline)) void mutex_event_slow(EventKind event, ompt_mutex_t ki
 }
 
 TL_INLINE void mutex_event(EventKind event, ompt_mutex_t kind) {
-  ThreadState* t = tls_state;
-  if (__builtin_expect(!fast_event_ok(t), 0)) return mutex_event_slow(event, kind);
+  ThreadState* t = tls_fast;
+  if (__builtin_expect(!fast_path_ok(t), 0)) return mutex_event_slow(event, kind);
   mutex_event<true>(t, event, kind);
 }
 

@@ -73,6 +73,15 @@ const uint8_t* encode_kind(RawStreamState& s, uint64_t head, const uint8_t* p, c
     if (step < (uint64_t{1} << 55)) dt = step;
   }
   s.time += dt;
+  const uint8_t* fixed = p + 8 * (1 + counters);
+  if constexpr (K == static_cast<int>(trace::EventKind::TaskCreate)) {
+    s.created_parent = load(fixed);
+    s.created = load(fixed + 8);
+  } else if constexpr (K == static_cast<int>(trace::EventKind::SyncBegin)) {
+    s.sync_kind = load(fixed);
+    s.sync_task = load(fixed + 8);
+    s.sync_ptr = load(fixed + 16);
+  }
   uint8_t* o = out;
   *o++ = static_cast<uint8_t>(K);
   o = trace::put_varint(o, dt);
@@ -98,6 +107,30 @@ constexpr std::array<KindEncoder, trace::kEventKindCount> make_encoders(std::ind
 constexpr std::array<KindEncoder, trace::kEventKindCount> kEncoders =
     make_encoders(std::make_index_sequence<trace::kEventKindCount>());
 
+// A raw-only kind (raw_events.hpp) as the event of the trace's kind it stands for: its fields
+// from the stream state, then encoded as any event of that kind. Returns the next event's start.
+const uint8_t* encode_raw_only(RawStreamState& s, uint64_t head, const uint8_t* p, uint8_t*& out) {
+  const uint64_t kind = head & 0x7f;
+  const uint64_t time = head & ~uint64_t{0xff};  // the TSC, or the status with kSameTime
+  uint8_t event[4 * 8];
+  if (kind == kRawSyncEndAsBegun) {
+    const uint64_t as = static_cast<uint64_t>(trace::EventKind::SyncEnd);
+    put_raw(put_raw(put_raw(put_raw(event, (head & kSameTime) ? as | kSameTime : time | as),
+                            s.sync_kind),
+                    s.sync_task),
+            s.sync_ptr);
+    encode_kind<static_cast<int>(trace::EventKind::SyncEnd)>(s, load(event), event, event + 32, out,
+                                                             0);
+  } else {
+    const uint64_t as = static_cast<uint64_t>(trace::EventKind::TaskSchedule);
+    put_raw(put_raw(put_raw(put_raw(event, as | kSameTime), s.created_parent), (head >> 8) & 0xff),
+            s.created);
+    encode_kind<static_cast<int>(trace::EventKind::TaskSchedule)>(s, load(event), event, event + 32,
+                                                                  out, 0);
+  }
+  return p + 8;
+}
+
 }  // namespace
 
 size_t encode_raw_events(RawStreamState& s, const uint8_t* src, size_t size, uint8_t* out,
@@ -108,6 +141,11 @@ size_t encode_raw_events(RawStreamState& s, const uint8_t* src, size_t size, uin
   while (end - p >= 8) {
     const uint64_t head = load(p);
     const unsigned kind = static_cast<unsigned>(head & 0x7f);
+    if (kind == kRawSyncEndAsBegun || (kind == kRawScheduleCreated && (head & kSameTime))) {
+      if (counters != 0) break;  // only the fast path writes them, and never with counters
+      p = encode_raw_only(s, head, p, o);
+      continue;
+    }
     if (kind >= static_cast<unsigned>(trace::kEventKindCount) || !kEncoders[kind]) break;
     p = kEncoders[kind](s, head, p, end, o, counters);
     if (!p) break;

@@ -29,6 +29,19 @@ namespace tasklens::recorder {
 inline constexpr uint64_t kSameTime = 0x80;
 static_assert(trace::kEventKindCount <= 0x80, "event kinds must leave bit 7 of the head free");
 
+// Raw-only kinds: events whose fields the writer knows from the thread's previous events, so the
+// program's thread stores the head alone (one word, no fields: the most frequent callbacks of a
+// fine-grained program then store and check less). The writer encodes each as the trace's kind
+// with its fields filled in: the trace does not change. Only the fast path writes them (no perf
+// counters: the head is the whole event).
+//   kRawSyncEndAsBegun   a SyncEnd right after its SyncBegin (a taskwait with no event inside):
+//                        the begin's kind, task and code address.
+//   kRawScheduleCreated  a TaskSchedule right after a TaskCreate, from the creating task to the
+//                        created one; with kSameTime only, the status in the head's bits 8-15.
+inline constexpr uint64_t kRawSyncEndAsBegun = 0x70;
+inline constexpr uint64_t kRawScheduleCreated = 0x71;
+static_assert(trace::kEventKindCount <= kRawSyncEndAsBegun, "raw-only kinds after the trace's");
+
 // The longest raw event the recorder writes: the head, a delta per metric and 8 fields (a
 // Dependences group of three: id, count, three {address, type}); buffers keep this much room.
 inline constexpr size_t kMaxRawEventBytes = 8 * (1 + trace::kMaxMetrics + 8);
@@ -48,6 +61,10 @@ __attribute__((always_inline)) inline uint64_t raw_head(trace::EventKind kind, u
 struct RawStreamState {
   uint64_t time = 0;  // the thread's start (the trace header's start TSC), then its last event's
   uint64_t id = 0, ptr = 0, addr = 0;
+  // The last TaskCreate's parent and task, the last SyncBegin's kind, task and code address:
+  // the fields of the raw-only kinds.
+  uint64_t created_parent = 0, created = 0;
+  uint64_t sync_kind = 0, sync_task = 0, sync_ptr = 0;
 };
 
 // Bytes `raw` bytes of raw events can take encoded at most (a varint holds 8 bytes in 10, a head

@@ -34,6 +34,16 @@ std::string g_runtime_version;
 std::atomic<int> g_open_parallel{0};
 uint64_t g_root_task = 0;
 __thread ThreadState* tls_state __attribute__((tls_model("initial-exec"))) = nullptr;
+namespace {
+// tls_fast's state for a thread without one: no room, ever (pos and fast_end null). Never
+// destroyed: callbacks may come after the library's destructors.
+union NoState {
+  ThreadState state;
+  NoState() : state() {}
+  ~NoState() {}
+} g_no_state;
+}  // namespace
+__thread ThreadState* tls_fast __attribute__((tls_model("initial-exec"))) = &g_no_state.state;
 
 namespace {
 
@@ -52,7 +62,7 @@ ThreadState* thread_init(int type) {
     // After the end of the trace, or in a forked child (which shares the parent's trace file):
     // record nothing, write nothing.
     t->dead = true;
-    tls_state = t;
+    tls_state = tls_fast = t;
     return t;
   }
   t->index = g_thread_count.fetch_add(1, std::memory_order_relaxed);
@@ -67,8 +77,9 @@ ThreadState* thread_init(int type) {
     writer_note_no_memory();
   } else {
     t->chunk = t->buffer->current.load(std::memory_order_relaxed);
-    t->pos = t->chunk->data;
-    t->limit = t->chunk->data + kChunkBytes;
+    t->pos.store(t->chunk->data, std::memory_order_release);
+    t->buffer->producer_pos.store(&t->pos, std::memory_order_release);
+    set_limit(t, t->chunk->data + kChunkBytes);
   }
   {
     std::lock_guard<std::mutex> lock(g_states_mutex);
@@ -80,7 +91,7 @@ ThreadState* thread_init(int type) {
   std::vector<uint8_t> rec;
   trace::append_record(rec, trace::RecordType::ThreadInfo, &info, sizeof info);
   writer_append(rec.data(), rec.size());
-  tls_state = t;
+  tls_state = tls_fast = t;
   return t;
 }
 
@@ -102,17 +113,20 @@ __attribute__((noinline)) bool make_room(ThreadState* t) {
     return false;
   }
   uint64_t stall = 0;
+  // The chunk's events, published by pos until now, are handed over with its end.
+  t->chunk->end.store(pos_of(t), std::memory_order_release);
   Chunk* c = buffer_rotate(t->buffer, &stall);
   if (!c) {
     t->dead = t->no_memory = true;
-    t->pos = t->limit = nullptr;
+    t->pos.store(nullptr, std::memory_order_release);
+    set_limit(t, nullptr);
     writer_note_no_memory();
     ++t->lost;
     return false;
   }
   t->chunk = c;
-  t->pos = c->end.load(std::memory_order_relaxed);
-  t->limit = c->data + kChunkBytes;
+  t->pos.store(c->end.load(std::memory_order_relaxed), std::memory_order_release);
+  set_limit(t, c->data + kChunkBytes);
   // The time this thread spent getting the chunk: the model takes it out of the strand it falls
   // in (it ends now, at this event's time). The fresh chunk has room: no recursion.
   if (stall) {
@@ -257,7 +271,13 @@ void finish(trace::FinishReason reason) {
     end_event(self, p);
   }
   int expected = kRecording;
-  g_fast_events.store(false, std::memory_order_relaxed);
+  // No thread takes the fast path from here (set_limit's other half).
+  g_fast_events.store(false, std::memory_order_seq_cst);
+  {
+    std::lock_guard<std::mutex> lock(g_states_mutex);
+    for (ThreadState* t = g_states; t; t = t->next)
+      t->fast_end.store(nullptr, std::memory_order_seq_cst);
+  }
   if (!g_state.compare_exchange_strong(expected, kFinished)) return;
   trace::Finish f{};
   f.end_tsc = read_tsc();
@@ -307,6 +327,7 @@ void on_fork_child() {
   g_state.store(kOff, std::memory_order_relaxed);
   g_fast_events.store(false, std::memory_order_relaxed);
   tls_state = nullptr;
+  tls_fast = &g_no_state.state;
 }
 
 // One event as a callback records it (a TaskSchedule: the most frequent kind), called through a
@@ -325,7 +346,7 @@ __attribute__((noinline)) void calibration_slow(ThreadState* t, uint64_t* prior,
   record_rare(t, [&](auto fast) { calibration_body<decltype(fast)::value>(t, prior, next); });
 }
 __attribute__((noinline)) void calibration_event(ThreadState* t, uint64_t* prior, uint64_t* next) {
-  if (__builtin_expect(!fast_event_ok(t), 0)) return calibration_slow(t, prior, next);
+  if (__builtin_expect(!fast_path_ok(t), 0)) return calibration_slow(t, prior, next);
   calibration_body<true>(t, prior, next);
 }
 void (*volatile g_calibration_event)(ThreadState*, uint64_t*, uint64_t*) = calibration_event;
@@ -341,11 +362,11 @@ trace::ProbeCost calibrate_probe() {
   if (!chunk) return cost;
   ThreadState t;
   t.chunk = chunk;
-  t.limit = chunk->data + kChunkBytes;
+  set_limit(&t, chunk->data + kChunkBytes);
   constexpr int kBatch = 2000, kBatches = 9;
   uint64_t best = ~0ull;
   for (int b = 0; b < kBatches; ++b) {
-    t.pos = chunk->data;
+    t.pos.store(chunk->data, std::memory_order_relaxed);
     uint64_t prior = 1ull << 40, next = (1ull << 40) + 7;
     const uint64_t start = read_tsc();
     for (int i = 0; i < kBatch; ++i) {
@@ -360,9 +381,9 @@ trace::ProbeCost calibrate_probe() {
   // to the run's figure (measured_probe_cost), at most half the loop's time per event.
   ThreadState timed;
   timed.chunk = chunk;
-  timed.limit = chunk->data + kChunkBytes;
+  set_limit(&timed, chunk->data + kChunkBytes);
   for (int b = 0; b < kBatches; ++b) {
-    timed.pos = chunk->data;
+    timed.pos.store(chunk->data, std::memory_order_relaxed);
     uint64_t prior = 1ull << 40, next = (1ull << 40) + 7;
     for (int i = 0; i < kBatch; ++i) {
       timed.events = 0;  // timed

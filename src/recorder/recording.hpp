@@ -35,8 +35,17 @@ struct TaskShadow;  // tbb_hooks.cpp
 struct ThreadState {
   ThreadBuffer* buffer = nullptr;
   Chunk* chunk = nullptr;
-  uint8_t* pos = nullptr;
+  // The end of the thread's last complete event in its chunk. Storing it publishes the event:
+  // the writer reads it (ThreadBuffer::producer_pos) to write the current chunk's tail, so an
+  // event costs one store of where it ends. Written by the thread only (release), read by it
+  // with plain loads.
+  std::atomic<uint8_t*> pos{nullptr};
   uint8_t* limit = nullptr;
+  // The fast path's end (fast_event_room): kMaxRawEventBytes before `limit` while the recording
+  // allows the fast path (g_fast_events), null otherwise, so that one comparison of `pos` says
+  // both. Written by the thread (set_limit) and nulled by finish() from another: atomic, read
+  // and written with plain moves.
+  std::atomic<uint8_t*> fast_end{nullptr};
   uint64_t last_counter[trace::kMaxMetrics] = {};  // per perf counter (Config::counters)
   uint64_t next_id = 0;
   uint64_t tasks = 0;
@@ -53,7 +62,10 @@ struct ThreadState {
   uint8_t team_depth = 0;
   bool one_thread_team = false;  // the innermost team has one thread (enter_or_leave_team)
   uint32_t team_one[16] = {};
-  uint64_t created_id = 0, created_at_event = ~0ull, wait_at_event = ~0ull;
+  // The last task this thread created, its parent, and this thread's event count after its
+  // creation and after its last taskwait's begin: a switch to that task, or the taskwait's end,
+  // with no event since then is written compact (raw_events.hpp's raw-only kinds).
+  uint64_t created_id = 0, created_parent = 0, created_at_event = ~0ull, wait_at_event = ~0ull;
   PerfCounters counters;
   RegionCache regions;  // user region names seen by this thread (see regions.hpp)
   // oneTBB (tbb_hooks.cpp): the task this thread runs (0: none; the main thread starts in the
@@ -119,6 +131,11 @@ extern uint64_t g_root_task;  // id of the initial task (the main thread's task 
 // The thread's state, created on its first event. __thread, not thread_local: an extern
 // thread_local would go through a TLS wrapper call on every access.
 extern __thread ThreadState* tls_state __attribute__((tls_model("initial-exec")));
+// What the frequent callbacks' fast path reads instead (fast_path_ok): the thread's state once it
+// has one, before that (and in a forked child) a state without room, never null, so that the
+// fast path tests no pointer: its one comparison sends such a thread to the slow path, which
+// reads tls_state.
+extern __thread ThreadState* tls_fast __attribute__((tls_model("initial-exec")));
 
 // ThreadInfo types (ompt_thread_t values).
 inline constexpr int kThreadInitial = 1, kThreadWorker = 2, kThreadOther = 3;
@@ -178,6 +195,9 @@ inline void enter_or_leave_team(ThreadState* t, bool begin, unsigned team_size) 
       t->team_depth > 0 && t->team_depth <= 16 && t->team_one[t->team_depth - 1] != 0;
 }
 
+// Where the thread's next event goes (ThreadState::pos; only the thread itself writes it).
+TL_INLINE uint8_t* pos_of(const ThreadState* t) { return t->pos.load(std::memory_order_relaxed); }
+
 // Starts an event: returns where its fields go, or null if this thread cannot record. With
 // `reuse_time` the event takes the previous event's timestamp instead of reading the TSC (up to
 // a quarter of a fine-grained task): only for events that follow the previous one with
@@ -186,7 +206,7 @@ inline void enter_or_leave_team(ThreadState* t, bool begin, unsigned team_size) 
 TL_INLINE uint8_t* begin_event(ThreadState* t, EventKind kind, bool reuse_time = false) {
   if (__builtin_expect(t == nullptr, 0)) return nullptr;
   if (__builtin_expect(g_state.load(std::memory_order_relaxed) != kRecording, 0)) return nullptr;
-  if (__builtin_expect(static_cast<size_t>(t->limit - t->pos) < kMaxRawEventBytes, 0) &&
+  if (__builtin_expect(static_cast<size_t>(t->limit - pos_of(t)) < kMaxRawEventBytes, 0) &&
       !make_room(t))
     return nullptr;
   // The probe effect measured where it happens (cold caches, the runtime's code in between),
@@ -195,7 +215,7 @@ TL_INLINE uint8_t* begin_event(ThreadState* t, EventKind kind, bool reuse_time =
   if (__builtin_expect((t->events & (kProbeSampleEvery - 1)) == 0, 0) && t->sample_start == 0)
     t->sample_start = read_tsc();
   uint8_t* p = put_raw(
-      t->pos, reuse_time ? static_cast<uint64_t>(kind) | kSameTime : raw_head(kind, read_tsc()));
+      pos_of(t), reuse_time ? static_cast<uint64_t>(kind) | kSameTime : raw_head(kind, read_tsc()));
   // The default, TSC alone, pays this one predictable branch on a global for the counters.
   if (__builtin_expect(g_config.counter_count != 0, 0)) p = put_counter_deltas(t, p);
   return p;
@@ -224,22 +244,35 @@ TL_INLINE uint8_t* put_addr(uint8_t* p, const void* addr) {
 // (fast_event_room, then end_sample): the probe effect the run measures is then the fast path's,
 // which nearly every event takes.
 TL_INLINE bool fast_event_room(const ThreadState* t) {
-  return t != nullptr && g_fast_events.load(std::memory_order_relaxed) &&
-         static_cast<size_t>(t->limit - t->pos) >= kMaxRawEventBytes;
+  return t != nullptr && pos_of(t) < t->fast_end.load(std::memory_order_relaxed);
+}
+
+// Sets the thread's chunk end and its fast path's end (by the thread itself). Against finish(),
+// which clears g_fast_events and then every fast_end: either this sees the flag cleared, or
+// finish's null comes after this store.
+inline void set_limit(ThreadState* t, uint8_t* limit) {
+  t->limit = limit;
+  t->fast_end.store(limit ? limit - kMaxRawEventBytes + 1 : nullptr, std::memory_order_seq_cst);
+  if (!g_fast_events.load(std::memory_order_seq_cst))
+    t->fast_end.store(nullptr, std::memory_order_relaxed);
 }
 TL_INLINE bool fast_event_ok(const ThreadState* t) {
   return fast_event_room(t) && (t->events & (kProbeSampleEvery - 1)) != 0;
 }
+// fast_event_ok of tls_fast (never null).
+TL_INLINE bool fast_path_ok(const ThreadState* t) {
+  return pos_of(t) < t->fast_end.load(std::memory_order_relaxed) &&
+         (t->events & (kProbeSampleEvery - 1)) != 0;
+}
 
 TL_INLINE uint8_t* begin_fast(ThreadState* t, EventKind kind, bool reuse_time = false) {
-  return put_raw(t->pos,
+  return put_raw(pos_of(t),
                  reuse_time ? static_cast<uint64_t>(kind) | kSameTime : raw_head(kind, read_tsc()));
 }
 
 TL_INLINE void end_fast(ThreadState* t, uint8_t* p) {
-  t->pos = p;
+  t->pos.store(p, std::memory_order_release);  // published (ThreadState::pos)
   ++t->events;
-  t->chunk->end.store(p, std::memory_order_release);
 }
 
 // Ends the timing of a sampled event (probe_from_here or begin_event started it).
@@ -263,7 +296,13 @@ TL_INLINE void close_event(ThreadState* t, uint8_t* p);
 // through the general one otherwise. `body(std::bool_constant<kFast>)` records the event.
 template <class Body>
 TL_INLINE void record_rare(ThreadState* t, Body&& body) {
-  if (t && !t->dead) probe_from_here(t);
+  if (t && !t->dead) {
+    probe_from_here(t);
+    // A thread that began before the recording allowed the fast path takes it from here.
+    if (__builtin_expect(t->fast_end.load(std::memory_order_relaxed) == nullptr, 0) &&
+        g_fast_events.load(std::memory_order_relaxed))
+      set_limit(t, t->limit);
+  }
   if (fast_event_room(t)) {
     body(std::true_type{});
     end_sample(t);

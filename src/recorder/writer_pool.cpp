@@ -332,7 +332,9 @@ void flush_thread(Writer& ctx, ThreadBuffer* b, uint64_t& lost, bool at_end = fa
       write_claimed_full_chunks(p, ctx, b, b->full.size(), false);
       Chunk* c = b->current.load(std::memory_order_acquire);
       if (b->full.size() != 0) continue;
-      if (c) write_block(ctx, b, c, c->committed(), may_store_raw(p, ctx, b));
+      if (c)
+        write_block(ctx, b, c, c->committed_by(b->producer_pos.load(std::memory_order_acquire)),
+                    may_store_raw(p, ctx, b));
       break;
     }
     release_claim(b);

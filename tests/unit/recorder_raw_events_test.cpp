@@ -188,6 +188,76 @@ TEST(RecorderRawEvents, BlocksCarryTheStreamState) {
   EXPECT_EQ(blocks, whole);
 }
 
+// The raw-only kinds (raw_events.hpp): a switch right after a creation, from its parent to the
+// created task, and a taskwait's end right after its begin are stored as a head alone; the
+// writer fills their fields in from the events before them, so the trace holds the very bytes of
+// the whole events, block boundaries anywhere.
+TEST(RecorderRawEvents, HeadsAloneAreEncodedAsTheirWholeEvents) {
+  std::mt19937_64 rng(13);
+  std::vector<Plain> events = random_events(rng, 3000, 5000, 0);
+  std::vector<uint8_t> raw, expected;
+  std::vector<size_t> ends;
+  Reference ref(5000);
+  size_t compact = 0;
+  for (const Plain& e : events) {
+    put_raw_event(e, raw);
+    ref.encode(e, expected);
+    ends.push_back(raw.size());
+    if (rng() % 3 == 0) continue;  // not every creation or begin is followed so
+    Plain whole;
+    if (e.kind == EventKind::TaskCreate) {
+      const uint64_t status = 1 + rng() % 8;
+      uint8_t head[8];
+      recorder::put_raw(head, recorder::kRawScheduleCreated | kSameTime | status << 8);
+      raw.insert(raw.end(), head, head + 8);
+      whole = {EventKind::TaskSchedule, 0, true, {}, {e.fields[0], status, e.fields[1]}};
+    } else if (e.kind == EventKind::SyncBegin) {
+      const bool same_time = rng() % 2 == 0;
+      const uint64_t tsc = e.tsc + rng() % 1000;
+      uint8_t head[8];
+      recorder::put_raw(head, same_time ? recorder::kRawSyncEndAsBegun | kSameTime
+                                        : tsc << 8 | recorder::kRawSyncEndAsBegun);
+      raw.insert(raw.end(), head, head + 8);
+      whole = {EventKind::SyncEnd, tsc, same_time, {}, e.fields};
+    } else {
+      continue;
+    }
+    ref.encode(whole, expected);
+    ends.push_back(raw.size());
+    ++compact;
+  }
+  ASSERT_GT(compact, 50u);
+  recorder::RawStreamState whole_state{5000};
+  EXPECT_EQ(encode_all(whole_state, raw, 0), expected);
+  // In blocks, cut between any two events.
+  recorder::RawStreamState state{5000};
+  std::vector<uint8_t> blocks;
+  size_t from = 0;
+  for (size_t i = 0; i < ends.size(); i += 1 + rng() % 7) {
+    const std::vector<uint8_t> part(raw.begin() + from, raw.begin() + ends[i]);
+    const std::vector<uint8_t> encoded = encode_all(state, part, 0);
+    blocks.insert(blocks.end(), encoded.begin(), encoded.end());
+    from = ends[i];
+  }
+  const std::vector<uint8_t> rest(raw.begin() + from, raw.end());
+  const std::vector<uint8_t> encoded = encode_all(state, rest, 0);
+  blocks.insert(blocks.end(), encoded.begin(), encoded.end());
+  EXPECT_EQ(blocks, expected);
+  // With perf counters every event carries its deltas: a head alone cannot come, and ends the
+  // encoding where it stands.
+  std::vector<uint8_t> with_counters;
+  put_raw_event({EventKind::ThreadEnd, 5100, false, {7}, {}}, with_counters);
+  const size_t first = with_counters.size();
+  uint8_t head[8];
+  recorder::put_raw(head, recorder::kRawSyncEndAsBegun | kSameTime);
+  with_counters.insert(with_counters.end(), head, head + 8);
+  put_raw_event({EventKind::ThreadEnd, 5200, false, {7}, {}}, with_counters);
+  recorder::RawStreamState counted{5000};
+  std::vector<uint8_t> only_first(with_counters.begin(), with_counters.begin() + first);
+  recorder::RawStreamState reference_state{5000};
+  EXPECT_EQ(encode_all(counted, with_counters, 1), encode_all(reference_state, only_first, 1));
+}
+
 // The head keeps the TSC's low 56 bits: the top ones come back from the previous event's time,
 // across a carry into bit 56, and a step back stays a delta of 0.
 TEST(RecorderRawEvents, TheClocksTopBitsComeBack) {
