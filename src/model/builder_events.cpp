@@ -11,7 +11,13 @@ void Builder::on_implicit_begin(const Event& e, uint32_t thread) {
   if ((e.f[4] & kTaskInitial) && root_task_ != kNone && thread_task_[thread] != kNone) {
     // A thread of the program's own enters OpenMP: its initial task is the thread's task.
     uint32_t& s = slot(e.f[1]);
-    if (s == kNone) s = thread_task_[thread];
+    if (s == kNone) {
+      s = thread_task_[thread];
+      if (out_ && st_[s].initial_id == 0) {  // (one pass: forgotten when the thread's task is)
+        st_[s].initial_id = e.f[1];
+        ++id_pages_[e.f[1] >> 40].pages[(e.f[1] & ((uint64_t{1} << 40) - 1)) / kIdPage]->live;
+      }
+    }
     current_[thread] = s;
     return;
   }
@@ -488,7 +494,9 @@ void Builder::handle(const Event& e, uint32_t thread) {
       ts.done = true;
       end_task_regions(t);
       if (current_[thread] == t) current_[thread] = kNone;
-      if (out_) stream_implicit_ended(t);
+      // (The initial task of a thread of the program's own is the thread's task: it ends there.)
+      if (out_ && ts.implicit) stream_implicit_ended(t);
+      if (out_ && !ts.implicit && ts.joined_in_scope && ts.node != kNone) stream_task_ended(t);
       break;
     }
     case EventKind::ParallelBegin: {

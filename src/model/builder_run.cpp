@@ -56,7 +56,11 @@ Model Builder::run() {
   stream_task_starts_ = out_ && out_->wants_task_starts();
   stream_times_ = out_ && out_->wants_times();
   stream_regions_ = out_ && out_->wants_regions();
-  if (stream_tasks_) stream_busy_.assign(n, ~uint64_t{0});
+  if (stream_tasks_) {
+    stream_busy_.assign(n, ~uint64_t{0});
+    stream_open_.assign(n, {});
+    idle_groups_.assign(n, {});
+  }
   if (track_keys_) last_key_.assign(n, 0);
   last_extra_.assign(size_t(n) * extra_count_, 0);
   // Sizes from the stream lengths (a few bytes per event): growing these vectors while

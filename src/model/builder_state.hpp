@@ -305,6 +305,7 @@ class Builder {
     uint32_t s = add_strand(PStrand{0, time, time, thread, ts.scope, code_id(cur_code_), 0});
     append_item(ts.scope, s);
     ts.open = s;
+    if (thread < stream_open_.size()) stream_open_[thread].push_back(ss_[s].order);
     if (ts.extra && ts.extra->next_preds) {
       for (uint32_t ref : *ts.extra->next_preds) {
         if (!out_) {
@@ -331,6 +332,8 @@ class Builder {
     TaskState& ts = tasks_[t];
     if (ts.open != kNone) {
       strands_[ts.open].end_code = code_id(cur_code_);
+      if (strands_[ts.open].thread < stream_open_.size())
+        stream_idle_strand_closed(strands_[ts.open], ss_[ts.open].order);
       if (out_) stream_closed(ts.prev, ts.open);
       ts.prev = ts.open;
       ts.open = kNone;
@@ -527,6 +530,9 @@ class Builder {
     uint32_t owner = kNone;
     bool ran = false;  // it has a strand of its own
     uint64_t task_size = 0, wait = StrandSink::kNoTime, idle = StrandSink::kNoTime;
+    // Its idle time waits for strands of its thread open when it began (IdleWait): the index of
+    // its entry in idle_waits_ (kNone: it does not).
+    uint32_t idle_wait = kNone;
   };
   // A worksharing loop's or sections' instance, shared by its team's shares (one node each).
   struct StreamLoop {
@@ -588,6 +594,10 @@ class Builder {
     bool node_closed = false;
     bool region_ended = false;  // implicit tasks: their region ended
     bool live = false;
+    // A thread of the program's own: pthread_join joined it; the id of its OpenMP initial task,
+    // which names the thread's task too (on_implicit_begin), forgotten with it.
+    bool thread_joined = false;
+    uint64_t initial_id = 0;
   };
   uint32_t stream_new_task(uint64_t id);
   // The streaming mode's table of task ids: per thread, pages of kIdPage counters, each freed
@@ -707,7 +717,33 @@ class Builder {
   // The user regions met in strands handed over: one past the largest id (Model::region_names
   // has that many, as in memory).
   uint32_t stream_region_count_ = 0;
+  // Per thread, for idle times (task_samples): the latest end of its strands closed so far, and
+  // its strands open now (their order: Model::strand_order, unique).
   std::vector<uint64_t> stream_busy_;
+  std::vector<std::vector<uint64_t>> stream_open_;
+  // A task whose first strand began while other strands of its thread were open (a taskloop's
+  // encountering strand while its thread runs the taskloop's tasks): task_samples counts their
+  // ends, known only once they close. The tasks that began with the same strands open share a
+  // group, which holds the latest end of those closed so far; each task's idle time is final
+  // when the last of them closes, and its Task record waits for it if the task was done first.
+  struct IdleWait {
+    uint64_t start = 0, busy = 0;  // its first strand's start; its thread's busy_until then
+    uint32_t node = kNone;         // its node while not done
+    bool done = false;             // its node is done: `task` waits for the idle time
+    StrandSink::Task task;
+  };
+  struct IdleGroup {
+    std::vector<uint64_t> open;   // the strands open when its tasks began (their order)
+    uint32_t remaining = 0;       // of those, not closed yet
+    uint64_t latest_end = 0;      // of those closed
+    bool timed = false;           // one of those closed has times
+    std::vector<uint32_t> waits;  // idle_waits_ indices
+  };
+  std::vector<IdleWait> idle_waits_;
+  std::vector<uint32_t> free_idle_waits_;
+  std::vector<std::vector<IdleGroup>> idle_groups_;  // per thread
+  void stream_idle_begin(uint32_t owner, const PStrand& first);
+  void stream_idle_strand_closed(const PStrand& p, uint64_t order);
   void stream_task_strand(uint32_t s);   // a strand of a task, handed over
   void stream_task_done(uint32_t node);  // a task's or chunk's node, retired
   Model::OnePass one_pass_;              // what the model read in one pass says instead of its DAG

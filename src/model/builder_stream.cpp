@@ -21,12 +21,6 @@ void Builder::stream_check(const Event& e) {
     case EventKind::TbbFilterBegin:
     case EventKind::TbbFilterEnd:
       stream_unsupported("oneTBB tasks");
-    case EventKind::UserThreadCreate:
-    case EventKind::UserThreadStart:
-    case EventKind::UserThreadEnd:
-    case EventKind::UserThreadJoinBegin:
-    case EventKind::UserThreadJoinEnd:
-      stream_unsupported("threads of its own (pthread_create, std::thread)");
     default:
       break;
   }
@@ -37,7 +31,7 @@ void Builder::stream_unsupported(const char* what) {
                          ", which tasklens cannot read in one pass yet (it reads OpenMP tasks "
                          "with or without depend, taskwait, taskgroup, taskloops, parallel "
                          "regions, barriers, worksharing loops, sections, single and masked, "
-                         "and user regions that way); "
+                         "user regions and the program's own threads that way); "
                          "read it without --stream on a machine with the memory for its DAG",
                      what);
 }
@@ -159,8 +153,10 @@ uint32_t Builder::stream_add_strand(const PStrand& strand) {
     StreamNode& task = sn_[v.owner];
     task.ran = true;
     ss_[s].first_of_task = true;
-    if (p.thread < stream_busy_.size() && p.start != 0 &&
-        stream_busy_[p.thread] != StrandSink::kNoTime)
+    if (p.thread < stream_busy_.size() && p.start != 0 && !stream_open_[p.thread].empty())
+      stream_idle_begin(v.owner, p);  // strands of its thread still open: their ends to come
+    else if (p.thread < stream_busy_.size() && p.start != 0 &&
+             stream_busy_[p.thread] != StrandSink::kNoTime)
       task.idle = p.start > stream_busy_[p.thread] ? p.start - stream_busy_[p.thread] : 0;
   }
   if (v.deferred != kNone) release_deferred(p.node, false);  // a piece seen in parts
@@ -570,14 +566,81 @@ void Builder::stream_task_strand(uint32_t s) {
 }
 
 void Builder::stream_task_done(uint32_t n) {
-  const StreamNode& x = sn_[n];
+  StreamNode& x = sn_[n];
   StrandSink::Task t;
   t.site = x.site;
   t.chunk = nodes_[n].kind == NodeKind::Chunk;
   t.size = x.task_size;
   t.wait = x.wait;
   t.idle = x.idle;
+  if (x.idle_wait != kNone) {  // its idle time is not known yet: the record waits for it
+    IdleWait& w = idle_waits_[x.idle_wait];
+    w.done = true;
+    w.node = kNone;
+    w.task = t;
+    x.idle_wait = kNone;
+    return;
+  }
   out_->task(t);
+}
+
+void Builder::stream_idle_begin(uint32_t owner, const PStrand& first) {
+  const std::vector<uint64_t>& open = stream_open_[first.thread];
+  std::vector<IdleGroup>& groups = idle_groups_[first.thread];
+  if (groups.empty() || groups.back().open != open) {
+    IdleGroup g;
+    g.open = open;
+    g.remaining = static_cast<uint32_t>(open.size());
+    groups.push_back(std::move(g));
+  }
+  const uint32_t w = take_slot(idle_waits_, free_idle_waits_);
+  IdleWait& wait = idle_waits_[w];
+  wait = IdleWait{};
+  wait.start = first.start;
+  wait.busy = stream_busy_[first.thread];
+  wait.node = owner;
+  sn_[owner].idle_wait = w;
+  groups.back().waits.push_back(w);
+}
+
+void Builder::stream_idle_strand_closed(const PStrand& p, uint64_t order) {
+  std::vector<uint64_t>& open = stream_open_[p.thread];
+  const auto it = std::find(open.begin(), open.end(), order);
+  if (it != open.end()) open.erase(it);
+  std::vector<IdleGroup>& groups = idle_groups_[p.thread];
+  for (size_t i = 0; i < groups.size();) {
+    IdleGroup& g = groups[i];
+    if (std::find(g.open.begin(), g.open.end(), order) == g.open.end()) {
+      ++i;
+      continue;
+    }
+    if (p.start != 0 || p.end != 0) {
+      g.latest_end = std::max(g.latest_end, p.end);
+      g.timed = true;
+    }
+    if (--g.remaining > 0) {
+      ++i;
+      continue;
+    }
+    // Every strand open when its tasks began has ended: their idle times, as task_samples has
+    // them (from the latest end of the strands their thread ran before them).
+    for (const uint32_t w : g.waits) {
+      IdleWait& wait = idle_waits_[w];
+      const bool first = wait.busy == StrandSink::kNoTime && !g.timed;  // none ran before it
+      const uint64_t busy =
+          wait.busy == StrandSink::kNoTime ? g.latest_end : std::max(wait.busy, g.latest_end);
+      const uint64_t idle = first ? StrandSink::kNoTime : wait.start > busy ? wait.start - busy : 0;
+      if (wait.done) {
+        wait.task.idle = idle;
+        out_->task(wait.task);
+      } else {
+        sn_[wait.node].idle = idle;
+        sn_[wait.node].idle_wait = kNone;
+      }
+      free_idle_waits_.push_back(w);
+    }
+    groups.erase(groups.begin() + static_cast<std::ptrdiff_t>(i));
+  }
 }
 
 void Builder::stream_retire_strand(uint32_t s) {
@@ -658,8 +721,10 @@ void Builder::stream_task_ended(uint32_t t) {
     if (end != kNone) edge(end, j);
     drop(j);
   }
-  // Its innermost taskgroup's or phase's end, where it joins if no taskwait of its parent does.
-  if (end != kNone && node != kNone && node != 0 && sn_[node].join_node != kNone)
+  // Its innermost taskgroup's or phase's end, where it joins if no taskwait of its parent does
+  // (a thread of the program's own joins nothing but pthread_join: joined_in_scope).
+  if (end != kNone && node != kNone && node != 0 && !tasks_[t].joined_in_scope &&
+      sn_[node].join_node != kNone)
     edge(end, node_join(sn_[node].join_node));
   if (node != kNone && node != 0 && !st_[t].node_closed) {
     st_[t].node_closed = true;
@@ -818,6 +883,7 @@ void Builder::maybe_retire_task(uint32_t t) {
       }
     }
     stream_forget_id(x.id);
+    if (x.initial_id != 0) stream_forget_id(x.initial_id);
     delete ts.extra;
     tasks_[t] = TaskState{};
     st_[t] = StreamTask{};

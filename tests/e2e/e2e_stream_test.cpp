@@ -315,6 +315,9 @@ TEST_F(Stream, OnePassGivesTheProfileOfTheDagInMemory) {
       // tasks, named at run time.
       {"regions", {}},
       {"regions_cpp", {}},
+      // Threads the program starts itself (pthread_create), each running a parallel region,
+      // joined by pthread_join.
+      {"sem_user_threads", {}},
   };
   for (const Case& c : cases) {
     std::string clang_trace;  // then diffed against gcc's
