@@ -1,6 +1,7 @@
 // The model builder on synthetic traces: exact work and span for each OpenMP rule, free of the
 // timing noise of real runs (those are checked end to end in e2e_semantics_test.cpp).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <functional>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "analysis/profile.hpp"
+#include "analysis/stream_profile.hpp"
 #include "model/builder.hpp"
 #include "model_team.hpp"
 #include "trace/format.hpp"
@@ -558,6 +560,40 @@ TEST(Model, ThreadsTheProgramStartsAreSpawnedAndJoined) {
     }
   EXPECT_TRUE(found);
   EXPECT_EQ(m.task_count, 0u) << "a thread is not a task";
+}
+
+// A thread created outside every task (before the runtime began, here) hangs under the program in
+// memory; one pass refuses it in one line that names it.
+TEST(Model, AThreadStartedOutsideEveryTaskIsRefusedInOnePass) {
+  TraceBuilder tb(2);
+  const uint64_t I0 = id(0, 1), T = id(0, 2);
+  tb.ev(0, 50, EventKind::UserThreadCreate, {T, 0x5000});
+  tb.ev(0, 60, EventKind::ImplicitBegin, {0, I0, 1, 1, kInitial});
+  tb.ev(1, 110, EventKind::UserThreadStart, {T});
+  tb.ev(1, 700, EventKind::UserThreadEnd, {T});
+  tb.ev(0, 300, EventKind::UserThreadJoinBegin, {T});
+  tb.ev(0, 710, EventKind::UserThreadJoinEnd, {T});
+  tb.ev(0, 760, EventKind::ImplicitEnd, {I0, 1, kInitial});
+  model::Model m = tb.build();  // (the one-pass checks skip what one pass refuses)
+  expect_structure(m);
+  const std::vector<uint8_t> bytes = tb.bytes();
+  char path[] = "/tmp/tasklens_model_testXXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+  close(fd);
+  const trace::TraceFile file = trace::TraceFile::open(path);
+  unlink(path);
+  analysis::StreamProfile sink(analysis::StreamProfile::kSitesAsTheyCome, 3);
+  try {
+    model::build_streaming(file, sink, {});
+    ADD_FAILURE() << "read in one pass";
+  } catch (const model::NotInOnePass& e) {
+    EXPECT_NE(std::string(e.what()).find("the recording has threads of its own started outside "
+                                         "every task, which tasklens cannot read in one pass yet"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 // The end of a barrier that never began asked for the phase before the first (index -1).
