@@ -744,6 +744,7 @@ class Builder {
   std::vector<std::vector<IdleGroup>> idle_groups_;  // per thread
   void stream_idle_begin(uint32_t owner, const PStrand& first);
   void stream_idle_strand_closed(const PStrand& p, uint64_t order);
+  void stream_idle_group_done(const IdleGroup& g);
   void stream_task_strand(uint32_t s);   // a strand of a task, handed over
   void stream_task_done(uint32_t node);  // a task's or chunk's node, retired
   Model::OnePass one_pass_;              // what the model read in one pass says instead of its DAG

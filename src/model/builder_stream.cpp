@@ -622,24 +622,28 @@ void Builder::stream_idle_strand_closed(const PStrand& p, uint64_t order) {
       ++i;
       continue;
     }
-    // Every strand open when its tasks began has ended: their idle times, as task_samples has
-    // them (from the latest end of the strands their thread ran before them).
-    for (const uint32_t w : g.waits) {
-      IdleWait& wait = idle_waits_[w];
-      const bool first = wait.busy == StrandSink::kNoTime && !g.timed;  // none ran before it
-      const uint64_t busy =
-          wait.busy == StrandSink::kNoTime ? g.latest_end : std::max(wait.busy, g.latest_end);
-      const uint64_t idle = first ? StrandSink::kNoTime : wait.start > busy ? wait.start - busy : 0;
-      if (wait.done) {
-        wait.task.idle = idle;
-        out_->task(wait.task);
-      } else {
-        sn_[wait.node].idle = idle;
-        sn_[wait.node].idle_wait = kNone;
-      }
-      free_idle_waits_.push_back(w);
-    }
+    stream_idle_group_done(g);
     groups.erase(groups.begin() + static_cast<std::ptrdiff_t>(i));
+  }
+}
+
+// Every strand open when the group's tasks began has ended (or the trace has): their idle times,
+// as task_samples has them (from the latest end of the strands their thread ran before them).
+void Builder::stream_idle_group_done(const IdleGroup& g) {
+  for (const uint32_t w : g.waits) {
+    IdleWait& wait = idle_waits_[w];
+    const bool first = wait.busy == StrandSink::kNoTime && !g.timed;  // none ran before it
+    const uint64_t busy =
+        wait.busy == StrandSink::kNoTime ? g.latest_end : std::max(wait.busy, g.latest_end);
+    const uint64_t idle = first ? StrandSink::kNoTime : wait.start > busy ? wait.start - busy : 0;
+    if (wait.done) {
+      wait.task.idle = idle;
+      out_->task(wait.task);
+    } else {
+      sn_[wait.node].idle = idle;
+      sn_[wait.node].idle_wait = kNone;
+    }
+    free_idle_waits_.push_back(w);
   }
 }
 
@@ -978,6 +982,12 @@ Model Builder::finish_stream() {
   // Every construct still open ends now (its instance counts).
   for (uint32_t n = 0; n < sn_.size(); ++n)
     if (sn_[n].live) close_node(n);
+  // Tasks still waiting for a strand that never closed (a task whose end came after its region's,
+  // say): their idle times from the strands closed so far.
+  for (std::vector<IdleGroup>& groups : idle_groups_) {
+    for (const IdleGroup& g : groups) stream_idle_group_done(g);
+    groups.clear();
+  }
 
   Model m;
   m.one_pass = std::move(one_pass_);
