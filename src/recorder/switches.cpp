@@ -81,6 +81,7 @@ struct SwitchRing {
   uint32_t faults_seen = 0;
   bool throttled = false;  // the kernel throttled a fault event, and has not unthrottled it yet
   FaultsDrained last;      // what the last drain read of the faults
+  bool synthetic = false;  // switch_ring_synthetic's: no perf event behind it
 };
 
 namespace {
@@ -96,6 +97,7 @@ uint64_t fault_quantile(const SwitchRing& r, double share) {
 }
 
 void close_fault_events(SwitchRing* r) {
+  if (r->synthetic) return;
   for (int& fd : r->fault_fd) {
     if (fd >= 0) close(fd);
     fd = -1;
@@ -132,7 +134,7 @@ void open_fault_events(SwitchRing* r) {
 // Gives each fault event back the samples it used, once per budget period: the kernel disables
 // an event whose budget ran out, and this enables it again.
 void refresh_fault_budget(SwitchRing* r) {
-  if (r->fault_fd[0] < 0) return;
+  if (r->fault_fd[0] < 0 || r->synthetic) return;
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   uint64_t now_ns = uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
@@ -198,8 +200,34 @@ FaultsDrained switch_ring_last_faults(const SwitchRing* ring) {
   return ring ? ring->last : FaultsDrained{};
 }
 
+SwitchRing* switch_ring_synthetic(size_t data_bytes) {
+  auto* ring = new SwitchRing();
+  ring->synthetic = true;
+  ring->page = new perf_event_mmap_page();
+  ring->data = new uint8_t[data_bytes]();
+  ring->data_size = data_bytes;
+  for (int i = 0; i < kFaultEvents; ++i) {
+    ring->fault_fd[i] = 0;  // (never used: no ioctl, no close)
+    ring->fault_id[i] = kSyntheticFaultId[i];
+  }
+  return ring;
+}
+
+void switch_ring_feed(SwitchRing* ring, const void* record, size_t bytes) {
+  const uint64_t head = ring->page->data_head;
+  for (size_t i = 0; i < bytes; ++i)
+    ring->data[(head + i) % ring->data_size] = static_cast<const uint8_t*>(record)[i];
+  __atomic_store_n(&ring->page->data_head, head + bytes, __ATOMIC_RELEASE);
+}
+
 void switch_ring_close(SwitchRing* ring) {
   if (!ring) return;
+  if (ring->synthetic) {
+    delete[] ring->data;
+    delete ring->page;
+    delete ring;
+    return;
+  }
   close_fault_events(ring);
   munmap(ring->page, ring->map_size);
   close(ring->fd);

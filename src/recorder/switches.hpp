@@ -5,6 +5,7 @@
 // preempted intervals into the trace, and the model subtracts them from the strands.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -55,5 +56,13 @@ struct FaultsDrained {
   uint32_t faults_seen = 0;  // faults timed since the ring opened
 };
 FaultsDrained switch_ring_last_faults(const SwitchRing* ring);
+
+// Tests only: a ring with no perf event behind it, `data_bytes` of data the test writes records
+// into as the kernel would (switch_ring_feed: perf_event_header-framed records, advancing the
+// head), watching faults whose samples carry the ids of kSyntheticFaultId (fault start, minor
+// end, major end), so that switch_ring_drain's rules are tested on exact event streams.
+inline constexpr uint64_t kSyntheticFaultId[3] = {101, 102, 103};
+SwitchRing* switch_ring_synthetic(size_t data_bytes);
+void switch_ring_feed(SwitchRing* ring, const void* record, size_t bytes);
 
 }  // namespace tasklens::recorder
