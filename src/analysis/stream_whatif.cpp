@@ -117,9 +117,16 @@ uint64_t StreamWhatIf::cap_parts(uint64_t w, const std::vector<uint8_t>& set) {
 // As span_weights (whatif.cpp): what is left outside the units, and round(sum of u / k) of the
 // parts (0 at infinity, u itself at k <= 1). A strand one unit covers whole weighs round(w / k).
 // `divisor` is max(k, 1), 0 for an infinite k; a unit's own factor is its own_divisor_.
-uint64_t StreamWhatIf::weight(uint64_t w, uint64_t covered, const std::vector<uint8_t>& set,
-                              bool own, double divisor) const {
+// Inlined into strand()'s loop over the points (called sets x factors times per strand); a set of
+// one unit at the curve's factor (every set but "all") keeps covered / k without the loop.
+__attribute__((always_inline)) inline uint64_t StreamWhatIf::weight(uint64_t w, uint64_t covered,
+                                                                    const std::vector<uint8_t>& set,
+                                                                    bool own,
+                                                                    double divisor) const {
   if (covered == 0) return w;
+  if (!own && set.size() == 1)
+    return w - covered +
+           round_nonnegative(divisor != 0 ? static_cast<double>(covered) / divisor : 0);
   double kept = 0;
   for (const uint8_t u : set) {
     const double d = own && units_[u].factor > 0 ? own_divisor_[u] : divisor;
@@ -171,17 +178,9 @@ StreamWhatIf::Strand StreamWhatIf::strand(uint64_t work, uint64_t span_weight, u
     scratch_covered_[i] = covered;
     unit_work_[i] += covered;
     const bool own = has_all_ && i + 1 == sets_.size();
-    // A set of one unit at the curve's factor (every set but "all"): its part is `covered`,
-    // and weight() comes down to this, without its loop.
-    const bool alone = !own && sets_[i].size() == 1;
     for (size_t f = 0; f < factors_.size(); ++f) {
       const size_t p = i * factors_.size() + f;
-      const double d = divisor_[f];
-      const uint64_t w =
-          !alone ? weight(work, covered, sets_[i], own, d)
-          : covered == 0
-              ? work
-              : work - covered + round_nonnegative(d != 0 ? static_cast<double>(covered) / d : 0);
+      const uint64_t w = weight(work, covered, sets_[i], own, divisor_[f]);
       work_[p] += mode_ == WhatIfMode::Speedup ? w : work;
       scratch_[p] = iteration_span(w, iterations);
     }

@@ -153,11 +153,13 @@ uint32_t Builder::stream_add_strand(const PStrand& strand) {
     StreamNode& task = sn_[v.owner];
     task.ran = true;
     ss_[s].first_of_task = true;
-    if (p.thread < stream_busy_.size() && p.start != 0 && !stream_open_[p.thread].empty())
-      stream_idle_begin(v.owner, p);  // strands of its thread still open: their ends to come
-    else if (p.thread < stream_busy_.size() && p.start != 0 &&
-             stream_busy_[p.thread] != StrandSink::kNoTime)
-      task.idle = p.start > stream_busy_[p.thread] ? p.start - stream_busy_[p.thread] : 0;
+    if (p.thread < stream_busy_.size() && p.start != 0) {
+      const uint64_t busy = stream_busy_[p.thread];
+      if (!stream_open_[p.thread].empty())
+        stream_idle_begin(v.owner, p);  // strands of its thread still open: their ends to come
+      else if (busy != StrandSink::kNoTime)
+        task.idle = p.start > busy ? p.start - busy : 0;
+    }
   }
   if (v.deferred != kNone) release_deferred(p.node, false);  // a piece seen in parts
   return s;

@@ -98,7 +98,7 @@ void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t* parallel, omp
 }
 
 // The frequent callbacks (a task's creation, its switches, taskwaits, loop chunks, mutexes)
-// record through one body with two paths (recording.hpp's fast_event_ok): kFast when no rare
+// record through one body with two paths (recording.hpp's fast_path_ok): kFast when no rare
 // case applies, the general path otherwise. The rare cases go out of line (the *_slow functions,
 // through record_rare) so that the fast path calls nothing.
 template <bool kFast>

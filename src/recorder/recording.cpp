@@ -332,7 +332,7 @@ void on_fork_child() {
 
 // One event as a callback records it (a TaskSchedule: the most frequent kind), called through a
 // pointer like the runtime calls the callbacks, with their two paths (recording.hpp's
-// fast_event_ok): the fast one, and out of line the timed event, through the same fast body.
+// fast_path_ok): the fast one, and out of line the timed event, through the same fast body.
 template <bool kFast>
 TL_INLINE void calibration_body(ThreadState* t, uint64_t* prior, uint64_t* next) {
   if (uint8_t* p = open_event<kFast>(t, EventKind::TaskSchedule)) {

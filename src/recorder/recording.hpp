@@ -118,9 +118,9 @@ extern Config g_config;
 
 enum State : int { kOff = 0, kRecording = 1, kFinished = 2 };
 extern std::atomic<int> g_state;
-// Recording, with the TSC as the only metric: the frequent callbacks may take their fast path
-// (fast_event_ok). Cleared before the state leaves kRecording. Hidden: the callbacks then read
-// it with one instruction, not through the global offset table.
+// Recording, with the TSC as the only metric: the frequent callbacks may take their fast path.
+// Each thread's fast_end says so too (set_limit), which is what the fast path reads; this flag
+// is what set_limit and the slow path go by. Cleared before the state leaves kRecording.
 extern std::atomic<bool> g_fast_events __attribute__((visibility("hidden")));
 extern pid_t g_pid;
 extern uint32_t g_runtime_flags;       // trace::RuntimeFlags, written into the trace's head
@@ -256,10 +256,8 @@ inline void set_limit(ThreadState* t, uint8_t* limit) {
   if (!g_fast_events.load(std::memory_order_seq_cst))
     t->fast_end.store(nullptr, std::memory_order_relaxed);
 }
-TL_INLINE bool fast_event_ok(const ThreadState* t) {
-  return fast_event_room(t) && (t->events & (kProbeSampleEvery - 1)) != 0;
-}
-// fast_event_ok of tls_fast (never null).
+// Whether a frequent callback takes its fast path: room, the recording allowing it, and not the
+// event in kProbeSampleEvery that is timed. `t` is tls_fast (never null).
 TL_INLINE bool fast_path_ok(const ThreadState* t) {
   return pos_of(t) < t->fast_end.load(std::memory_order_relaxed) &&
          (t->events & (kProbeSampleEvery - 1)) != 0;

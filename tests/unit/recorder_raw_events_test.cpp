@@ -138,6 +138,25 @@ std::vector<uint8_t> encode_all(recorder::RawStreamState& state, const std::vect
   return out;
 }
 
+// The stream encoded block by block, as the writer does with what a flush finds committed: cut
+// after events `ends` (where each event ends) a random 1 to `most` events apart.
+std::vector<uint8_t> encode_in_blocks(uint64_t start, const std::vector<uint8_t>& raw,
+                                      const std::vector<size_t>& ends, std::mt19937_64& rng,
+                                      size_t most) {
+  recorder::RawStreamState state{start};
+  std::vector<uint8_t> blocks;
+  size_t from = 0;
+  auto add = [&](size_t to) {
+    const std::vector<uint8_t> part(raw.begin() + from, raw.begin() + to);
+    const std::vector<uint8_t> encoded = encode_all(state, part, 0);
+    blocks.insert(blocks.end(), encoded.begin(), encoded.end());
+    from = to;
+  };
+  for (size_t i = 0; i < ends.size(); i += 1 + rng() % most) add(ends[i]);
+  add(raw.size());
+  return blocks;
+}
+
 TEST(RecorderRawEvents, EncodeAsTheProgramThreadsDidBefore) {
   std::mt19937_64 rng(7);
   for (int counters : {0, 1, 3}) {
@@ -173,19 +192,7 @@ TEST(RecorderRawEvents, BlocksCarryTheStreamState) {
   }
   recorder::RawStreamState whole_state{1000};
   const std::vector<uint8_t> whole = encode_all(whole_state, raw, 0);
-  recorder::RawStreamState state{1000};
-  std::vector<uint8_t> blocks;
-  size_t from = 0;
-  for (size_t i = 0; i < ends.size(); i += 1 + rng() % 50) {
-    const std::vector<uint8_t> part(raw.begin() + from, raw.begin() + ends[i]);
-    const std::vector<uint8_t> encoded = encode_all(state, part, 0);
-    blocks.insert(blocks.end(), encoded.begin(), encoded.end());
-    from = ends[i];
-  }
-  const std::vector<uint8_t> rest(raw.begin() + from, raw.end());
-  const std::vector<uint8_t> encoded = encode_all(state, rest, 0);
-  blocks.insert(blocks.end(), encoded.begin(), encoded.end());
-  EXPECT_EQ(blocks, whole);
+  EXPECT_EQ(encode_in_blocks(1000, raw, ends, rng, 50), whole);
 }
 
 // The raw-only kinds (raw_events.hpp): a switch right after a creation, from its parent to the
@@ -230,19 +237,7 @@ TEST(RecorderRawEvents, HeadsAloneAreEncodedAsTheirWholeEvents) {
   recorder::RawStreamState whole_state{5000};
   EXPECT_EQ(encode_all(whole_state, raw, 0), expected);
   // In blocks, cut between any two events.
-  recorder::RawStreamState state{5000};
-  std::vector<uint8_t> blocks;
-  size_t from = 0;
-  for (size_t i = 0; i < ends.size(); i += 1 + rng() % 7) {
-    const std::vector<uint8_t> part(raw.begin() + from, raw.begin() + ends[i]);
-    const std::vector<uint8_t> encoded = encode_all(state, part, 0);
-    blocks.insert(blocks.end(), encoded.begin(), encoded.end());
-    from = ends[i];
-  }
-  const std::vector<uint8_t> rest(raw.begin() + from, raw.end());
-  const std::vector<uint8_t> encoded = encode_all(state, rest, 0);
-  blocks.insert(blocks.end(), encoded.begin(), encoded.end());
-  EXPECT_EQ(blocks, expected);
+  EXPECT_EQ(encode_in_blocks(5000, raw, ends, rng, 7), expected);
   // With perf counters every event carries its deltas: a head alone cannot come, and ends the
   // encoding where it stands.
   std::vector<uint8_t> with_counters;

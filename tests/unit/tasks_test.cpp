@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "model_fixtures.hpp"
+#include "model_team.hpp"
 #include "report/tasks_report.hpp"
 #include "trace/format.hpp"
 #include "trace_builder.hpp"
@@ -298,19 +299,13 @@ TEST(TaskSamples, FromASyntheticTraceThroughTheBuilder) {
 // compare the idle times with these).
 TEST(TaskSamples, ATaskBegunWhileAStrandOfItsThreadIsOpenWasNotIdle) {
   using trace::EventKind;
-  constexpr uint64_t kInitial = 1, kImplicit = 2, kExplicit = 4, kSwitch = 7, kComplete = 1,
-                     kBarrier = 2;
-  fixtures::TraceBuilder tb(2);
-  const uint64_t I = fixtures::id(0, 2), P = fixtures::id(0, 3), A = fixtures::id(0, 4),
-                 B = fixtures::id(1, 1), S = fixtures::id(0, 10), C1 = fixtures::id(0, 11),
-                 C2 = fixtures::id(0, 12), C3 = fixtures::id(0, 13);
-  tb.ev(0, 0, EventKind::ImplicitBegin, {fixtures::id(0, 1), I, 1, 1, kInitial});
-  tb.ev(0, 10, EventKind::ParallelBegin, {I, P, 2, 0, 0x1000});
-  tb.ev(0, 10, EventKind::ImplicitBegin, {P, A, 2, 0, kImplicit});
-  tb.ev(1, 11, EventKind::ImplicitBegin, {P, B, 2, 1, kImplicit});
-  tb.ev(1, 12, EventKind::SyncBegin, {kBarrier, B, 0});
-  tb.ev(0, 20, EventKind::TaskCreate, {A, S, kExplicit, 0x2000});
-  tb.ev(0, 25, EventKind::TaskSchedule, {A, kSwitch, S});  // S's strand: 25..300
+  using namespace fixtures;  // model_team.hpp: the OMPT values and Region
+  TraceBuilder tb(2);
+  Region r{tb};
+  const uint64_t S = id(0, 10), C1 = id(0, 11), C2 = id(0, 12), C3 = id(0, 13);
+  r.begin();  // thread 1 waits in the barrier from 12
+  tb.ev(0, 20, EventKind::TaskCreate, {r.A, S, kExplicit, 0x2000});
+  tb.ev(0, 25, EventKind::TaskSchedule, {r.A, kSwitch, S});  // S's strand: 25..300
   tb.ev(0, 30, EventKind::TaskCreate, {S, C1, kExplicit, 0x2100});
   tb.ev(0, 35, EventKind::TaskCreate, {S, C2, kExplicit, 0x2100});
   tb.ev(0, 36, EventKind::TaskCreate, {S, C3, kExplicit, 0x2100});
@@ -318,15 +313,10 @@ TEST(TaskSamples, ATaskBegunWhileAStrandOfItsThreadIsOpenWasNotIdle) {
   tb.ev(0, 140, EventKind::TaskSchedule, {C1, kComplete, S});  // C1: 100, idle 0
   tb.ev(0, 150, EventKind::TaskSchedule, {0, kSwitch, C2});
   tb.ev(0, 250, EventKind::TaskSchedule, {C2, kComplete, S});  // C2: 100, idle 0
-  tb.ev(0, 300, EventKind::TaskSchedule, {S, kComplete, A});
-  tb.ev(1, 320, EventKind::TaskSchedule, {B, kSwitch, C3});  // C3: on the other thread
-  tb.ev(1, 420, EventKind::TaskSchedule, {C3, kComplete, B});
-  tb.ev(0, 350, EventKind::SyncBegin, {kBarrier, A, 0x1000});
-  tb.ev(0, 430, EventKind::SyncEnd, {kBarrier, A, 0x1000});
-  tb.ev(0, 430, EventKind::ImplicitEnd, {A, 0, kImplicit});
-  tb.ev(0, 430, EventKind::ParallelEnd, {P, I, 0, 0x1000});
-  tb.ev(1, 431, EventKind::SyncEnd, {kBarrier, B, 0});
-  tb.ev(1, 431, EventKind::ImplicitEnd, {B, 1, kImplicit});
+  tb.ev(0, 300, EventKind::TaskSchedule, {S, kComplete, r.A});
+  tb.ev(1, 320, EventKind::TaskSchedule, {r.B, kSwitch, C3});  // C3: on the other thread
+  tb.ev(1, 420, EventKind::TaskSchedule, {C3, kComplete, r.B});
+  r.end(350, 430);
   Model m = tb.build();
   fixtures::expect_invariants(m);
   size_t children = 0;
