@@ -141,7 +141,9 @@ static inline void tl_work(unsigned long units) {
     } else {
       /* The gap, less the time the thread waited on a run queue meanwhile and what its switches
        * cost, in ticks. A gap with no reading to compare with counts as off the CPU. The
-       * reading's own time is not counted. */
+       * readings' own time counts with the next step: it is time on the CPU in the strand, which
+       * tasklens counts as work (a host that interrupts the CPU ten thousand times a second made
+       * the spin's strands 1-2% longer than its units when it was left out). */
       const int64_t delay = tl_run_delay_ns();
       const uint64_t ns = tl_clock_ns(CLOCK_MONOTONIC) - tl_origin_ns;
       const double per_ns = ns > 0 ? (double)(now - tl_origin_tsc) / (double)ns : 0;
@@ -160,7 +162,6 @@ static inline void tl_work(unsigned long units) {
         uncertain += step;
       }
       last_delay = delay;
-      now = __rdtsc();
     }
     last = now;
   }

@@ -174,6 +174,21 @@ TL_INLINE void end_runtime_init(ThreadState* t) {
   }
 }
 
+// The process's first call that hands oneTBB work to run (a spawn, an enqueue, a submit) wakes
+// its worker threads, launching them the first time: a few hundred microseconds to milliseconds
+// of the calling strand that are the runtime's start-up. Bracketed around the real call, not in
+// on_spawn, which also sees tasks no call hands over (an algorithm's root in execute_and_wait, a
+// bypassed task): bracketing those left the first real spawn's wake-up in the program's work.
+struct FirstHandOver {
+  ThreadState* t;
+  FirstHandOver() : t(tls_state) { before_first_call(t, kFirstSpawn); }
+  ~FirstHandOver() {
+    if (t) end_runtime_init(t);
+  }
+  FirstHandOver(const FirstHandOver&) = delete;
+  FirstHandOver& operator=(const FirstHandOver&) = delete;
+};
+
 // ------------------------------------------------------------------------- shadow blocks
 
 // Shadows freed by one thread may have been allocated by another (a task spawned here, run
@@ -398,7 +413,6 @@ inline __attribute__((always_inline)) uint64_t on_spawn(d1::task& task, const vo
     p = put_ptr(p, code);
     end_event(t, p);
   }
-  before_first_call(t, kFirstSpawn);
   return id;
 }
 
@@ -560,6 +574,7 @@ void tbb_prepare(bool old_abi) {
 // ----------------------------------------------------------------------------- interposed
 
 using tasklens::recorder::end_runtime_init;
+using tasklens::recorder::FirstHandOver;
 using tasklens::recorder::g_real;
 using tasklens::recorder::kRootFlag;
 using tasklens::recorder::on_spawn;
@@ -573,14 +588,14 @@ namespace tbb::detail::r1 {
 
 void spawn(d1::task& t, d1::task_group_context& ctx) {
   on_spawn(t, &ctx, __builtin_return_address(0), 0);
+  FirstHandOver first;
   real(g_real.spawn)(t, ctx);
-  if (ThreadState* s = tls_state) end_runtime_init(s);
 }
 
 void spawn(d1::task& t, d1::task_group_context& ctx, d1::slot_id id) {
   on_spawn(t, &ctx, __builtin_return_address(0), 0);
+  FirstHandOver first;
   real(g_real.spawn_slot)(t, ctx, id);
-  if (ThreadState* s = tls_state) end_runtime_init(s);
 }
 
 void execute_and_wait(d1::task& t, d1::task_group_context& t_ctx, d1::wait_context& wait_ctx,
@@ -677,11 +692,13 @@ void* allocate_memory(std::size_t size) {
 
 void enqueue(d1::task& t, d1::task_arena_base* arena) {
   on_spawn(t, nullptr, __builtin_return_address(0), 0);
+  FirstHandOver first;
   real(g_real.enqueue)(t, arena);
 }
 
 void enqueue(d1::task& t, d1::task_group_context& ctx, d1::task_arena_base* arena) {
   on_spawn(t, &ctx, __builtin_return_address(0), 0);
+  FirstHandOver first;
   real(g_real.enqueue_ctx)(t, ctx, arena);
 }
 
@@ -692,6 +709,7 @@ void enqueue(d1::task& t, d1::task_group_context& ctx, d1::task_arena_base* aren
 // wait_for_all is a wait in its context, which joins them.
 void submit(d1::task& t, d1::task_group_context& ctx, arena* a, std::uintptr_t as_critical) {
   on_spawn(t, &ctx, __builtin_return_address(0), 0);
+  FirstHandOver first;
   real(g_real.submit)(t, ctx, a, as_critical);
 }
 

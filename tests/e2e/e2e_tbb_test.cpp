@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "e2e_util.hpp"
+#include "trace/reader.hpp"
 
 namespace tasklens::e2e {
 namespace {
@@ -184,6 +185,45 @@ TEST_P(Tbb, PrimesAsTasksMatchesAnalytic) {
   if (!row.is_null()) {
     EXPECT_EQ(num(row, "count"), 1);
   }
+}
+
+// The process's first spawn wakes oneTBB's worker threads, launching them: the runtime's
+// start-up, bracketed by RuntimeInit marks around that call, so that the model does not count it
+// as the spawning strand's work (it was hundreds of microseconds to milliseconds of an
+// algorithm's root strand, on its critical path, when the bracket went to the algorithm's root,
+// which no spawn call hands over). Exact: the trace's events, whatever the machine.
+TEST_P(Tbb, FirstSpawnIsBracketedAsTheRuntimesStartUp) {
+  const std::string trace = path("first.tlens");
+  RunResult rec = record(exe("tbb_parallel_reduce"), {"body", "64", "8", "1", "0", "0"}, trace);
+  ASSERT_TRUE(rec.exited(0)) << rec.describe();
+  constexpr uint64_t kRootOrBypass = 0x80 | 0x40;  // tbb_hooks.cpp's kRootFlag, kBypassFlag
+  const auto is_mark = [](const trace::Event& e, trace::MarkKind m) {
+    return e.kind == trace::EventKind::Mark && e.f[0] == static_cast<uint64_t>(m);
+  };
+  trace::TraceFile t = trace::TraceFile::open(trace);
+  int first_spawns = 0;
+  for (uint32_t thread = 0; thread < t.stream_count(); ++thread) {
+    std::vector<uint8_t> bytes = t.stream(thread);
+    trace::EventDecoder d = t.decoder(bytes);
+    std::vector<trace::Event> events;
+    for (trace::Event e; d.next(e);) events.push_back(e);
+    for (size_t i = 0; i < events.size(); ++i) {
+      const trace::Event& e = events[i];
+      const bool spawn =
+          e.kind == trace::EventKind::TbbSpawn || e.kind == trace::EventKind::TbbSpawnIn;
+      const uint64_t kind = e.kind == trace::EventKind::TbbSpawn ? e.f[3] : e.f[2];
+      if (!spawn || (kind & kRootOrBypass) != 0) continue;
+      // The thread's first spawn call: the one the process made first if it is bracketed.
+      if (i + 2 < events.size() && is_mark(events[i + 1], trace::MarkKind::RuntimeInitBegin)) {
+        ++first_spawns;
+        EXPECT_TRUE(is_mark(events[i + 2], trace::MarkKind::RuntimeInitEnd))
+            << "thread " << thread << ": the first spawn's start-up does not end after the call";
+      }
+      break;
+    }
+  }
+  EXPECT_EQ(first_spawns, 1) << "the process's first spawn call is not bracketed as the "
+                                "runtime's start-up on any thread";
 }
 
 // The program's output and exit status pass through record unchanged.
