@@ -140,10 +140,7 @@ static inline void tl_work(unsigned long units) {
       done += step;
     } else {
       /* The gap, less the time the thread waited on a run queue meanwhile and what its switches
-       * cost, in ticks. A gap with no reading to compare with counts as off the CPU. The
-       * readings' own time counts with the next step: it is time on the CPU in the strand, which
-       * tasklens counts as work (a host that interrupts the CPU ten thousand times a second made
-       * the spin's strands 1-2% longer than its units when it was left out). */
+       * cost, in ticks. A gap with no reading to compare with counts as off the CPU. */
       const int64_t delay = tl_run_delay_ns();
       const uint64_t ns = tl_clock_ns(CLOCK_MONOTONIC) - tl_origin_ns;
       const double per_ns = ns > 0 ? (double)(now - tl_origin_tsc) / (double)ns : 0;
@@ -162,6 +159,16 @@ static inline void tl_work(unsigned long units) {
         uncertain += step;
       }
       last_delay = delay;
+      /* The readings' own time is time on the CPU in the strand, which tasklens counts as work
+       * (a host that interrupts the CPU ten thousand times a second made the spin's strands 1-2%
+       * longer than its units when it was left out); unless the thread left the CPU during them:
+       * their run-queue wait was read before it ended, so no reading would take it out. */
+      const uint64_t read = __rdtsc();
+      if (read - now < TL_GAP_TICKS)
+        done += read - now;
+      else
+        uncertain += read - now;
+      now = read;
     }
     last = now;
   }
