@@ -24,6 +24,16 @@ namespace {
 constexpr uint64_t kBytesPerTask = 360;
 constexpr uint64_t kBytesPerEventByte = 12;
 
+// Without the wrappers a oneTBB algorithm's subranges are invisible (no chunk events).
+bool is_tbb_algorithm(model::SiteKind k) {
+  return k == model::SiteKind::ParallelFor || k == model::SiteKind::ParallelReduce ||
+         k == model::SiteKind::ParallelSort || k == model::SiteKind::TbbAlgorithm;
+}
+constexpr const char* kTbbWithoutWrappers =
+    "oneTBB algorithms were recorded without include/tasklens/tbb.h: the subranges one task ran "
+    "count as one strand, so a loop's parallelism is at most its number of tasks (the wrappers "
+    "give the logical one)";
+
 std::string gib(uint64_t bytes) {
   // (A tenth under 10 MiB: a need of 1.6 MiB against a limit of 2 read as "2 MiB and 2 MiB".)
   if (bytes < (10ull << 20)) return fmt::format("{:.1f} MiB", double(bytes) / (1ull << 20));
@@ -142,12 +152,8 @@ Loaded load(const std::string& path, SpanMode mode) {
   progress.phase("naming the code of " + name);
   l.labels = report::label_sites(l.model, l.trace->modules());
   report::merge_sites_by_location(l.model, l.labels);
-  // Without the wrappers a oneTBB algorithm's subranges are invisible (no chunk events). (The
-  // nodes are walked only when a site is such an algorithm's: there are millions.)
-  auto tbb_algorithm = [](model::SiteKind k) {
-    return k == model::SiteKind::ParallelFor || k == model::SiteKind::ParallelReduce ||
-           k == model::SiteKind::ParallelSort || k == model::SiteKind::TbbAlgorithm;
-  };
+  // (The nodes are walked only when a site is such an algorithm's: there are millions.)
+  auto tbb_algorithm = is_tbb_algorithm;
   bool tbb_algorithms = false, tbb_chunks = false;
   const bool any_tbb_algorithm =
       std::any_of(l.model.sites.begin(), l.model.sites.end(),
@@ -161,17 +167,9 @@ Loaded load(const std::string& path, SpanMode mode) {
     if (n.site == model::kNone || n.site >= l.model.sites.size()) continue;
     tbb_algorithms |= tbb_algorithm(l.model.sites[n.site].kind);
   }
-  if (tbb_algorithms && !tbb_chunks)
-    l.model.warnings.push_back(
-        "oneTBB algorithms were recorded without include/tasklens/tbb.h: the subranges one task "
-        "ran count as one strand, so a loop's parallelism is at most its number of tasks (the "
-        "wrappers give the logical one)");
+  if (tbb_algorithms && !tbb_chunks) l.model.warnings.push_back(kTbbWithoutWrappers);
   if (size_t n = report::attribute_library_sites(l.model, l.labels))
-    l.model.warnings.push_back(fmt::format(
-        "{} call site{} inside a library's code (its headers: oneTBB's range splits, calls into "
-        "oneTBB or std::thread the compiler did not inline; or a shared library without line "
-        "information) count for the construct around them",
-        n, n == 1 ? "" : "s"));
+    l.model.warnings.push_back(report::library_sites_warning(n));
   // Region names are the program's text: shown (and selected with --region) as printable.
   for (std::string& name : l.model.region_names) name = report::printable(name);
   timings.lap("symbols");
@@ -233,7 +231,16 @@ Streamed read_in_one_pass(const std::string& path, const std::string& reading,
   };
   options.place_fragment = [&sites](const model::Fragment& fragment, uint32_t index,
                                     uint32_t site) { sites.place_fragment(fragment, index, site); };
+  options.folds_into_enclosing = [&sites](uint32_t site, bool outer_is_program) {
+    return sites.folds_into_enclosing(site, outer_is_program);
+  };
   st.model = model::build_streaming(*st.trace, sink, options);
+  if (!st.model.one_pass.tbb_chunks &&
+      std::any_of(st.model.sites.begin(), st.model.sites.end(),
+                  [](const model::Site& s) { return is_tbb_algorithm(s.kind); }))
+    st.model.warnings.push_back(kTbbWithoutWrappers);
+  if (size_t n = sites.folded_sites())
+    st.model.warnings.push_back(report::library_sites_warning(n));
   timings.lap("model");
   st.labels = sites.labels();
   st.labels.resize(st.model.sites.size());

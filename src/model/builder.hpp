@@ -73,6 +73,10 @@ struct BuildOptions {
   // index and the site of the construct around it, the index to use (its own, or that of an
   // earlier site it merges into). Unset: every site is its own (merged after the build).
   std::function<uint32_t(const Site& site, uint32_t index, uint32_t enclosing)> place_site;
+  // The streaming mode, for such a reading: does a construct of `site` count for the construct
+  // around it (a site in a library's code: report::attribute_library_sites's rule, which the DAG's
+  // reading applies after the build), given whether that construct is the program's? Unset: no.
+  std::function<bool(uint32_t site, bool outer_is_program)> folds_into_enclosing;
   // The streaming mode's fragments, told as they are numbered (fragment 0 is the empty pair, as
   // in memory), before the first strand of each reaches the sink, with that strand's site.
   std::function<void(const Fragment& fragment, uint32_t index, uint32_t site)> place_fragment;

@@ -511,6 +511,9 @@ class Builder {
     StrandSink::Instance instance = 0;
     bool has_instance = false, closed = false, live = false;
     bool shared_instance = false;  // a loop's or sections' share: the instance is StreamLoop's
+    // oneTBB: a task splitting its parent's range, in its parent's instance (its chain's); a
+    // task of an algorithm call whose instance is StreamTbbCall's.
+    bool inherits_instance = false, tbb_call = false;
     // A loop piece (a chunk, a thread's share: chunk_iterations_): its one strand stands for its
     // iterations if it has one strand and no child node, as find_divisible decides. Known: at
     // once; AtLoopEnd: once every thread's share of the loop has ended (a thread's first chunk
@@ -838,8 +841,25 @@ class Builder {
     uint32_t parent = kNone;
     uint8_t kind = 0;
     uint32_t instance = kNone;
+    uint64_t parent_id = 0;  // one pass: the parent's id (its slot may be another task's later)
   };
   std::unordered_map<uint64_t, TbbCall> tbb_calls_;
+  // One pass (builder_tbb.cpp): per group, the join of the tasks spawned into it since its last
+  // wait; per instance of an algorithm call whose tasks are siblings, its instance in the sink
+  // and what holds it (the call until its wait, and each of its nodes).
+  std::unordered_map<uint64_t, uint32_t> stream_tbb_joins_;
+  struct StreamTbbCall {
+    StrandSink::Instance instance = 0;
+    bool opened = false;
+    uint32_t live = 1;  // the call's own hold
+  };
+  std::unordered_map<uint32_t, StreamTbbCall> stream_tbb_calls_;
+  void stream_tbb_spawned(uint32_t parent, uint32_t child, uint64_t group);
+  void stream_tbb_wait_ended(uint64_t group, uint32_t strand, uint64_t time);
+  void stream_tbb_call_node(uint32_t node);
+  void stream_tbb_call_over(const TbbCall& call);
+  void stream_tbb_call_done(uint32_t instance);
+  void stream_tbb_finish();
   // oneTBB flow graphs: a node of limited concurrency (TbbNodeBody) runs at most `limit` bodies
   // at once, and oneTBB need not spawn a body from the one before it. Its bodies go into a
   // chain node of their own (structural, with the site and instance of the graph's tasks) in

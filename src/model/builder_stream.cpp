@@ -11,16 +11,12 @@ namespace tasklens::model::detail {
 // What the streaming mode cannot read yet: refused at the first such event.
 void Builder::stream_check(const Event& e) {
   switch (e.kind) {
-    case EventKind::ChunkBegin:
-    case EventKind::ChunkEnd:
-    case EventKind::TbbSpawn:
-    case EventKind::TbbWaitBegin:
-    case EventKind::TbbWaitEnd:
     case EventKind::TbbNodeBody:
+      stream_unsupported("oneTBB flow graph nodes of limited concurrency");
     case EventKind::TbbPipeline:
     case EventKind::TbbFilterBegin:
     case EventKind::TbbFilterEnd:
-      stream_unsupported("oneTBB tasks");
+      stream_unsupported("oneTBB parallel_pipeline calls");
     default:
       break;
   }
@@ -31,7 +27,8 @@ void Builder::stream_unsupported(const char* what) {
                          ", which tasklens cannot read in one pass yet (it reads OpenMP tasks "
                          "with or without depend, taskwait, taskgroup, taskloops, parallel "
                          "regions, barriers, worksharing loops, sections, single and masked, "
-                         "user regions and the program's own threads that way); "
+                         "oneTBB's tasks, task groups and algorithms, user regions and the "
+                         "program's own threads that way); "
                          "read it without --stream on a machine with the memory for its DAG",
                      what);
 }
@@ -45,6 +42,7 @@ uint32_t Builder::stream_new_task(uint64_t id) {
   st_[t] = StreamTask{};
   st_[t].id = id;
   st_[t].live = true;
+  if (t < tbb_group_of_.size()) tbb_group_of_[t] = 0;  // (a oneTBB task's before)
   ++id_pages_[id >> 40].pages[(id & ((uint64_t{1} << 40) - 1)) / kIdPage]->live;
   return t;
 }
@@ -325,11 +323,25 @@ uint32_t Builder::stream_chain(uint32_t n) {
     const uint32_t v = path[i];
     const PNode& node = nodes_[v];
     const uint32_t parent_chain = node.parent == kNone ? kNone : sn_[node.parent].chain;
-    sn_[v].site = node.site != kNone ? node.site : node.parent == kNone ? 0 : sn_[node.parent].site;
+    const uint32_t outer = node.parent == kNone ? 0 : sn_[node.parent].site;
+    // A construct in a library's code counts for the one around it, in its instance (the DAG's
+    // reading does so after the build: report::attribute_library_sites).
+    const bool folded =
+        node.site != kNone && options_.folds_into_enclosing &&
+        options_.folds_into_enclosing(
+            node.site, outer < sites_.size() && sites_[outer].kind == SiteKind::Program);
+    sn_[v].site = node.site != kNone && !folded ? node.site : outer;
     uint32_t chain = parent_chain;
-    if (node.site != kNone) {
+    if (node.site != kNone && !sn_[v].inherits_instance && !folded) {
       StrandSink::Instance instance;
-      if (sn_[v].shared_instance) {  // one instance for the team's shares of a loop
+      if (sn_[v].tbb_call) {  // one instance for the tasks of a oneTBB algorithm's call
+        StreamTbbCall& call = stream_tbb_calls_[node.instance];
+        if (!call.opened) {
+          call.instance = out_->open_instance(node.site);
+          call.opened = true;
+        }
+        instance = call.instance;
+      } else if (sn_[v].shared_instance) {  // one instance for the team's shares of a loop
         StreamLoop& loop = stream_loops_[node.instance];
         if (!loop.opened) {
           loop.instance = out_->open_instance(node.site);
@@ -463,6 +475,7 @@ void Builder::node_item_done(uint32_t n) {
     stream_chain(n);  // (its instance counts even without strands)
     StreamNode& x = sn_[n];
     if (x.has_instance) out_->close_instance(x.instance);
+    if (x.tbb_call) stream_tbb_call_done(nodes_[n].instance);
     if (x.shared_instance) {  // the last share of its loop closes the loop's instance
       auto it = stream_loops_.find(nodes_[n].instance);
       if (it != stream_loops_.end() && --it->second.live == 0 &&
@@ -869,6 +882,11 @@ void Builder::maybe_retire_task(uint32_t t) {
     drop(ts.prev);
     drop(ts.pre_wait);
     drop(ts.creator_strand);
+    if (ts.extra) {  // (oneTBB: chunks of a task whose end never came)
+      drop(ts.extra->chunk_fork);
+      if (ts.extra->chunks)
+        for (uint32_t c : *ts.extra->chunks) drop(c);
+    }
     std::vector<uint32_t> waited_for;  // tasks not ended its next strand would have waited for
     if (ts.extra && ts.extra->next_preds) {
       for (uint32_t ref : *ts.extra->next_preds) {
@@ -982,6 +1000,7 @@ Model Builder::finish_stream() {
   }
   stream_flush();
   // Every construct still open ends now (its instance counts).
+  stream_tbb_finish();
   for (uint32_t n = 0; n < sn_.size(); ++n)
     if (sn_[n].live) close_node(n);
   // Tasks still waiting for a strand that never closed (a task whose end came after its region's,

@@ -48,6 +48,7 @@ bool splits_parent(TbbKind child, uint8_t parent) {
 // outside every task runs a task of its own: a child of the program that starts with the
 // thread's first oneTBB call, unordered with the main thread's work.
 uint32_t Builder::outside_task(uint32_t thread, uint64_t time) {
+  if (out_) stream_unsupported("oneTBB calls from threads of the program's own outside every task");
   if (outside_tasks_.size() <= thread) outside_tasks_.resize(thread + 1, kNone);
   uint32_t& t = outside_tasks_[thread];
   if (t == kNone) {
@@ -84,6 +85,7 @@ void Builder::on_tbb_spawn(const Event& e, uint32_t thread) {
   cs.parent = p;
   cs.team_size = 2;  // TBB has no undeferred tasks: a task runs when a thread takes it
   cs.creator_strand = creator;
+  hold(creator);
   cs.tbb_kind = static_cast<uint8_t>(kind);
   cs.origin = kOriginTbb;
   uint32_t scope = ps.scope;
@@ -109,6 +111,7 @@ void Builder::on_tbb_spawn(const Event& e, uint32_t thread) {
       splits_parent(kind, ps.tbb_kind)) {
     nodes_[cs.node].site = nodes_[ps.node].site;
     nodes_[cs.node].instance = nodes_[ps.node].instance;
+    if (out_) sn_[cs.node].inherits_instance = true;
   } else {
     nodes_[cs.node].site = site(e.f[4], site_kind_of(kind), scope);
     // An algorithm call may start with several tasks from the caller (parallel_invoke spawns
@@ -116,17 +119,26 @@ void Builder::on_tbb_spawn(const Event& e, uint32_t thread) {
     // task spawns into one group for one algorithm call are one instance. task_group::run's
     // tasks are instances of their own, as OpenMP tasks are.
     TbbCall* call = nullptr;
+    const uint64_t parent_id = out_ ? st_[p].id : 0;  // (one pass reuses a retired task's slot)
     if (kind != TbbKind::Task && kind != TbbKind::Unknown && group) {
       call = &tbb_calls_[group];
-      if (call->parent == p && call->kind == static_cast<uint8_t>(kind) &&
-          call->instance != kNone) {
+      if (call->parent == p && call->parent_id == parent_id &&
+          call->kind == static_cast<uint8_t>(kind) && call->instance != kNone) {
         nodes_[cs.node].instance = call->instance;
+        if (out_) stream_tbb_call_node(cs.node);
         call = nullptr;
       }
     }
     if (nodes_[cs.node].instance == kNone) {
       nodes_[cs.node].instance = instance_count_++;
-      if (call) *call = TbbCall{p, static_cast<uint8_t>(kind), nodes_[cs.node].instance};
+      if (call) {
+        if (out_) stream_tbb_call_over(*call);
+        *call = TbbCall{p, static_cast<uint8_t>(kind), nodes_[cs.node].instance, parent_id};
+        if (out_) {
+          stream_tbb_calls_[call->instance] = StreamTbbCall{};  // (held by the call until its wait)
+          stream_tbb_call_node(cs.node);
+        }
+      }
     }
   }
   // A new chain is part of the construct of its first body (a flow graph's tasks are one
@@ -136,9 +148,15 @@ void Builder::on_tbb_spawn(const Event& e, uint32_t thread) {
     nodes_[chain].instance = nodes_[cs.node].instance;
   }
   if (group) {
-    tbb_groups_[group].push_back(c);
+    if (out_)
+      stream_tbb_spawned(p, c, group);
+    else
+      tbb_groups_[group].push_back(c);
     if (tbb_group_of_.size() <= c) tbb_group_of_.resize(size_t{c} + 1, 0);
     tbb_group_of_[c] = group;
+  } else {
+    if (out_) ++st_[p].children;
+    if (c < tbb_group_of_.size()) tbb_group_of_[c] = 0;  // (one pass: a slot used before)
   }
   uint32_t s = open_strand(p, thread, e.time);
   edge(creator, s);
@@ -150,6 +168,7 @@ void Builder::on_tbb_wait(const Event& e, uint32_t thread) {
   if (ts.scope == kNone) return;
   if (e.kind == EventKind::TbbWaitBegin) {
     ts.pre_wait = close_strand(t);
+    hold(ts.pre_wait);  // (one pass: until the strand after the wait takes it)
     ts.waiting = true;
     return;
   }
@@ -159,7 +178,17 @@ void Builder::on_tbb_wait(const Event& e, uint32_t thread) {
   if (!pipelines_.empty()) pipelines_.erase(e.f[1]);
   uint32_t s = open_strand(t, thread, e.time);
   edge(ts.pre_wait, s);
-  tbb_calls_.erase(e.f[1]);  // the call is over: the group's next tasks are another call
+  // The call is over: the group's next tasks are another call.
+  if (auto call = tbb_calls_.find(e.f[1]); call != tbb_calls_.end()) {
+    if (out_) stream_tbb_call_over(call->second);
+    tbb_calls_.erase(call);
+  }
+  if (out_) {
+    drop(ts.pre_wait);
+    ts.pre_wait = kNone;
+    stream_tbb_wait_ended(e.f[1], s, e.time);
+    return;
+  }
   auto it = tbb_groups_.find(e.f[1]);
   if (it == tbb_groups_.end()) return;
   for (uint32_t c : it->second) {
@@ -364,8 +393,12 @@ void Builder::on_chunk(const Event& e, uint32_t thread) {
       return;
     }
     uint32_t fork = close_strand(t);
-    ts.more().chunk_fork = fork;
+    TaskExtra& x = ts.more();
+    drop(x.chunk_fork);  // (one pass: a chunk begun before this one and not ended)
+    hold(fork);
+    x.chunk_fork = fork;
     ts.scope = new_node(NodeKind::Chunk, ts.scope);
+    one_pass_.tbb_chunks = true;
     edge(fork, open_strand(t, thread, e.time));
     return;
   }
@@ -376,10 +409,19 @@ void Builder::on_chunk(const Event& e, uint32_t thread) {
   uint32_t last = close_strand(t);
   TaskExtra& x = ts.more();
   if (!x.chunks) x.chunks = new std::vector<uint32_t>();
-  if (last != kNone) x.chunks->push_back(last);
-  ts.scope = nodes_[ts.scope].parent;
+  if (last != kNone) {
+    x.chunks->push_back(last);
+    hold(last);  // (one pass: until the task's end takes it)
+  }
+  const uint32_t chunk = ts.scope;
+  ts.scope = nodes_[chunk].parent;
+  if (out_) close_node(chunk);
   // The code after a chunk does not wait for it: it follows what came before the chunk.
   edge(x.chunk_fork, open_strand(t, thread, e.time));
+  if (out_) {
+    drop(x.chunk_fork);
+    x.chunk_fork = kNone;
+  }
 }
 
 // A TBB task's chunks all end before the task does.
@@ -387,8 +429,77 @@ void Builder::join_chunks(uint32_t t) {
   TaskState& ts = tasks_[t];
   std::vector<uint32_t>* chunks = ts.peek().chunks;
   if (!chunks || chunks->empty()) return;
-  for (uint32_t c : *chunks) edge(c, ts.prev);
+  for (uint32_t c : *chunks) {
+    edge(c, ts.prev);
+    drop(c);
+  }
   chunks->clear();
+}
+
+// ---- one pass (the streaming mode: builder_stream.cpp)
+//
+// A wait joins every task spawned into its group since the group's previous wait, whoever
+// spawned them: in one pass the group has a join (StrandSink::open_join) that each such task's
+// end is folded into as it ends (its `parent_join`, as a taskwait's children have theirs), and
+// the strand after the wait follows the join once every one of them has ended. An algorithm
+// call's tasks share its instance: the tasks splitting a range take their parent's (they inherit
+// its chain), the tasks one task spawns into one group for one call (parallel_invoke's) share an
+// entry of stream_tbb_calls_, held by the call until its wait and by each of their nodes.
+
+void Builder::stream_tbb_spawned(uint32_t parent, uint32_t child, uint64_t group) {
+  ++st_[parent].children;
+  auto [it, made] = stream_tbb_joins_.try_emplace(group, kNone);
+  if (made) {
+    it->second = stream_join();
+    hold(it->second);  // the group's, until its wait ends
+  }
+  const uint32_t j = it->second;
+  st_[child].parent_join = j;
+  hold(j);
+  ++ss_[j].undone;
+}
+
+void Builder::stream_tbb_wait_ended(uint64_t group, uint32_t strand, uint64_t time) {
+  auto it = stream_tbb_joins_.find(group);
+  if (it == stream_tbb_joins_.end()) return;
+  const uint32_t j = it->second;
+  stream_tbb_joins_.erase(it);
+  // Tasks of the group not ended: oneTBB released the wait inside the task, before the end the
+  // recorder writes once the task returns; their ends come a little later (or were lost), as a
+  // taskwait's late children (stream_settle_late_children).
+  if (ss_[j].undone > 0)
+    for (uint32_t c = 0; c < tasks_.size(); ++c)
+      if (st_[c].live && st_[c].parent_join == j && !st_[c].ended) {
+        tasks_[c].joined_in_scope = true;
+        note_join(c, time);
+        late_children_.push_back(LateChild{c, st_[c].id, stream_events_});
+      }
+  edge(j, strand);
+  drop(j);
+}
+
+void Builder::stream_tbb_call_node(uint32_t node) {
+  sn_[node].tbb_call = true;
+  ++stream_tbb_calls_[nodes_[node].instance].live;
+}
+
+void Builder::stream_tbb_call_over(const TbbCall& call) {
+  if (call.instance != kNone) stream_tbb_call_done(call.instance);
+}
+
+void Builder::stream_tbb_call_done(uint32_t instance) {
+  auto it = stream_tbb_calls_.find(instance);
+  if (it == stream_tbb_calls_.end() || --it->second.live > 0) return;
+  if (it->second.opened) out_->close_instance(it->second.instance);
+  stream_tbb_calls_.erase(it);
+}
+
+// The recording's end: groups never waited for and calls still open let go.
+void Builder::stream_tbb_finish() {
+  for (auto& [group, join] : stream_tbb_joins_) drop(join);
+  stream_tbb_joins_.clear();
+  for (auto& [group, call] : tbb_calls_) stream_tbb_call_over(call);
+  tbb_calls_.clear();
 }
 
 }  // namespace tasklens::model::detail

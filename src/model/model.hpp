@@ -235,6 +235,7 @@ struct Model {
     std::vector<uint8_t> threads_with_strands;  // per trace thread: it ran a handed-over strand
     // The earliest strand start and the latest strand end that are not 0 (0: none).
     uint64_t first_start = 0, last_end = 0;
+    bool tbb_chunks = false;  // a oneTBB task had chunks (the wrappers of include/tasklens/tbb.h)
   } one_pass;
 
   auto preds_of(uint32_t s) const {

@@ -246,6 +246,36 @@ std::vector<symbols::Location> resolve_return_addresses(
   return locs;
 }
 
+namespace {
+
+// A construct of a site in a library's code counts for the construct around it, unless nothing
+// of the program's is around it but the program itself (a oneTBB flow graph fed from main through
+// a try_put that clang++ did not inline): folded in, the library's parallel work would read as
+// serial code. A construct named by a line of the library's headers keeps its row then; not a
+// task_arena::execute the library makes for itself (a graph's wait_for_all), which is only a
+// wait.
+bool folds(const SiteLabel& label, model::SiteKind kind, bool outer_is_program) {
+  return label.library &&
+         !(outer_is_program && label.line != 0 && kind != model::SiteKind::ArenaExecute);
+}
+
+}  // namespace
+
+std::string library_sites_warning(size_t n) {
+  return fmt::format(
+      "{} call site{} inside a library's code (its headers: oneTBB's range splits, calls into "
+      "oneTBB or std::thread the compiler did not inline; or a shared library without line "
+      "information) count for the construct around them",
+      n, n == 1 ? "" : "s");
+}
+
+bool SitesAsTheyCome::folds_into_enclosing(uint32_t index, bool outer_is_program) {
+  if (index >= labels_.size() || !folds(labels_[index], kinds_[index], outer_is_program))
+    return false;
+  folded_.insert(index);
+  return true;
+}
+
 size_t attribute_library_sites(model::Model& m, const std::vector<SiteLabel>& labels) {
   // Most programs have no such site: then there is nothing to walk (millions of nodes).
   if (std::none_of(labels.begin(), labels.end(), [](const SiteLabel& l) { return l.library; }))
@@ -258,14 +288,9 @@ size_t attribute_library_sites(model::Model& m, const std::vector<SiteLabel>& la
     uint32_t up = n.parent;
     while (up != model::kNone && m.nodes[up].site == model::kNone) up = m.nodes[up].parent;
     uint32_t outer = up == model::kNone ? 0 : m.nodes[up].site;
-    // Nothing of the program's around it but the program itself (a oneTBB flow graph fed from
-    // main through a try_put that clang++ did not inline): folded in, the library's parallel
-    // work would read as serial code. A construct named by a line of the library's headers
-    // keeps its row; not a task_arena::execute the library makes for itself (a graph's
-    // wait_for_all), which is only a wait.
-    if (outer < m.sites.size() && m.sites[outer].kind == model::SiteKind::Program &&
-        labels[n.site].line != 0 && m.sites[n.site].kind != model::SiteKind::ArenaExecute)
-      continue;
+    const bool outer_is_program =
+        outer < m.sites.size() && m.sites[outer].kind == model::SiteKind::Program;
+    if (!folds(labels[n.site], m.sites[n.site].kind, outer_is_program)) continue;
     if (!seen[n.site]) {
       seen[n.site] = 1;
       ++moved;

@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -75,6 +76,12 @@ class SitesAsTheyCome {
     std::lock_guard<std::mutex> lock(mutex_);
     return index < fragment_labels_.size() && fragment_labels_[index] == label;
   }
+  // attribute_library_sites's rule for one construct of site `index` whose innermost construct
+  // around it is the program's when `outer_is_program` (model::BuildOptions::
+  // folds_into_enclosing): does it count for that construct? On the builder's thread, which
+  // places the sites. How many sites it folded so far.
+  bool folds_into_enclosing(uint32_t index, bool outer_is_program);
+  size_t folded_sites() const { return folded_.size(); }
 
  private:
   std::vector<trace::ModuleInfo> modules_;
@@ -83,8 +90,12 @@ class SitesAsTheyCome {
   std::vector<model::SiteKind> kinds_;
   std::map<std::pair<std::string, int>, uint32_t> index_;
   std::vector<std::string> fragment_labels_, fragment_functions_;
+  std::set<uint32_t> folded_;
   mutable std::mutex mutex_;  // place and place_fragment against the queries above
 };
+
+// The warning of a reading where `n` library sites counted for the constructs around them.
+std::string library_sites_warning(size_t n);
 
 struct RunInfo {
   std::string trace_path;

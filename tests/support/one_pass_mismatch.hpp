@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -224,9 +225,22 @@ inline std::string whatif_streaming_mismatch(const trace::TraceFile& trace, cons
       work += r.fragments.work[f];
       crit += r.fragments.critical[f];
     }
-    if (one_pass != memory)
+    // Fragment 0 (no code either end) is numbered in one pass whether a strand has it or not.
+    for (auto* side : {&one_pass, &memory})
+      std::erase_if(*side, [](const auto& entry) {
+        return entry.first == Pair{0, 0} && entry.second == std::pair<uint64_t, uint64_t>{0, 0};
+      });
+    if (one_pass != memory) {
+      std::ostringstream d;  // the fragments (begin-end: work, critical work) either way
+      for (const auto* side : {&one_pass, &memory}) {
+        d << (side == &one_pass ? "; one pass" : "; memory");
+        for (const auto& [f, w] : *side)
+          d << " " << std::hex << f.first << "-" << f.second << std::dec << ":" << w.first << ","
+            << w.second;
+      }
       return "the one-pass fragments differ: " + std::to_string(one_pass.size()) + " against " +
-             std::to_string(memory.size());
+             std::to_string(memory.size()) + d.str();
+    }
     analysis::Profile q = p;
     q.critical_path.clear();
     failure = profile_mismatch(r.profile, q);
