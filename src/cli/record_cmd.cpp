@@ -464,6 +464,15 @@ int run_record(const RecordOptions& opt) {
         ::close(fd);
       }
       uint64_t file_bytes = scan.file_bytes + (appended ? rec.size() : 0);
+      // A record appended after the program (`added` bytes, or -1 with errno set): counted in
+      // the trace's size, or a note of what it means for the reports.
+      auto count_appended = [&](int64_t added, const char* what, const char* then) {
+        if (added >= 0)
+          file_bytes += uint64_t(added);
+        else
+          fmt::print(stderr, "tasklens: note: could not append {} to {} ({}): {}\n", what,
+                     out.string(), std::strerror(errno), then);
+      };
       // The OpenMP runtime's own cost between events, timed on empty tasks now that the
       // program has ended, under the same runtime and recorder (launch/runtime_calibration.hpp).
       if (!opt.no_runtime_calibration && scan.openmp && scan.primary == trace::Metric::Tsc &&
@@ -484,13 +493,27 @@ int run_record(const RecordOptions& opt) {
                      "tasklens: note: the OpenMP runtime's own cost was not measured ({}): it "
                      "stays in the work\n",
                      c.why);
-        else if (const int64_t added = launch::append_runtime_cost(out.string(), c); added >= 0)
-          file_bytes += uint64_t(added);
         else
+          count_appended(launch::append_runtime_cost(out.string(), c), "the OpenMP runtime's cost",
+                         "it stays in the work");
+      }
+      // What a oneTBB task costs, measured now without the recorder (launch/runtime_calibration
+      // .hpp): the tasking overhead the report, advise, tasks and predict charge per task.
+      if (!opt.no_runtime_calibration && scan.tbb && !scan.openmp &&
+          scan.primary == trace::Metric::Tsc && appended) {
+        const std::string program = launch::find_tbb_calibration_program(recorder_lib);
+        std::string why = "the calibration program is not installed next to the recorder";
+        const trace::TaskCost cost =
+            program.empty() ? trace::TaskCost{}
+                            : launch::measure_tbb_task_cost(program, out_dir.string(), &why);
+        if (cost.pico_per_task == 0)
           fmt::print(stderr,
-                     "tasklens: note: could not append the OpenMP runtime's cost to {} ({}): it "
-                     "stays in the work\n",
-                     out.string(), std::strerror(errno));
+                     "tasklens: note: what a oneTBB task costs was not measured ({}): the "
+                     "reports estimate it from the shortest task strands\n",
+                     why);
+        else
+          count_appended(launch::append_task_cost(out.string(), cost), "what a oneTBB task costs",
+                         "the reports estimate it from the shortest task strands");
       }
       // The event blocks the recorder stored raw, compressed now that the program has ended.
       if (opt.compression != "none") {

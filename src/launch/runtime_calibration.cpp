@@ -388,20 +388,33 @@ RuntimeCalibration cached_calibration(const std::string& program, const std::str
   return c;
 }
 
-int64_t append_runtime_cost(const std::string& path, const RuntimeCalibration& c) {
-  trace::RuntimeCostHeader h{};
-  h.count = uint32_t(c.entries.size());
-  h.samples = c.samples;
-  h.tasks = c.tasks;
-  std::vector<uint8_t> payload(sizeof h + c.entries.size() * sizeof(trace::RuntimeCostEntry));
-  std::memcpy(payload.data(), &h, sizeof h);
-  if (!c.entries.empty())
-    std::memcpy(payload.data() + sizeof h, c.entries.data(),
-                c.entries.size() * sizeof(trace::RuntimeCostEntry));
-  std::vector<uint8_t> rec;
-  trace::append_record(rec, trace::RecordType::RuntimeCost, payload.data(), payload.size());
-  if (c.task_cost.pico_per_task > 0)
-    trace::append_record(rec, trace::RecordType::TaskCost, &c.task_cost, sizeof c.task_cost);
+std::string find_tbb_calibration_program(const std::string& recorder_lib) {
+  const fs::path c = fs::path(recorder_lib).parent_path() / "tasklens-tbb-calibration";
+  std::error_code ec;
+  return fs::exists(c, ec) ? c.string() : std::string();
+}
+
+trace::TaskCost measure_tbb_task_cost(const std::string& program, const std::string& dir,
+                                      std::string* why) {
+  std::vector<trace::TaskCost> runs;
+  for (int i = 0; i < 3; ++i) {
+    const trace::TaskCost c = measure_task_cost(program, "", dir, why);
+    if (c.pico_per_task == 0) return c;  // (`why` says why)
+    runs.push_back(c);
+  }
+  std::sort(runs.begin(), runs.end(), [](const trace::TaskCost& a, const trace::TaskCost& b) {
+    return a.pico_per_task < b.pico_per_task;
+  });
+  trace::TaskCost median = runs[1];
+  median.measurements = uint32_t(runs.size());
+  return median;
+}
+
+namespace {
+
+// Appends the records `rec` to the trace at `path` whole (cut off again if only part of them
+// could be written): their size, or -1 (errno set).
+int64_t append_records(const std::string& path, const std::vector<uint8_t>& rec) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
   if (fd < 0) return -1;
   const ssize_t n = ::write(fd, rec.data(), rec.size());
@@ -416,6 +429,31 @@ int64_t append_runtime_cost(const std::string& path, const RuntimeCalibration& c
   ::close(fd);
   errno = ok ? 0 : (n < 0 ? saved : ENOSPC);
   return ok ? int64_t(rec.size()) : -1;
+}
+
+}  // namespace
+
+int64_t append_task_cost(const std::string& path, const trace::TaskCost& cost) {
+  std::vector<uint8_t> rec;
+  trace::append_record(rec, trace::RecordType::TaskCost, &cost, sizeof cost);
+  return append_records(path, rec);
+}
+
+int64_t append_runtime_cost(const std::string& path, const RuntimeCalibration& c) {
+  trace::RuntimeCostHeader h{};
+  h.count = uint32_t(c.entries.size());
+  h.samples = c.samples;
+  h.tasks = c.tasks;
+  std::vector<uint8_t> payload(sizeof h + c.entries.size() * sizeof(trace::RuntimeCostEntry));
+  std::memcpy(payload.data(), &h, sizeof h);
+  if (!c.entries.empty())
+    std::memcpy(payload.data() + sizeof h, c.entries.data(),
+                c.entries.size() * sizeof(trace::RuntimeCostEntry));
+  std::vector<uint8_t> rec;
+  trace::append_record(rec, trace::RecordType::RuntimeCost, payload.data(), payload.size());
+  if (c.task_cost.pico_per_task > 0)
+    trace::append_record(rec, trace::RecordType::TaskCost, &c.task_cost, sizeof c.task_cost);
+  return append_records(path, rec);
 }
 
 }  // namespace tasklens::launch

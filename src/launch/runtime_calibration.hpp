@@ -76,4 +76,13 @@ RuntimeCalibration cached_calibration(const std::string& program, const std::str
 // a TaskCost record; the bytes appended, or -1 (errno set) if it could not.
 int64_t append_runtime_cost(const std::string& path, const RuntimeCalibration& c);
 
+// oneTBB's task cost: tasklens-tbb-calibration next to the recorder (empty if there is none),
+// and what it measures (src/launch/tbb_calibration_program.cpp: an empty task_group recursion
+// on one thread against its serial elision), the median of three runs (pico_per_task 0: not
+// measured, `why` says why). Appended as a TaskCost record alone (append_task_cost).
+std::string find_tbb_calibration_program(const std::string& recorder_lib);
+trace::TaskCost measure_tbb_task_cost(const std::string& program, const std::string& dir,
+                                      std::string* why);
+int64_t append_task_cost(const std::string& path, const trace::TaskCost& cost);
+
 }  // namespace tasklens::launch

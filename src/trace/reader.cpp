@@ -562,7 +562,10 @@ TraceFile::Scan TraceFile::scan(const std::string& path) {
       // u32 flags, then the version string: oneTBB's starts with "oneTBB".
       const size_t text = std::min(payload, want - sizeof rh) - 4;
       const char* version = reinterpret_cast<const char*>(head + sizeof rh + 4);
-      if (text < 6 || std::memcmp(version, "oneTBB", 6) != 0) r.openmp = true;
+      if (text < 6 || std::memcmp(version, "oneTBB", 6) != 0)
+        r.openmp = true;
+      else
+        r.tbb = true;
     } else if (rh.type == static_cast<uint32_t>(RecordType::ModuleMap) && payload <= (1u << 20)) {
       // A program built by gcc loads libgomp beside the preloaded runtime (it calls its GOMP_*
       // entry points, which the runtime also has).

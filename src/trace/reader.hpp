@@ -133,6 +133,7 @@ class TraceFile {
     RecorderStats stats{};           // the recorder's losses (write errors, when it first failed)
     Metric primary = Metric::Tsc;    // the file's primary metric
     bool openmp = false;             // an OpenMP runtime reported itself (RuntimeInfo, not oneTBB)
+    bool tbb = false;                // oneTBB reported itself (RuntimeInfo)
     bool libgomp = false;            // the program loaded libgomp (gcc's runtime; ModuleMap)
     double host_steal_percent = -1;  // the HostSteal record's share (host_steal_percent), or -1
   };

@@ -211,12 +211,8 @@ void expect_same_tasks(const std::string& trace, const std::string& name) {
 // `advise --stream` (one pass per step) against `advise --raw-span` on the same recording: the
 // same JSON, but for the warnings, and for what needs the DAG: the cut-off advice and the notes on
 // regions entered again and again. A target no program reaches, so that the steps go on until
-// nothing is left, a candidate is too small or 3 steps were taken; both modes. A recording
-// without a measured tasking overhead (`measured_overhead` false: oneTBB's) has none in one pass,
-// which says so, where the DAG estimates one from the shortest task strands: its burdened figures
-// are set apart.
-void expect_same_advise(const std::string& trace, const std::string& name,
-                        bool measured_overhead = true) {
+// nothing is left, a candidate is too small or 3 steps were taken; both modes.
+void expect_same_advise(const std::string& trace, const std::string& name) {
   for (const char* mode : {"parallelize", "speedup"}) {
     const std::vector<std::string> argv = {TASKLENS_BIN,  "advise", "--format", "json",
                                            "--mode",      mode,     "--target", "1e9",
@@ -229,13 +225,6 @@ void expect_same_advise(const std::string& trace, const std::string& name,
     EXPECT_NE(one_pass["warnings"].dump().find("read in one pass"), std::string::npos) << name;
     EXPECT_TRUE(one_pass["cutoffs"].empty()) << name;
     EXPECT_TRUE(one_pass["notes"].empty()) << name;
-    if (!measured_overhead) {
-      EXPECT_NE(one_pass["warnings"].dump().find("no measured tasking overhead"), std::string::npos)
-          << name;
-      EXPECT_EQ(one_pass["task_overhead"]["source"], "none") << name;
-      for (json* j : {&memory, &one_pass})
-        for (const char* set_apart : {"task_overhead", "burdened"}) j->erase(set_apart);
-    }
     for (json* j : {&memory, &one_pass})
       for (const char* set_apart : {"warnings", "cutoffs", "notes"}) j->erase(set_apart);
     EXPECT_EQ(one_pass, memory) << name << " advise --mode " << mode;
@@ -281,8 +270,7 @@ void expect_same_sched(const std::string& trace, const std::string& name) {
 // Every reader that reads in one pass or in passes gives what it gives from the DAG in memory on
 // `trace`: report (work, span, strands, tasks, rows with their critical path shares: the span
 // as measured, one pass has no robust span), whatif, tasks, advise and sched.
-void expect_one_pass_reads_it_as_the_dag(const std::string& trace, const std::string& name,
-                                         bool measured_overhead = true) {
+void expect_one_pass_reads_it_as_the_dag(const std::string& trace, const std::string& name) {
   const json memory = report_of({TASKLENS_BIN, "report", "--raw-span", "--format", "json", trace});
   const json one_pass = report_of({TASKLENS_BIN, "report", "--stream", "--format", "json", trace});
   ASSERT_FALSE(memory.is_null() || one_pass.is_null()) << name;
@@ -297,7 +285,7 @@ void expect_one_pass_reads_it_as_the_dag(const std::string& trace, const std::st
   EXPECT_NE(said.find("read in one pass"), std::string::npos) << name << ": " << said;
   expect_same_whatif(trace, memory, name);
   expect_same_tasks(trace, name);
-  expect_same_advise(trace, name, measured_overhead);
+  expect_same_advise(trace, name);
   expect_same_sched(trace, name);
 }
 
@@ -403,7 +391,7 @@ TEST_F(Stream, OnePassReadsOneTbbAsTheDagInMemory) {
       ASSERT_TRUE(
           record(std::string(TASKLENS_EXAMPLES_DIR) + "/" + c[0] + way, args, trace).exited(0))
           << name;
-      expect_one_pass_reads_it_as_the_dag(trace, name, /*measured_overhead=*/false);
+      expect_one_pass_reads_it_as_the_dag(trace, name);
       if (plain_trace.empty())
         plain_trace = trace;
       else

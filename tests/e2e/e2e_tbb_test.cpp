@@ -226,6 +226,35 @@ TEST_P(Tbb, FirstSpawnIsBracketedAsTheRuntimesStartUp) {
                                 "runtime's start-up on any thread";
 }
 
+// `record` measures what a oneTBB task costs after the program (tasklens-tbb-calibration: an
+// empty task_group recursion on one thread against its serial elision) into the trace, and the
+// readers charge that per task; --no-runtime-calibration leaves it out, and they estimate one
+// from the shortest task strands.
+TEST_P(Tbb, RecordMeasuresWhatATaskCosts) {
+  const std::string measured = path("measured.tlens"), not_measured = path("not.tlens");
+  RunResult rec = record(exe("tbb_fib"), {"12", "1"}, measured);
+  ASSERT_TRUE(rec.exited(0)) << rec.describe();
+  EXPECT_EQ(rec.err.find("was not measured"), std::string::npos) << rec.err;
+  const json r = report_json(measured);
+  ASSERT_TRUE(r.value("task_cost", json()).is_number()) << r.dump().substr(0, 400);
+  const double ns = num(r, "task_cost") / num(r, "ticks_per_second") * 1e9;
+  EXPECT_GT(ns, 5.0);  // a task_group's task is no cheaper than a call
+  EXPECT_LT(ns, 20000.0);
+  const RunResult advice =
+      run({TASKLENS_BIN, "advise", "--format", "json", measured}, default_env());
+  ASSERT_TRUE(advice.exited(0)) << advice.describe();
+  EXPECT_EQ(json::parse(advice.out)["task_overhead"]["source"], "calibration");
+
+  rec = record(exe("tbb_fib"), {"12", "1"}, not_measured, default_env(),
+               {"--no-runtime-calibration"});
+  ASSERT_TRUE(rec.exited(0)) << rec.describe();
+  EXPECT_FALSE(report_json(not_measured).value("task_cost", json()).is_number());
+  const RunResult estimate =
+      run({TASKLENS_BIN, "advise", "--format", "json", not_measured}, default_env());
+  ASSERT_TRUE(estimate.exited(0)) << estimate.describe();
+  EXPECT_EQ(json::parse(estimate.out)["task_overhead"]["source"], "strands");
+}
+
 // The program's output and exit status pass through record unchanged.
 TEST_P(Tbb, OutputAndStatusPassThrough) {
   RunResult plain = run({exe("tbb_fib"), "10", "10"});

@@ -414,10 +414,16 @@ TEST(Model, ALargeTraceGivesTheSameModelWhicheverWayItsMemoryIsPopulated) {
   tb.ev(1, end - 2, EventKind::SyncBegin, {kBarrier, r.B, 0});
   r.end(end, end + 2);
 
-  const model::Model a =
-      tb.build({.huge_pages = false, .progress = {}, .place_site = {}, .place_fragment = {}});
-  const model::Model b =
-      tb.build({.huge_pages = true, .progress = {}, .place_site = {}, .place_fragment = {}});
+  const model::Model a = tb.build({.huge_pages = false,
+                                   .progress = {},
+                                   .place_site = {},
+                                   .folds_into_enclosing = {},
+                                   .place_fragment = {}});
+  const model::Model b = tb.build({.huge_pages = true,
+                                   .progress = {},
+                                   .place_site = {},
+                                   .folds_into_enclosing = {},
+                                   .place_fragment = {}});
   expect_invariants(a);
   EXPECT_EQ(a.task_count, kTasks);
   ASSERT_EQ(a.strands.size(), b.strands.size());
