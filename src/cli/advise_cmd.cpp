@@ -49,10 +49,8 @@ constexpr const char* kOnePassWarning =
   // recording without that measure has none here: the DAG's estimate needs every task strand)
   // come from the trace's records, before any pass.
   model::Model header;
-  bool tbb = false;  // oneTBB's runtime: `record` measures the OpenMP runtimes' task cost only
   {
     const trace::TraceFile trace = trace::TraceFile::open(opt.trace, /*events_in_memory=*/false);
-    tbb = trace.runtime_flags() & trace::kRuntimeTbb;
     header.thread_count = trace.stream_count();
     header.task_cost = model::task_cost_of(trace);
     if (header.task_cost > 0) header.task_cost_tasks = trace.task_cost().tasks;
@@ -112,12 +110,11 @@ constexpr const char* kOnePassWarning =
   model::Model& m = first->model;
   m.warnings.push_back(kOnePassWarning);
   if (header.task_cost == 0)
-    m.warnings.push_back(std::string("the recording has no measured tasking overhead (") +
-                         (tbb ? "tasklens measures it for OpenMP runtimes, not yet for oneTBB"
-                              : "recorded by an older tasklens") +
-                         "): read in one pass, the burdened figures charge none and no step is "
-                         "judged too small; without --stream they charge an estimate from the "
-                         "shortest task strands");
+    m.warnings.push_back(
+        "the recording has no measured tasking overhead (recorded with --no-runtime-calibration, "
+        "a metric other than time, or by an older tasklens): read in one pass, the burdened "
+        "figures charge none and no step is judged too small; without --stream they charge an "
+        "estimate from the shortest task strands");
   r.site_labels = &first->labels;
   report::RunInfo info = report::run_info(*first->trace);
   info.span_mode = "raw";

@@ -229,7 +229,7 @@ TEST_P(Tbb, FirstSpawnIsBracketedAsTheRuntimesStartUp) {
 // `record` measures what a oneTBB task costs after the program (tasklens-tbb-calibration: an
 // empty task_group recursion on one thread against its serial elision) into the trace, and the
 // readers charge that per task; --no-runtime-calibration leaves it out, and they estimate one
-// from the shortest task strands.
+// from the shortest task strands (in one pass: none, and they say so).
 TEST_P(Tbb, RecordMeasuresWhatATaskCosts) {
   const std::string measured = path("measured.tlens"), not_measured = path("not.tlens");
   RunResult rec = record(exe("tbb_fib"), {"12", "1"}, measured);
@@ -253,6 +253,16 @@ TEST_P(Tbb, RecordMeasuresWhatATaskCosts) {
       run({TASKLENS_BIN, "advise", "--format", "json", not_measured}, default_env());
   ASSERT_TRUE(estimate.exited(0)) << estimate.describe();
   EXPECT_EQ(json::parse(estimate.out)["task_overhead"]["source"], "strands");
+  // In one pass there is no estimate: none is charged, and the output says so.
+  const RunResult streamed =
+      run({TASKLENS_BIN, "advise", "--stream", "--format", "json", not_measured}, default_env());
+  ASSERT_TRUE(streamed.exited(0)) << streamed.describe();
+  const json one_pass = json::parse(streamed.out);
+  EXPECT_EQ(one_pass["task_overhead"]["source"], "none");
+  EXPECT_NE(one_pass["warnings"].dump().find("no measured tasking overhead (recorded with "
+                                             "--no-runtime-calibration"),
+            std::string::npos)
+      << one_pass["warnings"];
 }
 
 // The program's output and exit status pass through record unchanged.
