@@ -160,8 +160,8 @@ static inline void tl_work(unsigned long units) {
       }
       last_delay = delay;
       /* The readings' own time is time on the CPU in the strand, which tasklens counts as work
-       * (a host that interrupts the CPU ten thousand times a second made the spin's strands 1-2%
-       * longer than its units when it was left out); unless the thread left the CPU during them:
+       * (on a host that interrupts the CPU often, leaving it out made every spin's strand
+       * longer than its units: docs/benchmarks.md); unless the thread left the CPU during them:
        * their run-queue wait was read before it ended, so no reading would take it out. */
       const uint64_t read = __rdtsc();
       if (read - now < TL_GAP_TICKS)

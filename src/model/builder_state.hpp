@@ -652,6 +652,9 @@ class Builder {
   void stream_region_ended(Region& r, uint32_t post_strand);
   void stream_implicit_ended(uint32_t t);
   void stream_taskwait_ended(uint32_t t, uint32_t strand, uint64_t time);
+  // The children of `join` not ended when their wait ended (`time`) become late children
+  // (stream_settle_late_children); `joined_in_scope`: the wait joins them where they are.
+  void stream_late_children(uint32_t join, uint64_t time, bool joined_in_scope);
   void stream_unended(uint32_t t, uint64_t to, uint64_t* count);
   // Children not ended when their parent's taskwait ended. Events of two threads are merged by
   // time, and a child's end may come a few ticks after the wait's end (two cores' clocks, the

@@ -758,16 +758,21 @@ void Builder::stream_taskwait_ended(uint32_t t, uint32_t strand, uint64_t time) 
   const uint32_t j = st_[t].join;
   if (j == kNone) return;
   st_[t].join = kNone;
-  // Children not ended: their ends come a little later, or were lost (LateChild). The strand
-  // after the wait waits for them. Rare: the live tasks are searched for them.
-  if (ss_[j].undone > 0)
-    for (uint32_t c = 0; c < tasks_.size(); ++c)
-      if (st_[c].live && st_[c].parent_join == j && !st_[c].ended) {
-        note_join(c, time);  // (if begun: the wait's end bounds its end from above)
-        late_children_.push_back(LateChild{c, st_[c].id, stream_events_});
-      }
+  stream_late_children(j, time, false);
   edge(j, strand);
   drop(j);
+}
+
+void Builder::stream_late_children(uint32_t join, uint64_t time, bool joined_in_scope) {
+  // Children not ended: their ends come a little later, or were lost (LateChild). The strand
+  // after the wait waits for them. Rare: the live tasks are searched for them.
+  if (ss_[join].undone == 0) return;
+  for (uint32_t c = 0; c < tasks_.size(); ++c)
+    if (st_[c].live && st_[c].parent_join == join && !st_[c].ended) {
+      if (joined_in_scope) tasks_[c].joined_in_scope = true;
+      note_join(c, time);  // (if begun: the wait's end bounds its end from above)
+      late_children_.push_back(LateChild{c, st_[c].id, stream_events_});
+    }
 }
 
 void Builder::stream_settle_late_children() {

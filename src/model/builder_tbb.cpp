@@ -466,14 +466,8 @@ void Builder::stream_tbb_wait_ended(uint64_t group, uint32_t strand, uint64_t ti
   stream_tbb_joins_.erase(it);
   // Tasks of the group not ended: oneTBB released the wait inside the task, before the end the
   // recorder writes once the task returns; their ends come a little later (or were lost), as a
-  // taskwait's late children (stream_settle_late_children).
-  if (ss_[j].undone > 0)
-    for (uint32_t c = 0; c < tasks_.size(); ++c)
-      if (st_[c].live && st_[c].parent_join == j && !st_[c].ended) {
-        tasks_[c].joined_in_scope = true;
-        note_join(c, time);
-        late_children_.push_back(LateChild{c, st_[c].id, stream_events_});
-      }
+  // taskwait's late children. The wait joins them (as every task of the group in memory).
+  stream_late_children(j, time, true);
   edge(j, strand);
   drop(j);
 }

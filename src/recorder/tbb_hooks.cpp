@@ -174,19 +174,20 @@ TL_INLINE void end_runtime_init(ThreadState* t) {
   }
 }
 
-// The process's first call that hands oneTBB work to run (a spawn, an enqueue, a submit) wakes
-// its worker threads, launching them the first time: a few hundred microseconds to milliseconds
-// of the calling strand that are the runtime's start-up. Bracketed around the real call, not in
+// A call into oneTBB that may be the process's first of its kind (`which`): bracketed as the
+// runtime's start-up if it is, ended when the call returns (or when its first task starts).
+// The first call that hands oneTBB work to run (a spawn, an enqueue, a submit) wakes its worker
+// threads, launching them the first time: it is bracketed around the real call, not in
 // on_spawn, which also sees tasks no call hands over (an algorithm's root in execute_and_wait, a
 // bypassed task): bracketing those left the first real spawn's wake-up in the program's work.
-struct FirstHandOver {
+struct FirstCall {
   ThreadState* t;
-  FirstHandOver() : t(tls_state) { before_first_call(t, kFirstSpawn); }
-  ~FirstHandOver() {
+  FirstCall(ThreadState* state, FirstCallOf which) : t(state) { before_first_call(t, which); }
+  ~FirstCall() {
     if (t) end_runtime_init(t);
   }
-  FirstHandOver(const FirstHandOver&) = delete;
-  FirstHandOver& operator=(const FirstHandOver&) = delete;
+  FirstCall(const FirstCall&) = delete;
+  FirstCall& operator=(const FirstCall&) = delete;
 };
 
 // ------------------------------------------------------------------------- shadow blocks
@@ -574,8 +575,9 @@ void tbb_prepare(bool old_abi) {
 // ----------------------------------------------------------------------------- interposed
 
 using tasklens::recorder::end_runtime_init;
-using tasklens::recorder::FirstHandOver;
+using tasklens::recorder::FirstCall;
 using tasklens::recorder::g_real;
+using tasklens::recorder::kFirstSpawn;
 using tasklens::recorder::kRootFlag;
 using tasklens::recorder::on_spawn;
 using tasklens::recorder::real;
@@ -588,13 +590,13 @@ namespace tbb::detail::r1 {
 
 void spawn(d1::task& t, d1::task_group_context& ctx) {
   on_spawn(t, &ctx, __builtin_return_address(0), 0);
-  FirstHandOver first;
+  FirstCall first(tls_state, kFirstSpawn);
   real(g_real.spawn)(t, ctx);
 }
 
 void spawn(d1::task& t, d1::task_group_context& ctx, d1::slot_id id) {
   on_spawn(t, &ctx, __builtin_return_address(0), 0);
-  FirstHandOver first;
+  FirstCall first(tls_state, kFirstSpawn);
   real(g_real.spawn_slot)(t, ctx, id);
 }
 
@@ -644,10 +646,8 @@ void initialize(d1::task_group_context& ctx) {
   using namespace tasklens::recorder;
   if (__builtin_expect(g_first_done[kFirstInitialize].load(std::memory_order_relaxed), 1))
     return real(g_real.initialize)(ctx);
-  ThreadState* t = tbb_state();
-  before_first_call(t, kFirstInitialize);
+  FirstCall first(tbb_state(), kFirstInitialize);
   real(g_real.initialize)(ctx);
-  if (t) end_runtime_init(t);
 }
 
 // A task_arena's initialize (explicit, or its first execute's): the process's first one may
@@ -670,10 +670,8 @@ void* allocate(d1::small_object_pool*& pool, std::size_t bytes) {
   using namespace tasklens::recorder;
   if (__builtin_expect(g_first_done[kFirstAllocate].load(std::memory_order_relaxed), 1))
     return real(g_real.allocate)(pool, bytes);
-  ThreadState* t = tbb_state();
-  before_first_call(t, kFirstAllocate);
+  FirstCall first(tbb_state(), kFirstAllocate);
   void* p = real(g_real.allocate)(pool, bytes);
-  if (t) end_runtime_init(t);
   return p;
 }
 
@@ -683,22 +681,20 @@ void* allocate_memory(std::size_t size) {
   using namespace tasklens::recorder;
   if (__builtin_expect(g_first_done[kFirstAllocateMemory].load(std::memory_order_relaxed), 1))
     return real(g_real.allocate_memory)(size);
-  ThreadState* t = tbb_state();
-  before_first_call(t, kFirstAllocateMemory);
+  FirstCall first(tbb_state(), kFirstAllocateMemory);
   void* p = real(g_real.allocate_memory)(size);
-  if (t) end_runtime_init(t);
   return p;
 }
 
 void enqueue(d1::task& t, d1::task_arena_base* arena) {
   on_spawn(t, nullptr, __builtin_return_address(0), 0);
-  FirstHandOver first;
+  FirstCall first(tls_state, kFirstSpawn);
   real(g_real.enqueue)(t, arena);
 }
 
 void enqueue(d1::task& t, d1::task_group_context& ctx, d1::task_arena_base* arena) {
   on_spawn(t, &ctx, __builtin_return_address(0), 0);
-  FirstHandOver first;
+  FirstCall first(tls_state, kFirstSpawn);
   real(g_real.enqueue_ctx)(t, ctx, arena);
 }
 
@@ -709,7 +705,7 @@ void enqueue(d1::task& t, d1::task_group_context& ctx, d1::task_arena_base* aren
 // wait_for_all is a wait in its context, which joins them.
 void submit(d1::task& t, d1::task_group_context& ctx, arena* a, std::uintptr_t as_critical) {
   on_spawn(t, &ctx, __builtin_return_address(0), 0);
-  FirstHandOver first;
+  FirstCall first(tls_state, kFirstSpawn);
   real(g_real.submit)(t, ctx, a, as_critical);
 }
 

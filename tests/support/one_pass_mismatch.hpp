@@ -213,6 +213,9 @@ inline std::string whatif_streaming_mismatch(const trace::TraceFile& trace, cons
     const analysis::Profile p = analysis::compute_profile(m);
     std::vector<uint8_t> on_path(m.strands.size(), 0);
     for (uint32_t s : p.critical_path) on_path[s] = 1;
+    // Every fragment of the model, as one pass numbers them (fragment 0, the empty pair, too,
+    // whether a strand has it or not).
+    for (const model::Fragment& f : m.fragments) memory[Pair{f.begin, f.end}];
     for (uint32_t s = 0; s < m.strands.size(); ++s) {
       const model::Fragment& f = m.fragments[m.strands[s].fragment];
       auto& [work, crit] = memory[Pair{f.begin, f.end}];
@@ -225,11 +228,6 @@ inline std::string whatif_streaming_mismatch(const trace::TraceFile& trace, cons
       work += r.fragments.work[f];
       crit += r.fragments.critical[f];
     }
-    // Fragment 0 (no code either end) is numbered in one pass whether a strand has it or not.
-    for (auto* side : {&one_pass, &memory})
-      std::erase_if(*side, [](const auto& entry) {
-        return entry.first == Pair{0, 0} && entry.second == std::pair<uint64_t, uint64_t>{0, 0};
-      });
     if (one_pass != memory) {
       std::ostringstream d;  // the fragments (begin-end: work, critical work) either way
       for (const auto* side : {&one_pass, &memory}) {
