@@ -34,9 +34,6 @@ std::vector<uint32_t> tasks_of(const model::Model& m) {
   return out;
 }
 
-// How a strand becomes runnable, from the DAG alone (the steal class depends on the schedule).
-enum class StartClass : uint8_t { First, Continue, Spawn, Sync };
-
 std::vector<StartClass> start_classes(const model::Model& m, const std::vector<uint32_t>& task) {
   const uint32_t n = static_cast<uint32_t>(m.strands.size());
   std::vector<StartClass> out(n, StartClass::First);
@@ -86,11 +83,6 @@ class WorkDeque {
   size_t head_ = 0;
 };
 
-// A gap this many times its class's median is not what a start costs: a worker that slept
-// (libomp's threads sleep after their blocktime) woken for a steal, a page fault. A few of those
-// would decide the mean of a class that has few samples (steals).
-constexpr uint64_t kGapOutlier = 16;
-
 OverheadCost trimmed_mean(std::vector<uint64_t>& gaps) {
   OverheadCost c;
   c.samples = gaps.size();
@@ -118,6 +110,25 @@ std::vector<uint64_t> strand_durations(const model::Model& m) {
     d[s] = tsc ? st.work : (st.end > st.start ? st.end - st.start : 0);
   }
   return d;
+}
+
+void finish_overheads(Overheads& o, const model::Model& m, uint64_t timed_strands,
+                      uint32_t threads) {
+  if (o.steal.samples == 0) {
+    o.steal.ticks = o.spawn.ticks;
+    o.steal.measured = false;
+  }
+  // What the model took out of the strands as the runtime's cost is paid again at every strand.
+  if (m.runtime_removed > 0 && timed_strands > 0) {
+    o.inside = double(m.runtime_removed) / double(timed_strands);
+    for (OverheadCost* c : {&o.spawn, &o.steal, &o.sync, &o.cont}) c->ticks += o.inside;
+  }
+  if (o.spawn.samples == 0) o.spawn.measured = false;
+  if (o.sync.samples == 0) o.sync.measured = false;
+  if (o.cont.samples == 0) o.cont.measured = false;
+  // (task_cost is in the metric's ticks: TSC ticks when the metric is the TSC.)
+  if (threads > 1 && m.task_cost > 0 && m.task_count > 0 && m.metric == "tsc")
+    o.one_worker_task = double(m.task_cost);
 }
 
 Overheads measure_overheads(const model::Model& m) {
@@ -183,21 +194,7 @@ Overheads measure_overheads(const model::Model& m) {
   o.steal = trimmed_mean(steal);
   o.sync = trimmed_mean(sync);
   o.cont = trimmed_mean(cont);
-  if (o.steal.samples == 0) {
-    o.steal.ticks = o.spawn.ticks;
-    o.steal.measured = false;
-  }
-  // What the model took out of the strands as the runtime's cost is paid again at every strand.
-  if (m.runtime_removed > 0 && !order.empty()) {
-    o.inside = double(m.runtime_removed) / double(order.size());
-    for (OverheadCost* c : {&o.spawn, &o.steal, &o.sync, &o.cont}) c->ticks += o.inside;
-  }
-  if (o.spawn.samples == 0) o.spawn.measured = false;
-  if (o.sync.samples == 0) o.sync.measured = false;
-  if (o.cont.samples == 0) o.cont.measured = false;
-  // (task_cost is in the metric's ticks: TSC ticks when the metric is the TSC.)
-  if (threads > 1 && m.task_cost > 0 && m.task_count > 0 && m.metric == "tsc")
-    o.one_worker_task = double(m.task_cost);
+  finish_overheads(o, m, order.size(), threads);
   return o;
 }
 
@@ -228,11 +225,55 @@ Simulator::Simulator(const model::Model& m, std::vector<uint64_t> durations) {
       const bool same_task = is_timed(m.strands[p]) && task[p] == task[u];
       succ_[fill[p]++] = u | (timed ? kSuccTimed : 0) | (same_task ? kSuccSameTask : 0);
     }
-    strands_[u].model_id = u;
+    strands_[u].model_id = m.strand_order.size() == n ? m.strand_order[u] : u;
     if (preds_[u] == 0) roots_.push_back(u);
   }
+  std::sort(roots_.begin(), roots_.end(),
+            [&](uint32_t a, uint32_t b) { return strands_[a].model_id < strands_[b].model_id; });
   for (const model::DivisibleStrand& d : m.divisible)
     if (d.strand < n) strands_[d.strand].iterations = std::max<uint32_t>(d.iterations, 1);
+  number_in_one_worker_order();
+}
+
+Simulator::Simulator(const SimGraph& g) {
+  const uint32_t n = static_cast<uint32_t>(g.nodes.size());
+  if (g.nodes.size() > kSuccStrand)
+    throw std::length_error("predict: more than 2^30 nodes; the simulator cannot number them");
+  strands_.resize(size_t{n} + 1);
+  for (uint32_t p : g.preds) ++strands_[(p & ~SimGraph::kSameTask) + 1].succ_begin;
+  if (g.collapsed()) inner_.resize(n);
+  for (uint32_t v = 0; v < n; ++v) {
+    const SimGraph::Node& x = g.nodes[v];
+    SimStrand& y = strands_[v];
+    strands_[v + 1].succ_begin += y.succ_begin;
+    y.duration = x.duration;
+    y.start_class = y.one_worker_start = x.start_class;
+    y.timed = x.timed;
+    y.iterations = std::max<uint32_t>(x.iterations, 1);
+    y.model_id = x.order;
+    if (!inner_.empty()) {
+      inner_[v] = {x.inner[0], x.inner[1], x.inner[2]};
+      one_worker_starts_[uint8_t(StartClass::Continue)] += x.inner[0];
+      one_worker_starts_[uint8_t(StartClass::Spawn)] += x.inner[1];
+      one_worker_starts_[uint8_t(StartClass::Sync)] += x.inner[2];
+      one_worker_strands_ += x.inner[0] + x.inner[1] + x.inner[2];
+    }
+  }
+  succ_.resize(g.preds.size());
+  std::vector<uint32_t> fill(n);
+  for (uint32_t v = 0; v < n; ++v) fill[v] = strands_[v].succ_begin;
+  preds_.resize(n);
+  for (uint32_t u = 0; u < n; ++u) {
+    preds_[u] = g.pred_begin[u + 1] - g.pred_begin[u];
+    for (uint32_t i = g.pred_begin[u]; i < g.pred_begin[u + 1]; ++i) {
+      const uint32_t p = g.preds[i] & ~SimGraph::kSameTask;
+      const bool same_task = (g.preds[i] & SimGraph::kSameTask) && strands_[p].timed;
+      succ_[fill[p]++] = u | (strands_[u].timed ? kSuccTimed : 0) | (same_task ? kSuccSameTask : 0);
+    }
+    if (preds_[u] == 0) roots_.push_back(u);
+  }
+  std::sort(roots_.begin(), roots_.end(),
+            [&](uint32_t a, uint32_t b) { return strands_[a].model_id < strands_[b].model_id; });
   number_in_one_worker_order();
 }
 
@@ -320,6 +361,11 @@ void Simulator::number_in_one_worker_order() {
     preds[k] = preds_[order[k]];
   }
   strands[n].succ_begin = at;
+  if (!inner_.empty()) {
+    std::vector<std::array<uint32_t, 3>> inner(n);
+    for (uint32_t k = 0; k < n; ++k) inner[k] = inner_[order[k]];
+    inner_ = std::move(inner);
+  }
   for (uint32_t& u : roots_) u = new_id[u];
   strands_ = std::move(strands);
   succ_ = std::move(succ);
@@ -387,7 +433,15 @@ SimulationResult Simulator::run_events(uint32_t P, const Overheads& o) const {
     return P == 1 ? floor : std::max(by_schedule, floor);
   };
   const auto own_cost = [&](uint32_t u) { return charge(u, class_cost(strand[u].start_class)); };
-
+  // A collapsed node's strands after its first start as the full simulation mostly starts them
+  // on their worker: popped or continued, not stolen (their class's cost, never less than on one
+  // worker).
+  const auto inner_start = [&](uint8_t start, uint64_t by_class) {
+    return P == 1 ? one_worker_cost(start) : std::max(by_class, one_worker_cost(start));
+  };
+  const uint64_t in_cont = inner_start(4, c_cont),
+                 in_spawn = inner_start(uint8_t(StartClass::Spawn), c_spawn),
+                 in_sync = inner_start(uint8_t(StartClass::Sync), c_sync);
   std::vector<WorkDeque> deques(P);
   size_t queued = 0;
   // Idle workers as a bit set, so that handing out queued strands costs O(P / 64) per event, not
@@ -444,6 +498,12 @@ SimulationResult Simulator::run_events(uint32_t P, const Overheads& o) const {
       duration = shares.back().duration;
     } else {
       duration = strand[u].duration;
+      if (!inner_.empty()) {
+        const uint64_t inner = inner_cost(u, in_cont, in_spawn, in_sync);
+        overhead += inner;
+        r.overhead += inner;
+        r.strands_run += inner_[u][0] + inner_[u][1] + inner_[u][2];
+      }
     }
     r.busy += duration;
     heap.push({at + overhead + duration, w});

@@ -66,6 +66,7 @@
 // workers), plus O(P) per steal.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -92,7 +93,17 @@ struct Overheads {
   // the four classes: the speedups' base is what the program's own one-thread run costs.
   double one_worker_task = 0;
 };
+// A gap this many times its class's median is not what a start costs: a worker that slept
+// (libomp's threads sleep after their blocktime) woken for a steal, a page fault. A few of those
+// would decide the mean of a class that has few samples (steals).
+inline constexpr uint64_t kGapOutlier = 16;
 Overheads measure_overheads(const model::Model& model);
+// The end of measure_overheads, given the four classes' means: a steal cost when none was
+// measured, the runtime's cost taken out of the strands (Model::runtime_removed) spread over the
+// `timed_strands`, what a task costs one worker when `threads` > 1 (Overheads::one_worker_task).
+// Shared with the one-pass reading (analysis/stream_predict.hpp).
+void finish_overheads(Overheads& o, const model::Model& model, uint64_t timed_strands,
+                      uint32_t threads);
 
 // The strands' durations in TSC ticks (see above).
 std::vector<uint64_t> strand_durations(const model::Model& model);
@@ -108,11 +119,45 @@ struct SimulationResult {
 SimulationResult simulate(const model::Model& model, const std::vector<uint64_t>& durations,
                           const Overheads& overheads, uint32_t workers);
 
+// How a strand becomes runnable, from the DAG alone (the steal class depends on the schedule):
+// no predecessor; one, in its own task; one, in another task; several, or one through a
+// synthetic join strand.
+enum class StartClass : uint8_t { First, Continue, Spawn, Sync };
+
+// What the simulator runs when the DAG is not in memory (analysis/stream_predict.hpp builds it
+// in one pass): nodes in a topological order, each a strand or a collapsed set of strands run
+// one after another by one worker. A node's predecessors are earlier nodes, each at most once.
+struct SimGraph {
+  struct Node {
+    uint64_t duration = 0;    // its strands' durations, added up
+    uint64_t span = 0;        // the longest path among its strands (collapsing only)
+    uint32_t iterations = 1;  // SimStrand::iterations (a collapsed node has 1)
+    // The order the builder met its first strand in (Model::strand_order; a join's node: the
+    // strand that first named it): ties between ready nodes go to the lower.
+    uint32_t order = 0;
+    uint8_t start_class = 0;  // its first strand's StartClass
+    bool timed = false;       // it holds a timed strand
+    // The strands collapsed into it after its first, by StartClass (Continue, Spawn, Sync):
+    // each pays what it pays on one worker, on whichever worker runs the node.
+    uint32_t inner[3] = {};
+  };
+  // A predecessor: the node's index | kSameTask when its last strand lies in the task of the
+  // node's first strand (the node is its continuation if it readies it).
+  static constexpr uint32_t kSameTask = 0x80000000u;
+  std::vector<Node> nodes;
+  std::vector<uint32_t> pred_begin{0};  // node v's: preds[pred_begin[v] .. pred_begin[v + 1])
+  std::vector<uint32_t> preds;
+  bool collapsed() const { return has_inner; }
+  bool has_inner = false;  // some node holds more than one strand
+};
+
 // The same, for several worker counts and overheads: the DAG's successors, tasks and start
 // kinds are worked out once.
 class Simulator {
  public:
   Simulator(const model::Model& model, std::vector<uint64_t> durations);
+  // From a graph: its nodes stand for the strands (SimGraph::Node::order breaks ties).
+  explicit Simulator(const SimGraph& graph);
   SimulationResult run(uint32_t workers, const Overheads& overheads) const;
   // run() works out one worker in closed form (below); this simulates every worker count, for
   // the tests that check the two agree.
@@ -136,13 +181,22 @@ class Simulator {
                            std::vector<uint32_t>& ready, OnUntimed&& on_untimed) const;
   uint64_t one_worker_busy_ = 0, one_worker_strands_ = 0;
   uint64_t one_worker_starts_[5] = {};  // popped strands per StartClass; [4]: continuations
-  std::vector<uint32_t> roots_;         // strands without predecessors, in model order
+  // A graph's collapsed nodes (SimGraph::Node::inner), by the simulator's numbering; empty when
+  // none is. Their strands are added to one_worker_starts_ too.
+  std::vector<std::array<uint32_t, 3>> inner_;
+  // What node u's inner strands pay on one worker (what they pay on any).
+  uint64_t inner_cost(uint32_t u, uint64_t c_cont, uint64_t c_spawn, uint64_t c_sync) const {
+    if (inner_.empty()) return 0;
+    const std::array<uint32_t, 3>& n = inner_[u];
+    return n[0] * c_cont + n[1] * c_spawn + n[2] * c_sync;
+  }
+  std::vector<uint32_t> roots_;  // strands without predecessors, in model order
   // What a simulation reads of a strand, in one place: a simulation follows the schedule, not
   // the strand order, so every array it reads per strand costs a cache miss.
   struct SimStrand {
     uint64_t duration = 0;
     uint32_t succ_begin = 0;  // successors: succ_[succ_begin .. next strand's succ_begin)
-    uint32_t model_id = 0;    // the strand's id in the model (the order ties are broken in)
+    uint32_t model_id = 0;    // the order ties are broken in: Model::strand_order, else the id
     uint8_t start_class = 0;
     // How it started on one worker: its start class when popped, 4 when run as its
     // predecessor's continuation. What it paid then is the least it pays on any number.

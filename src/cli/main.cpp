@@ -255,6 +255,18 @@ int run(int argc, char** argv) {
       ->capture_default_str();
   predict->add_option("--format", pr.format, "table, csv or json")->capture_default_str();
   predict->add_flag("--raw-span", pr.raw_span, kRawSpanHelp);
+  predict->add_flag(
+      "--stream", pr.stream,
+      "Read the recordings in one pass, as `report --stream` does (memory bounded whatever the\n"
+      "task count): the simulation runs on a graph of at most --max-nodes nodes, strands\n"
+      "collapsed into nodes run by one worker when there are more; the output says by how much\n"
+      "that can move the predictions. predict does this by itself when the DAGs do not fit in\n"
+      "memory");
+  predict
+      ->add_option("--max-nodes", pr.max_nodes,
+                   "The most nodes the one-pass reading simulates (about 100 bytes each)")
+      ->capture_default_str()
+      ->check(CLI::Range(16u, 1u << 30));
   ExportOptions ex;
   CLI::App* exp = app.add_subcommand(
       "export",

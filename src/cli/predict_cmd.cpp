@@ -12,10 +12,14 @@
 
 #include "analysis/predict.hpp"
 #include "analysis/sched.hpp"
+#include "analysis/stream_predict.hpp"
+#include "analysis/stream_tasks.hpp"
 #include "analysis/tasks.hpp"
 #include "cli/command_support.hpp"
 #include "errors.hpp"
+#include "load/progress.hpp"
 #include "load/recording.hpp"
+#include "model/builder.hpp"
 #include "report/predict_report.hpp"
 #include "report/tasks_report.hpp"
 
@@ -23,7 +27,15 @@ namespace tasklens::cli {
 namespace {
 
 struct Run {
-  load::Loaded loaded;
+  std::unique_ptr<trace::TraceFile> trace;
+  model::Model model;  // read in one pass: the run's facts, no DAG
+  std::vector<report::SiteLabel> labels;
+  report::RunInfo info;
+  // Read in one pass (analysis/stream_predict.hpp): the simulator's graph (dropped once another
+  // recording has fewer workers) and the task profile the extrapolation needs.
+  std::unique_ptr<analysis::StreamPredict::Result> streamed;
+  std::unique_ptr<analysis::StreamTasks> stream_tasks;
+  analysis::TaskOptions task_options;
   uint32_t workers = 0;
   uint64_t elapsed = 0;
   // What the model took out, over the elapsed time as recorded (may exceed 1 when the removals
@@ -33,23 +45,59 @@ struct Run {
   analysis::ExtrapolationInput input;
 };
 
-std::unique_ptr<Run> load_run(const std::string& path, load::SpanMode mode) {
-  auto r = std::make_unique<Run>();
-  r->loaded = load::load(path, mode);
-  const model::Model& m = r->loaded.model;
+void read_dag(Run& r, const std::string& path, load::SpanMode mode) {
+  load::Loaded l = load::load(path, mode);
+  r.info = load::run_info_of(l);
+  r.trace = std::move(l.trace);
+  r.model = std::move(l.model);
+  r.labels = std::move(l.labels);
   // The workers and the elapsed time as `sched` counts them, without its sweep.
-  const analysis::Timeline tl = analysis::timeline_of(m);
-  r->workers = static_cast<uint32_t>(tl.threads.size());
-  const uint64_t first = tl.first, last = tl.last;
-  r->elapsed = r->workers && last > first ? last - first : 0;
+  const analysis::Timeline tl = analysis::timeline_of(r.model);
+  r.workers = static_cast<uint32_t>(tl.threads.size());
+  r.elapsed = r.workers && tl.last > tl.first ? tl.last - tl.first : 0;
+}
+
+void read_in_one_pass(Run& r, const std::string& path, uint32_t max_nodes, bool task_types) {
+  std::unique_ptr<analysis::StreamPredict> sink;
+  load::Streamed st = load::read_in_one_pass(
+      path, "simulating from",
+      [&](const report::SitesAsTheyCome&, const trace::TraceFile& trace) -> model::StrandSink& {
+        if (task_types) {
+          r.task_options = analysis::default_task_options(
+              model::metric_of(trace), model::task_cost_of(trace), trace.tsc_hz(), 12);
+          r.stream_tasks = std::make_unique<analysis::StreamTasks>(r.task_options.tiny_size);
+        }
+        sink = std::make_unique<analysis::StreamPredict>(
+            max_nodes, model::metric_of(trace) == "tsc", r.stream_tasks.get());
+        return *sink;
+      },
+      uint64_t{max_nodes} * 96);
+  r.info = report::run_info(*st.trace);
+  r.trace = std::move(st.trace);
+  r.model = std::move(st.model);
+  r.labels = std::move(st.labels);
+  r.streamed = std::make_unique<analysis::StreamPredict::Result>(sink->finish());
+  r.workers = r.streamed->workers;
+  r.elapsed =
+      r.workers && r.streamed->last > r.streamed->first ? r.streamed->last - r.streamed->first : 0;
+}
+
+std::unique_ptr<Run> load_run(const std::string& path, load::SpanMode mode, bool stream,
+                              uint32_t max_nodes, bool task_types) {
+  auto r = std::make_unique<Run>();
+  if (stream)
+    read_in_one_pass(*r, path, max_nodes, task_types);
+  else
+    read_dag(*r, path, mode);
+  const model::Model& m = r->model;
   if (r->elapsed == 0)
     throw UsageError(path +
                      ": the trace was recorded without timestamps (no strand has a start and end "
                      "time): predictions need them; record it again with `tasklens record`");
-  r->recording.info = load::run_info_of(r->loaded);
+  r->recording.info = r->info;
   r->recording.threads = r->workers;
   r->recording.elapsed = r->elapsed;
-  r->recording.tasks = r->loaded.model.task_count;
+  r->recording.tasks = m.task_count;
   // The recording ran slower than the program does: what the model took out of the work as
   // tasklens's own cost (its per-event cost, its waits for buffers), as other processes'
   // preemption and as slow page faults, per worker, is not the program's time either. Blocked
@@ -70,11 +118,13 @@ std::unique_ptr<Run> load_run(const std::string& path, load::SpanMode mode) {
 // the task profile of a million tasks costs about a second.)
 void add_task_types(Run& run) {
   Run* r = &run;
-  const model::Model& m = r->loaded.model;
-  const double hz = r->loaded.trace->tsc_hz();
-  const analysis::TaskOptions options = analysis::default_task_options(m, hz);
-  const analysis::TaskProfile tp = analysis::compute_tasks(m, options);
-  const std::vector<std::string> keys = report::task_type_keys(m, r->loaded.labels);
+  const model::Model& m = r->model;
+  const double hz = r->trace->tsc_hz();
+  analysis::TaskOptions options = r->task_options;
+  if (!r->stream_tasks) options = analysis::default_task_options(m, hz);
+  const analysis::TaskProfile tp =
+      r->stream_tasks ? r->stream_tasks->finish(m, options) : analysis::compute_tasks(m, options);
+  const std::vector<std::string> keys = report::task_type_keys(m, r->labels);
   const double to_ticks = options.ticks_to_work > 0 ? 1.0 / options.ticks_to_work : 1.0;
   double task_time = 0;
   std::map<std::string, size_t> seen;
@@ -114,6 +164,28 @@ std::pair<uint64_t, uint64_t> work_and_span(const model::Model& m,
   return {work, analysis::longest_path(m, nullptr, dur.data())};
 }
 
+// What the one-pass reading simulated, and how far collapsing it can move the prediction.
+std::string one_pass_note(const report::PredictView& v) {
+  const report::PredictView::Graph& g = v.graph;
+  if (g.grain == 0)
+    return fmt::format(
+        "read in one pass (--stream, or its DAG does not fit in the memory): simulated on the "
+        "{} strands as recorded, each join a node of its own, with the overheads measured in "
+        "the order the strands were read (within 1% of the DAG's reading)",
+        g.strands);
+  const double longer =
+      v.span_ticks ? 100.0 * (double(g.span) - double(v.span_ticks)) / double(v.span_ticks) : 0;
+  return fmt::format(
+      "read in one pass (--stream, or its DAG does not fit in the memory): the {} strands were "
+      "simulated as {} nodes, each a strand or strands run one after another by one worker "
+      "(at most {} each; more with --max-nodes); that makes the longest path {} instead of {} "
+      "({:+.2f}%), by which the greedy bound T1/P + Tinf, and about as much the predictions, "
+      "may grow",
+      g.strands, g.nodes, report::format_amount(double(g.grain), v.tsc_hz),
+      report::format_amount(double(g.span), v.tsc_hz),
+      report::format_amount(double(v.span_ticks), v.tsc_hz), longer);
+}
+
 }  // namespace
 
 std::vector<uint32_t> parse_thread_list(const std::string& text) {
@@ -142,19 +214,59 @@ void run_predict(const PredictOptions& opt) {
   const std::vector<uint32_t> threads = parse_thread_list(opt.threads);
   std::vector<std::string> paths = opt.traces;
   if (paths.empty()) paths.push_back("tasklens.data");
-  load::check_models_fit_together(paths);  // every recording's model is held at once
+  // Every recording's model is held at once; when they do not fit, each is read in one pass.
+  bool stream = opt.stream;
+  if (!stream) {
+    try {
+      load::check_models_fit_together(paths);
+    } catch (const OutOfMemoryError&) {
+      stream = true;
+    }
+  }
   std::vector<std::unique_ptr<Run>> runs;
-  for (const std::string& p : paths) runs.push_back(load_run(p, load::span_mode(opt.raw_span)));
+  const auto read_all = [&] {
+    runs.clear();
+    for (const std::string& p : paths) {
+      runs.push_back(
+          load_run(p, load::span_mode(opt.raw_span), stream, opt.max_nodes, paths.size() >= 2));
+      // Only the recording with the fewest workers is simulated: drop the other graphs.
+      if (stream && runs.size() >= 2) {
+        Run& last = *runs.back();
+        for (auto& r : runs)
+          if (r.get() != &last && r->streamed) {
+            Run& keep = r->workers <= last.workers ? *r : last;
+            Run& drop = &keep == r.get() ? last : *r;
+            drop.streamed->graph = analysis::SimGraph{};
+          }
+      }
+    }
+  };
+  if (opt.stream) {
+    read_all();  // (what one pass cannot read is said as such)
+  } else {
+    try {
+      if (!stream) read_all();
+    } catch (const OutOfMemoryError&) {
+      stream = true;  // one did not fit after all
+    }
+    if (stream) {  // the DAGs do not fit: every recording in one pass
+      try {
+        read_all();
+      } catch (const model::NotInOnePass& e) {
+        throw OutOfMemoryError(paths[runs.size()] + ": " + not_in_one_pass_words(e));
+      }
+    }
+  }
   if (runs.size() >= 2)
     for (auto& r : runs) add_task_types(*r);
 
   // Several recordings: one program, one metric, distinct thread counts.
   for (size_t i = 1; i < runs.size(); ++i) {
     const Run &a = *runs[0], &b = *runs[i];
-    if (a.loaded.model.metric != b.loaded.model.metric)
+    if (a.model.metric != b.model.metric)
       throw UsageError(fmt::format(
           "predict: {} measures {} and {} measures {}: record both with the same --metric",
-          paths[0], a.loaded.model.metric, paths[i], b.loaded.model.metric));
+          paths[0], a.model.metric, paths[i], b.model.metric));
     for (size_t k = 0; k < i; ++k)
       if (runs[k]->input.threads == b.input.threads)
         throw UsageError(fmt::format(
@@ -176,19 +288,35 @@ void run_predict(const PredictOptions& opt) {
   size_t from = 0;
   for (size_t i = 1; i < runs.size(); ++i)
     if (runs[i]->input.threads < runs[from]->input.threads) from = i;
-  const model::Model& m = runs[from]->loaded.model;
+  Run& simulated_run = *runs[from];
+  const model::Model& m = simulated_run.model;
   report::PredictView view;
   view.metric = m.metric;
-  view.tsc_hz = runs[from]->loaded.trace->tsc_hz();
+  view.tsc_hz = simulated_run.trace->tsc_hz();
   for (const auto& r : runs) view.recordings.push_back(r->recording);
   view.simulated_from = from;
-  // The overheads are measured while the simulator is set up (both read the model only).
-  std::future<analysis::Overheads> overheads =
-      std::async(std::launch::async, [&m] { return analysis::measure_overheads(m); });
-  const std::vector<uint64_t> dur = analysis::strand_durations(m);
-  std::tie(view.work_ticks, view.span_ticks) = work_and_span(m, dur);
-  const analysis::Simulator simulator(m, dur);
-  view.overheads = overheads.get();
+  std::unique_ptr<analysis::Simulator> simulator;
+  if (simulated_run.streamed) {
+    analysis::StreamPredict::Result& g = *simulated_run.streamed;
+    view.overheads = g.overheads;
+    analysis::finish_overheads(view.overheads, m, g.timed_strands, g.workers);
+    view.work_ticks = g.work;
+    view.span_ticks = g.span;
+    view.graph = {true, g.strands, g.graph.nodes.size(), g.grain, g.collapsed_span};
+    load::Progress::global().phase("simulating " + paths[from]);
+    simulator = std::make_unique<analysis::Simulator>(g.graph);
+    g.graph = analysis::SimGraph{};
+    view.notes.push_back(one_pass_note(view));
+  } else {
+    // The overheads are measured while the simulator is set up (both read the model only).
+    std::future<analysis::Overheads> overheads =
+        std::async(std::launch::async, [&m] { return analysis::measure_overheads(m); });
+    const std::vector<uint64_t> dur = analysis::strand_durations(m);
+    std::tie(view.work_ticks, view.span_ticks) = work_and_span(m, dur);
+    simulator = std::make_unique<analysis::Simulator>(m, dur);
+    view.overheads = overheads.get();
+    view.graph = {false, m.strands.size(), m.strands.size(), 0, view.span_ticks};
+  }
   if (!view.overheads.steal.measured)
     view.notes.push_back(
         runs[from]->workers == 1
@@ -237,7 +365,7 @@ void run_predict(const PredictOptions& opt) {
     view.notes.push_back(
         "loops were recorded without chunks (one strand per thread's share): each share is "
         "taken as an even part of the loop's iterations");
-  if (!m.divisible.empty())
+  if (simulated_run.streamed ? simulated_run.streamed->divisible > 0 : !m.divisible.empty())
     view.notes.push_back(
         "loop iterations seen only together (a thread's share of a static loop, a chunk) are "
         "split evenly among the workers, as a static schedule on that many threads would");
@@ -264,7 +392,7 @@ void run_predict(const PredictOptions& opt) {
     const auto worker = [&] {
       for (size_t k; (k = next.fetch_add(1)) < counts.size();) {
         const size_t i = counts.size() - 1 - k;
-        by_count[i] = simulator.run(counts[i], view.overheads);
+        by_count[i] = simulator->run(counts[i], view.overheads);
       }
     };
     const size_t helpers =

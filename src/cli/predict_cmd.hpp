@@ -13,6 +13,9 @@ struct PredictOptions {
   std::string threads = "1,2,4,8,16,32,64";
   std::string format = "table";
   bool raw_span = false;  // --raw-span: every strand as measured (load::SpanMode)
+  // --stream: read in one pass (analysis/stream_predict.hpp), as when the DAG does not fit.
+  bool stream = false;
+  uint32_t max_nodes = 1u << 22;  // --max-nodes: the one-pass reading's graph budget
 };
 
 // Writes the prediction to stdout and ends the process. Throws UsageError on bad options, on a

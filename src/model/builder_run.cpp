@@ -55,6 +55,7 @@ Model Builder::run() {
   stream_tasks_ = out_ && out_->wants_tasks();
   stream_task_starts_ = out_ && out_->wants_task_starts();
   stream_times_ = out_ && out_->wants_times();
+  stream_task_keys_ = out_ && out_->wants_task_keys();
   stream_regions_ = out_ && out_->wants_regions();
   if (stream_tasks_) {
     stream_busy_.assign(n, ~uint64_t{0});

@@ -531,6 +531,9 @@ class Builder {
     // Tasks (StrandSink::task): the innermost Task node or loop chunk around it, itself
     // included (kNone: none), and, on such a node, what its own strands add up to so far.
     uint32_t owner = kNone;
+    // StrandSink::task_key: the innermost Task, ImplicitTask or Chunk node around it, itself
+    // included, else the outermost node (analysis/predict.cpp's tasks_of).
+    uint32_t sim_task = kNone;
     bool ran = false;  // it has a strand of its own
     uint64_t task_size = 0, wait = StrandSink::kNoTime, idle = StrandSink::kNoTime;
     // Its idle time waits for strands of its thread open when it began (IdleWait): the index of
@@ -719,6 +722,7 @@ class Builder {
   bool stream_tasks_ = false;
   bool stream_task_starts_ = false;  // the sink wants_task_starts()
   bool stream_times_ = false;        // the sink wants_times()
+  bool stream_task_keys_ = false;    // the sink wants_task_keys()
   bool stream_regions_ = false;      // the sink wants_regions()
   // The user regions met in strands handed over: one past the largest id (Model::region_names
   // has that many, as in memory).

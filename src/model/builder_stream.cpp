@@ -95,6 +95,12 @@ uint32_t Builder::stream_new_node(NodeKind kind, uint32_t parent) {
                    : parent == kNone               ? kNone
                                                    : sn_[parent].owner;
   }
+  if (stream_task_keys_)
+    sn_[n].sim_task = kind == NodeKind::Task || kind == NodeKind::ImplicitTask ||
+                              kind == NodeKind::Chunk || kind == NodeKind::Program ||
+                              parent == kNone
+                          ? n
+                          : sn_[parent].sim_task;
   if (parent != kNone) {
     PNode& p = nodes_[parent];
     ++p.item_count;
@@ -525,6 +531,7 @@ void Builder::stream_hand_over(uint32_t s) {
       chain == kNone ? nullptr : &chains_[chain].instances;
   if (x.task_start) out_->task_start();
   if (stream_times_) out_->times(p.start, p.end, p.thread);
+  if (stream_task_keys_) out_->task_key(sn_[p.node].sim_task);
   for (const auto& [region, work] : x.regions) {
     if (work == 0) continue;
     out_->region_work(region, work);

@@ -22,6 +22,7 @@ SinkThread::SinkThread(StrandSink& target, size_t chunk_words, size_t max_chunks
       wants_tasks_(target.wants_tasks()),
       wants_task_starts_(target.wants_task_starts()),
       wants_times_(target.wants_times()),
+      wants_task_keys_(target.wants_task_keys()),
       wants_regions_(target.wants_regions()),
       chunk_words_(chunk_words),
       max_chunks_(max_chunks) {
@@ -120,6 +121,12 @@ void SinkThread::times(uint64_t start, uint64_t end, uint32_t thread) {
   put(start);
   put(end);
   put(thread);
+  maybe_send();
+}
+
+void SinkThread::task_key(uint32_t key) {
+  put(kTaskKey);
+  put(key);
   maybe_send();
 }
 
@@ -251,6 +258,9 @@ void SinkThread::play(const std::vector<uint64_t>& chunk) {
       case kTimes:
         target_.times(w[0], w[1], static_cast<uint32_t>(w[2]));
         w += 3;
+        break;
+      case kTaskKey:
+        target_.task_key(static_cast<uint32_t>(*w++));
         break;
       case kRegionWork:
         target_.region_work(static_cast<uint32_t>(w[0]), w[1]);

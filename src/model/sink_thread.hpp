@@ -49,6 +49,8 @@ class SinkThread final : public StrandSink {
   void task_start() override;
   bool wants_times() const override { return wants_times_; }
   void times(uint64_t start, uint64_t end, uint32_t thread) override;
+  bool wants_task_keys() const override { return wants_task_keys_; }
+  void task_key(uint32_t key) override;
   bool wants_regions() const override { return wants_regions_; }
   void region_work(uint32_t region, uint64_t work) override;
 
@@ -67,6 +69,7 @@ class SinkThread final : public StrandSink {
     kTask,
     kTaskStart,
     kTimes,
+    kTaskKey,
     kRegionWork
   };
   void put(uint64_t word) { chunk_.push_back(word); }
@@ -78,7 +81,7 @@ class SinkThread final : public StrandSink {
   void play(const std::vector<uint64_t>& chunk);
 
   StrandSink& target_;
-  const bool wants_tasks_, wants_task_starts_, wants_times_, wants_regions_;
+  const bool wants_tasks_, wants_task_starts_, wants_times_, wants_task_keys_, wants_regions_;
   size_t chunk_words_, max_chunks_;
   // The builder's side: the chunk being filled, the handles.
   std::vector<uint64_t> chunk_;

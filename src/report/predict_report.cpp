@@ -61,6 +61,11 @@ std::string render_predict(const PredictView& v, Format format) {
                       {"continue", cost_json(v, v.overheads.cont)},
                       {"inside_strands", v.overheads.inside},
                       {"one_worker_task", v.overheads.one_worker_task}};
+    j["simulated_graph"] = {{"read", v.graph.one_pass ? "one pass" : "dag"},
+                            {"strands", v.graph.strands},
+                            {"nodes", v.graph.nodes},
+                            {"grain", v.graph.grain},
+                            {"span", v.graph.span}};
     j["notes"] = v.notes;
     Json rows = Json::array();
     for (const PredictRow& r : v.rows) {

@@ -43,6 +43,14 @@ struct PredictView {
   analysis::Overheads overheads;
   uint64_t work_ticks = 0, span_ticks = 0;  // T1 and Tinf of the durations
   uint64_t simulated_one = 0;               // the simulation at P = 1
+  // What the simulation ran: the strand DAG in memory, or the graph read in one pass and
+  // collapsed to a node budget (analysis/stream_predict.hpp).
+  struct Graph {
+    bool one_pass = false;
+    uint64_t strands = 0, nodes = 0;
+    uint64_t grain = 0;  // the most ticks collapsed into one node (0: none)
+    uint64_t span = 0;   // the graph's longest path, each node run whole (>= span_ticks)
+  } graph;
   std::vector<PredictRow> rows;
   std::vector<std::string> notes;
 };

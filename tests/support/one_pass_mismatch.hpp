@@ -17,6 +17,7 @@
 #include "analysis/diff.hpp"
 #include "analysis/stream_advise.hpp"
 #include "analysis/stream_diff.hpp"
+#include "analysis/stream_predict.hpp"
 #include "analysis/stream_sched.hpp"
 #include "analysis/stream_tasks.hpp"
 #include "analysis/stream_whatif.hpp"
@@ -118,6 +119,67 @@ inline std::string tasks_streaming_mismatch(const trace::TraceFile& trace, const
   }
   if (failure.empty() && b.sketch_error == 0) failure = "no sketch error stated";
   return failure.empty() ? "" : "the one-pass task profile differs: " + failure;
+}
+
+// How `predict` on `trace` read in one pass (StreamPredict) differs from the DAG's: without
+// collapsing (a budget above the strand count), the same T1 and Tinf, the same overheads, and
+// the same simulated times on 1 to 4 workers; collapsed to a few nodes, the budget kept, the
+// longest path no shorter, and each simulation without overheads within the greedy bounds of
+// the graph it ran: max(T1 / P, Tinf) <= time <= T1 / P + the collapsed longest path (the upper
+// one where no strand stands for loop iterations, which the simulation splits in P shares only).
+inline std::string predict_streaming_mismatch(const trace::TraceFile& trace, const model::Model& m,
+                                              const model::BuildOptions& options) {
+  const std::vector<uint64_t> dur = analysis::strand_durations(m);
+  uint64_t work = 0;
+  for (uint64_t d : dur) work += d;
+  const uint64_t span = analysis::longest_path(m, nullptr, dur.data());
+  auto n = [](uint64_t x) { return std::to_string(x); };
+  std::string failure;
+  {
+    analysis::StreamPredict sink(1u << 30, m.metric == "tsc");
+    if (!read_one_pass(trace, sink, options, failure)) return failure;
+    analysis::StreamPredict::Result r = sink.finish();
+    if (r.work != work || r.span != span || r.grain != 0)
+      return "the one-pass prediction's T1, Tinf " + n(r.work) + ", " + n(r.span) + " against " +
+             n(work) + ", " + n(span);
+    analysis::Overheads a = analysis::measure_overheads(m), b = r.overheads;
+    analysis::finish_overheads(b, m, r.timed_strands, r.workers);
+    const auto same = [](const analysis::OverheadCost& x, const analysis::OverheadCost& y) {
+      return x.samples == y.samples && x.measured == y.measured &&
+             std::abs(x.ticks - y.ticks) <= x.ticks * analysis::QuantileSketch::kRelativeError;
+    };
+    if (!same(a.spawn, b.spawn) || !same(a.steal, b.steal) || !same(a.sync, b.sync) ||
+        !same(a.cont, b.cont) || a.inside != b.inside || a.one_worker_task != b.one_worker_task)
+      return "the one-pass prediction's overheads differ: spawn " + n(b.spawn.samples) + " " +
+             std::to_string(b.spawn.ticks) + " against " + n(a.spawn.samples) + " " +
+             std::to_string(a.spawn.ticks) + ", sync " + n(b.sync.samples) + " against " +
+             n(a.sync.samples) + ", steal " + n(b.steal.samples) + " against " +
+             n(a.steal.samples) + ", continue " + n(b.cont.samples) + " against " +
+             n(a.cont.samples);
+    const analysis::Simulator dag(m, dur), graph(r.graph);
+    for (uint32_t p = 1; p <= 4; ++p) {
+      const analysis::SimulationResult x = dag.run(p, a), y = graph.run(p, a);
+      if (x.time != y.time || x.busy != y.busy || x.overhead != y.overhead)
+        return "the one-pass simulation on " + n(p) + " workers: " + n(y.time) + " against " +
+               n(x.time) + " (overhead " + n(y.overhead) + " against " + n(x.overhead) + ")";
+    }
+  }
+  analysis::StreamPredict sink(16, m.metric == "tsc");
+  if (!read_one_pass(trace, sink, options, failure)) return failure;
+  analysis::StreamPredict::Result r = sink.finish();
+  if (r.graph.nodes.size() > 16 || r.work != work || r.span != span || r.collapsed_span < span)
+    return "collapsed: " + n(r.graph.nodes.size()) + " nodes, T1 " + n(r.work) + ", Tinf " +
+           n(r.span) + ", its longest path " + n(r.collapsed_span);
+  const analysis::Simulator graph(r.graph);
+  for (uint32_t p = 1; p <= 4; ++p) {
+    const analysis::SimulationResult y = graph.run(p, analysis::Overheads{});
+    const double lower = std::max(double(r.work) / p, double(r.span));
+    const double upper = r.divisible ? 1e300 : double(r.work) / p + double(r.collapsed_span);
+    if (double(y.time) < lower - 1 || double(y.time) > upper + 1 || y.busy != r.work)
+      return "collapsed, on " + n(p) + " workers: " + n(y.time) + " outside [" +
+             std::to_string(lower) + ", " + std::to_string(upper) + "]";
+  }
+  return "";
 }
 
 // How `sched` on `trace` read in one pass (StreamSchedule, its sizes small enough that its log,

@@ -126,6 +126,7 @@ class TraceBuilder {
       EXPECT_EQ(advise_streaming_mismatch(file, m, options), "");
       EXPECT_EQ(diff_streaming_mismatch(file, m, options), "");
       EXPECT_EQ(sched_streaming_mismatch(file, m, options), "");
+      EXPECT_EQ(predict_streaming_mismatch(file, m, options), "");
     }
     return m;
   }

@@ -1,0 +1,332 @@
+// The simulator's graph and the overheads from one pass (analysis/stream_predict.hpp).
+#include "analysis/stream_predict.hpp"
+
+#include <algorithm>
+
+#include "analysis/algebra.hpp"
+
+namespace tasklens::analysis {
+
+OverheadCost GapSketch::trimmed_mean() const {
+  OverheadCost c;
+  c.samples = count_;
+  if (count_ == 0) return c;
+  // The median: the value at index count / 2 of the sorted gaps (its bucket's lower end).
+  uint64_t median = 0;
+  for (uint64_t b = 0, seen = 0; b < counts_.size(); ++b) {
+    seen += counts_[b];
+    if (seen > count_ / 2) {
+      median = QuantileSketch::lower_of(b);
+      break;
+    }
+  }
+  uint64_t keep = count_ - count_ / 100;
+  if (median > 0) {
+    uint64_t within = 0;  // gaps at most kGapOutlier times the median (by bucket)
+    for (uint64_t b = 0; b < counts_.size() && QuantileSketch::lower_of(b) <= kGapOutlier * median;
+         ++b)
+      within += counts_[b];
+    keep = std::min(keep, within);
+  }
+  // The sum of the `keep` smallest: whole buckets, then part of one at its mean.
+  double sum = 0;
+  uint64_t left = keep;
+  for (uint64_t b = 0; b < counts_.size() && left > 0; ++b) {
+    if (counts_[b] <= left) {
+      sum += double(sums_[b]);
+      left -= counts_[b];
+    } else {
+      sum += double(sums_[b]) / double(counts_[b]) * double(left);
+      left = 0;
+    }
+  }
+  c.ticks = keep ? sum / double(keep) : 0;
+  return c;
+}
+
+StreamPredict::StreamPredict(uint32_t max_nodes, bool tsc, StreamTasks* tasks)
+    : max_nodes_(std::max<uint32_t>(max_nodes, 16)), tsc_(tsc), tasks_(tasks) {}
+
+void StreamPredict::times(uint64_t start, uint64_t end, uint32_t thread) {
+  start_ = start;
+  end_ = end;
+  thread_ = thread;
+}
+
+StreamPredict::Strand StreamPredict::take_handle() {
+  if (!free_.empty()) {
+    const Strand s = free_.back();
+    free_.pop_back();
+    return s;
+  }
+  return static_cast<Strand>(live_.size());
+}
+
+uint32_t StreamPredict::add_node(const uint32_t* preds, uint32_t count, SimGraph::Node node) {
+  const uint32_t v = static_cast<uint32_t>(graph_.nodes.size());
+  graph_.nodes.push_back(node);
+  graph_.preds.insert(graph_.preds.end(), preds, preds + count);
+  graph_.pred_begin.push_back(static_cast<uint32_t>(graph_.preds.size()));
+  return v;
+}
+
+uint32_t StreamPredict::node_of(Strand s, uint64_t order) {
+  Live& j = live_[s];
+  if (j.node != kNoNode) return j.node;
+  // A join gets its node when a strand first names it, every fold made (the builder folds all
+  // before a strand takes the join): one untimed node, or none when its folds are one node.
+  std::vector<uint32_t>& f = j.folds;
+  std::sort(f.begin(), f.end());
+  f.erase(std::unique(f.begin(), f.end()), f.end());
+  if (f.size() == 1 && grain_ > 0) {
+    j.node = f[0];
+  } else {
+    SimGraph::Node n;
+    n.start_class = uint8_t(f.empty() ? StartClass::First : StartClass::Sync);
+    n.order = static_cast<uint32_t>(order);
+    j.node = add_node(f.data(), static_cast<uint32_t>(f.size()), n);
+    j.dist_in = 0;
+  }
+  f.clear();
+  f.shrink_to_fit();
+  return j.node;
+}
+
+// A node takes a strand (or a node) while it stays within the grain and most of it is one path:
+// what it holds beside its longest path is what running it on one worker can add to a path
+// through it.
+bool StreamPredict::can_join(uint32_t node, uint64_t duration, uint64_t iterations,
+                             uint64_t span_in) const {
+  const SimGraph::Node& n = graph_.nodes[node];
+  const uint64_t work = n.duration + duration;
+  return grain_ > 0 && iterations <= 1 && n.iterations <= 1 && work <= grain_ &&
+         work - std::min(work, std::max(n.span, span_in)) <= grain_ / kSlackShare;
+}
+
+// Adds a strand (or, collapsing again, a node) to `node`: its duration, and its first strand as
+// one more inner strand of its class, unless the node had no timed strand yet (a join's node):
+// then it starts the node.
+void StreamPredict::absorb(uint32_t node, const SimGraph::Node& x, bool is_node, uint64_t span_in) {
+  SimGraph::Node& n = graph_.nodes[node];
+  n.duration += x.duration;
+  n.span = std::max(n.span, span_in);
+  if (is_node)
+    for (int k = 0; k < 3; ++k) n.inner[k] += x.inner[k];
+  if (!x.timed) return;
+  if (!n.timed) {
+    n.timed = true;
+    n.start_class = x.start_class;
+    return;
+  }
+  if (x.start_class != uint8_t(StartClass::First)) ++n.inner[x.start_class - 1];
+  graph_.has_inner = true;
+}
+
+StreamPredict::Strand StreamPredict::strand(uint64_t work, uint64_t, uint32_t, const Strand* preds,
+                                            uint32_t pred_count, const Instance*, uint32_t,
+                                            uint64_t iterations, uint32_t, uint64_t order) {
+  const bool timed = thread_ != model::kNone && (start_ != 0 || end_ != 0);
+  const uint64_t duration = !timed ? 0 : tsc_ ? work : (end_ > start_ ? end_ - start_ : 0);
+  ++r_.strands;
+  total_duration_ += duration;
+
+  // Its predecessors: the longest path to it, its ready time, its class, their nodes.
+  uint64_t dist = 0, start_in = 0;
+  ReadyEnd ready;
+  bool through_join = false;
+  scratch_.clear();
+  for (uint32_t k = 0; k < pred_count; ++k) {
+    Live& p = live_[preds[k]];
+    dist = std::max(dist, p.dist);
+    start_in = std::max(start_in, p.dist_in);
+    if (later(p.ready, ready)) ready = p.ready;
+    through_join = through_join || p.join || !p.timed;
+    const bool same_task = !p.join && p.timed && p.task == key_;
+    scratch_.push_back(node_of(preds[k], order) | (same_task ? SimGraph::kSameTask : 0));
+  }
+  const StartClass cls = pred_count == 0                       ? StartClass::First
+                         : pred_count >= 2 || through_join     ? StartClass::Sync
+                         : (scratch_[0] & SimGraph::kSameTask) ? StartClass::Continue
+                                                               : StartClass::Spawn;
+  dist += iteration_span(duration, iterations);
+  if (iterations > 1) ++r_.divisible;
+  r_.span = std::max(r_.span, dist);
+  r_.work += duration;
+
+  // Its node: the one all its predecessors lie in, when it can take it; else a node of its own.
+  std::sort(scratch_.begin(), scratch_.end());
+  size_t distinct = 0;  // predecessors by node, the same-task flag of any of them kept
+  for (size_t k = 0; k < scratch_.size(); ++k) {
+    const uint32_t v = scratch_[k] & ~SimGraph::kSameTask;
+    if (distinct > 0 && (scratch_[distinct - 1] & ~SimGraph::kSameTask) == v)
+      scratch_[distinct - 1] |= scratch_[k];
+    else
+      scratch_[distinct++] = scratch_[k];
+  }
+  scratch_.resize(distinct);
+  SimGraph::Node mine;
+  mine.duration = duration;
+  mine.iterations = static_cast<uint32_t>(std::clamp<uint64_t>(iterations, 1, ~uint32_t{0}));
+  mine.start_class = uint8_t(cls);
+  mine.timed = timed;
+  mine.span = duration;
+  mine.order = static_cast<uint32_t>(order);
+  uint32_t node;
+  uint64_t dist_in = duration;
+  if (distinct == 1 &&
+      can_join(scratch_[0] & ~SimGraph::kSameTask, duration, iterations, start_in + duration)) {
+    node = scratch_[0] & ~SimGraph::kSameTask;
+    dist_in = start_in + duration;
+    absorb(node, mine, false, dist_in);
+  } else {
+    node = add_node(scratch_.data(), static_cast<uint32_t>(distinct), mine);
+  }
+
+  // The overheads: the gap before it on its worker, by how it started (measure_overheads).
+  if (timed) {
+    ++r_.timed_strands;
+    if (r_.timed_strands == 1) r_.first = start_, r_.last = end_;
+    r_.first = std::min(r_.first, start_);
+    r_.last = std::max(r_.last, std::max(start_, end_));
+    if (thread_ >= threads_.size()) threads_.resize(thread_ + 1);
+    ThreadGaps& t = threads_[thread_];
+    t.pending.push({start_, order, end_, ready.end, ready.thread, uint8_t(cls)});
+    if (t.pending.size() > kGapWindow) take_gap(thread_);
+  }
+
+  const Strand s = take_handle();
+  Live& x = live(s);
+  x.node = node;
+  x.task = key_;
+  x.timed = timed;
+  x.join = false;
+  x.dist = dist;
+  x.dist_in = dist_in;
+  x.order = order;
+  x.ready = timed ? ReadyEnd{end_, order, thread_} : ready;
+  if (graph_.nodes.size() > max_nodes_) collapse_again();
+  return s;
+}
+
+StreamPredict::Strand StreamPredict::open_join() {
+  const Strand s = take_handle();
+  Live& x = live(s);
+  x = Live{};
+  x.join = true;
+  return s;
+}
+
+void StreamPredict::fold(Strand join, Strand pred) {
+  const uint32_t v = node_of(pred, live_[pred].order);
+  Live& p = live_[pred];
+  Live& j = live_[join];
+  j.dist = std::max(j.dist, p.dist);
+  j.dist_in = std::max(j.dist_in, p.dist_in);
+  if (later(p.ready, j.ready)) j.ready = p.ready;
+  j.folds.push_back(v);
+}
+
+void StreamPredict::release(Strand s) {
+  live_[s].folds.clear();
+  free_.push_back(s);
+}
+
+// The graph collapsed again with a larger grain, by the same rule, in its order (a topological
+// one): a node whose predecessors all went to one new node joins it if the grain allows.
+void StreamPredict::collapse_again() {
+  do {
+    grain_ = std::max({grain_ * 2, uint64_t{1}, 4 * total_duration_ / max_nodes_});
+    SimGraph old = std::move(graph_);
+    graph_ = SimGraph{};
+    graph_.has_inner = old.has_inner;
+    graph_.nodes.reserve(old.nodes.size() / 2);
+    std::vector<uint32_t> new_of(old.nodes.size());
+    // Per old node: the longest path inside its new node ending at its end, taking the old
+    // node as one path of its span.
+    std::vector<uint64_t> end_in(old.nodes.size());
+    for (uint32_t v = 0; v < old.nodes.size(); ++v) {
+      uint64_t start_in = 0;
+      for (uint32_t i = old.pred_begin[v]; i < old.pred_begin[v + 1]; ++i)
+        start_in = std::max(start_in, end_in[old.preds[i] & ~SimGraph::kSameTask]);
+      scratch_.clear();
+      for (uint32_t i = old.pred_begin[v]; i < old.pred_begin[v + 1]; ++i)
+        scratch_.push_back(new_of[old.preds[i] & ~SimGraph::kSameTask] |
+                           (old.preds[i] & SimGraph::kSameTask));
+      std::sort(scratch_.begin(), scratch_.end());
+      size_t distinct = 0;
+      for (size_t k = 0; k < scratch_.size(); ++k) {
+        if (distinct > 0 && ((scratch_[distinct - 1] ^ scratch_[k]) & ~SimGraph::kSameTask) == 0)
+          scratch_[distinct - 1] |= scratch_[k];
+        else
+          scratch_[distinct++] = scratch_[k];
+      }
+      const SimGraph::Node& x = old.nodes[v];
+      const uint32_t into = distinct == 1 ? scratch_[0] & ~SimGraph::kSameTask : kNoNode;
+      if (into != kNoNode && can_join(into, x.duration, x.iterations, start_in + x.span)) {
+        end_in[v] = start_in + x.span;
+        absorb(into, x, true, end_in[v]);
+        new_of[v] = into;
+      } else {
+        end_in[v] = x.span;
+        new_of[v] = add_node(scratch_.data(), static_cast<uint32_t>(distinct), x);
+      }
+    }
+    for (Live& l : live_) {
+      if (l.node == kNoNode) continue;
+      l.dist_in += end_in[l.node] - old.nodes[l.node].span;
+      l.node = new_of[l.node];
+    }
+    for (Live& l : live_)
+      for (uint32_t& f : l.folds) f = new_of[f];
+  } while (graph_.nodes.size() > max_nodes_ / 2);
+}
+
+// The earliest strand waiting on `thread`: the gap before it (measure_overheads's).
+void StreamPredict::take_gap(uint32_t thread) {
+  ThreadGaps& t = threads_[thread];
+  const Started u = t.pending.top();
+  t.pending.pop();
+  if (t.busy_until == kNoTime) {  // its worker's first strand
+    ++r_.workers;
+    t.busy_until = u.end;
+    return;
+  }
+  const uint64_t worker_free = t.busy_until;
+  t.busy_until = std::max(t.busy_until, u.end);
+  if (u.ready_thread == model::kNone) return;
+  const uint64_t free = std::max(u.ready, worker_free);
+  const uint64_t gap = u.start > free ? u.start - free : 0;
+  if (u.ready_thread != thread)
+    steal_.add(gap);
+  else if (u.start_class == uint8_t(StartClass::Sync))
+    sync_.add(gap);
+  else if (u.start_class == uint8_t(StartClass::Spawn))
+    spawn_.add(gap);
+  else
+    cont_.add(gap);
+}
+
+StreamPredict::Result StreamPredict::finish() {
+  for (uint32_t t = 0; t < threads_.size(); ++t)
+    while (!threads_[t].pending.empty()) take_gap(t);
+  Result r = std::move(r_);
+  r.grain = grain_;
+  // The graph's longest path, each node run whole (loop iterations seen together still weigh
+  // one iteration's share, as they split when run).
+  std::vector<uint64_t> dist(graph_.nodes.size(), 0);
+  for (uint32_t v = 0; v < graph_.nodes.size(); ++v) {
+    uint64_t d = 0;
+    for (uint32_t i = graph_.pred_begin[v]; i < graph_.pred_begin[v + 1]; ++i)
+      d = std::max(d, dist[graph_.preds[i] & ~SimGraph::kSameTask]);
+    dist[v] = d + iteration_span(graph_.nodes[v].duration, graph_.nodes[v].iterations);
+    r.collapsed_span = std::max(r.collapsed_span, dist[v]);
+  }
+  r.graph = std::move(graph_);
+  r.overheads.spawn = spawn_.trimmed_mean();
+  r.overheads.steal = steal_.trimmed_mean();
+  r.overheads.sync = sync_.trimmed_mean();
+  r.overheads.cont = cont_.trimmed_mean();
+  return r;
+}
+
+}  // namespace tasklens::analysis

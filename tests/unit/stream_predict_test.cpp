@@ -1,0 +1,128 @@
+// `predict` in one pass (analysis/stream_predict.hpp): the gaps' trimmed mean from buckets, and
+// the collapsed graph's bounds on a recursion fed to the sink as the builder would. (Every trace
+// the model tests build is also compared with the DAG's prediction: support/one_pass_mismatch.hpp.)
+#include "analysis/stream_predict.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+namespace tasklens::analysis {
+namespace {
+
+// predict.cpp's trimmed mean of the gaps, written out: the largest 1% and any over 16 times the
+// median dropped.
+double exact_trimmed_mean(std::vector<uint64_t> gaps) {
+  std::sort(gaps.begin(), gaps.end());
+  size_t keep = gaps.size() - gaps.size() / 100;
+  const uint64_t median = gaps[gaps.size() / 2];
+  if (median > 0)
+    keep = std::min<size_t>(
+        keep, std::upper_bound(gaps.begin(), gaps.end(), kGapOutlier * median) - gaps.begin());
+  double sum = 0;
+  for (size_t i = 0; i < keep; ++i) sum += double(gaps[i]);
+  return sum / double(keep);
+}
+
+TEST(GapSketch, TrimmedMeanIsWithinTheBucketsErrorOfTheExactOne) {
+  std::mt19937_64 rng(7);
+  for (int round = 0; round < 40; ++round) {
+    std::vector<uint64_t> gaps;
+    GapSketch sketch;
+    const size_t n = 1 + rng() % 5000;
+    std::lognormal_distribution<double> size(std::log(200.0 + double(rng() % 100000)), 1.0);
+    for (size_t i = 0; i < n; ++i) {
+      uint64_t g = rng() % 10 == 0 ? 0 : static_cast<uint64_t>(size(rng));
+      if (rng() % 200 == 0) g *= 1000;  // a sleeping worker woken
+      gaps.push_back(g);
+      sketch.add(g);
+    }
+    const double exact = exact_trimmed_mean(gaps);
+    const OverheadCost c = sketch.trimmed_mean();
+    EXPECT_EQ(c.samples, n);
+    EXPECT_NEAR(c.ticks, exact, exact * 2 * QuantileSketch::kRelativeError + 1e-9)
+        << "round " << round << ", " << n << " gaps";
+  }
+  // Small values have buckets of their own: exact.
+  GapSketch small;
+  std::vector<uint64_t> gaps = {0, 3, 3, 7, 100, 1, 2, 2, 9, 40};
+  for (uint64_t g : gaps) small.add(g);
+  EXPECT_DOUBLE_EQ(small.trimmed_mean().ticks, exact_trimmed_mean(gaps));
+}
+
+// fib(n) with a task per call on one thread, as the builder hands it over: a task's first strand
+// after its creator's, the creator's continuation, a taskwait's join of the two children and the
+// strand after it. Each strand takes `work` ticks.
+struct FibFeeder {
+  StreamPredict& sink;
+  uint64_t clock = 1, order = 0;
+  uint32_t next_task = 0;
+  uint64_t syncs = 0;
+  static constexpr uint64_t kWork = 100;
+
+  model::StrandSink::Strand strand(uint32_t task, std::vector<model::StrandSink::Strand> preds) {
+    sink.times(clock, clock + kWork, 0);
+    sink.task_key(task);
+    clock += kWork + 5;
+    return sink.strand(kWork, kWork, 0, preds.data(), static_cast<uint32_t>(preds.size()), nullptr,
+                       0, 1, 0, order++);
+  }
+  // The task's last strand.
+  model::StrandSink::Strand task(int n, std::vector<model::StrandSink::Strand> creator) {
+    const uint32_t me = next_task++;
+    const auto first = strand(me, creator);
+    if (n < 2) return first;
+    const auto a = task(n - 1, {first});
+    const auto cont = strand(me, {first});
+    const auto b = task(n - 2, {cont});
+    const auto before_wait = strand(me, {cont});
+    const auto join = sink.open_join();
+    sink.fold(join, a);
+    sink.fold(join, b);
+    ++syncs;
+    return strand(me, {before_wait, join});
+  }
+};
+
+TEST(StreamPredict, ACollapsedRecursionKeepsItsWorkAndStaysWithinTheGreedyBounds) {
+  StreamPredict full(1u << 20, true), collapsed(200, true);
+  FibFeeder f{full}, c{collapsed};
+  f.task(14, {});
+  c.task(14, {});
+  StreamPredict::Result a = full.finish(), b = collapsed.finish();
+  const uint64_t strands = a.strands;
+  ASSERT_GT(strands, 2000u);
+  EXPECT_GE(a.graph.nodes.size(), strands);  // a node per strand, and one per join
+  EXPECT_EQ(a.grain, 0u);
+  EXPECT_EQ(a.collapsed_span, a.span);
+  EXPECT_LE(b.graph.nodes.size(), 200u);
+  EXPECT_GT(b.grain, 0u);
+  EXPECT_EQ(b.work, a.work);
+  EXPECT_EQ(b.span, a.span);
+  EXPECT_GE(b.collapsed_span, b.span);
+  const Simulator sa(a.graph), sb(b.graph);
+  for (uint32_t p : {1u, 2u, 4u, 16u}) {
+    const SimulationResult x = sa.run(p, Overheads{}), y = sb.run(p, Overheads{});
+    EXPECT_EQ(y.busy, b.work);
+    EXPECT_EQ(y.strands_run, x.strands_run) << p;  // every timed strand, inside nodes too
+    EXPECT_GE(double(y.time), std::max(double(b.work) / p, double(b.span)) - 1) << p;
+    EXPECT_LE(double(y.time), double(b.work) / p + double(b.collapsed_span) + 1) << p;
+  }
+  // With overheads, one worker pays about the same whether strands were collapsed or not: only
+  // whether a strand after a taskwait runs as its task's continuation (the continue cost) or is
+  // popped (the sync cost) may change with the order the collapsed nodes complete in.
+  Overheads o;
+  o.spawn.ticks = 7;
+  o.sync.ticks = 11;
+  o.cont.ticks = 3;
+  o.steal.ticks = 20;
+  const uint64_t one = sa.run(1, o).time, one_collapsed = sb.run(1, o).time;
+  EXPECT_NEAR(double(one_collapsed), double(one), double(c.syncs * (11 - 3)));
+  EXPECT_NE(one_collapsed, sb.run(1, Overheads{}).time);  // (the overheads were charged)
+}
+
+}  // namespace
+}  // namespace tasklens::analysis
