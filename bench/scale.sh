@@ -15,7 +15,8 @@
 # Then runs report, stream (`report --stream`: the recording read in one pass), whatif (the first
 # site `whatif --list` shows), whatif-stream (the same, `whatif --stream`), advise,
 # advise-stream (`advise --stream`: one pass per step), tasks, tasks-stream (`tasks --stream`),
-# sched, sched-stream (`sched --stream`), predict, diff (the recording against itself), diff-stream (the same, `diff --stream`: each
+# sched, sched-stream (`sched --stream`), predict, predict-stream (`predict --stream`: the
+# simulation on a graph of at most 4 M nodes, collapsed above), diff (the recording against itself), diff-stream (the same, `diff --stream`: each
 # recording once; no unit differs, so no third pass), export (Perfetto JSON, to /dev/null) and
 # view (to a scratch file) on each, and prints per command its wall time, tasks per second and peak
 # resident bytes per task (GNU time's maximum RSS), or how it failed (a reader that refuses a
@@ -24,7 +25,7 @@
 #
 # Knobs: TASKLENS_SCALE_SIZES ("10M"), TASKLENS_SCALE_SHAPES ("fib uts nqueens sparselu
 # tbb_fib"), TASKLENS_SCALE_COMMANDS ("report stream whatif whatif-stream advise advise-stream
-# tasks tasks-stream sched sched-stream predict diff diff-stream export view"), TASKLENS_SCALE_DIR (where the
+# tasks tasks-stream sched sched-stream predict predict-stream diff diff-stream export view"), TASKLENS_SCALE_DIR (where the
 # traces go; default a scratch directory removed at exit: a 1B recording takes several GB).
 set -euo pipefail
 export LC_ALL=C
@@ -42,7 +43,7 @@ DIR=${TASKLENS_SCALE_DIR:-$WORK}
 mkdir -p "$DIR"
 SIZES=${TASKLENS_SCALE_SIZES:-10M}
 SHAPES=${TASKLENS_SCALE_SHAPES:-fib uts nqueens sparselu tbb_fib}
-COMMANDS=${TASKLENS_SCALE_COMMANDS:-report stream whatif whatif-stream advise advise-stream tasks tasks-stream sched sched-stream predict diff diff-stream export view}
+COMMANDS=${TASKLENS_SCALE_COMMANDS:-report stream whatif whatif-stream advise advise-stream tasks tasks-stream sched sched-stream predict predict-stream diff diff-stream export view}
 
 # shape_cmd SHAPE SIZE: sets CMD to the generator's command line.
 shape_cmd() {
@@ -117,6 +118,7 @@ for size in $SIZES; do
         tasks-stream) measure tasks-stream "$tasks" "$TL" tasks --stream "$trace" ;;
         advise-stream) measure advise-stream "$tasks" "$TL" advise --stream "$trace" ;;
         sched-stream) measure sched-stream "$tasks" "$TL" sched --stream "$trace" ;;
+        predict-stream) measure predict-stream "$tasks" "$TL" predict --stream "$trace" ;;
         diff) measure diff "$tasks" "$TL" diff "$trace" "$trace" ;;
         diff-stream) measure diff-stream "$tasks" "$TL" diff --stream "$trace" "$trace" ;;
         export) measure export "$tasks" "$TL" export -o /dev/null "$trace" ;;

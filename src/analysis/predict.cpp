@@ -83,6 +83,8 @@ class WorkDeque {
   size_t head_ = 0;
 };
 
+}  // namespace
+
 OverheadCost trimmed_mean(std::vector<uint64_t>& gaps) {
   OverheadCost c;
   c.samples = gaps.size();
@@ -98,8 +100,6 @@ OverheadCost trimmed_mean(std::vector<uint64_t>& gaps) {
   c.ticks = sum / static_cast<double>(keep);
   return c;
 }
-
-}  // namespace
 
 std::vector<uint64_t> strand_durations(const model::Model& m) {
   std::vector<uint64_t> d(m.strands.size(), 0);

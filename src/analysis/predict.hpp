@@ -97,6 +97,9 @@ struct Overheads {
 // (libomp's threads sleep after their blocktime) woken for a steal, a page fault. A few of those
 // would decide the mean of a class that has few samples (steals).
 inline constexpr uint64_t kGapOutlier = 16;
+// The mean of the gaps after dropping the largest 1% and any over kGapOutlier times their median
+// (sorts them).
+OverheadCost trimmed_mean(std::vector<uint64_t>& gaps);
 Overheads measure_overheads(const model::Model& model);
 // The end of measure_overheads, given the four classes' means: a steal cost when none was
 // measured, the runtime's cost taken out of the strands (Model::runtime_removed) spread over the

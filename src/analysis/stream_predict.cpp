@@ -4,13 +4,14 @@
 #include <algorithm>
 
 #include "analysis/algebra.hpp"
+#include "model/builder.hpp"
 
 namespace tasklens::analysis {
 
-OverheadCost GapSketch::trimmed_mean() const {
+OverheadCost GapSketch::trimmed_mean() {
+  if (exact()) return analysis::trimmed_mean(exact_);
   OverheadCost c;
   c.samples = count_;
-  if (count_ == 0) return c;
   // The median: the value at index count / 2 of the sorted gaps (its bucket's lower end).
   uint64_t median = 0;
   for (uint64_t b = 0, seen = 0; b < counts_.size(); ++b) {
@@ -44,8 +45,11 @@ OverheadCost GapSketch::trimmed_mean() const {
   return c;
 }
 
-StreamPredict::StreamPredict(uint32_t max_nodes, bool tsc, StreamTasks* tasks)
-    : max_nodes_(std::max<uint32_t>(max_nodes, 16)), tsc_(tsc), tasks_(tasks) {}
+StreamPredict::StreamPredict(uint32_t max_nodes, bool tsc, uint32_t threads, StreamTasks* tasks)
+    : max_nodes_(std::max<uint32_t>(max_nodes, 16)), tsc_(tsc), tasks_(tasks) {
+  gap_window_ = std::clamp<size_t>((size_t{160} << 20) / 40 / std::max<uint32_t>(threads, 1), 4096,
+                                   model::kMaxTaskloopHeld + 4096);
+}
 
 void StreamPredict::times(uint64_t start, uint64_t end, uint32_t thread) {
   start_ = start;
@@ -191,7 +195,7 @@ StreamPredict::Strand StreamPredict::strand(uint64_t work, uint64_t, uint32_t, c
     if (thread_ >= threads_.size()) threads_.resize(thread_ + 1);
     ThreadGaps& t = threads_[thread_];
     t.pending.push({start_, order, end_, ready.end, ready.thread, uint8_t(cls)});
-    if (t.pending.size() > kGapWindow) take_gap(thread_);
+    if (t.pending.size() > gap_window_) take_gap(thread_);
   }
 
   const Strand s = take_handle();

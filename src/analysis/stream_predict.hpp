@@ -17,9 +17,9 @@
 //    `collapsed_span` against `span` (Brent: a greedy schedule takes at most T1/P + Tinf, and
 //    Tinf grows by that much). The report prints both.
 // The overheads (analysis/predict.hpp's four classes) are measured in the same pass, from the
-// gaps between a worker's strands in the order they started (through a window of kGapWindow
-// strands per thread: the builder hands some over late) into bucketed histograms (a trimmed mean
-// within QuantileSketch::kRelativeError of the gaps' exact one).
+// gaps between a worker's strands in the order they started (through a window of strands per
+// thread, `gap_window_`: the builder hands some over late, up to a taskloop's tasks); their
+// trimmed means are exact up to a million gaps per class, then from buckets (GapSketch).
 #pragma once
 
 #include <array>
@@ -37,10 +37,30 @@
 namespace tasklens::analysis {
 
 // The mean of a distribution's values after dropping the largest 1% and any over 16 times its
-// median (predict.cpp's trimmed mean of the gaps), from buckets of counts and sums.
+// median (predict.hpp's trimmed_mean): exactly while it holds at most `exact_limit` values (8 MB
+// by default), then from buckets of counts and sums (within QuantileSketch::kRelativeError).
 class GapSketch {
  public:
+  explicit GapSketch(size_t exact_limit = size_t{1} << 20) : exact_limit_(exact_limit) {}
   void add(uint64_t v) {
+    ++count_;
+    if (count_ <= exact_limit_) {
+      exact_.push_back(v);
+      return;
+    }
+    if (!exact_.empty()) {  // too many to keep: into the buckets
+      for (uint64_t x : exact_) add_to_buckets(x);
+      exact_.clear();
+      exact_.shrink_to_fit();
+    }
+    add_to_buckets(v);
+  }
+  uint64_t count() const { return count_; }
+  bool exact() const { return count_ <= exact_limit_; }
+  OverheadCost trimmed_mean();
+
+ private:
+  void add_to_buckets(uint64_t v) {
     const size_t b = QuantileSketch::bucket_of(v);
     if (b >= counts_.size()) {
       counts_.resize(b + 1, 0);
@@ -48,12 +68,9 @@ class GapSketch {
     }
     ++counts_[b];
     sums_[b] += v;
-    ++count_;
   }
-  uint64_t count() const { return count_; }
-  OverheadCost trimmed_mean() const;
-
- private:
+  size_t exact_limit_;
+  std::vector<uint64_t> exact_;
   std::vector<uint64_t> counts_, sums_;
   uint64_t count_ = 0;
 };
@@ -63,7 +80,8 @@ class StreamPredict final : public model::StrandSink {
   static constexpr uint32_t kDefaultMaxNodes = uint32_t{1} << 22;
   // `tsc`: the metric is the TSC (a strand's duration is its work; else its end - start).
   // `tasks`: a task profile to feed too (the extrapolation's), or null.
-  StreamPredict(uint32_t max_nodes, bool tsc, StreamTasks* tasks = nullptr);
+  // `threads`: the recording's threads (its streams), which share the gaps' windows.
+  StreamPredict(uint32_t max_nodes, bool tsc, uint32_t threads, StreamTasks* tasks = nullptr);
 
   Instance open_instance(uint32_t) override { return 0; }
   void not_outermost(Instance) override {}
@@ -71,7 +89,7 @@ class StreamPredict final : public model::StrandSink {
   bool wants_times() const override { return true; }
   void times(uint64_t start, uint64_t end, uint32_t thread) override;
   bool wants_task_keys() const override { return true; }
-  void task_key(uint32_t key) override { key_ = key; }
+  void task_key(uint64_t key) override { key_ = key; }
   bool wants_tasks() const override { return tasks_ != nullptr; }
   void task(const Task& t) override { tasks_->task(t); }
   Strand strand(uint64_t work, uint64_t span_weight, uint32_t site, const Strand* preds,
@@ -112,7 +130,7 @@ class StreamPredict final : public model::StrandSink {
   }
   struct Live {
     uint32_t node = kNoNode;  // its graph node (a join: once a strand names it)
-    uint32_t task = model::kNone;
+    uint64_t task = ~uint64_t{0};
     bool timed = false, join = false;
     uint64_t dist = 0;     // the longest path of durations ending with it
     uint64_t dist_in = 0;  // the same inside its node
@@ -142,7 +160,8 @@ class StreamPredict final : public model::StrandSink {
   std::vector<uint32_t> scratch_;
   // The next strand's times() and task_key().
   uint64_t start_ = 0, end_ = 0;
-  uint32_t thread_ = model::kNone, key_ = model::kNone;
+  uint32_t thread_ = model::kNone;
+  uint64_t key_ = ~uint64_t{0};
   Result r_;
   // Per thread: its timed strands not yet measured, the earliest start first (with the order
   // met for ties), so that they are taken in the order they started though the builder hands
@@ -160,8 +179,10 @@ class StreamPredict final : public model::StrandSink {
     uint64_t busy_until = kNoTime;
   };
   // A strand handed over after this many later-started strands of its thread is measured out
-  // of order (its gap against what those did).
-  static constexpr size_t kGapWindow = 4096;
+  // of order (its gap against what those did). The builder holds at most a taskloop's tasks
+  // back (model::kMaxTaskloopHeld) and a few strands per loop; the window is that many strands
+  // per thread while the threads' windows fit in 160 MB (40 bytes a strand), less beyond.
+  size_t gap_window_ = 4096;
   void take_gap(uint32_t thread);
   std::vector<ThreadGaps> threads_;
   GapSketch spawn_, steal_, sync_, cont_;

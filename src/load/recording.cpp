@@ -195,7 +195,8 @@ Loaded load(const std::string& path, SpanMode mode) {
 Streamed read_in_one_pass(const std::string& path, const std::string& reading,
                           const std::function<model::StrandSink&(
                               const report::SitesAsTheyCome&, const trace::TraceFile&)>& make_sink,
-                          uint64_t sink_bytes) {
+                          uint64_t sink_bytes, uint64_t sink_bytes_per_strand,
+                          uint64_t sink_strands_cap) {
   Streamed st;
   Timings& timings = Timings::global();
   Progress& progress = Progress::global();
@@ -212,7 +213,8 @@ Streamed read_in_one_pass(const std::string& path, const std::string& reading,
     const uint64_t strands = scan.has_finish ? 3 * scan.tasks_created : uint64_t{1} << 20;
     const uint64_t need =
         std::min<uint64_t>(std::filesystem::file_size(path, not_regular), uint64_t{8} << 20) +
-        16 * std::min<uint64_t>(strands, uint64_t{1} << 20) + sink_bytes;
+        16 * std::min<uint64_t>(strands, uint64_t{1} << 20) + sink_bytes +
+        sink_bytes_per_strand * std::min(strands, sink_strands_cap);
     if (budget && need > budget->bytes)
       throw OutOfMemoryError(fmt::format(
           "{}: reading this trace even in one pass needs at least {} and {} is {}; read it on a "

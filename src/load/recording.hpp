@@ -73,11 +73,14 @@ Streamed load_streaming(const std::string& path);
 // the pass meets the sites (a sink may read a site's label from its first strand on). The result
 // has no profile: the sink holds what it computed. `reading` names the pass on the progress line
 // ("finding the critical path of", "weighing the what-ifs of").
-// `sink_bytes`: what the sink holds whatever the recording's size, in the memory the pass needs.
+// `sink_bytes`: what the sink holds whatever the recording's size, in the memory the pass needs;
+// `sink_bytes_per_strand`: what it holds per strand, up to `sink_strands_cap` strands (the
+// strands estimated from the trace's task count).
 Streamed read_in_one_pass(const std::string& path, const std::string& reading,
                           const std::function<model::StrandSink&(
                               const report::SitesAsTheyCome&, const trace::TraceFile&)>& make_sink,
-                          uint64_t sink_bytes = 0);
+                          uint64_t sink_bytes = 0, uint64_t sink_bytes_per_strand = 0,
+                          uint64_t sink_strands_cap = 0);
 // A recording read in several passes (advise, diff) is read alike each time: a pass numbers the
 // sites and the code fragments as the first did, and the figures of one pass are used with the
 // units of another. Throws UsageError when `again` met other sites or fragments than `first`

@@ -26,6 +26,10 @@ class ModelError : public std::runtime_error {
 };
 
 // build_streaming met a construct it cannot read in one pass yet (`construct` names it).
+// The most ended tasks of one taskloop the one-pass builder holds back until the taskloop ends
+// (a taskloop without dispatch events; more is refused in one line: NotInOnePass).
+inline constexpr size_t kMaxTaskloopHeld = size_t{1} << 18;
+
 class NotInOnePass : public ModelError {
  public:
   NotInOnePass(const std::string& message, std::string what)

@@ -531,9 +531,10 @@ class Builder {
     // Tasks (StrandSink::task): the innermost Task node or loop chunk around it, itself
     // included (kNone: none), and, on such a node, what its own strands add up to so far.
     uint32_t owner = kNone;
-    // StrandSink::task_key: the innermost Task, ImplicitTask or Chunk node around it, itself
-    // included, else the outermost node (analysis/predict.cpp's tasks_of).
-    uint32_t sim_task = kNone;
+    // StrandSink::task_key: the serial number of the innermost Task, ImplicitTask or Chunk node
+    // around it, itself included, else of the outermost node (analysis/predict.cpp's tasks_of).
+    // (Not the slot: a slot is reused while a dependence still names the task that had it.)
+    uint64_t sim_task = ~uint64_t{0};
     bool ran = false;  // it has a strand of its own
     uint64_t task_size = 0, wait = StrandSink::kNoTime, idle = StrandSink::kNoTime;
     // Its idle time waits for strands of its thread open when it began (IdleWait): the index of
@@ -565,7 +566,6 @@ class Builder {
     bool ended = false;             // the Taskloop node closed: no more tasks of its own
     std::vector<uint32_t> waiting;  // its undispatched tasks' nodes (held until then)
   };
-  static constexpr size_t kMaxTaskloopHeld = size_t{1} << 18;
   std::unordered_map<uint32_t, StreamTaskloop> stream_taskloops_;  // by Taskloop node slot
   void stream_taskloop_task(uint32_t taskloop, uint32_t node);
   void stream_taskloop_dispatch(uint32_t node, uint64_t iterations, uint64_t start);
@@ -720,10 +720,11 @@ class Builder {
   // The sink wants tasks (StrandSink::task), and per thread the latest end of the timed strands
   // it ran so far (kNoTime: none yet), for the idle time before a task's first strand.
   bool stream_tasks_ = false;
-  bool stream_task_starts_ = false;  // the sink wants_task_starts()
-  bool stream_times_ = false;        // the sink wants_times()
-  bool stream_task_keys_ = false;    // the sink wants_task_keys()
-  bool stream_regions_ = false;      // the sink wants_regions()
+  bool stream_task_starts_ = false;   // the sink wants_task_starts()
+  bool stream_times_ = false;         // the sink wants_times()
+  bool stream_task_keys_ = false;     // the sink wants_task_keys()
+  uint64_t stream_task_serials_ = 0;  // task keys given so far
+  bool stream_regions_ = false;       // the sink wants_regions()
   // The user regions met in strands handed over: one past the largest id (Model::region_names
   // has that many, as in memory).
   uint32_t stream_region_count_ = 0;

@@ -99,7 +99,7 @@ uint32_t Builder::stream_new_node(NodeKind kind, uint32_t parent) {
     sn_[n].sim_task = kind == NodeKind::Task || kind == NodeKind::ImplicitTask ||
                               kind == NodeKind::Chunk || kind == NodeKind::Program ||
                               parent == kNone
-                          ? n
+                          ? stream_task_serials_++
                           : sn_[parent].sim_task;
   if (parent != kNone) {
     PNode& p = nodes_[parent];

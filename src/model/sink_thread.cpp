@@ -124,7 +124,7 @@ void SinkThread::times(uint64_t start, uint64_t end, uint32_t thread) {
   maybe_send();
 }
 
-void SinkThread::task_key(uint32_t key) {
+void SinkThread::task_key(uint64_t key) {
   put(kTaskKey);
   put(key);
   maybe_send();
@@ -260,7 +260,7 @@ void SinkThread::play(const std::vector<uint64_t>& chunk) {
         w += 3;
         break;
       case kTaskKey:
-        target_.task_key(static_cast<uint32_t>(*w++));
+        target_.task_key(*w++);
         break;
       case kRegionWork:
         target_.region_work(static_cast<uint32_t>(w[0]), w[1]);

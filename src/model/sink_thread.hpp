@@ -50,7 +50,7 @@ class SinkThread final : public StrandSink {
   bool wants_times() const override { return wants_times_; }
   void times(uint64_t start, uint64_t end, uint32_t thread) override;
   bool wants_task_keys() const override { return wants_task_keys_; }
-  void task_key(uint32_t key) override;
+  void task_key(uint64_t key) override;
   bool wants_regions() const override { return wants_regions_; }
   void region_work(uint32_t region, uint64_t work) override;
 

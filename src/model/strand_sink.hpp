@@ -23,8 +23,7 @@
 //    thread (kNone: none), when the sink wants_times().
 //  * task_key(key) just before every strand(): a number naming the strand's task (its innermost
 //    Task, ImplicitTask or Chunk node, else the Program node: analysis/predict.hpp's "task"),
-//    equal for two live strands exactly when they lie in one task, when the sink
-//    wants_task_keys(). (A key is reused once its task's strands were all released.)
+//    equal for two strands exactly when they lie in one task, when the sink wants_task_keys().
 //  * region_work(region, work) just before a strand() for each user region the strand did work
 //    in (Model::region_work's entries of that strand: a region may come more than once, each
 //    with work > 0), when the sink wants_regions().
@@ -77,7 +76,7 @@ class StrandSink {
   virtual bool wants_times() const { return false; }
   virtual void times(uint64_t /*start*/, uint64_t /*end*/, uint32_t /*thread*/) {}
   virtual bool wants_task_keys() const { return false; }
-  virtual void task_key(uint32_t /*key*/) {}
+  virtual void task_key(uint64_t /*key*/) {}
   virtual bool wants_regions() const { return false; }
   virtual void region_work(uint32_t /*region*/, uint64_t /*work*/) {}
 };

@@ -153,8 +153,8 @@ TEST_F(Cli, DefaultTraceNameInTheCurrentDirectory) {
 
 // A trace whose model cannot fit in the memory the machine (or TASKLENS_MEMORY_LIMIT) gives is
 // refused before it is read, in one line with exit code 6, rather than ended by the kernel's
-// out-of-memory killer; within the budget it is read as before. So are two that `diff` would hold
-// at once.
+// out-of-memory killer; within the budget it is read as before, or in one pass. So are two that
+// `diff` and `predict` would hold at once.
 TEST_F(Cli, ATraceTooLargeForTheMemoryIsRefusedBeforeItIsRead) {
   const std::string trace = path("t.tlens");
   ASSERT_TRUE(record(example("suite_fib", "clang"), {"16"}, trace).exited(0));  // 3192 tasks
@@ -190,7 +190,7 @@ TEST_F(Cli, ATraceTooLargeForTheMemoryIsRefusedBeforeItIsRead) {
   EXPECT_TRUE(run({TASKLENS_BIN, "report", trace}, roomy).exited(0));
   // `diff` and `predict` hold the models at once: two traces that each fit alone do not fit
   // together (each needs at least 1.1 MiB: 3192 tasks at 360 bytes). `diff` then reads them in
-  // passes (e2e_stream_test); `predict` is refused.
+  // passes (e2e_stream_test), `predict` each in one pass, and both say so.
   EnvOverrides pair = default_env();
   pair["TASKLENS_MEMORY_LIMIT"] = "1600K";
   EXPECT_TRUE(run({TASKLENS_BIN, "report", trace}, pair).exited(0));
@@ -198,13 +198,21 @@ TEST_F(Cli, ATraceTooLargeForTheMemoryIsRefusedBeforeItIsRead) {
   EXPECT_TRUE(both.exited(0)) << both.describe();
   EXPECT_NE(both.out.find("read in passes"), std::string::npos) << both.out;
   EXPECT_TRUE(run({TASKLENS_BIN, "diff", trace, trace}, roomy).exited(0));
-  RunResult predicted = run({TASKLENS_BIN, "predict", trace, trace}, pair);
-  EXPECT_TRUE(predicted.exited(6)) << predicted.describe();
-  EXPECT_EQ(lines_of(predicted.err).size(), 1u) << predicted.describe();
-  EXPECT_NE(predicted.err.find("t.tlens: reading them together needs at least 2.2 MiB (1.1 MiB + "
-                               "1.1 MiB) and TASKLENS_MEMORY_LIMIT is 1.6 MiB"),
+  const std::string one = path("t1.tlens");
+  EnvOverrides one_thread = default_env();
+  one_thread["OMP_NUM_THREADS"] = "1";
+  ASSERT_TRUE(record(example("suite_fib", "clang"), {"16"}, one, one_thread).exited(0));
+  RunResult predicted = run({TASKLENS_BIN, "predict", "--threads", "2", one, trace}, pair);
+  EXPECT_TRUE(predicted.exited(0)) << predicted.describe();
+  EXPECT_NE(predicted.out.find("read in one pass"), std::string::npos) << predicted.out;
+  EXPECT_NE(predicted.out.find("extrapolated"), std::string::npos) << predicted.out;
+  // Not even one pass fits in 64 KiB.
+  RunResult refused = run({TASKLENS_BIN, "predict", trace}, small);
+  EXPECT_TRUE(refused.exited(6)) << refused.describe();
+  EXPECT_EQ(lines_of(refused.err).size(), 1u) << refused.describe();
+  EXPECT_NE(refused.err.find("t.tlens: reading this trace even in one pass needs at least"),
             std::string::npos)
-      << predicted.err;
+      << refused.err;
   EnvOverrides wrong = default_env();
   wrong["TASKLENS_MEMORY_LIMIT"] = "lots";
   RunResult bad = run({TASKLENS_BIN, "report", trace}, wrong);

@@ -268,31 +268,18 @@ void expect_same_sched(const std::string& trace, const std::string& name) {
 }
 
 // `predict --stream` against `predict --raw-span`: without collapsing (the default budget is
-// above these recordings' strands), the same T1, Tinf and strands, the overheads from the same
-// gaps (their trimmed means from buckets: within 1%), and each simulated time within 5% (the
-// simulation amplifies those differences: a run here differed by more than 2% once).
+// above these recordings' strands), the same JSON but for what was simulated and the notes.
 void expect_same_predict(const std::string& trace, const std::string& name) {
-  const json memory = report_of({TASKLENS_BIN, "predict", "--raw-span", "--format", "json", trace});
-  const json one_pass = report_of({TASKLENS_BIN, "predict", "--stream", "--format", "json", trace});
+  json memory = report_of({TASKLENS_BIN, "predict", "--raw-span", "--format", "json", trace});
+  json one_pass = report_of({TASKLENS_BIN, "predict", "--stream", "--format", "json", trace});
   ASSERT_FALSE(memory.is_null() || one_pass.is_null()) << name;
-  EXPECT_EQ(one_pass["work"], memory["work"]) << name << " predict";
-  EXPECT_EQ(one_pass["span"], memory["span"]) << name << " predict";
   EXPECT_EQ(one_pass["simulated_graph"]["read"], "one pass") << name;
   EXPECT_EQ(one_pass["simulated_graph"]["grain"], 0) << name;
   EXPECT_EQ(one_pass["simulated_graph"]["strands"], memory["simulated_graph"]["strands"]) << name;
-  for (const char* c : {"spawn", "steal", "sync", "continue"}) {
-    EXPECT_EQ(one_pass["overheads"][c]["samples"], memory["overheads"][c]["samples"])
-        << name << " " << c;
-    const double a = memory["overheads"][c]["ticks"].get<double>();
-    EXPECT_NEAR(one_pass["overheads"][c]["ticks"].get<double>(), a, a / 100 + 1e-9)
-        << name << " " << c;
-  }
-  ASSERT_EQ(one_pass["predictions"].size(), memory["predictions"].size()) << name;
-  for (size_t i = 0; i < memory["predictions"].size(); ++i) {
-    const double a = memory["predictions"][i]["simulated"].get<double>();
-    EXPECT_NEAR(one_pass["predictions"][i]["simulated"].get<double>(), a, a * 0.05)
-        << name << " predict on " << memory["predictions"][i]["threads"] << " workers";
-  }
+  EXPECT_NE(one_pass["notes"].dump().find("read in one pass"), std::string::npos) << name;
+  for (json* j : {&memory, &one_pass})
+    for (const char* k : {"simulated_graph", "notes", "span_mode"}) j->erase(k);
+  EXPECT_EQ(one_pass, memory) << name << " predict";
 }
 
 // Every reader that reads in one pass or in passes gives what it gives from the DAG in memory on
@@ -315,9 +302,7 @@ void expect_one_pass_reads_it_as_the_dag(const std::string& trace, const std::st
   expect_same_tasks(trace, name);
   expect_same_advise(trace, name);
   expect_same_sched(trace, name);
-  // (Known difference, not yet mended: gcc's taskloop of many tasks without dispatch events,
-  // whose tasks one pass holds until the taskloop ends, gets other gaps between its strands.)
-  if (name.find("gcc_taskloop") == std::string::npos) expect_same_predict(trace, name);
+  expect_same_predict(trace, name);
 }
 
 // The same recording read both ways: the same work, span, strands and tasks, and the same rows,

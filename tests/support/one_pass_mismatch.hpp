@@ -136,7 +136,7 @@ inline std::string predict_streaming_mismatch(const trace::TraceFile& trace, con
   auto n = [](uint64_t x) { return std::to_string(x); };
   std::string failure;
   {
-    analysis::StreamPredict sink(1u << 30, m.metric == "tsc");
+    analysis::StreamPredict sink(1u << 30, m.metric == "tsc", trace.stream_count());
     if (!read_one_pass(trace, sink, options, failure)) return failure;
     analysis::StreamPredict::Result r = sink.finish();
     if (r.work != work || r.span != span || r.grain != 0)
@@ -145,8 +145,7 @@ inline std::string predict_streaming_mismatch(const trace::TraceFile& trace, con
     analysis::Overheads a = analysis::measure_overheads(m), b = r.overheads;
     analysis::finish_overheads(b, m, r.timed_strands, r.workers);
     const auto same = [](const analysis::OverheadCost& x, const analysis::OverheadCost& y) {
-      return x.samples == y.samples && x.measured == y.measured &&
-             std::abs(x.ticks - y.ticks) <= x.ticks * analysis::QuantileSketch::kRelativeError;
+      return x.samples == y.samples && x.measured == y.measured && x.ticks == y.ticks;
     };
     if (!same(a.spawn, b.spawn) || !same(a.steal, b.steal) || !same(a.sync, b.sync) ||
         !same(a.cont, b.cont) || a.inside != b.inside || a.one_worker_task != b.one_worker_task)
@@ -164,7 +163,7 @@ inline std::string predict_streaming_mismatch(const trace::TraceFile& trace, con
                n(x.time) + " (overhead " + n(y.overhead) + " against " + n(x.overhead) + ")";
     }
   }
-  analysis::StreamPredict sink(16, m.metric == "tsc");
+  analysis::StreamPredict sink(16, m.metric == "tsc", trace.stream_count());
   if (!read_one_pass(trace, sink, options, failure)) return failure;
   analysis::StreamPredict::Result r = sink.finish();
   if (r.graph.nodes.size() > 16 || r.work != work || r.span != span || r.collapsed_span < span)
