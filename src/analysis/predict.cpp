@@ -435,13 +435,16 @@ SimulationResult Simulator::run_events(uint32_t P, const Overheads& o) const {
   const auto own_cost = [&](uint32_t u) { return charge(u, class_cost(strand[u].start_class)); };
   // A collapsed node's strands after its first start as the full simulation mostly starts them
   // on their worker: popped or continued, not stolen (their class's cost, never less than on one
-  // worker).
-  const auto inner_start = [&](uint8_t start, uint64_t by_class) {
-    return P == 1 ? one_worker_cost(start) : std::max(by_class, one_worker_cost(start));
+  // worker). A class measured on few gaps does not set what thousands of collapsed strands pay
+  // (one gap of a sleeping worker woken would): they pay what they pay on one worker then.
+  const auto inner_start = [&](uint8_t start, const OverheadCost& by_class, uint64_t ticks) {
+    return P == 1 || by_class.samples < kInnerClassSamples
+               ? one_worker_cost(start)
+               : std::max(ticks, one_worker_cost(start));
   };
-  const uint64_t in_cont = inner_start(4, c_cont),
-                 in_spawn = inner_start(uint8_t(StartClass::Spawn), c_spawn),
-                 in_sync = inner_start(uint8_t(StartClass::Sync), c_sync);
+  const uint64_t in_cont = inner_start(4, o.cont, c_cont),
+                 in_spawn = inner_start(uint8_t(StartClass::Spawn), o.spawn, c_spawn),
+                 in_sync = inner_start(uint8_t(StartClass::Sync), o.sync, c_sync);
   std::vector<WorkDeque> deques(P);
   size_t queued = 0;
   // Idle workers as a bit set, so that handing out queued strands costs O(P / 64) per event, not

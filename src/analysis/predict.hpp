@@ -184,6 +184,8 @@ class Simulator {
                            std::vector<uint32_t>& ready, OnUntimed&& on_untimed) const;
   uint64_t one_worker_busy_ = 0, one_worker_strands_ = 0;
   uint64_t one_worker_starts_[5] = {};  // popped strands per StartClass; [4]: continuations
+  // The fewest gaps a class's cost is measured on for a collapsed node's strands to pay it.
+  static constexpr uint64_t kInnerClassSamples = 32;
   // A graph's collapsed nodes (SimGraph::Node::inner), by the simulator's numbering; empty when
   // none is. Their strands are added to one_worker_starts_ too.
   std::vector<std::array<uint32_t, 3>> inner_;

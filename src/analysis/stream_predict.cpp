@@ -45,8 +45,9 @@ OverheadCost GapSketch::trimmed_mean() {
   return c;
 }
 
-StreamPredict::StreamPredict(uint32_t max_nodes, bool tsc, uint32_t threads, StreamTasks* tasks)
-    : max_nodes_(std::max<uint32_t>(max_nodes, 16)), tsc_(tsc), tasks_(tasks) {
+StreamPredict::StreamPredict(uint32_t max_nodes, bool tsc, uint32_t threads, StreamTasks* tasks,
+                             uint64_t grain)
+    : max_nodes_(std::max<uint32_t>(max_nodes, 16)), tsc_(tsc), tasks_(tasks), grain_(grain) {
   gap_window_ = std::clamp<size_t>((size_t{160} << 20) / 40 / std::max<uint32_t>(threads, 1), 4096,
                                    model::kMaxTaskloopHeld + 4096);
 }
@@ -69,6 +70,8 @@ StreamPredict::Strand StreamPredict::take_handle() {
 uint32_t StreamPredict::add_node(const uint32_t* preds, uint32_t count, SimGraph::Node node) {
   const uint32_t v = static_cast<uint32_t>(graph_.nodes.size());
   graph_.nodes.push_back(node);
+  rep_.push_back(v);
+  out_edges_.push_back(0);
   graph_.preds.insert(graph_.preds.end(), preds, preds + count);
   graph_.pred_begin.push_back(static_cast<uint32_t>(graph_.preds.size()));
   return v;
@@ -76,10 +79,11 @@ uint32_t StreamPredict::add_node(const uint32_t* preds, uint32_t count, SimGraph
 
 uint32_t StreamPredict::node_of(Strand s, uint64_t order) {
   Live& j = live_[s];
-  if (j.node != kNoNode) return j.node;
+  if (j.node != kNoNode) return j.node = find(j.node);
   // A join gets its node when a strand first names it, every fold made (the builder folds all
   // before a strand takes the join): one untimed node, or none when its folds are one node.
   std::vector<uint32_t>& f = j.folds;
+  for (uint32_t& x : f) x = find(x);
   std::sort(f.begin(), f.end());
   f.erase(std::unique(f.begin(), f.end()), f.end());
   if (f.size() == 1 && grain_ > 0) {
@@ -134,40 +138,27 @@ StreamPredict::Strand StreamPredict::strand(uint64_t work, uint64_t, uint32_t, c
   ++r_.strands;
   total_duration_ += duration;
 
-  // Its predecessors: the longest path to it, its ready time, its class, their nodes.
+  // Its predecessors: the longest path to it, its ready time, its class, its task's strand.
   uint64_t dist = 0, start_in = 0;
   ReadyEnd ready;
   bool through_join = false;
-  scratch_.clear();
+  Strand same = kNoStrand;  // its task's previous strand among them (timed)
   for (uint32_t k = 0; k < pred_count; ++k) {
-    Live& p = live_[preds[k]];
+    const Live& p = live_[preds[k]];
     dist = std::max(dist, p.dist);
     start_in = std::max(start_in, p.dist_in);
     if (later(p.ready, ready)) ready = p.ready;
     through_join = through_join || p.join || !p.timed;
-    const bool same_task = !p.join && p.timed && p.task == key_;
-    scratch_.push_back(node_of(preds[k], order) | (same_task ? SimGraph::kSameTask : 0));
+    if (!p.join && p.timed && p.task == key_) same = preds[k];
   }
-  const StartClass cls = pred_count == 0                       ? StartClass::First
-                         : pred_count >= 2 || through_join     ? StartClass::Sync
-                         : (scratch_[0] & SimGraph::kSameTask) ? StartClass::Continue
-                                                               : StartClass::Spawn;
+  const StartClass cls = pred_count == 0                   ? StartClass::First
+                         : pred_count >= 2 || through_join ? StartClass::Sync
+                         : same != kNoStrand               ? StartClass::Continue
+                                                           : StartClass::Spawn;
   dist += iteration_span(duration, iterations);
   if (iterations > 1) ++r_.divisible;
   r_.span = std::max(r_.span, dist);
   r_.work += duration;
-
-  // Its node: the one all its predecessors lie in, when it can take it; else a node of its own.
-  std::sort(scratch_.begin(), scratch_.end());
-  size_t distinct = 0;  // predecessors by node, the same-task flag of any of them kept
-  for (size_t k = 0; k < scratch_.size(); ++k) {
-    const uint32_t v = scratch_[k] & ~SimGraph::kSameTask;
-    if (distinct > 0 && (scratch_[distinct - 1] & ~SimGraph::kSameTask) == v)
-      scratch_[distinct - 1] |= scratch_[k];
-    else
-      scratch_[distinct++] = scratch_[k];
-  }
-  scratch_.resize(distinct);
   SimGraph::Node mine;
   mine.duration = duration;
   mine.iterations = static_cast<uint32_t>(std::clamp<uint64_t>(iterations, 1, ~uint32_t{0}));
@@ -175,15 +166,50 @@ StreamPredict::Strand StreamPredict::strand(uint64_t work, uint64_t, uint32_t, c
   mine.timed = timed;
   mine.span = duration;
   mine.order = static_cast<uint32_t>(order);
-  uint32_t node;
+
+  // Its node: a wait's, collapsed with what it joins (merge_region); or its task's previous
+  // strand's, when that node has no successor yet; or one of its own.
+  uint32_t node = kNoNode;
   uint64_t dist_in = duration;
-  if (distinct == 1 &&
-      can_join(scratch_[0] & ~SimGraph::kSameTask, duration, iterations, start_in + duration)) {
-    node = scratch_[0] & ~SimGraph::kSameTask;
-    dist_in = start_in + duration;
-    absorb(node, mine, false, dist_in);
+  std::vector<uint32_t> region;
+  if (merge_region(preds, pred_count, same, mine, node)) {
+    region.push_back(node);
   } else {
-    node = add_node(scratch_.data(), static_cast<uint32_t>(distinct), mine);
+    scratch_.clear();
+    for (uint32_t k = 0; k < pred_count; ++k)
+      scratch_.push_back(node_of(preds[k], order) | (preds[k] == same ? SimGraph::kSameTask : 0));
+    std::sort(scratch_.begin(), scratch_.end());
+    size_t distinct = 0;  // predecessors by node, the same-task flag of any of them kept
+    for (size_t k = 0; k < scratch_.size(); ++k) {
+      const uint32_t v = scratch_[k] & ~SimGraph::kSameTask;
+      if (distinct > 0 && (scratch_[distinct - 1] & ~SimGraph::kSameTask) == v)
+        scratch_[distinct - 1] |= scratch_[k];
+      else
+        scratch_[distinct++] = scratch_[k];
+    }
+    scratch_.resize(distinct);
+    const uint32_t only = distinct == 1 ? scratch_[0] & ~SimGraph::kSameTask : kNoNode;
+    if (only != kNoNode && same != kNoStrand && !through_join && out_edges_[only] == 0 &&
+        can_join(only, duration, iterations, start_in + duration)) {
+      node = only;
+      dist_in = start_in + duration;
+      absorb(node, mine, false, dist_in);
+      region = std::move(live_[same].region);
+    } else {
+      node = add_node(scratch_.data(), static_cast<uint32_t>(distinct), mine);
+      // Its predecessors' nodes have one more successor (a wait's folds are not counted).
+      for (size_t k = 0; k < distinct; ++k) {
+        const uint32_t v = scratch_[k] & ~SimGraph::kSameTask;
+        for (uint32_t q = 0; q < pred_count; ++q)
+          if (!live_[preds[q]].join && live_[preds[q]].node == v) {
+            ++out_edges_[v];
+            break;
+          }
+      }
+      // A new stretch of its task: after a wait that was not collapsed, or its first strand.
+      if (same != kNoStrand && cls == StartClass::Continue) region = std::move(live_[same].region);
+      region.push_back(node);
+    }
   }
 
   // The overheads: the gap before it on its worker, by how it started (measure_overheads).
@@ -206,9 +232,13 @@ StreamPredict::Strand StreamPredict::strand(uint64_t work, uint64_t, uint32_t, c
   x.join = false;
   x.dist = dist;
   x.dist_in = dist_in;
+  x.region = std::move(region);
   x.order = order;
   x.ready = timed ? ReadyEnd{end_, order, thread_} : ready;
-  if (graph_.nodes.size() > max_nodes_) collapse_again();
+  if (graph_.nodes.size() > max_nodes_) {
+    compact();
+    if (graph_.nodes.size() > max_nodes_ / 2) collapse_again();
+  }
   return s;
 }
 
@@ -232,7 +262,109 @@ void StreamPredict::fold(Strand join, Strand pred) {
 
 void StreamPredict::release(Strand s) {
   live_[s].folds.clear();
+  live_[s].region.clear();
   free_.push_back(s);
+}
+
+// A wait (a strand after a join, in the task of `same`) collapses its task's stretch since the
+// task's first strand or last wait (the region `same` carries) with the children the join waits
+// for, into the region's first node, when that is a subgraph entered at that node alone and left
+// by this strand alone, within the grain: every other node of the region has its predecessors
+// in it; every child is one node (its whole subtree, collapsed at its own waits), entered from
+// the region, with no successor but waits; the region's nodes have no successor but each other
+// and the children. Being left only here, the collapsed node makes no successor wait for more
+// than it did; what it costs is the parallelism inside it, at most a grain on any path.
+bool StreamPredict::merge_region(const Strand* preds, uint32_t count, Strand same,
+                                 const SimGraph::Node& mine, uint32_t& into) {
+  if (grain_ == 0 || same == kNoStrand || live_[same].region.empty()) return false;
+  members_.clear();
+  for (uint32_t x : live_[same].region) members_.push_back(find(x));
+  std::sort(members_.begin(), members_.end());
+  members_.erase(std::unique(members_.begin(), members_.end()), members_.end());
+  const auto in_region = [&](uint32_t v) {
+    return std::binary_search(members_.begin(), members_.end(), find(v));
+  };
+  children_.clear();
+  bool joins = false;
+  for (uint32_t k = 0; k < count; ++k) {
+    const Live& p = live_[preds[k]];
+    if (!p.join) {
+      if (!in_region(p.node)) return false;
+      continue;
+    }
+    if (p.node != kNoNode) return false;  // (a join another strand named already)
+    joins = true;
+    for (uint32_t f : p.folds)
+      if (!in_region(f)) children_.push_back(find(f));
+  }
+  if (!joins) return false;
+  std::sort(children_.begin(), children_.end());
+  children_.erase(std::unique(children_.begin(), children_.end()), children_.end());
+  uint64_t work = mine.duration, inside = 0;
+  const auto entered_from_region = [&](uint32_t v) {
+    for (uint32_t i = graph_.pred_begin[v]; i < graph_.pred_begin[v + 1]; ++i) {
+      if (!in_region(graph_.preds[i] & ~SimGraph::kSameTask)) return false;
+      ++inside;
+    }
+    return graph_.pred_begin[v + 1] > graph_.pred_begin[v];
+  };
+  for (size_t k = 0; k < members_.size(); ++k) {
+    work += graph_.nodes[members_[k]].duration;
+    if (k > 0 && !entered_from_region(members_[k])) return false;
+  }
+  for (uint32_t c : children_) {
+    const SimGraph::Node& n = graph_.nodes[c];
+    work += n.duration;
+    if (out_edges_[c] != 0 || n.iterations > 1 || !entered_from_region(c)) return false;
+  }
+  if (work > grain_) return false;
+  uint64_t out = 0;
+  for (uint32_t v : members_) out += out_edges_[v];
+  if (out != inside) return false;  // a region's node has a successor outside
+  into = members_[0];               // (the lowest: the region's first node)
+  for (size_t k = 1; k < members_.size(); ++k) {
+    absorb(into, graph_.nodes[members_[k]], true, 0);
+    rep_[members_[k]] = into;
+  }
+  for (uint32_t c : children_) {
+    absorb(into, graph_.nodes[c], true, 0);
+    rep_[c] = into;
+  }
+  dead_ += members_.size() - 1 + children_.size();
+  out_edges_[into] = 0;
+  absorb(into, mine, false, 0);
+  return true;
+}
+
+// The graph without the nodes collapsed into others: node ids renumbered in the same order.
+void StreamPredict::compact() {
+  if (dead_ == 0) return;
+  SimGraph old = std::move(graph_);
+  graph_ = SimGraph{};
+  graph_.has_inner = old.has_inner;
+  std::vector<uint32_t> new_of(old.nodes.size(), kNoNode);
+  std::vector<uint32_t> old_rep = std::move(rep_);
+  rep_.clear();
+  out_edges_.clear();
+  const auto root = [&](uint32_t v) {
+    while (old_rep[v] != v) v = old_rep[v];
+    return v;
+  };
+  for (uint32_t v = 0; v < old.nodes.size(); ++v) {
+    if (old_rep[v] != v) continue;
+    scratch_.clear();
+    for (uint32_t i = old.pred_begin[v]; i < old.pred_begin[v + 1]; ++i)
+      scratch_.push_back(new_of[root(old.preds[i] & ~SimGraph::kSameTask)] |
+                         (old.preds[i] & SimGraph::kSameTask));
+    new_of[v] = add_node(scratch_.data(), static_cast<uint32_t>(scratch_.size()), old.nodes[v]);
+    for (uint32_t p : scratch_) ++out_edges_[p & ~SimGraph::kSameTask];
+  }
+  for (Live& l : live_) {
+    if (l.node != kNoNode) l.node = new_of[root(l.node)];
+    for (uint32_t& f : l.folds) f = new_of[root(f)];
+    for (uint32_t& x : l.region) x = new_of[root(x)];
+  }
+  dead_ = 0;
 }
 
 // The graph collapsed again with a larger grain, by the same rule, in its order (a topological
@@ -243,6 +375,8 @@ void StreamPredict::collapse_again() {
     SimGraph old = std::move(graph_);
     graph_ = SimGraph{};
     graph_.has_inner = old.has_inner;
+    rep_.clear();
+    out_edges_.clear();
     graph_.nodes.reserve(old.nodes.size() / 2);
     std::vector<uint32_t> new_of(old.nodes.size());
     // Per old node: the longest path inside its new node ending at its end, taking the old
@@ -280,8 +414,11 @@ void StreamPredict::collapse_again() {
       l.dist_in += end_in[l.node] - old.nodes[l.node].span;
       l.node = new_of[l.node];
     }
-    for (Live& l : live_)
+    for (Live& l : live_) {
       for (uint32_t& f : l.folds) f = new_of[f];
+      for (uint32_t& x : l.region) x = new_of[x];
+    }
+    for (uint32_t p : graph_.preds) ++out_edges_[p & ~SimGraph::kSameTask];
   } while (graph_.nodes.size() > max_nodes_ / 2);
 }
 
@@ -313,6 +450,7 @@ void StreamPredict::take_gap(uint32_t thread) {
 StreamPredict::Result StreamPredict::finish() {
   for (uint32_t t = 0; t < threads_.size(); ++t)
     while (!threads_[t].pending.empty()) take_gap(t);
+  compact();
   Result r = std::move(r_);
   r.grain = grain_;
   // The graph's longest path, each node run whole (loop iterations seen together still weigh

@@ -81,7 +81,9 @@ class StreamPredict final : public model::StrandSink {
   // `tsc`: the metric is the TSC (a strand's duration is its work; else its end - start).
   // `tasks`: a task profile to feed too (the extrapolation's), or null.
   // `threads`: the recording's threads (its streams), which share the gaps' windows.
-  StreamPredict(uint32_t max_nodes, bool tsc, uint32_t threads, StreamTasks* tasks = nullptr);
+  // `grain`: the first grain (0: none; predict_grain() estimates one from the trace).
+  StreamPredict(uint32_t max_nodes, bool tsc, uint32_t threads, StreamTasks* tasks = nullptr,
+                uint64_t grain = 0);
 
   Instance open_instance(uint32_t) override { return 0; }
   void not_outermost(Instance) override {}
@@ -116,6 +118,7 @@ class StreamPredict final : public model::StrandSink {
 
  private:
   static constexpr uint32_t kNoNode = ~uint32_t{0};
+  static constexpr Strand kNoStrand = ~Strand{0};
   // A node holds at most grain / kSlackShare beside its longest path.
   static constexpr uint64_t kSlackShare = 8;
   // The timed strand whose end made a strand ready (sched.hpp's ready time, with its tie rule
@@ -137,6 +140,9 @@ class StreamPredict final : public model::StrandSink {
     uint64_t order = 0;    // Model::strand_order (a join: the first strand folded into it)
     ReadyEnd ready;        // its effective end: its own if timed, else its predecessors' latest
     std::vector<uint32_t> folds;  // a join's: the nodes folded into it, until it has a node
+    // A strand's: its task's nodes since the task's first strand or its last wait (carried by
+    // the task's latest strand), which a wait may collapse with the children it joins.
+    std::vector<uint32_t> region;
   };
   Live& live(Strand s) {
     if (s >= live_.size()) live_.resize(s + 1);
@@ -144,6 +150,14 @@ class StreamPredict final : public model::StrandSink {
   }
   Strand take_handle();
   uint32_t node_of(Strand s, uint64_t order);  // a join gets its node now, met at `order`
+  // The node a node was collapsed into (union-find over the graph's nodes).
+  uint32_t find(uint32_t v) {
+    while (rep_[v] != v) v = rep_[v] = rep_[rep_[v]];
+    return v;
+  }
+  bool merge_region(const Strand* preds, uint32_t count, Strand same, const SimGraph::Node& mine,
+                    uint32_t& into);
+  void compact();
   uint32_t add_node(const uint32_t* preds, uint32_t count, SimGraph::Node node);
   bool can_join(uint32_t node, uint64_t duration, uint64_t iterations, uint64_t span_in) const;
   void absorb(uint32_t node, const SimGraph::Node& strand_or_node, bool is_node, uint64_t span_in);
@@ -154,6 +168,11 @@ class StreamPredict final : public model::StrandSink {
   StreamTasks* const tasks_;
   uint64_t grain_ = 0;
   SimGraph graph_;
+  // Per node: the node it was collapsed into (itself while it stands), and the strands' edges
+  // from it to other nodes (a wait's folds not counted: see merge_region).
+  std::vector<uint32_t> rep_, out_edges_;
+  uint64_t dead_ = 0;  // nodes collapsed into others since the graph was last compacted
+  std::vector<uint32_t> members_, children_;
   uint64_t total_duration_ = 0;
   std::vector<Live> live_;
   std::vector<Strand> free_;

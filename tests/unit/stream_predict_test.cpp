@@ -127,5 +127,29 @@ TEST(StreamPredict, ACollapsedRecursionKeepsItsWorkAndStaysWithinTheGreedyBounds
   EXPECT_NE(one_collapsed, sb.run(1, Overheads{}).time);  // (the overheads were charged)
 }
 
+// With a grain from the start, each taskwait collapses the subtrees it joins while they fit in
+// it: a successor waits for no more than it did, so what collapsing costs is the parallelism
+// inside the nodes, and the predictions stay close to the full graph's.
+TEST(StreamPredict, AGrainFromTheStartCollapsesWholeSubtreesAtTheirWaits) {
+  StreamPredict full(1u << 20, true, 1), collapsed(1u << 20, true, 1, nullptr, 100 * 100);
+  FibFeeder f{full}, c{collapsed};
+  f.task(16, {});
+  c.task(16, {});
+  StreamPredict::Result a = full.finish(), b = collapsed.finish();
+  EXPECT_EQ(b.grain, 10000u);
+  EXPECT_LT(b.graph.nodes.size(), a.graph.nodes.size() / 8);
+  EXPECT_EQ(b.work, a.work);
+  // Subtrees of up to 100 strands (fib(6)'s: 71 strands, 7,100 ticks) are one node each: the
+  // longest path through one grows by at most the grain.
+  EXPECT_LE(b.collapsed_span, a.span + 10000);
+  const Simulator sa(a.graph), sb(b.graph);
+  // (Where the workers outnumber the work's breadth, the path is all: at 64 workers the
+  // collapsed path decides, 26% longer here, where a grain is 1.3% of the work.)
+  for (uint32_t p : {2u, 4u, 16u}) {
+    const double x = double(sa.run(p, Overheads{}).time), y = double(sb.run(p, Overheads{}).time);
+    EXPECT_NEAR(y, x, x * 0.05) << p << " workers";
+  }
+}
+
 }  // namespace
 }  // namespace tasklens::analysis
