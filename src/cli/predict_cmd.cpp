@@ -62,13 +62,13 @@ void read_dag(Run& r, const std::string& path, load::SpanMode mode) {
 constexpr uint64_t kBytesPerNode = 100;
 
 // The grain the one-pass reading starts with: none when the recording's strands (about 3 per
-// task) fit in half the budget; else what gives each node its share of the most work the
+// task) fit in the budget (then it simulates them as recorded, the DAG's prediction); else what gives each node its share of the most work the
 // recording can hold (its threads times its elapsed time), twice over. Collapsing from the
 // start lets each wait collapse the subtrees it joins (StreamPredict::merge_region); a grain
 // found too small later grows, collapsing what was read by a coarser rule.
 uint64_t first_grain(const trace::TraceFile& trace, uint32_t max_nodes) {
   if (!trace.has_finish() || trace.finish().end_tsc <= trace.header().start_tsc) return 0;
-  if (3 * trace.finish().tasks_created <= max_nodes / 2) return 0;
+  if (3 * trace.finish().tasks_created <= max_nodes) return 0;
   const uint64_t most_work =
       (trace.finish().end_tsc - trace.header().start_tsc) * std::max(1u, trace.stream_count());
   return 2 * most_work / max_nodes;
