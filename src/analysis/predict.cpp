@@ -198,47 +198,41 @@ Overheads measure_overheads(const model::Model& m) {
   return o;
 }
 
-Simulator::Simulator(const model::Model& m, std::vector<uint64_t> durations) {
+namespace {
+
+// The model's strands as the simulator's graph: a node per strand, in the model's numbering.
+SimGraph graph_of(const model::Model& m, const std::vector<uint64_t>& durations) {
   const uint32_t n = static_cast<uint32_t>(m.strands.size());
-  if (m.strands.size() > kSuccStrand)
-    throw std::length_error("predict: more than 2^30 strands; the simulator cannot number them");
   const std::vector<uint32_t> task = tasks_of(m);
   const std::vector<StartClass> cls = start_classes(m, task);
-  // Successors (CSR) and predecessor counts.
-  strands_.resize(size_t{n} + 1);
-  for (uint32_t p : m.preds) ++strands_[p + 1].succ_begin;
-  for (uint32_t s = 0; s < n; ++s) {
-    strands_[s + 1].succ_begin += strands_[s].succ_begin;
-    strands_[s].duration = durations[s];
-    strands_[s].start_class = static_cast<uint8_t>(cls[s]);
-    strands_[s].one_worker_start = static_cast<uint8_t>(cls[s]);
-  }
-  succ_.resize(m.preds.size());
-  std::vector<uint32_t> fill(n);
-  for (uint32_t s = 0; s < n; ++s) fill[s] = strands_[s].succ_begin;
-  preds_.resize(n);
+  SimGraph g;
+  g.nodes.resize(n);
+  g.pred_begin.assign(m.pred_begin.begin(), m.pred_begin.begin() + n + 1);
+  g.preds.resize(m.preds.size());
   for (uint32_t u = 0; u < n; ++u) {
-    preds_[u] = m.pred_begin[u + 1] - m.pred_begin[u];
-    const bool timed = is_timed(m.strands[u]);
-    strands_[u].timed = timed;
-    for (uint32_t p : m.preds_of(u)) {
-      const bool same_task = is_timed(m.strands[p]) && task[p] == task[u];
-      succ_[fill[p]++] = u | (timed ? kSuccTimed : 0) | (same_task ? kSuccSameTask : 0);
-    }
-    strands_[u].model_id = m.strand_order.size() == n ? m.strand_order[u] : u;
-    if (preds_[u] == 0) roots_.push_back(u);
+    SimGraph::Node& x = g.nodes[u];
+    x.duration = durations[u];
+    x.start_class = static_cast<uint8_t>(cls[u]);
+    x.timed = is_timed(m.strands[u]);
+    x.order = m.strand_order.size() == n ? m.strand_order[u] : u;
+    for (uint32_t i = m.pred_begin[u]; i < m.pred_begin[u + 1]; ++i)
+      g.preds[i] = m.preds[i] | (task[m.preds[i]] == task[u] ? SimGraph::kSameTask : 0);
   }
-  std::sort(roots_.begin(), roots_.end(),
-            [&](uint32_t a, uint32_t b) { return strands_[a].model_id < strands_[b].model_id; });
   for (const model::DivisibleStrand& d : m.divisible)
-    if (d.strand < n) strands_[d.strand].iterations = std::max<uint32_t>(d.iterations, 1);
-  number_in_one_worker_order();
+    if (d.strand < n) g.nodes[d.strand].iterations = std::max<uint32_t>(d.iterations, 1);
+  return g;
 }
+
+}  // namespace
+
+Simulator::Simulator(const model::Model& m, std::vector<uint64_t> durations)
+    : Simulator(graph_of(m, durations)) {}
 
 Simulator::Simulator(const SimGraph& g) {
   const uint32_t n = static_cast<uint32_t>(g.nodes.size());
   if (g.nodes.size() > kSuccStrand)
-    throw std::length_error("predict: more than 2^30 nodes; the simulator cannot number them");
+    throw std::length_error(
+        "predict: more than 2^30 strands or nodes; the simulator cannot number them");
   strands_.resize(size_t{n} + 1);
   for (uint32_t p : g.preds) ++strands_[(p & ~SimGraph::kSameTask) + 1].succ_begin;
   if (g.collapsed()) inner_.resize(n);

@@ -128,8 +128,10 @@ SimulationResult simulate(const model::Model& model, const std::vector<uint64_t>
 enum class StartClass : uint8_t { First, Continue, Spawn, Sync };
 
 // What the simulator runs when the DAG is not in memory (analysis/stream_predict.hpp builds it
-// in one pass): nodes in a topological order, each a strand or a collapsed set of strands run
-// one after another by one worker. A node's predecessors are earlier nodes, each at most once.
+// in one pass, and graph_of from a model in memory): nodes in a topological order, each a strand
+// or a collapsed set of strands run one after another by one worker. A node's predecessors are
+// earlier nodes (the same one may come twice: a model's strand names a predecessor once per
+// edge).
 struct SimGraph {
   struct Node {
     uint64_t duration = 0;    // its strands' durations, added up

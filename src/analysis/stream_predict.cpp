@@ -45,6 +45,25 @@ OverheadCost GapSketch::trimmed_mean() {
   return c;
 }
 
+namespace {
+
+// Predecessors (node | SimGraph::kSameTask) once per node, sorted, the flag of any of a node's
+// kept. Returns how many.
+size_t by_node(std::vector<uint32_t>& preds) {
+  std::sort(preds.begin(), preds.end());
+  size_t distinct = 0;
+  for (size_t k = 0; k < preds.size(); ++k) {
+    if (distinct > 0 && ((preds[distinct - 1] ^ preds[k]) & ~SimGraph::kSameTask) == 0)
+      preds[distinct - 1] |= preds[k];
+    else
+      preds[distinct++] = preds[k];
+  }
+  preds.resize(distinct);
+  return distinct;
+}
+
+}  // namespace
+
 StreamPredict::StreamPredict(uint32_t max_nodes, bool tsc, uint32_t threads, StreamTasks* tasks,
                              uint64_t grain)
     : max_nodes_(std::max<uint32_t>(max_nodes, 16)), tsc_(tsc), tasks_(tasks), grain_(grain) {
@@ -178,16 +197,7 @@ StreamPredict::Strand StreamPredict::strand(uint64_t work, uint64_t, uint32_t, c
     scratch_.clear();
     for (uint32_t k = 0; k < pred_count; ++k)
       scratch_.push_back(node_of(preds[k], order) | (preds[k] == same ? SimGraph::kSameTask : 0));
-    std::sort(scratch_.begin(), scratch_.end());
-    size_t distinct = 0;  // predecessors by node, the same-task flag of any of them kept
-    for (size_t k = 0; k < scratch_.size(); ++k) {
-      const uint32_t v = scratch_[k] & ~SimGraph::kSameTask;
-      if (distinct > 0 && (scratch_[distinct - 1] & ~SimGraph::kSameTask) == v)
-        scratch_[distinct - 1] |= scratch_[k];
-      else
-        scratch_[distinct++] = scratch_[k];
-    }
-    scratch_.resize(distinct);
+    const size_t distinct = by_node(scratch_);
     const uint32_t only = distinct == 1 ? scratch_[0] & ~SimGraph::kSameTask : kNoNode;
     if (only != kNoNode && same != kNoStrand && !through_join && out_edges_[only] == 0 &&
         can_join(only, duration, iterations, start_in + duration)) {
@@ -390,14 +400,7 @@ void StreamPredict::collapse_again() {
       for (uint32_t i = old.pred_begin[v]; i < old.pred_begin[v + 1]; ++i)
         scratch_.push_back(new_of[old.preds[i] & ~SimGraph::kSameTask] |
                            (old.preds[i] & SimGraph::kSameTask));
-      std::sort(scratch_.begin(), scratch_.end());
-      size_t distinct = 0;
-      for (size_t k = 0; k < scratch_.size(); ++k) {
-        if (distinct > 0 && ((scratch_[distinct - 1] ^ scratch_[k]) & ~SimGraph::kSameTask) == 0)
-          scratch_[distinct - 1] |= scratch_[k];
-        else
-          scratch_[distinct++] = scratch_[k];
-      }
+      const size_t distinct = by_node(scratch_);
       const SimGraph::Node& x = old.nodes[v];
       const uint32_t into = distinct == 1 ? scratch_[0] & ~SimGraph::kSameTask : kNoNode;
       if (into != kNoNode && can_join(into, x.duration, x.iterations, start_in + x.span)) {

@@ -264,7 +264,7 @@ int run(int argc, char** argv) {
       "memory");
   predict
       ->add_option("--max-nodes", pr.max_nodes,
-                   "The most nodes the one-pass reading simulates (about 100 bytes each)")
+                   "The most nodes the one-pass reading simulates (its memory grows with them)")
       ->capture_default_str()
       ->check(CLI::Range(16u, 1u << 30));
   ExportOptions ex;

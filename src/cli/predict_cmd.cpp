@@ -57,21 +57,23 @@ void read_dag(Run& r, const std::string& path, load::SpanMode mode) {
   r.elapsed = r.workers && tl.last > tl.first ? tl.last - tl.first : 0;
 }
 
-// What the one-pass reading holds per node of its graph, with the simulator's copy (about 3
-// strands per task; at most --max-nodes nodes).
-constexpr uint64_t kBytesPerNode = 100;
+// What the one-pass reading holds per node at its peak: the graph (SimGraph: a 40-byte node and
+// its predecessors) and the simulator's arrays while it builds them from the graph, renumbered
+// (about 3 strands per task; at most --max-nodes nodes).
+constexpr uint64_t kBytesPerNode = 160;
 
 // The grain the one-pass reading starts with: none when the recording's strands (about 3 per
-// task) fit in the budget (then it simulates them as recorded, the DAG's prediction); else what gives each node its share of the most work the
-// recording can hold (its threads times its elapsed time), twice over. Collapsing from the
-// start lets each wait collapse the subtrees it joins (StreamPredict::merge_region); a grain
-// found too small later grows, collapsing what was read by a coarser rule.
+// task) fit in the budget (then it simulates them as recorded, the DAG's prediction); else a
+// quarter of each node's share of the most work the recording can hold (its threads times its
+// elapsed time), so that the waits' collapsed subtrees (StreamPredict::merge_region) stay well
+// within the budget: a grain found too small later grows, collapsing what was read by a coarser
+// rule that lets successors wait for whole nodes.
 uint64_t first_grain(const trace::TraceFile& trace, uint32_t max_nodes) {
   if (!trace.has_finish() || trace.finish().end_tsc <= trace.header().start_tsc) return 0;
   if (3 * trace.finish().tasks_created <= max_nodes) return 0;
   const uint64_t most_work =
       (trace.finish().end_tsc - trace.header().start_tsc) * std::max(1u, trace.stream_count());
-  return 2 * most_work / max_nodes;
+  return most_work / 4 / max_nodes;
 }
 
 void read_in_one_pass(Run& r, const std::string& path, uint32_t max_nodes, bool task_types) {
@@ -84,9 +86,9 @@ void read_in_one_pass(Run& r, const std::string& path, uint32_t max_nodes, bool 
               model::metric_of(trace), model::task_cost_of(trace), trace.tsc_hz(), 12);
           r.stream_tasks = std::make_unique<analysis::StreamTasks>(r.task_options.tiny_size);
         }
-        sink =
-            std::make_unique<analysis::StreamPredict>(max_nodes, model::metric_of(trace) == "tsc",
-                                                      trace.stream_count(), r.stream_tasks.get());
+        sink = std::make_unique<analysis::StreamPredict>(
+            max_nodes, model::metric_of(trace) == "tsc", trace.stream_count(), r.stream_tasks.get(),
+            first_grain(trace, max_nodes));
         return *sink;
       },
       0, kBytesPerNode, max_nodes);

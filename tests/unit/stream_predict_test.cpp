@@ -13,19 +13,8 @@
 namespace tasklens::analysis {
 namespace {
 
-// predict.cpp's trimmed mean of the gaps, written out: the largest 1% and any over 16 times the
-// median dropped.
-double exact_trimmed_mean(std::vector<uint64_t> gaps) {
-  std::sort(gaps.begin(), gaps.end());
-  size_t keep = gaps.size() - gaps.size() / 100;
-  const uint64_t median = gaps[gaps.size() / 2];
-  if (median > 0)
-    keep = std::min<size_t>(
-        keep, std::upper_bound(gaps.begin(), gaps.end(), kGapOutlier * median) - gaps.begin());
-  double sum = 0;
-  for (size_t i = 0; i < keep; ++i) sum += double(gaps[i]);
-  return sum / double(keep);
-}
+// predict.hpp's trimmed mean of the gaps (the in-memory reading's), on a copy.
+double exact_trimmed_mean(std::vector<uint64_t> gaps) { return trimmed_mean(gaps).ticks; }
 
 TEST(GapSketch, TrimmedMeanIsExactOrWithinTheBucketsError) {
   std::mt19937_64 rng(7);
