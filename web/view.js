@@ -611,7 +611,7 @@
       el('button', { class: 'collapse-all', onclick: () => { for (const id of rows.keys()) if (id !== 0) setOpen(id, false); } }, 'Collapse all'),
       el('span', { class: 'note' }, tree.aggregates + ' groups of ' + tree.model_nodes + ' construct nodes' +
         (tree.cut ? '; ' + tree.cut + ' groups with deeper levels not listed (--tree-nodes ' + tree.max_nodes + ')' : '') +
-        (tree.spans_complete ? '' : '; some spans not computed (too many strands)')));
+        (tree.note ? '; ' + tree.note : tree.spans_complete ? '' : '; some spans not computed (too many strands)')));
     box.appendChild(toolbar);
     box.appendChild(container);
     trees[run.index] = {

@@ -185,7 +185,8 @@ void StreamProfile::release(Strand s) {
   --live_count_;
 }
 
-Profile StreamProfile::finish(bool with_path, std::vector<uint64_t>* path_strands) {
+Profile StreamProfile::finish(bool with_path, std::vector<uint64_t>* path_strands,
+                              std::vector<std::pair<uint64_t, uint64_t>>* path_weights) {
   if (path_strands) path_strands->assign(rows_.size(), 0);
   Profile profile;
   profile.work = work_;
@@ -201,9 +202,11 @@ Profile StreamProfile::finish(bool with_path, std::vector<uint64_t>* path_strand
         if (path_strands) ++(*path_strands)[e.site];
       }
       if (with_path && path_fits) profile.critical_path.push_back(static_cast<uint32_t>(s));
+      if (path_weights) path_weights->emplace_back(s, e.weight);
       s = e.via;
     }
     std::reverse(profile.critical_path.begin(), profile.critical_path.end());
+    if (path_weights) std::reverse(path_weights->begin(), path_weights->end());
   }
   finish_site_rows(profile, rows_, present_);
   return profile;

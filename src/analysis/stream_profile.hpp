@@ -28,6 +28,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <utility>
 #include <vector>
 
 #include "analysis/profile.hpp"
@@ -108,7 +109,10 @@ class StreamProfile final : public model::StrandSink {
   // The profile; `with_path` also gives Profile::critical_path, as arrival indexes (the strand
   // ids when strands came in id order). `path_strands`, when given, receives per row (by site)
   // the strands of the critical path attributed to it.
-  Profile finish(bool with_path = true, std::vector<uint64_t>* path_strands = nullptr);
+  // `path_weights`, when given, receives the critical path's strands as (arrival index, weight
+  // on the path), in path order (analysis/stream_structure.hpp's second pass).
+  Profile finish(bool with_path = true, std::vector<uint64_t>* path_strands = nullptr,
+                 std::vector<std::pair<uint64_t, uint64_t>>* path_weights = nullptr);
 
   // Live strands at most so far: what the pass held.
   uint64_t peak_live_strands() const { return peak_live_; }

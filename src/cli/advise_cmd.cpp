@@ -43,8 +43,10 @@ constexpr const char* kOnePassWarning =
     "measured, without the robust span, the cut-off advice or the notes on regions entered again "
     "and again";
 
+}  // namespace
+
 // advise on a recording read in one pass per step (analysis/stream_advise.hpp).
-[[noreturn]] void advise_streamed(const AdviseOptions& opt, report::Format format) {
+std::string advise_streamed_text(const AdviseOptions& opt, report::Format format) {
   // The target (from the threads recorded) and the tasking overhead (what `record` measured; a
   // recording without that measure has none here: the DAG's estimate needs every task strand)
   // come from the trace's records, before any pass.
@@ -119,10 +121,8 @@ constexpr const char* kOnePassWarning =
   report::RunInfo info = report::run_info(*first->trace);
   info.span_mode = "raw";
   warn_beside_csv(format, m.warnings);
-  write_and_exit(report::render_advice(m, r, fl, info, format));
+  return report::render_advice(m, r, fl, info, format);
 }
-
-}  // namespace
 
 report::AdviceReport advice_options(const AdviseOptions& opt, const model::Model& m) {
   report::AdviceReport r;
@@ -144,13 +144,13 @@ report::AdviceReport advice_options(const AdviseOptions& opt, const model::Model
 void run_advise(const AdviseOptions& opt) {
   report::Format format = parse_format(opt.format);
   if (opt.target < 0) throw UsageError("--target must be positive");  // before a long read
-  if (opt.stream) advise_streamed(opt, format);
+  if (opt.stream) write_and_exit(advise_streamed_text(opt, format));
   load::Loaded l;
   try {
     l = load::load(opt.trace, load::span_mode(opt.raw_span));
   } catch (const OutOfMemoryError&) {
     // Too large for the DAG: one pass per step, when the recording allows it.
-    read_in_one_pass_instead(opt.trace, [&] { advise_streamed(opt, format); });
+    read_in_one_pass_instead(opt.trace, [&] { write_and_exit(advise_streamed_text(opt, format)); });
   }
   report::AdviceReport r = advice_options(opt, l.model);
   report::FragmentLabels fl = report::label_fragments(l.model, l.trace->modules(), l.labels);

@@ -29,6 +29,9 @@ struct AdviseOptions {
 
 // advise's options checked and resolved (target, factor, k); the target, unless given, is the
 // report's for this recording (analysis::parallelism_target).
+// advise in one pass per step (--stream, or when the DAG does not fit): the text in `format`.
+std::string advise_streamed_text(const AdviseOptions& options, report::Format format);
+
 report::AdviceReport advice_options(const AdviseOptions& options, const model::Model& model);
 
 }  // namespace tasklens::cli

@@ -125,9 +125,11 @@ constexpr const char* kPassesWarning =
     "read in passes (--stream, or the two DAGs do not fit in the memory together): the figures "
     "as measured, without the robust span";
 
+}  // namespace
+
 // diff on recordings read in passes: each once for its units, then other once more for the
 // spans its costs need (one longest path per unit costed, all in that pass).
-[[noreturn]] void diff_in_passes(const DiffOptions& opt, report::Format format, size_t top) {
+std::string diff_in_passes_text(const DiffOptions& opt, report::Format format, size_t top) {
   Measured base = measure_in_one_pass(opt.traces[0]);
   Measured other = measure_in_one_pass(opt.traces[1]);
   check_metrics(base.st.model, other.st.model, opt);
@@ -164,10 +166,8 @@ constexpr const char* kPassesWarning =
   const report::DiffRun base_run = run(base), other_run = run(other);
   warn_beside_csv(format, base_run.model->warnings, "base: ");
   warn_beside_csv(format, other_run.model->warnings, "other: ");
-  write_and_exit(report::render_diff(base_run, other_run, d, format, top));
+  return report::render_diff(base_run, other_run, d, format, top);
 }
-
-}  // namespace
 
 void run_diff(const DiffOptions& opt) {
   report::Format format = parse_format(opt.format);
@@ -181,7 +181,7 @@ void run_diff(const DiffOptions& opt) {
   const size_t top = opt.top                           ? opt.top
                      : format == report::Format::Table ? 15
                                                        : std::numeric_limits<size_t>::max();
-  if (opt.stream) diff_in_passes(opt, format, top);
+  if (opt.stream) write_and_exit(diff_in_passes_text(opt, format, top));
   // The two recordings load at once (reading, building and symbolizing each is independent):
   // the comparison then takes about as long as a report of the larger one. Base's error, if
   // both fail, is the one shown.
@@ -201,7 +201,7 @@ void run_diff(const DiffOptions& opt) {
   } catch (const OutOfMemoryError&) {
     // Too large for the two DAGs: in passes, when the recordings allow it.
     read_in_one_pass_instead(opt.traces[0] + " and " + opt.traces[1],
-                             [&] { diff_in_passes(opt, format, top); });
+                             [&] { write_and_exit(diff_in_passes_text(opt, format, top)); });
   }
   std::string out = compare_recordings(base->loaded, base->fragments, other->loaded,
                                        other->fragments, opt, format, top);

@@ -31,6 +31,9 @@ struct DiffOptions {
 // --compare` embeds its JSON): `options.traces` name them in messages, `top` limits the rows of
 // each list. Throws UsageError with the reason when they cannot be compared: no metric in common,
 // construct sites and none in common (not the same program), --metric not in both.
+// diff in passes (--stream, or when the two DAGs do not fit together): the text in `format`.
+std::string diff_in_passes_text(const DiffOptions& options, report::Format format, size_t top);
+
 std::string compare_recordings(const load::Loaded& base,
                                const report::FragmentLabels& base_fragments,
                                const load::Loaded& other,

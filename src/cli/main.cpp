@@ -313,6 +313,10 @@ int run(int argc, char** argv) {
                    "Most timeline slices; beyond, strands merge into time buckets per worker")
       ->capture_default_str();
   view->add_flag("--raw-span", vw.raw_span, kRawSpanHelp);
+  view->add_flag("--stream", vw.stream,
+                 "Read the recordings in passes, holding no DAG (as view does by itself when "
+                 "they do not fit in the memory): the same page, without the robust span, the "
+                 "diagnosis or the construct groups' spans");
   DiffOptions df;
   CLI::App* diff = app.add_subcommand(
       "diff",

@@ -26,10 +26,12 @@ void check_timed(const analysis::Schedule& schedule, const std::string& trace) {
                      "nothing to break down");
 }
 
+}  // namespace
+
 // The schedule of a recording read in one pass (analysis/stream_sched.hpp): the same figures,
 // with memory that follows what the run had live; its events wait on disk to be swept in time
 // order.
-[[noreturn]] void sched_streamed(const SchedOptions& opt, report::Format format) {
+std::string sched_streamed_text(const SchedOptions& opt, report::Format format) {
   analysis::StreamSchedule sink;
   load::Streamed st = load::read_in_one_pass(
       opt.trace, "timing the strands of",
@@ -56,23 +58,21 @@ void check_timed(const analysis::Schedule& schedule, const std::string& trace) {
   run.tsc_hz = st.trace->tsc_hz();
   run.points = opt.points;
   warn_beside_csv(format, st.model.warnings);
-  write_and_exit(report::render_sched(run, format));
+  return report::render_sched(run, format);
 }
-
-}  // namespace
 
 void run_sched(const SchedOptions& opt) {
   report::Format format = parse_format(opt.format);
   if (opt.points < 1 || opt.points > 1000000)
     throw UsageError(
         fmt::format("--points {}: use a number of points from 1 to 1000000", opt.points));
-  if (opt.stream) sched_streamed(opt, format);
+  if (opt.stream) write_and_exit(sched_streamed_text(opt, format));
   load::Loaded l;
   try {
     l = load::load(opt.trace);
   } catch (const OutOfMemoryError&) {
     // Too large for the DAG: the same schedule in one pass, when the recording allows it.
-    read_in_one_pass_instead(opt.trace, [&] { sched_streamed(opt, format); });
+    read_in_one_pass_instead(opt.trace, [&] { write_and_exit(sched_streamed_text(opt, format)); });
   }
   const analysis::Schedule schedule = analysis::compute_schedule(l.model);
   check_timed(schedule, opt.trace);

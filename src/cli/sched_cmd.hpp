@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <string>
 
+#include "report/profile_report.hpp"
+
 namespace tasklens::cli {
 
 struct SchedOptions {
@@ -14,6 +16,10 @@ struct SchedOptions {
   size_t points = 200;  // time series points in csv/json
   bool stream = false;  // read in one pass (analysis/stream_sched.hpp)
 };
+
+// The schedule read in one pass (--stream, or when the DAG does not fit): the text in `format`.
+// Throws UsageError on a trace without timestamps.
+std::string sched_streamed_text(const SchedOptions& options, report::Format format);
 
 // Writes the report to stdout and ends the process (like run_report). Throws UsageError on bad
 // options and on a trace without timestamps.

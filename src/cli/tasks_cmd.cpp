@@ -104,6 +104,12 @@ std::string type_list(const Run& r) {
 
 }  // namespace
 
+std::string tasks_streamed_text(const std::string& path, unsigned bins, report::Format format) {
+  std::unique_ptr<Run> r = load_run(path, bins, /*stream=*/true);
+  warn_beside_csv(format, r->model.warnings);
+  return report::render_tasks(r->view, format, std::numeric_limits<size_t>::max());
+}
+
 void run_tasks(const TasksOptions& opt) {
   report::Format format = parse_format(opt.format);
   if (opt.bins < 1 || opt.bins > 64)

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "report/profile_report.hpp"
+
 namespace tasklens::cli {
 
 struct TasksOptions {
@@ -21,5 +23,9 @@ struct TasksOptions {
 // Writes the report to stdout and ends the process (like run_report). Throws UsageError on bad
 // options, on a trace without tasks or timestamps, and on two recordings with nothing in common.
 [[noreturn]] void run_tasks(const TasksOptions& options);
+
+// The task profile read in one pass (the sketches' note among the warnings): the text in
+// `format`, every type. Throws UsageError on a trace without tasks or timestamps.
+std::string tasks_streamed_text(const std::string& path, unsigned bins, report::Format format);
 
 }  // namespace tasklens::cli

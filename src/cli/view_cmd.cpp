@@ -12,15 +12,21 @@
 
 #include "analysis/profile.hpp"
 #include "analysis/sched.hpp"
+#include "analysis/stream_profile.hpp"
+#include "analysis/stream_structure.hpp"
+#include "analysis/stream_whatif.hpp"
 #include "analysis/tasks.hpp"
 #include "analysis/whatif.hpp"
 #include "cli/advise_cmd.hpp"
 #include "cli/command_support.hpp"
 #include "cli/diff_cmd.hpp"
+#include "cli/sched_cmd.hpp"
+#include "cli/tasks_cmd.hpp"
 #include "cli/whatif_cmd.hpp"
 #include "errors.hpp"
 #include "load/progress.hpp"
 #include "load/recording.hpp"
+#include "model/tee_sink.hpp"
 #include "platform/platform.hpp"
 #include "report/diagnosis_report.hpp"
 #include "report/html_view.hpp"
@@ -36,6 +42,36 @@ namespace {
 constexpr size_t kAll = std::numeric_limits<size_t>::max();
 constexpr size_t kDefaultRegions = 6;  // default what-if units: the largest user regions ...
 constexpr size_t kDefaultSites = 4;    // ... and the sites with most of the critical path
+
+// The units named on the command line, as `tasklens whatif` takes them.
+WhatIfOptions named_units(const ViewOptions& opt) {
+  WhatIfOptions wi;
+  wi.regions = opt.regions;
+  wi.sites = opt.sites;
+  wi.fragments = opt.fragments;
+  for (const std::string& unit : opt.whatif) {
+    const auto [kind, name] = classify_whatif_unit(unit);
+    (kind == WhatIfUnitKind::Region ? wi.regions
+     : kind == WhatIfUnitKind::Site ? wi.sites
+                                    : wi.fragments)
+        .push_back(name);
+  }
+  return wi;
+}
+
+// The locations of the default sites (below): by share of the critical path, the
+// kDefaultSites largest with a share, or the first one when no site has any.
+std::vector<std::string> default_site_labels(const model::Model& m, const analysis::Profile& p,
+                                             const std::vector<report::SiteLabel>& labels) {
+  std::vector<std::string> taken;
+  for (const analysis::SiteRow& row : p.sites) {
+    if (m.sites[row.site].kind == model::SiteKind::Program) continue;
+    if (taken.size() >= kDefaultSites || (!taken.empty() && row.critical_path_percent <= 0)) break;
+    const std::string& label = labels[row.site].site;
+    if (std::find(taken.begin(), taken.end(), label) == taken.end()) taken.push_back(label);
+  }
+  return taken;
+}
 
 // The what-if units when none are named, so that the curves are never empty on a program with
 // constructs: every user region (the kDefaultRegions with most work), and the construct sites
@@ -60,14 +96,7 @@ std::vector<analysis::Unit> default_units(const load::Loaded& l, const analysis:
     units.push_back(std::move(regions[i]));
     kinds.push_back("region");
   }
-  size_t sites = 0;
-  std::vector<std::string> taken;
-  for (const analysis::SiteRow& row : p.sites) {
-    if (m.sites[row.site].kind == model::SiteKind::Program) continue;
-    if (sites >= kDefaultSites || (sites > 0 && row.critical_path_percent <= 0)) break;
-    const std::string& label = l.labels[row.site].site;
-    if (std::find(taken.begin(), taken.end(), label) != taken.end()) continue;
-    taken.push_back(label);
+  for (const std::string& label : default_site_labels(m, p, l.labels)) {
     // Like `whatif --site`: every site at that location (of every kind but the program's).
     std::vector<uint32_t> matches;
     for (uint32_t x = 0; x < l.labels.size(); ++x)
@@ -75,7 +104,6 @@ std::vector<analysis::Unit> default_units(const load::Loaded& l, const analysis:
         matches.push_back(x);
     units.push_back(analysis::unit_of_sites(m, matches, label));
     kinds.push_back("site");
-    ++sites;
   }
   return units;
 }
@@ -114,17 +142,7 @@ report::ViewRun view_run(const std::string& path, Recording& rec, const ViewOpti
   rec.fragments = std::move(diagnosed.fragments);
   const report::FragmentLabels& fl = rec.fragments;
   std::vector<std::string> kinds;
-  WhatIfOptions wi;
-  wi.regions = opt.regions;
-  wi.sites = opt.sites;
-  wi.fragments = opt.fragments;
-  for (const std::string& unit : opt.whatif) {
-    const auto [kind, name] = classify_whatif_unit(unit);
-    (kind == WhatIfUnitKind::Region ? wi.regions
-     : kind == WhatIfUnitKind::Site ? wi.sites
-                                    : wi.fragments)
-        .push_back(name);
-  }
+  const WhatIfOptions wi = named_units(opt);
   const bool named = !wi.regions.empty() || !wi.sites.empty() || !wi.fragments.empty();
   std::vector<analysis::Unit> units;
   try {
@@ -202,6 +220,162 @@ std::string diff_section(const Recording& base, const Recording& other, const Vi
   }
 }
 
+// ---- The page of recordings read in passes (view --stream, or when a DAG does not fit)
+
+// One pass for the profile, the timeline's bounds and the units' work (TeeSink), a second for
+// the structure (it needs the bounds and the critical path), then each section's own passes
+// (the commands' one-pass forms, so the page shows what they print).
+report::ViewRun view_run_streamed(const std::string& path, const ViewOptions& opt,
+                                  analysis::WhatIfMode mode) {
+  report::ViewRun run;
+  run.label = path;
+  analysis::StreamProfile profile_sink(analysis::StreamProfile::kSitesAsTheyCome);
+  analysis::StreamTimelineBounds bounds_sink;
+  analysis::StreamUnitList units_sink;
+  model::TeeSink tee({&profile_sink, &bounds_sink, &units_sink});
+  load::Streamed st =
+      load::read_in_one_pass(path, "finding the critical path of",
+                             [&tee](const report::SitesAsTheyCome&,
+                                    const trace::TraceFile&) -> model::StrandSink& { return tee; });
+  std::vector<std::pair<uint64_t, uint64_t>> path_weights;
+  const analysis::Profile profile = profile_sink.finish(false, nullptr, &path_weights);
+  const analysis::TimelineBounds bounds = bounds_sink.finish();
+  const analysis::StreamUnitList::Result unit_figures = units_sink.finish();
+  st.model.warnings.push_back(
+      "read in passes (view --stream, or its DAG does not fit in the memory): the figures as "
+      "measured, without the robust span or the diagnosis; the construct tree without its "
+      "groups' spans");
+  report::RunInfo info = report::run_info(*st.trace);
+  info.span_mode = "raw";
+  report::SpanAccount account;
+  account.measured = {profile.work, profile.span, profile.parallelism};
+  run.sections.push_back({"profile", report::render_profile(st.model, profile, st.labels, info,
+                                                            report::Format::Json, kAll, &account)});
+
+  // What-if: the units named, else regions by work and sites by their share of the path, as
+  // default_units picks them (sites by their labels: whatif --site takes every site there).
+  WhatIfOptions wi = named_units(opt);
+  wi.trace = path;
+  if (wi.regions.empty() && wi.sites.empty() && wi.fragments.empty()) {
+    std::vector<std::pair<uint64_t, uint32_t>> regions;
+    for (uint32_t r = 0; r < st.model.region_names.size(); ++r)
+      regions.emplace_back(r < unit_figures.regions.work.size() ? unit_figures.regions.work[r] : 0,
+                           r);
+    std::stable_sort(regions.begin(), regions.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (size_t i = 0; i < regions.size() && i < kDefaultRegions; ++i)
+      wi.regions.push_back(st.model.region_names[regions[i].second]);
+    wi.sites = default_site_labels(st.model, profile, st.labels);
+  }
+  const std::vector<double> factors = parse_factors(opt.factors);
+  try {
+    run.sections.push_back(
+        {"whatif", wi.regions.empty() && wi.sites.empty() && wi.fragments.empty()
+                       ? report::unavailable_json("no what-if unit: the run has no construct "
+                                                  "site or user region")
+                       : whatif_streamed_text(wi, report::Format::Json, mode, factors)});
+  } catch (const UsageError& e) {
+    throw UsageError(path + ": " + e.what());
+  }
+  AdviseOptions ao;
+  ao.trace = path;
+  ao.mode = opt.mode;
+  run.sections.push_back({"advise", advise_streamed_text(ao, report::Format::Json)});
+  SchedOptions so;
+  so.trace = path;
+  so.points = 400;
+  try {
+    run.sections.push_back({"sched", sched_streamed_text(so, report::Format::Json)});
+  } catch (const UsageError& e) {
+    run.sections.push_back({"sched", report::unavailable_json(e.what())});
+  }
+  try {
+    run.sections.push_back(
+        {"tasks", tasks_streamed_text(path, TasksOptions{}.bins, report::Format::Json)});
+  } catch (const UsageError& e) {
+    run.sections.push_back({"tasks", report::unavailable_json(e.what())});
+  }
+
+  // The structure: a second pass with the bounds and the critical path of the first.
+  report::StructureOptions sto;
+  sto.max_nodes = opt.tree_nodes;
+  sto.max_slices = opt.slices;
+  analysis::StreamStructure structure(bounds, sto.max_slices, std::move(path_weights));
+  const load::Streamed again = load::read_in_one_pass(
+      path, "drawing the structure of",
+      [&structure](const report::SitesAsTheyCome&, const trace::TraceFile&) -> model::StrandSink& {
+        return structure;
+      });
+  load::check_read_alike(st, again);
+  std::vector<uint32_t> listed_of;
+  const std::vector<analysis::ConstructTrie::Aggregate> aggs =
+      structure.trie().aggregates(sto.max_nodes, listed_of);
+  report::StructureInput in;
+  in.model = &st.model;
+  in.labels = &st.labels;
+  in.tsc_hz = st.trace->tsc_hz();
+  in.work = profile.work;
+  in.span = profile.span;
+  in.model_nodes = structure.nodes();
+  in.aggregates = &aggs;
+  in.listed_of = &listed_of;
+  in.spans_complete = false;
+  in.tree_note = structure.trie().capped()
+                     ? "read in passes: the groups' spans and parallelism need the DAG in memory, "
+                       "and the deepest groups count in their parents (the tree has more than one "
+                       "pass keeps)"
+                     : "read in passes: the groups' spans and parallelism need the DAG in memory";
+  in.bounds = &bounds;
+  in.timeline = &structure.timeline();
+  run.sections.push_back({"structure", report::json_text(report::structure_json_of(in, sto))});
+  return run;
+}
+
+void write_page(const ViewOptions& opt, std::vector<report::ViewRun>& runs,
+                platform::OutputFile& out);
+
+[[noreturn]] void view_streamed(const ViewOptions& opt, analysis::WhatIfMode mode,
+                                platform::OutputFile& out) {
+  std::vector<report::ViewRun> runs;
+  runs.push_back(view_run_streamed(opt.trace, opt, mode));
+  if (!opt.compare.empty()) {
+    runs.push_back(view_run_streamed(opt.compare, opt, mode));
+    DiffOptions dopt;
+    dopt.traces = {opt.trace, opt.compare};
+    dopt.format = "json";
+    std::string diff;
+    try {
+      diff = diff_in_passes_text(dopt, report::Format::Json, kAll);
+    } catch (const UsageError& e) {
+      diff = report::unavailable_json(e.what());
+    }
+    runs[0].sections.push_back({"diff", std::move(diff)});
+  }
+  write_page(opt, runs, out);
+  std::_Exit(0);
+}
+
+// Writes the page (to the file, or standard output) and says so.
+void write_page(const ViewOptions& opt, std::vector<report::ViewRun>& runs,
+                platform::OutputFile& out) {
+  std::string title = "tasklens: " + report::basename_of(opt.trace);
+  if (!opt.compare.empty()) title += " vs " + report::basename_of(opt.compare);
+  const std::string page = report::render_html(runs, title);
+  if (out.to_stdout()) write_and_exit(page);
+
+  // A short write is not committed: the temporary goes, an existing file stays as it was.
+  const bool ok =
+      std::fwrite(page.data(), 1, page.size(), out.file()) == page.size() && out.commit();
+  if (!ok)
+    throw UsageError(fmt::format("could not write all of {} ({}); choose another file with -o",
+                                 opt.output, errno ? std::strerror(errno) : "disk full?"));
+  load::Progress::global().stop();
+  fmt::print(stderr, "tasklens: wrote {} ({} KB); open it in a browser\n", opt.output,
+             (page.size() + 1023) / 1024);
+  print_timings("view");
+  std::fflush(stderr);
+}
+
 }  // namespace
 
 void run_view(const ViewOptions& opt) {
@@ -221,35 +395,30 @@ void run_view(const ViewOptions& opt) {
   // Opened before the traces are read: a path that cannot be written is reported at once.
   platform::OutputFile out(opt.output, "tasklens.html");
 
+  if (opt.stream) view_streamed(opt, mode, out);
   // The recordings stay allocated: the process ends right after writing (write_and_exit's
   // reason), so their models are never freed.
   auto base = std::make_unique<Recording>();
   std::vector<report::ViewRun> runs;
-  runs.push_back(view_run(opt.trace, *base, opt, factors, mode));
-  if (!opt.compare.empty()) {
-    auto other = std::make_unique<Recording>();
-    runs.push_back(view_run(opt.compare, *other, opt, factors, mode));
-    // One differential table for the pair, kept with the first run (the diff's base).
-    runs[0].sections.push_back({"diff", diff_section(*base, *other, opt)});
-    other.release();
+  try {
+    runs.push_back(view_run(opt.trace, *base, opt, factors, mode));
+    if (!opt.compare.empty()) {
+      load::check_models_fit_together({opt.trace, opt.compare});
+      auto other = std::make_unique<Recording>();
+      runs.push_back(view_run(opt.compare, *other, opt, factors, mode));
+      // One differential table for the pair, kept with the first run (the diff's base).
+      runs[0].sections.push_back({"diff", diff_section(*base, *other, opt)});
+      other.release();
+    }
+  } catch (const OutOfMemoryError&) {
+    // Too large for the DAGs: the page from passes over the recordings, when they allow it.
+    base.reset();
+    runs.clear();
+    read_in_one_pass_instead(opt.compare.empty() ? opt.trace : opt.trace + " and " + opt.compare,
+                             [&] { view_streamed(opt, mode, out); });
   }
   base.release();
-  std::string title = "tasklens: " + report::basename_of(opt.trace);
-  if (!opt.compare.empty()) title += " vs " + report::basename_of(opt.compare);
-  const std::string page = report::render_html(runs, title);
-  if (out.to_stdout()) write_and_exit(page);
-
-  // A short write is not committed: the temporary goes, an existing file stays as it was.
-  const bool ok =
-      std::fwrite(page.data(), 1, page.size(), out.file()) == page.size() && out.commit();
-  if (!ok)
-    throw UsageError(fmt::format("could not write all of {} ({}); choose another file with -o",
-                                 opt.output, errno ? std::strerror(errno) : "disk full?"));
-  load::Progress::global().stop();
-  fmt::print(stderr, "tasklens: wrote {} ({} KB); open it in a browser\n", opt.output,
-             (page.size() + 1023) / 1024);
-  print_timings("view");
-  std::fflush(stderr);
+  write_page(opt, runs, out);
   std::_Exit(0);
 }
 

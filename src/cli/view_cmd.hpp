@@ -24,6 +24,9 @@ struct ViewOptions {
   size_t tree_nodes = 4000;  // aggregates of the construct tree
   size_t slices = 4000;      // timeline slices before merging into time buckets
   bool raw_span = false;     // --raw-span: every strand as measured (load::SpanMode)
+  // --stream: read the recordings in passes (view_cmd.cpp's view_streamed), as view does by
+  // itself when their DAGs do not fit.
+  bool stream = false;
 };
 
 // What a `--whatif` unit names: "region:NAME", "site:FILE:LINE" and "fragment:FILE:L1-L2" say

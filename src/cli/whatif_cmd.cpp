@@ -140,36 +140,40 @@ constexpr const char* kOnePassWarning =
     "read in one pass (--stream, or its DAG does not fit in the memory): the figures as "
     "measured, without the robust span";
 
-// whatif on a recording read in one pass (analysis/stream_whatif.hpp): site and fragment units.
-[[noreturn]] void whatif_streamed(const WhatIfOptions& opt, report::Format format,
-                                  analysis::WhatIfMode mode, const std::vector<double>& factors) {
+// whatif --list on a recording read in one pass.
+[[noreturn]] void list_streamed(const WhatIfOptions& opt) {
+  analysis::StreamUnitList list;
+  load::Streamed st = load::read_in_one_pass(
+      opt.trace, "finding the critical path of",
+      [&list](const report::SitesAsTheyCome&, const trace::TraceFile&) -> model::StrandSink& {
+        return list;
+      });
+  const analysis::StreamUnitList::Result r = list.finish();
+  // Fragments with one label are one (label_fragments' groups).
+  const report::FragmentLabels fl =
+      report::group_fragments(st.fragment_labels, st.fragment_functions);
+  std::vector<uint64_t> work(fl.label.size(), 0), crit(fl.label.size(), 0);
+  for (size_t f = 0; f < r.fragments.work.size() && f < fl.group_of.size(); ++f) {
+    work[fl.group_of[f]] += r.fragments.work[f];
+    crit[fl.group_of[f]] += r.fragments.critical[f];
+  }
+  write_and_exit(fmt::format(
+      "Units for --region, --site and --fragment in {} (read in one pass: its DAG does not fit "
+      "in the memory, or --stream):\n\n{}{}{}",
+      st.trace->path(), list_regions(st.model, r.regions.work, r.regions.critical, r.profile.span),
+      list_sites(st.model, r.profile, st.labels),
+      list_fragments(st.model, fl.label, fl.function, work, crit, r.profile.span, opt.top)));
+}
+
+}  // namespace
+
+// whatif on a recording read in one pass (analysis/stream_whatif.hpp): region, site and fragment
+// units.
+std::string whatif_streamed_text(const WhatIfOptions& opt, report::Format format,
+                                 analysis::WhatIfMode mode, const std::vector<double>& factors) {
   const size_t top = opt.top                           ? opt.top
                      : format == report::Format::Table ? 20
                                                        : std::numeric_limits<size_t>::max();
-  if (opt.list) {
-    analysis::StreamUnitList list;
-    load::Streamed st = load::read_in_one_pass(
-        opt.trace, "finding the critical path of",
-        [&list](const report::SitesAsTheyCome&, const trace::TraceFile&) -> model::StrandSink& {
-          return list;
-        });
-    const analysis::StreamUnitList::Result r = list.finish();
-    // Fragments with one label are one (label_fragments' groups).
-    const report::FragmentLabels fl =
-        report::group_fragments(st.fragment_labels, st.fragment_functions);
-    std::vector<uint64_t> work(fl.label.size(), 0), crit(fl.label.size(), 0);
-    for (size_t f = 0; f < r.fragments.work.size() && f < fl.group_of.size(); ++f) {
-      work[fl.group_of[f]] += r.fragments.work[f];
-      crit[fl.group_of[f]] += r.fragments.critical[f];
-    }
-    write_and_exit(fmt::format(
-        "Units for --region, --site and --fragment in {} (read in one pass: its DAG does not fit "
-        "in the memory, or --stream):\n\n{}{}{}",
-        st.trace->path(),
-        list_regions(st.model, r.regions.work, r.regions.critical, r.profile.span),
-        list_sites(st.model, r.profile, st.labels),
-        list_fragments(st.model, fl.label, fl.function, work, crit, r.profile.span, opt.top)));
-  }
   // Regions are named in the trace's own records, before any pass; sites and fragments are
   // tests of their labels, asked as the pass meets them. Regions first, then sites, then
   // fragments, as resolve_units orders them.
@@ -294,10 +298,8 @@ constexpr const char* kOnePassWarning =
   report::RunInfo info = report::run_info(*st.trace);
   info.span_mode = "raw";
   warn_beside_csv(format, st.model.warnings);
-  write_and_exit(report::render_whatif(st.model, r, st.labels, info, format, top));
+  return report::render_whatif(st.model, r, st.labels, info, format, top);
 }
-
-}  // namespace
 
 std::vector<analysis::Unit> resolve_units(const load::Loaded& l, const report::FragmentLabels& fl,
                                           const WhatIfOptions& opt,
@@ -393,13 +395,19 @@ void run_whatif(const WhatIfOptions& opt) {
     throw UsageError(
         "whatif: name at least one unit with --region, --site or --fragment; "
         "`tasklens whatif --list` shows them");
-  if (opt.stream) whatif_streamed(opt, format, mode, factors);
+  if (opt.stream) {
+    if (opt.list) list_streamed(opt);
+    write_and_exit(whatif_streamed_text(opt, format, mode, factors));
+  };
   load::Loaded l;
   try {
     l = load::load(opt.trace, load::span_mode(opt.raw_span));
   } catch (const OutOfMemoryError&) {
     // Too large for the DAG: in one pass, when the recording allows it.
-    read_in_one_pass_instead(opt.trace, [&] { whatif_streamed(opt, format, mode, factors); });
+    read_in_one_pass_instead(opt.trace, [&] {
+      if (opt.list) list_streamed(opt);
+      write_and_exit(whatif_streamed_text(opt, format, mode, factors));
+    });
   }
   const model::Model& m = l.model;
   report::FragmentLabels fl = report::label_fragments(m, l.trace->modules(), l.labels);

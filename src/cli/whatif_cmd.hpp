@@ -29,6 +29,10 @@ struct WhatIfOptions {
 
 // The units named by whatif's --region, --site and --fragment, in that order, with their kinds
 // ("region", "site", "fragment") appended to `kinds`. Throws UsageError for a unit not found.
+// whatif in one pass (--stream, or when the DAG does not fit), but --list: the text in `format`.
+std::string whatif_streamed_text(const WhatIfOptions& options, report::Format format,
+                                 analysis::WhatIfMode mode, const std::vector<double>& factors);
+
 std::vector<analysis::Unit> resolve_units(const load::Loaded& loaded,
                                           const report::FragmentLabels& fl,
                                           const WhatIfOptions& options,

@@ -78,10 +78,9 @@ void check_model_fits(uint64_t tasks, uint64_t event_bytes, const std::string& p
   if (need <= budget->bytes) return;
   throw OutOfMemoryError(fmt::format(
       "{}: reading this trace needs at least {}{} and {} is {}; read it on a machine with more "
-      "memory, or record a shorter run (a smaller input, or a cut-off: fewer tasks); `tasklens "
-      "report`, `tasklens whatif` (sites and fragments), `tasklens advise`, `tasklens diff`, "
-      "`tasklens tasks` and `tasklens sched` read a program of OpenMP tasks in one pass, whatever "
-      "its size",
+      "memory, or record a shorter run (a smaller input, or a cut-off: fewer tasks); every "
+      "command but `tasklens export` reads such a recording in one pass or in passes by itself "
+      "(report, whatif, advise, tasks, sched, predict, diff, view)",
       path, gib(need),
       tasks ? fmt::format(" ({} tasks, about {} bytes each)", tasks, kBytesPerTask) : "",
       budget->source, gib(budget->bytes)));

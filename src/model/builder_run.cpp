@@ -57,6 +57,7 @@ Model Builder::run() {
   stream_times_ = out_ && out_->wants_times();
   stream_task_keys_ = out_ && out_->wants_task_keys();
   stream_regions_ = out_ && out_->wants_regions();
+  stream_nodes_ = out_ && out_->wants_nodes();
   if (stream_tasks_) {
     stream_busy_.assign(n, ~uint64_t{0});
     stream_open_.assign(n, {});

@@ -535,7 +535,8 @@ class Builder {
     // around it, itself included, else of the outermost node (analysis/predict.cpp's tasks_of).
     // (Not the slot: a slot is reused while a dependence still names the task that had it.)
     uint64_t sim_task = ~uint64_t{0};
-    bool ran = false;  // it has a strand of its own
+    uint64_t key = StrandSink::kNoNode;  // StrandSink::node's, once told (stream_chain)
+    bool ran = false;                    // it has a strand of its own
     uint64_t task_size = 0, wait = StrandSink::kNoTime, idle = StrandSink::kNoTime;
     // Its idle time waits for strands of its thread open when it began (IdleWait): the index of
     // its entry in idle_waits_ (kNone: it does not).
@@ -725,6 +726,8 @@ class Builder {
   bool stream_task_keys_ = false;     // the sink wants_task_keys()
   uint64_t stream_task_serials_ = 0;  // task keys given so far
   bool stream_regions_ = false;       // the sink wants_regions()
+  bool stream_nodes_ = false;         // the sink wants_nodes()
+  uint64_t stream_node_keys_ = 0;     // node keys given so far
   // The user regions met in strands handed over: one past the largest id (Model::region_names
   // has that many, as in memory).
   uint32_t stream_region_count_ = 0;

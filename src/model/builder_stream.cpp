@@ -381,6 +381,15 @@ uint32_t Builder::stream_chain(uint32_t n) {
     }
     if (chain != kNone) ++chains_[chain].refs;
     sn_[v].chain = chain;
+    // Every node gets its chain once, its parent's first, before a strand inside it is handed
+    // over (node_item_done asks for the chain of a node without strands too): the sink is told
+    // of it here.
+    if (stream_nodes_ && sn_[v].key == StrandSink::kNoNode) {  // (a chain may stay kNone)
+      sn_[v].key = stream_node_keys_++;
+      out_->node(sn_[v].key, node.parent == kNone ? StrandSink::kNoNode : sn_[node.parent].key,
+                 static_cast<uint8_t>(node.kind),
+                 node.site == kNone ? StrandSink::kNoSite : sn_[v].site);  // (folded)
+    }
   }
   return sn_[n].chain;
 }
@@ -497,6 +506,7 @@ void Builder::node_item_done(uint32_t n) {
     }
     if (x.owner == n && x.ran) stream_task_done(n);
     if (x.chain != kNone && --chains_[x.chain].refs == 0) free_chains_.push_back(x.chain);
+    if (stream_nodes_) out_->node_done(x.key);
     x.live = false;
     free_node_slots_.push_back(n);
     n = nodes_[n].parent;
@@ -532,6 +542,7 @@ void Builder::stream_hand_over(uint32_t s) {
   if (x.task_start) out_->task_start();
   if (stream_times_) out_->times(p.start, p.end, p.thread);
   if (stream_task_keys_) out_->task_key(sn_[p.node].sim_task);
+  if (stream_nodes_) out_->strand_node(sn_[p.node].key);
   for (const auto& [region, work] : x.regions) {
     if (work == 0) continue;
     out_->region_work(region, work);

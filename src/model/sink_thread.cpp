@@ -24,6 +24,7 @@ SinkThread::SinkThread(StrandSink& target, size_t chunk_words, size_t max_chunks
       wants_times_(target.wants_times()),
       wants_task_keys_(target.wants_task_keys()),
       wants_regions_(target.wants_regions()),
+      wants_nodes_(target.wants_nodes()),
       chunk_words_(chunk_words),
       max_chunks_(max_chunks) {
   chunk_.reserve(chunk_words_ + 64);
@@ -134,6 +135,26 @@ void SinkThread::region_work(uint32_t region, uint64_t work) {
   put(kRegionWork);
   put(region);
   put(work);
+  maybe_send();
+}
+
+void SinkThread::node(uint64_t key, uint64_t parent, uint8_t kind, uint32_t site) {
+  put(kNode);
+  put(key);
+  put(parent);
+  put(uint64_t{site} << 8 | kind);
+  maybe_send();
+}
+
+void SinkThread::strand_node(uint64_t key) {
+  put(kStrandNode);
+  put(key);
+  maybe_send();
+}
+
+void SinkThread::node_done(uint64_t key) {
+  put(kNodeDone);
+  put(key);
   maybe_send();
 }
 
@@ -265,6 +286,17 @@ void SinkThread::play(const std::vector<uint64_t>& chunk) {
       case kRegionWork:
         target_.region_work(static_cast<uint32_t>(w[0]), w[1]);
         w += 2;
+        break;
+      case kNode:
+        target_.node(w[0], w[1], static_cast<uint8_t>(w[2] & 0xff),
+                     static_cast<uint32_t>(w[2] >> 8));
+        w += 3;
+        break;
+      case kStrandNode:
+        target_.strand_node(*w++);
+        break;
+      case kNodeDone:
+        target_.node_done(*w++);
         break;
     }
   }

@@ -53,6 +53,10 @@ class SinkThread final : public StrandSink {
   void task_key(uint64_t key) override;
   bool wants_regions() const override { return wants_regions_; }
   void region_work(uint32_t region, uint64_t work) override;
+  bool wants_nodes() const override { return wants_nodes_; }
+  void node(uint64_t key, uint64_t parent, uint8_t kind, uint32_t site) override;
+  void strand_node(uint64_t key) override;
+  void node_done(uint64_t key) override;
 
   // Every call made so far has reached the target (rethrows what the target threw).
   void drain();
@@ -70,7 +74,10 @@ class SinkThread final : public StrandSink {
     kTaskStart,
     kTimes,
     kTaskKey,
-    kRegionWork
+    kRegionWork,
+    kNode,
+    kStrandNode,
+    kNodeDone
   };
   void put(uint64_t word) { chunk_.push_back(word); }
   void maybe_send() {
@@ -81,7 +88,8 @@ class SinkThread final : public StrandSink {
   void play(const std::vector<uint64_t>& chunk);
 
   StrandSink& target_;
-  const bool wants_tasks_, wants_task_starts_, wants_times_, wants_task_keys_, wants_regions_;
+  const bool wants_tasks_, wants_task_starts_, wants_times_, wants_task_keys_, wants_regions_,
+      wants_nodes_;
   size_t chunk_words_, max_chunks_;
   // The builder's side: the chunk being filled, the handles.
   std::vector<uint64_t> chunk_;

@@ -5,7 +5,8 @@
 // The structure JSON stays small for huge runs:
 //  * tree: the construct tree aggregated level by level (DAGViz's collapsed hierarchy).
 //    Aggregate 0 is the root node. The children of an aggregate's member nodes are grouped by
-//    (site, node kind) in order of first appearance, each group one child aggregate. Aggregates
+//    (site, node kind), each group one child aggregate, listed by their subtrees' work (the
+//    heaviest first: analysis/structure.hpp's ConstructTrie). Aggregates
 //    are made breadth first; an aggregate whose groups do not fit in the remaining budget
 //    (`max_nodes`) gets none and is marked `cut` (its totals still cover its whole subtree).
 //    Per aggregate:
@@ -22,12 +23,13 @@
 //  * timeline: per worker (thread that ran a timed strand: one with a start time and an end not
 //    before it) the strands as slices
 //    [begin, end, busy, site, aggregate, strands] with times in TSC ticks from the first
-//    strand's start. With at most `max_slices` timed strands every strand is a slice (busy =
-//    end - begin, strands = 1). Otherwise the elapsed time is cut into B = max_slices / workers
-//    equal buckets and each worker's strands are merged per bucket: begin/end are the first and
-//    last instant a strand ran in the bucket, busy the ticks of strand time in it, strands how
-//    many overlapped it, site the site with the most strand time in it and aggregate the one of
-//    that site's longest piece in it.
+//    strand's start, in time order. With at most `max_slices` timed strands every strand is a
+//    slice (busy = end - begin, strands = 1). Otherwise the elapsed time is cut into
+//    B = max_slices / workers equal buckets and each worker's strands are merged per bucket:
+//    begin/end are the first and last instant a strand ran in the bucket, busy the ticks of
+//    strand time in it, strands how many overlapped it, site the site with the most strand time
+//    in it and aggregate the one of that site's longest piece in it (analysis/structure.hpp's
+//    TimelineSlices, with its tie rules).
 //    `aggregate` is the strand's node's aggregate, or its nearest ancestor's when the node's own
 //    level was cut.
 #pragma once
@@ -39,6 +41,7 @@
 #include <vector>
 
 #include "analysis/profile.hpp"
+#include "analysis/structure.hpp"
 #include "model/model.hpp"
 #include "report/profile_report.hpp"
 
@@ -53,6 +56,28 @@ struct StructureOptions {
 nlohmann::ordered_json structure_json(const model::Model& model, const analysis::Profile& profile,
                                       const std::vector<SiteLabel>& labels, double tsc_hz,
                                       const StructureOptions& options);
+
+// The same JSON from figures computed elsewhere: one pass over the recording
+// (analysis/stream_structure.hpp) fills this as structure_json does from the DAG. `model`: its
+// sites and metric; `spans`/`span_sums` per aggregate (UINT64_MAX or none: null); `tree_note`:
+// what the tree leaves out, said beside it ("note"). The timeline is finished here.
+struct StructureInput {
+  const model::Model* model = nullptr;
+  const std::vector<SiteLabel>* labels = nullptr;
+  double tsc_hz = 0;
+  uint64_t work = 0, span = 0;
+  uint64_t model_nodes = 0;
+  const std::vector<analysis::ConstructTrie::Aggregate>* aggregates = nullptr;
+  const std::vector<uint32_t>* listed_of = nullptr;  // ConstructTrie::aggregates'
+  const std::vector<uint64_t>* spans = nullptr;
+  const std::vector<uint64_t>* span_sums = nullptr;
+  bool spans_complete = true;
+  std::string tree_note;
+  const analysis::TimelineBounds* bounds = nullptr;
+  analysis::TimelineSlices* timeline = nullptr;
+};
+nlohmann::ordered_json structure_json_of(const StructureInput& input,
+                                         const StructureOptions& options);
 
 // One JSON section of one run: `name` is the key the page's scripts look it up by ("profile",
 // "whatif", "advise", "sched", "tasks", "structure", ...), `json` the text. A section a run

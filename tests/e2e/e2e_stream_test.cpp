@@ -2,6 +2,8 @@
 // analysis::StreamProfile, docs/design-scale.md) gives the profile the DAG in memory gives, to
 // the tick, with memory that follows what the run had live rather than its task count; `report`
 // reads that way by itself a recording whose DAG does not fit in the memory.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -282,6 +284,78 @@ void expect_same_predict(const std::string& trace, const std::string& name) {
   EXPECT_EQ(one_pass, memory) << name << " predict";
 }
 
+// The page of `view` (-o -) and its structure section: the construct tree as its groups' root
+// paths of (kind, site label), each with its figures, and per worker its slices with their
+// site's label and group's path (the ids of one reading are not the other's).
+struct Structure {
+  json program, tree_meta, timeline_meta;
+  std::map<std::string, json> groups;
+  std::vector<std::string> slices;
+  bool spans_complete = true;
+};
+Structure structure_of(const std::vector<std::string>& argv, const std::string& name) {
+  Structure s;
+  const RunResult r = run(argv);
+  EXPECT_TRUE(r.exited(0)) << name << ": " << r.describe();
+  const std::string open = "<script type=\"application/json\" id=\"tl-0-structure\">";
+  const size_t at = r.out.find(open), end = r.out.find("</script>", at);
+  if (at == std::string::npos || end == std::string::npos) {
+    ADD_FAILURE() << name << ": no structure section";
+    return s;
+  }
+  const json j = json::parse(r.out.substr(at + open.size(), end - at - open.size()));
+  auto site = [&j](const json& id) {
+    return id.is_null() ? std::string("-")
+                        : j["sites"][id.get<size_t>()]["site"].get<std::string>() + " " +
+                              j["sites"][id.get<size_t>()]["kind"].get<std::string>();
+  };
+  std::vector<std::string> path_of;
+  for (const json& n : j["tree"]["nodes"]) {
+    const std::string up = n["parent"].is_null() ? "" : path_of[n["parent"].get<size_t>()];
+    path_of.push_back(up + "/" + n["kind"].get<std::string>() + " " + site(n["site"]));
+    json figures = n;
+    for (const char* k : {"id", "parent", "site", "span", "span_sum"}) figures.erase(k);
+    s.groups[path_of.back()] = figures;
+  }
+  s.spans_complete = j["tree"]["spans_complete"].get<bool>();
+  s.tree_meta = j["tree"];
+  for (const char* k : {"nodes", "spans_complete", "note"}) s.tree_meta.erase(k);
+  s.program = j["program"];
+  s.timeline_meta = j["timeline"];
+  s.timeline_meta.erase("workers");
+  for (const json& w : j["timeline"].value("workers", json::array()))
+    for (const json& x : w["slices"])
+      s.slices.push_back(fmt::format(
+          "{} {} {} {} {} {} {} {}", w["thread"].get<uint64_t>(), x[0].get<uint64_t>(),
+          x[1].get<uint64_t>(), x[2].get<uint64_t>(), site(x[3]), path_of.at(x[4].get<size_t>()),
+          x[5].get<uint64_t>(), w["busy"].get<uint64_t>()));
+  std::sort(s.slices.begin(), s.slices.end());
+  return s;
+}
+
+// `view --stream` (the recording read in passes) against `view --raw-span` on the same
+// recording: the same structure (tree groups with their counts, work, strands, critical-path
+// work and cuts; the timeline's slices), but for the groups' spans, which one pass leaves out.
+// Small budgets, so that the tree is cut and the timeline merged into buckets.
+void expect_same_view_structure(const std::string& trace, const std::string& name) {
+  for (const std::vector<std::string>& budget :
+       {std::vector<std::string>{}, {"--tree-nodes", "40", "--slices", "64"}}) {
+    std::vector<std::string> argv = {TASKLENS_BIN, "view", "-o", "-", trace};
+    argv.insert(argv.end(), budget.begin(), budget.end());
+    std::vector<std::string> raw = argv, stream = argv;
+    raw.push_back("--raw-span");
+    stream.push_back("--stream");
+    const Structure memory = structure_of(raw, name), passes = structure_of(stream, name);
+    const std::string what = name + (budget.empty() ? "" : " (small budgets)");
+    EXPECT_EQ(passes.program, memory.program) << what;
+    EXPECT_EQ(passes.tree_meta, memory.tree_meta) << what;
+    EXPECT_EQ(passes.groups, memory.groups) << what;
+    EXPECT_FALSE(passes.spans_complete) << what;
+    EXPECT_EQ(passes.timeline_meta, memory.timeline_meta) << what;
+    EXPECT_EQ(passes.slices, memory.slices) << what;
+  }
+}
+
 // Every reader that reads in one pass or in passes gives what it gives from the DAG in memory on
 // `trace`: report (work, span, strands, tasks, rows with their critical path shares: the span
 // as measured, one pass has no robust span), whatif, tasks, advise, sched and predict.
@@ -370,10 +444,12 @@ TEST_F(Stream, OnePassGivesTheProfileOfTheDagInMemory) {
       const std::string trace = path(name + ".tlens");
       ASSERT_TRUE(record(example(c.example, compiler), c.args, trace, env).exited(0)) << name;
       expect_one_pass_reads_it_as_the_dag(trace, name);
-      if (clang_trace.empty())
+      if (clang_trace.empty()) {
+        expect_same_view_structure(trace, name);  // (one compiler: the suite's time)
         clang_trace = trace;
-      else
+      } else {
         expect_same_diff(clang_trace, trace, name);
+      }
     }
   }
 }
@@ -408,10 +484,12 @@ TEST_F(Stream, OnePassReadsOneTbbAsTheDagInMemory) {
           record(std::string(TASKLENS_EXAMPLES_DIR) + "/" + c[0] + way, args, trace).exited(0))
           << name;
       expect_one_pass_reads_it_as_the_dag(trace, name);
-      if (plain_trace.empty())
+      if (plain_trace.empty()) {
+        expect_same_view_structure(trace, name);
         plain_trace = trace;
-      else
+      } else {
         expect_same_diff(plain_trace, trace, name);
+      }
     }
   }
 }

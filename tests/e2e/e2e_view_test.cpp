@@ -207,6 +207,20 @@ TEST_F(View, OpenMPRegionsEveryViewDrawnSortedAndExpanded) {
   EXPECT_GE(in["views"]["view-whatif"]["curves"].get<int>(), 6);
 }
 
+// The page of recordings read in passes (--stream; view does so by itself when their DAGs do not
+// fit): every view drawn, the default what-if units as with the DAG (the regions, the sites,
+// "all"), the hierarchy without its groups' spans, the differential view of the two.
+TEST_F(View, ReadInPassesEveryViewDrawn) {
+  const std::string trace = recorded(example("regions", "clang"), {}, "regions_passes");
+  const std::string page =
+      view({"--stream", trace, "--compare", trace}, path("regions_passes.html"));
+  const json r = drive(page, "regions_passes", {"region leaf", "regions.c"});
+  const json in = expect_page_works(r, 2);
+  if (r.is_null()) return;
+  EXPECT_GE(in["views"]["view-whatif"]["curves"].get<int>(), 2 * 6);
+  EXPECT_EQ(r["diff"].value("rendered", ""), "true") << r["diff"];
+}
+
 TEST_F(View, OneTbbEveryViewDrawn) {
   const std::string trace =
       recorded(std::string(TASKLENS_EXAMPLES_DIR) + "/tbb_fib", {}, "tbb_fib");

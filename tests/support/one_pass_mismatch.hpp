@@ -19,10 +19,13 @@
 #include "analysis/stream_diff.hpp"
 #include "analysis/stream_predict.hpp"
 #include "analysis/stream_sched.hpp"
+#include "analysis/stream_structure.hpp"
 #include "analysis/stream_tasks.hpp"
 #include "analysis/stream_whatif.hpp"
 #include "analyze_all.hpp"
 #include "model/builder.hpp"
+#include "model/tee_sink.hpp"
+#include "report/html_view.hpp"
 #include "trace/reader.hpp"
 
 namespace tasklens::fixtures {
@@ -237,6 +240,86 @@ inline std::string sched_streaming_mismatch(const trace::TraceFile& trace, const
     if (!same) failure = "the step function at " + n(counts[c]) + " points";
   }
   return failure.empty() ? "" : "the one-pass schedule differs: " + failure;
+}
+
+// How `view`'s structure of `trace` read in two passes (a TeeSink of StreamProfile and
+// StreamTimelineBounds, then StreamStructure) differs from structure_json on `m`: the profile
+// through the tee, the tree's groups (by their root paths of (kind, site): ids may differ where
+// two groups tie) with every figure but the spans, and the timeline's slices, each as they are
+// (`max_slices` 4000) and merged into buckets (7; a bucket's group is not compared there: a tie
+// between two pieces goes to the smaller group id, and ids may differ).
+inline std::string structure_streaming_mismatch(const trace::TraceFile& trace,
+                                                const model::Model& m,
+                                                const model::BuildOptions& options) {
+  std::vector<report::SiteLabel> labels(m.sites.size());
+  for (size_t s = 0; s < labels.size(); ++s) labels[s].site = "site " + std::to_string(s);
+  const analysis::Profile memory_profile = analysis::compute_profile(m);
+  for (const size_t max_slices : {size_t{4000}, size_t{7}}) {
+    analysis::StreamProfile profile(analysis::StreamProfile::kSitesAsTheyCome, 3);
+    analysis::StreamTimelineBounds bounds_sink;
+    model::TeeSink tee({&profile, &bounds_sink});
+    std::string failure;
+    model::Model streamed;
+    if (!read_one_pass(trace, tee, options, failure, &streamed)) return failure;
+    std::vector<std::pair<uint64_t, uint64_t>> path;
+    analysis::Profile p = profile.finish(false, nullptr, &path);
+    analysis::Profile expected = memory_profile;
+    expected.critical_path.clear();
+    failure = profile_mismatch(p, expected);
+    if (!failure.empty()) return "the profile through a TeeSink differs: " + failure;
+    const analysis::TimelineBounds bounds = bounds_sink.finish();
+    analysis::StreamStructure sink(bounds, max_slices, std::move(path));
+    if (!read_one_pass(trace, sink, options, failure)) return failure;
+    report::StructureOptions so;
+    so.max_slices = max_slices;
+    std::vector<uint32_t> listed_of;
+    const std::vector<analysis::ConstructTrie::Aggregate> aggs =
+        sink.trie().aggregates(so.max_nodes, listed_of);
+    report::StructureInput in;
+    in.model = &m;
+    in.labels = &labels;
+    in.work = p.work;
+    in.span = p.span;
+    in.model_nodes = sink.nodes();
+    in.aggregates = &aggs;
+    in.listed_of = &listed_of;
+    in.spans_complete = false;
+    in.bounds = &bounds;
+    in.timeline = &sink.timeline();
+    const nlohmann::ordered_json one_pass = report::structure_json_of(in, so);
+    const nlohmann::ordered_json dag = report::structure_json(m, memory_profile, labels, 0, so);
+    // Each tree as its groups' root paths with their figures, and its slices by path.
+    auto canonical = [max_slices](const nlohmann::ordered_json& j) {
+      std::vector<std::string> path_of;
+      std::map<std::string, std::string> groups;
+      for (const auto& n : j["tree"]["nodes"]) {
+        const std::string up = n["parent"].is_null() ? "" : path_of[n["parent"].get<size_t>()];
+        path_of.push_back(up + "/" + n["kind"].get<std::string>() + " " + n["site"].dump());
+        auto figures = n;
+        for (const char* k : {"id", "parent", "span", "span_sum"}) figures.erase(k);
+        groups[path_of.back()] = figures.dump();
+      }
+      std::vector<std::string> slices;
+      for (const auto& w : j["timeline"].value("workers", nlohmann::ordered_json::array()))
+        for (const auto& x : w["slices"])
+          slices.push_back(w["thread"].dump() + " " + x[0].dump() + " " + x[1].dump() + " " +
+                           x[2].dump() + " " + x[3].dump() + " " + x[5].dump() + " " +
+                           (max_slices < 4000 ? "" : path_of.at(x[4].get<size_t>())));
+      std::sort(slices.begin(), slices.end());
+      auto meta = j["timeline"];
+      meta.erase("workers");
+      return std::make_tuple(groups, slices, meta.dump(), j["program"].dump(),
+                             j["tree"]["model_nodes"].dump(), j["tree"]["cut"].dump());
+    };
+    const auto a = canonical(dag), b = canonical(one_pass);
+    if (std::get<0>(a) != std::get<0>(b))
+      return "the structure's tree differs: " + std::to_string(std::get<0>(b).size()) +
+             " groups against " + std::to_string(std::get<0>(a).size());
+    if (a != b)
+      return "the structure's timeline or totals differ (" + std::to_string(max_slices) +
+             " slices): " + std::get<2>(b) + " against " + std::get<2>(a);
+  }
+  return "";
 }
 
 // How the what-if of `trace` read in one pass (StreamWhatIf) differs from whatif_curves and the

@@ -127,6 +127,7 @@ class TraceBuilder {
       EXPECT_EQ(diff_streaming_mismatch(file, m, options), "");
       EXPECT_EQ(sched_streaming_mismatch(file, m, options), "");
       EXPECT_EQ(predict_streaming_mismatch(file, m, options), "");
+      EXPECT_EQ(structure_streaming_mismatch(file, m, options), "");
     }
     return m;
   }

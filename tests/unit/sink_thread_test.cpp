@@ -14,6 +14,7 @@
 
 #include "analysis/stream_profile.hpp"
 #include "analyze_all.hpp"
+#include "random_sink_calls.hpp"
 
 namespace tasklens {
 namespace {
@@ -22,65 +23,16 @@ using analysis::Profile;
 using analysis::StreamProfile;
 using model::StrandSink;
 
-// A random DAG of strands inside nested instances, with joins, played into `sink`; strands are
-// released once no later strand takes them, so that handles are reused.
-void play(StrandSink& sink, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  const uint32_t n = 1 + static_cast<uint32_t>(rng() % 300);
-  std::vector<StrandSink::Strand> handle(n);
-  std::vector<uint32_t> last_use(n, 0);
-  std::vector<std::vector<uint32_t>> preds(n);
-  for (uint32_t s = 1; s < n; ++s)
-    for (uint32_t k = 0, count = static_cast<uint32_t>(rng() % 4); k < count; ++k) {
-      const uint32_t p = s - 1 - static_cast<uint32_t>(rng() % std::min<uint32_t>(s, 8));
-      preds[s].push_back(p);
-      last_use[p] = s;
-    }
-  const StrandSink::Instance outer = sink.open_instance(0);
-  StrandSink::Instance inner = sink.open_instance(1);
-  for (uint32_t s = 0; s < n; ++s) {
-    if (rng() % 10 == 0) {  // a new inner instance, sometimes inside one of its own site
-      sink.close_instance(inner);
-      inner = sink.open_instance(1 + static_cast<uint32_t>(rng() % 2));
-      if (rng() % 3 == 0) sink.not_outermost(inner);
-    }
-    std::vector<StrandSink::Strand> listed;
-    for (uint32_t p : preds[s]) listed.push_back(handle[p]);
-    StrandSink::Strand join = 0;
-    const bool joined = listed.size() >= 2 && rng() % 2;
-    if (joined) {
-      join = sink.open_join();
-      sink.fold(join, listed[0]);
-      sink.fold(join, listed[1]);
-      listed.erase(listed.begin(), listed.begin() + 2);
-      listed.push_back(join);
-    }
-    const StrandSink::Instance around[] = {outer, inner};
-    handle[s] = sink.strand(rng() % 100, rng() % 100, static_cast<uint32_t>(rng() % 3),
-                            listed.data(), static_cast<uint32_t>(listed.size()), around, 2,
-                            1 + rng() % 3, static_cast<uint32_t>(rng() % 5), rng() % 1000);
-    if (joined) sink.release(join);
-    for (uint32_t p : preds[s])
-      if (last_use[p] == s) {
-        sink.release(handle[p]);
-        last_use[p] = 0;
-      }
-    if (last_use[s] == 0 && rng() % 2) sink.release(handle[s]);  // (a sink, now or never)
-  }
-  sink.close_instance(inner);
-  sink.close_instance(outer);
-}
-
 TEST(SinkThread, TheTargetGetsTheSameCallsInOrder) {
   for (uint64_t seed = 1; seed <= 200; ++seed) {
     StreamProfile direct(3);
-    play(direct, seed);
+    fixtures::play_random_calls(direct, seed);
     const Profile expected = direct.finish();
     for (const size_t chunk : {size_t{1}, size_t{13}, size_t{1} << 16}) {
       StreamProfile target(3);
       {
         model::SinkThread threaded(target, chunk, chunk == 1 ? 1 : 4);
-        play(threaded, seed);
+        fixtures::play_random_calls(threaded, seed);
         threaded.drain();
       }
       EXPECT_EQ(fixtures::profile_mismatch(target.finish(), expected), "")
@@ -129,7 +81,7 @@ TEST(SinkThread, DroppedBeforeDrainingEndsCleanly) {
   StreamProfile target(3);
   {
     model::SinkThread threaded(target, 4, 1);
-    play(threaded, 7);
+    fixtures::play_random_calls(threaded, 7);
   }
   SUCCEED();
 }
