@@ -28,17 +28,8 @@ void check_timed(const analysis::Schedule& schedule, const std::string& trace) {
 
 }  // namespace
 
-// The schedule of a recording read in one pass (analysis/stream_sched.hpp): the same figures,
-// with memory that follows what the run had live; its events wait on disk to be swept in time
-// order.
-std::string sched_streamed_text(const SchedOptions& opt, report::Format format) {
-  analysis::StreamSchedule sink;
-  load::Streamed st = load::read_in_one_pass(
-      opt.trace, "timing the strands of",
-      [&sink](const report::SitesAsTheyCome&, const trace::TraceFile&) -> model::StrandSink& {
-        return sink;
-      },
-      analysis::StreamSchedule::kFixedBytes);
+std::string sched_text_of(analysis::StreamSchedule& sink, const load::Streamed& st,
+                          const SchedOptions& opt, report::Format format) {
   load::Progress::global().phase("sweeping the timeline of " + opt.trace);
   const analysis::StreamSchedule::Result r = sink.finish(report::sched_point_counts(opt.points));
   load::Timings::global().lap("schedule");
@@ -46,19 +37,34 @@ std::string sched_streamed_text(const SchedOptions& opt, report::Format format) 
     fmt::print(stderr, "tasklens: timings: the schedule's temporary files held {} bytes\n",
                r.disk_bytes);
   check_timed(r.schedule, opt.trace);
-  st.model.warnings.push_back(
+  model::Model m = st.model;  // (no DAG: its sites and facts, with this reading's warning)
+  m.warnings.push_back(
       "read in one pass (--stream, or its DAG does not fit in the memory): the same figures as "
       "with the DAG in memory");
   report::SchedRun run;
-  run.model = &st.model;
+  run.model = &m;
   run.schedule = &r.schedule;
   run.work = r.profile.work;
   run.span = r.profile.span;
   run.info = report::run_info(*st.trace);
   run.tsc_hz = st.trace->tsc_hz();
   run.points = opt.points;
-  warn_beside_csv(format, st.model.warnings);
+  warn_beside_csv(format, m.warnings);
   return report::render_sched(run, format);
+}
+
+// The schedule of a recording read in one pass (analysis/stream_sched.hpp): the same figures,
+// with memory that follows what the run had live; its events wait on disk to be swept in time
+// order.
+std::string sched_streamed_text(const SchedOptions& opt, report::Format format) {
+  analysis::StreamSchedule sink;
+  const load::Streamed st = load::read_in_one_pass(
+      opt.trace, "timing the strands of",
+      [&sink](const report::SitesAsTheyCome&, const trace::TraceFile&) -> model::StrandSink& {
+        return sink;
+      },
+      analysis::StreamSchedule::kFixedBytes);
+  return sched_text_of(sink, st, opt, format);
 }
 
 void run_sched(const SchedOptions& opt) {

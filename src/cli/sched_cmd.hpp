@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <string>
 
+#include "analysis/stream_sched.hpp"
+#include "load/recording.hpp"
 #include "report/profile_report.hpp"
 
 namespace tasklens::cli {
@@ -20,6 +22,10 @@ struct SchedOptions {
 // The schedule read in one pass (--stream, or when the DAG does not fit): the text in `format`.
 // Throws UsageError on a trace without timestamps.
 std::string sched_streamed_text(const SchedOptions& options, report::Format format);
+// The same from a StreamSchedule that took part in a pass over `st`'s recording (beside other
+// sinks: `view`), finished here.
+std::string sched_text_of(analysis::StreamSchedule& sink, const load::Streamed& read,
+                          const SchedOptions& options, report::Format format);
 
 // Writes the report to stdout and ends the process (like run_report). Throws UsageError on bad
 // options and on a trace without timestamps.

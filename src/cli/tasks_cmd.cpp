@@ -30,22 +30,24 @@ struct Run {
   report::TasksRun view;
 };
 
+}  // namespace
+
+model::StrandSink& TasksPass::sink(const trace::TraceFile& trace) {
+  options = analysis::default_task_options(model::metric_of(trace), model::task_cost_of(trace),
+                                           trace.tsc_hz(), bins);
+  stream = std::make_unique<analysis::StreamTasks>(options.tiny_size);
+  return *stream;
+}
+
+namespace {
+
 // The recording read in one pass (analysis/stream_tasks.hpp): memory that follows the task
-// types, not the task count; percentiles from a sketch (the note says how close).
-void stream_run(Run& r, const std::string& path, unsigned bins, analysis::TaskOptions& options) {
-  std::unique_ptr<analysis::StreamTasks> sink;
-  load::Streamed st = load::read_in_one_pass(
-      path, "sizing the tasks of",
-      [&](const report::SitesAsTheyCome&, const trace::TraceFile& trace) -> model::StrandSink& {
-        options = analysis::default_task_options(model::metric_of(trace),
-                                                 model::task_cost_of(trace), trace.tsc_hz(), bins);
-        sink = std::make_unique<analysis::StreamTasks>(options.tiny_size);
-        return *sink;
-      });
-  r.trace = std::move(st.trace);
-  r.model = std::move(st.model);
-  r.labels = std::move(st.labels);
-  r.profile = sink->finish(r.model, options);
+// types, not the task count; percentiles from a sketch (the note says how close). The model and
+// labels are copied from the pass's (its trace stays there).
+void stream_run(Run& r, TasksPass& pass, const load::Streamed& st) {
+  r.model = st.model;
+  r.labels = st.labels;
+  r.profile = pass.stream->finish(r.model, pass.options);
   r.model.warnings.push_back(fmt::format(
       "read in one pass (--stream, or its DAG does not fit in the memory): medians and 90th "
       "percentiles to within {:.1f}% below the exact ones, the rare long waits' threshold "
@@ -54,43 +56,61 @@ void stream_run(Run& r, const std::string& path, unsigned bins, analysis::TaskOp
       100 * r.profile.sketch_error));
 }
 
-std::unique_ptr<Run> load_run(const std::string& path, unsigned bins, bool stream) {
-  auto r = std::make_unique<Run>();
-  analysis::TaskOptions options;
-  if (stream) {
-    stream_run(*r, path, bins, options);
-  } else {
-    try {
-      load::Loaded l = load::load(path);
-      r->trace = std::move(l.trace);
-      r->model = std::move(l.model);
-      r->labels = std::move(l.labels);
-      options = analysis::default_task_options(r->model, r->trace->tsc_hz(), bins);
-      r->profile = analysis::compute_tasks(r->model, options);
-    } catch (const OutOfMemoryError&) {
-      // Too large for the DAG: in one pass, when the recording allows it.
-      try {
-        stream_run(*r, path, bins, options);
-      } catch (const model::NotInOnePass& e) {
-        throw OutOfMemoryError(path + ": " + not_in_one_pass_words(e));
-      }
-    }
-  }
-  const double hz = r->trace->tsc_hz();
-  if (r->profile.tasks == 0)
+// Checks the task profile of `r` and fills its view.
+void finish_run(Run& r, const std::string& path, const trace::TraceFile& trace,
+                const analysis::TaskOptions& options) {
+  const double hz = trace.tsc_hz();
+  if (r.profile.tasks == 0)
     throw UsageError(path +
                      ": the trace has no tasks (no OpenMP task, taskloop or loop chunk, no "
                      "oneTBB task): nothing to show; `tasklens report` shows its constructs");
-  if (!r->profile.timestamps)
+  if (!r.profile.timestamps)
     throw UsageError(path +
                      ": the trace was recorded without timestamps (every strand starts at 0): "
                      "waiting times need them; record it again with `tasklens record`");
-  r->view.model = &r->model;
-  r->view.profile = &r->profile;
-  r->view.labels = &r->labels;
-  r->view.options = options;
-  r->view.info = report::run_info(*r->trace);
-  r->view.tsc_hz = hz;
+  r.view.model = &r.model;
+  r.view.profile = &r.profile;
+  r.view.labels = &r.labels;
+  r.view.options = options;
+  r.view.info = report::run_info(trace);
+  r.view.tsc_hz = hz;
+}
+
+// `path` read in one pass of its own.
+std::unique_ptr<Run> streamed_run(const std::string& path, unsigned bins) {
+  auto r = std::make_unique<Run>();
+  TasksPass pass(bins);
+  load::Streamed st = load::read_in_one_pass(
+      path, "sizing the tasks of",
+      [&pass](const report::SitesAsTheyCome&, const trace::TraceFile& trace) -> model::StrandSink& {
+        return pass.sink(trace);
+      });
+  stream_run(*r, pass, st);
+  r->trace = std::move(st.trace);
+  finish_run(*r, path, *r->trace, pass.options);
+  return r;
+}
+
+std::unique_ptr<Run> load_run(const std::string& path, unsigned bins, bool stream) {
+  if (stream) return streamed_run(path, bins);
+  auto r = std::make_unique<Run>();
+  try {
+    load::Loaded l = load::load(path);
+    r->trace = std::move(l.trace);
+    r->model = std::move(l.model);
+    r->labels = std::move(l.labels);
+  } catch (const OutOfMemoryError&) {
+    // Too large for the DAG: in one pass, when the recording allows it.
+    try {
+      return streamed_run(path, bins);
+    } catch (const model::NotInOnePass& e) {
+      throw OutOfMemoryError(path + ": " + not_in_one_pass_words(e));
+    }
+  }
+  const analysis::TaskOptions options =
+      analysis::default_task_options(r->model, r->trace->tsc_hz(), bins);
+  r->profile = analysis::compute_tasks(r->model, options);
+  finish_run(*r, path, *r->trace, options);
   return r;
 }
 
@@ -104,10 +124,12 @@ std::string type_list(const Run& r) {
 
 }  // namespace
 
-std::string tasks_streamed_text(const std::string& path, unsigned bins, report::Format format) {
-  std::unique_ptr<Run> r = load_run(path, bins, /*stream=*/true);
-  warn_beside_csv(format, r->model.warnings);
-  return report::render_tasks(r->view, format, std::numeric_limits<size_t>::max());
+std::string tasks_text_of(TasksPass& pass, const load::Streamed& read, report::Format format) {
+  Run r;
+  stream_run(r, pass, read);
+  finish_run(r, read.trace->path(), *read.trace, pass.options);
+  warn_beside_csv(format, r.model.warnings);
+  return report::render_tasks(r.view, format, std::numeric_limits<size_t>::max());
 }
 
 void run_tasks(const TasksOptions& opt) {

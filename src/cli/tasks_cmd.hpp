@@ -4,9 +4,12 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "analysis/stream_tasks.hpp"
+#include "load/recording.hpp"
 #include "report/profile_report.hpp"
 
 namespace tasklens::cli {
@@ -24,8 +27,16 @@ struct TasksOptions {
 // options, on a trace without tasks or timestamps, and on two recordings with nothing in common.
 [[noreturn]] void run_tasks(const TasksOptions& options);
 
-// The task profile read in one pass (the sketches' note among the warnings): the text in
-// `format`, every type. Throws UsageError on a trace without tasks or timestamps.
-std::string tasks_streamed_text(const std::string& path, unsigned bins, report::Format format);
+// The task profile in a pass shared with other sinks (`view`'s): sink() gives the sink for the
+// pass's make_sink, tasks_text_of the text in `format` (every type; the sketches' note among the
+// warnings) once the pass is over. Throws UsageError on a trace without tasks or timestamps.
+struct TasksPass {
+  explicit TasksPass(unsigned histogram_bins) : bins(histogram_bins) {}
+  model::StrandSink& sink(const trace::TraceFile& trace);  // (the options from the trace)
+  unsigned bins;
+  analysis::TaskOptions options;
+  std::unique_ptr<analysis::StreamTasks> stream;
+};
+std::string tasks_text_of(TasksPass& pass, const load::Streamed& read, report::Format format);
 
 }  // namespace tasklens::cli

@@ -13,6 +13,7 @@
 #include "analysis/profile.hpp"
 #include "analysis/sched.hpp"
 #include "analysis/stream_profile.hpp"
+#include "analysis/stream_sched.hpp"
 #include "analysis/stream_structure.hpp"
 #include "analysis/stream_whatif.hpp"
 #include "analysis/tasks.hpp"
@@ -222,35 +223,67 @@ std::string diff_section(const Recording& base, const Recording& other, const Vi
 
 // ---- The page of recordings read in passes (view --stream, or when a DAG does not fit)
 
-// One pass for the profile, the timeline's bounds and the units' work (TeeSink), a second for
-// the structure (it needs the bounds and the critical path), then each section's own passes
-// (the commands' one-pass forms, so the page shows what they print).
+// Two passes through TeeSinks: the first for the profile, the timeline's bounds, the regions'
+// work, the schedule and the tasks; the second, which needs the bounds, the critical path and
+// the what-if units of the first, for the structure and the what-if curves. Then advise's own
+// passes (one per step). Each section is the text of the command's one-pass form.
 report::ViewRun view_run_streamed(const std::string& path, const ViewOptions& opt,
-                                  analysis::WhatIfMode mode) {
+                                  const std::vector<double>& factors, analysis::WhatIfMode mode) {
   report::ViewRun run;
   run.label = path;
-  analysis::StreamProfile profile_sink(analysis::StreamProfile::kSitesAsTheyCome);
-  analysis::StreamTimelineBounds bounds_sink;
-  analysis::StreamUnitList units_sink;
-  model::TeeSink tee({&profile_sink, &bounds_sink, &units_sink});
-  load::Streamed st =
-      load::read_in_one_pass(path, "finding the critical path of",
-                             [&tee](const report::SitesAsTheyCome&,
-                                    const trace::TraceFile&) -> model::StrandSink& { return tee; });
+  // The first pass's sinks go once their figures are out (the schedule's buffers above all).
+  load::Streamed st;
+  analysis::Profile profile;
   std::vector<std::pair<uint64_t, uint64_t>> path_weights;
-  const analysis::Profile profile = profile_sink.finish(false, nullptr, &path_weights);
-  const analysis::TimelineBounds bounds = bounds_sink.finish();
-  const analysis::StreamUnitList::Result unit_figures = units_sink.finish();
-  st.model.warnings.push_back(
-      "read in passes (view --stream, or its DAG does not fit in the memory): the figures as "
-      "measured, without the robust span or the diagnosis; the construct tree without its "
-      "groups' spans");
-  report::RunInfo info = report::run_info(*st.trace);
-  info.span_mode = "raw";
-  report::SpanAccount account;
-  account.measured = {profile.work, profile.span, profile.parallelism};
-  run.sections.push_back({"profile", report::render_profile(st.model, profile, st.labels, info,
-                                                            report::Format::Json, kAll, &account)});
+  analysis::TimelineBounds bounds;
+  std::vector<uint64_t> region_work;
+  std::string sched, tasks_text;
+  {
+    analysis::StreamProfile profile_sink(analysis::StreamProfile::kSitesAsTheyCome);
+    analysis::StreamTimelineBounds bounds_sink;
+    analysis::StreamUnitList units_sink;
+    analysis::StreamSchedule sched_sink;
+    TasksPass tasks(TasksOptions{}.bins);
+    std::unique_ptr<model::TeeSink> first;
+    st = load::read_in_one_pass(
+        path, "finding the critical path of",
+        [&](const report::SitesAsTheyCome&, const trace::TraceFile& trace) -> model::StrandSink& {
+          first = std::make_unique<model::TeeSink>(std::vector<model::StrandSink*>{
+              &profile_sink, &bounds_sink, &units_sink, &sched_sink, &tasks.sink(trace)});
+          return *first;
+        },
+        analysis::StreamSchedule::kFixedBytes);
+    profile = profile_sink.finish(false, nullptr, &path_weights);
+    bounds = bounds_sink.finish();
+    region_work = units_sink.finish().regions.work;
+    SchedOptions so;
+    so.trace = path;
+    so.points = 400;
+    try {
+      sched = sched_text_of(sched_sink, st, so, report::Format::Json);
+    } catch (const UsageError& e) {
+      sched = report::unavailable_json(e.what());
+    }
+    try {
+      tasks_text = tasks_text_of(tasks, st, report::Format::Json);
+    } catch (const UsageError& e) {
+      tasks_text = report::unavailable_json(e.what());
+    }
+  }
+  {
+    model::Model m = st.model;  // (no DAG: its sites and facts, with this reading's warning)
+    m.warnings.push_back(
+        "read in passes (view --stream, or its DAG does not fit in the memory): the figures as "
+        "measured, without the robust span or the diagnosis; the construct tree without its "
+        "groups' spans");
+    report::RunInfo info = report::run_info(*st.trace);
+    info.span_mode = "raw";
+    report::SpanAccount account;
+    account.measured = {profile.work, profile.span, profile.parallelism};
+    run.sections.push_back(
+        {"profile", report::render_profile(m, profile, st.labels, info, report::Format::Json, kAll,
+                                           &account)});
+  }
 
   // What-if: the units named, else regions by work and sites by their share of the path, as
   // default_units picks them (sites by their labels: whatif --site takes every site there).
@@ -259,21 +292,42 @@ report::ViewRun view_run_streamed(const std::string& path, const ViewOptions& op
   if (wi.regions.empty() && wi.sites.empty() && wi.fragments.empty()) {
     std::vector<std::pair<uint64_t, uint32_t>> regions;
     for (uint32_t r = 0; r < st.model.region_names.size(); ++r)
-      regions.emplace_back(r < unit_figures.regions.work.size() ? unit_figures.regions.work[r] : 0,
-                           r);
+      regions.emplace_back(r < region_work.size() ? region_work[r] : 0, r);
     std::stable_sort(regions.begin(), regions.end(),
                      [](const auto& a, const auto& b) { return a.first > b.first; });
     for (size_t i = 0; i < regions.size() && i < kDefaultRegions; ++i)
       wi.regions.push_back(st.model.region_names[regions[i].second]);
     wi.sites = default_site_labels(st.model, profile, st.labels);
   }
-  const std::vector<double> factors = parse_factors(opt.factors);
+  const bool units = !wi.regions.empty() || !wi.sites.empty() || !wi.fragments.empty();
+  std::unique_ptr<WhatIfPass> whatif;
+  try {
+    if (units) whatif = std::make_unique<WhatIfPass>(wi, mode, factors);
+  } catch (const UsageError& e) {
+    throw UsageError(path + ": " + e.what());
+  }
+
+  // The second pass: the structure (with the bounds and the critical path of the first) and the
+  // what-if curves.
+  report::StructureOptions sto;
+  sto.max_nodes = opt.tree_nodes;
+  sto.max_slices = opt.slices;
+  analysis::StreamStructure structure(bounds, sto.max_slices, std::move(path_weights));
+  std::unique_ptr<model::TeeSink> second;
+  const load::Streamed again = load::read_in_one_pass(
+      path, "weighing the what-ifs of",
+      [&](const report::SitesAsTheyCome& sites, const trace::TraceFile&) -> model::StrandSink& {
+        std::vector<model::StrandSink*> sinks = {&structure};
+        if (whatif) sinks.push_back(&whatif->sink(sites));
+        second = std::make_unique<model::TeeSink>(std::move(sinks));
+        return *second;
+      });
+  load::check_read_alike(st, again);
   try {
     run.sections.push_back(
-        {"whatif", wi.regions.empty() && wi.sites.empty() && wi.fragments.empty()
-                       ? report::unavailable_json("no what-if unit: the run has no construct "
-                                                  "site or user region")
-                       : whatif_streamed_text(wi, report::Format::Json, mode, factors)});
+        {"whatif", whatif ? whatif->text(again, report::Format::Json, kAll)
+                          : report::unavailable_json(
+                                "no what-if unit: the run has no construct site or user region")});
   } catch (const UsageError& e) {
     throw UsageError(path + ": " + e.what());
   }
@@ -281,32 +335,9 @@ report::ViewRun view_run_streamed(const std::string& path, const ViewOptions& op
   ao.trace = path;
   ao.mode = opt.mode;
   run.sections.push_back({"advise", advise_streamed_text(ao, report::Format::Json)});
-  SchedOptions so;
-  so.trace = path;
-  so.points = 400;
-  try {
-    run.sections.push_back({"sched", sched_streamed_text(so, report::Format::Json)});
-  } catch (const UsageError& e) {
-    run.sections.push_back({"sched", report::unavailable_json(e.what())});
-  }
-  try {
-    run.sections.push_back(
-        {"tasks", tasks_streamed_text(path, TasksOptions{}.bins, report::Format::Json)});
-  } catch (const UsageError& e) {
-    run.sections.push_back({"tasks", report::unavailable_json(e.what())});
-  }
+  run.sections.push_back({"sched", std::move(sched)});
+  run.sections.push_back({"tasks", std::move(tasks_text)});
 
-  // The structure: a second pass with the bounds and the critical path of the first.
-  report::StructureOptions sto;
-  sto.max_nodes = opt.tree_nodes;
-  sto.max_slices = opt.slices;
-  analysis::StreamStructure structure(bounds, sto.max_slices, std::move(path_weights));
-  const load::Streamed again = load::read_in_one_pass(
-      path, "drawing the structure of",
-      [&structure](const report::SitesAsTheyCome&, const trace::TraceFile&) -> model::StrandSink& {
-        return structure;
-      });
-  load::check_read_alike(st, again);
   std::vector<uint32_t> listed_of;
   const std::vector<analysis::ConstructTrie::Aggregate> aggs =
       structure.trie().aggregates(sto.max_nodes, listed_of);
@@ -334,12 +365,12 @@ report::ViewRun view_run_streamed(const std::string& path, const ViewOptions& op
 void write_page(const ViewOptions& opt, std::vector<report::ViewRun>& runs,
                 platform::OutputFile& out);
 
-[[noreturn]] void view_streamed(const ViewOptions& opt, analysis::WhatIfMode mode,
-                                platform::OutputFile& out) {
+[[noreturn]] void view_streamed(const ViewOptions& opt, const std::vector<double>& factors,
+                                analysis::WhatIfMode mode, platform::OutputFile& out) {
   std::vector<report::ViewRun> runs;
-  runs.push_back(view_run_streamed(opt.trace, opt, mode));
+  runs.push_back(view_run_streamed(opt.trace, opt, factors, mode));
   if (!opt.compare.empty()) {
-    runs.push_back(view_run_streamed(opt.compare, opt, mode));
+    runs.push_back(view_run_streamed(opt.compare, opt, factors, mode));
     DiffOptions dopt;
     dopt.traces = {opt.trace, opt.compare};
     dopt.format = "json";
@@ -395,7 +426,7 @@ void run_view(const ViewOptions& opt) {
   // Opened before the traces are read: a path that cannot be written is reported at once.
   platform::OutputFile out(opt.output, "tasklens.html");
 
-  if (opt.stream) view_streamed(opt, mode, out);
+  if (opt.stream) view_streamed(opt, factors, mode, out);
   // The recordings stay allocated: the process ends right after writing (write_and_exit's
   // reason), so their models are never freed.
   auto base = std::make_unique<Recording>();
@@ -415,7 +446,7 @@ void run_view(const ViewOptions& opt) {
     base.reset();
     runs.clear();
     read_in_one_pass_instead(opt.compare.empty() ? opt.trace : opt.trace + " and " + opt.compare,
-                             [&] { view_streamed(opt, mode, out); });
+                             [&] { view_streamed(opt, factors, mode, out); });
   }
   base.release();
   write_page(opt, runs, out);

@@ -167,24 +167,13 @@ constexpr const char* kOnePassWarning =
 
 }  // namespace
 
-// whatif on a recording read in one pass (analysis/stream_whatif.hpp): region, site and fragment
-// units.
-std::string whatif_streamed_text(const WhatIfOptions& opt, report::Format format,
-                                 analysis::WhatIfMode mode, const std::vector<double>& factors) {
-  const size_t top = opt.top                           ? opt.top
-                     : format == report::Format::Table ? 20
-                                                       : std::numeric_limits<size_t>::max();
-  // Regions are named in the trace's own records, before any pass; sites and fragments are
-  // tests of their labels, asked as the pass meets them. Regions first, then sites, then
-  // fragments, as resolve_units orders them.
-  struct Wanted {
-    const char* option;  // "--region", "--site" or "--fragment"
-    bool fragment;
-    std::string label;
-    double factor;
-    uint32_t region = model::kNone;
-  };
-  std::vector<Wanted> wanted;
+// Regions are named in the trace's own records, before any pass; sites and fragments are tests
+// of their labels, asked as the pass meets them. Regions first, then sites, then fragments, as
+// resolve_units orders them.
+WhatIfPass::WhatIfPass(const WhatIfOptions& opt, analysis::WhatIfMode mode,
+                       std::vector<double> factors)
+    : mode_(mode), factors_(std::move(factors)) {
+  std::vector<Wanted>& wanted = wanted_;
   std::set<std::string> named;
   if (!opt.regions.empty()) {
     const trace::TraceFile trace = trace::TraceFile::open(opt.trace, /*events_in_memory=*/false);
@@ -237,30 +226,31 @@ std::string whatif_streamed_text(const WhatIfOptions& opt, report::Format format
       wanted.push_back({option, option == std::string("--fragment"), label, k});
     }
   if (wanted.size() > 254) throw UsageError("whatif in one pass takes at most 254 units");
-  std::unique_ptr<analysis::StreamWhatIf> sink;
-  load::Streamed st = load::read_in_one_pass(
-      opt.trace, "weighing the what-ifs of",
-      [&](const report::SitesAsTheyCome& sites, const trace::TraceFile&) -> model::StrandSink& {
-        std::vector<analysis::StreamUnit> units;
-        for (const Wanted& w : wanted) {
-          analysis::StreamUnit u{w.label, w.factor, w.fragment, {}};
-          if (w.region != model::kNone) {
-            u.name = "region " + w.label;
-            u.region = w.region;
-          } else if (u.by_fragment)
-            u.has = [&sites, want = w.label](uint32_t f) { return sites.fragment_is(f, want); };
-          else
-            u.has = [&sites, want = w.label](uint32_t x) {
-              return sites.construct_site_is(x, want);
-            };
-          units.push_back(std::move(u));
-        }
-        sink = std::make_unique<analysis::StreamWhatIf>(std::move(units), factors, mode,
-                                                        after_factor_of(factors));
-        return *sink;
-      });
+}
+
+WhatIfPass::~WhatIfPass() = default;
+
+model::StrandSink& WhatIfPass::sink(const report::SitesAsTheyCome& sites) {
+  std::vector<analysis::StreamUnit> units;
+  for (const Wanted& w : wanted_) {
+    analysis::StreamUnit u{w.label, w.factor, w.fragment, {}};
+    if (w.region != model::kNone) {
+      u.name = "region " + w.label;
+      u.region = w.region;
+    } else if (u.by_fragment)
+      u.has = [&sites, want = w.label](uint32_t f) { return sites.fragment_is(f, want); };
+    else
+      u.has = [&sites, want = w.label](uint32_t x) { return sites.construct_site_is(x, want); };
+    units.push_back(std::move(u));
+  }
+  sink_ = std::make_unique<analysis::StreamWhatIf>(std::move(units), factors_, mode_,
+                                                   after_factor_of(factors_));
+  return *sink_;
+}
+
+std::string WhatIfPass::text(const load::Streamed& st, report::Format format, size_t top) {
   std::vector<std::string> kinds;
-  for (const Wanted& w : wanted) {
+  for (const Wanted& w : wanted_) {
     if (w.region != model::kNone) {
       kinds.push_back("region");
       // (A region named by its id only: the model has it if the pass met it.)
@@ -285,20 +275,37 @@ std::string whatif_streamed_text(const WhatIfOptions& opt, report::Format format
                                         ": no construct site there; `tasklens report` lists the "
                                         "sites");
   }
-  analysis::StreamWhatIf::Result result = sink->finish();
+  analysis::StreamWhatIf::Result result = sink_->finish();
   report::WhatIfReport r;
   r.unit_kinds = std::move(kinds);
-  r.mode = mode;
-  r.factors = factors;
+  r.mode = mode_;
+  r.factors = factors_;
   r.before = std::move(result.before);
   r.curves = std::move(result.curves);
-  r.after_factor = after_factor_of(factors);
+  r.after_factor = after_factor_of(factors_);
   r.after = std::move(result.after);
-  st.model.warnings.push_back(kOnePassWarning);
+  model::Model m = st.model;  // (no DAG: its sites and facts, with this reading's warning)
+  m.warnings.push_back(kOnePassWarning);
   report::RunInfo info = report::run_info(*st.trace);
   info.span_mode = "raw";
-  warn_beside_csv(format, st.model.warnings);
-  return report::render_whatif(st.model, r, st.labels, info, format, top);
+  warn_beside_csv(format, m.warnings);
+  return report::render_whatif(m, r, st.labels, info, format, top);
+}
+
+// whatif on a recording read in one pass (analysis/stream_whatif.hpp): region, site and fragment
+// units.
+std::string whatif_streamed_text(const WhatIfOptions& opt, report::Format format,
+                                 analysis::WhatIfMode mode, const std::vector<double>& factors) {
+  const size_t top = opt.top                           ? opt.top
+                     : format == report::Format::Table ? 20
+                                                       : std::numeric_limits<size_t>::max();
+  WhatIfPass pass(opt, mode, factors);
+  const load::Streamed st = load::read_in_one_pass(
+      opt.trace, "weighing the what-ifs of",
+      [&pass](const report::SitesAsTheyCome& sites, const trace::TraceFile&) -> model::StrandSink& {
+        return pass.sink(sites);
+      });
+  return pass.text(st, format, top);
 }
 
 std::vector<analysis::Unit> resolve_units(const load::Loaded& l, const report::FragmentLabels& fl,

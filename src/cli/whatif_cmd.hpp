@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "analysis/stream_whatif.hpp"
 #include "analysis/whatif.hpp"
 #include "load/recording.hpp"
 #include "report/whatif_report.hpp"
@@ -32,6 +34,30 @@ struct WhatIfOptions {
 // whatif in one pass (--stream, or when the DAG does not fit), but --list: the text in `format`.
 std::string whatif_streamed_text(const WhatIfOptions& options, report::Format format,
                                  analysis::WhatIfMode mode, const std::vector<double>& factors);
+// The same in a pass shared with other sinks (`view`'s): the units are resolved when it is made
+// (throws UsageError for a region the trace has not), sink() gives the sink for the pass's
+// make_sink, text() the text once the pass is over (throws UsageError for a site or fragment
+// the pass did not meet).
+class WhatIfPass {
+ public:
+  WhatIfPass(const WhatIfOptions& options, analysis::WhatIfMode mode, std::vector<double> factors);
+  ~WhatIfPass();
+  model::StrandSink& sink(const report::SitesAsTheyCome& sites);
+  std::string text(const load::Streamed& read, report::Format format, size_t top);
+
+ private:
+  struct Wanted {
+    const char* option;  // "--region", "--site" or "--fragment"
+    bool fragment;
+    std::string label;
+    double factor;
+    uint32_t region = model::kNone;
+  };
+  std::vector<Wanted> wanted_;
+  analysis::WhatIfMode mode_;
+  std::vector<double> factors_;
+  std::unique_ptr<analysis::StreamWhatIf> sink_;
+};
 
 std::vector<analysis::Unit> resolve_units(const load::Loaded& loaded,
                                           const report::FragmentLabels& fl,
