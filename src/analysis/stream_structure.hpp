@@ -22,18 +22,8 @@
 
 namespace tasklens::analysis {
 
-class StreamTimelineBounds final : public model::StrandSink {
+class StreamTimelineBounds final : public model::OptionalCallsSink {
  public:
-  Instance open_instance(uint32_t) override { return 0; }
-  void not_outermost(Instance) override {}
-  void close_instance(Instance) override {}
-  Strand strand(uint64_t, uint64_t, uint32_t, const Strand*, uint32_t, const Instance*, uint32_t,
-                uint64_t, uint32_t, uint64_t) override {
-    return 0;
-  }
-  Strand open_join() override { return 0; }
-  void fold(Strand, Strand) override {}
-  void release(Strand) override {}
   bool wants_times() const override { return true; }
   void times(uint64_t start, uint64_t end, uint32_t thread) override {
     bounds_.add(start, end, thread);
@@ -47,22 +37,31 @@ class StreamTimelineBounds final : public model::StrandSink {
   TimelineBounds bounds_;
 };
 
-class StreamStructure final : public model::StrandSink {
+// The work of each user region (StrandSink::region_work's parts added up, as whatif --list has
+// it), for `view`'s default what-if units: beside the first pass, at the cost of a sum.
+class StreamRegionWork final : public model::OptionalCallsSink {
+ public:
+  bool wants_regions() const override { return true; }
+  void region_work(uint32_t region, uint64_t work) override {
+    if (region >= work_.size()) work_.resize(region + 1, 0);
+    work_[region] += work;
+  }
+  const std::vector<uint64_t>& work() const { return work_; }  // by region id
+
+ private:
+  std::vector<uint64_t> work_;
+};
+
+class StreamStructure final : public model::OptionalCallsSink {
  public:
   // `path`: the critical path's strands as (arrival index, weight on the path), sorted
   // (StreamProfile::finish's path_weights).
   StreamStructure(const TimelineBounds& bounds, size_t max_slices,
                   std::vector<std::pair<uint64_t, uint64_t>> path);
 
-  Instance open_instance(uint32_t) override { return 0; }
-  void not_outermost(Instance) override {}
-  void close_instance(Instance) override {}
   Strand strand(uint64_t work, uint64_t span_weight, uint32_t site, const Strand* preds,
                 uint32_t pred_count, const Instance* instances, uint32_t instance_count,
                 uint64_t iterations, uint32_t fragment, uint64_t order) override;
-  Strand open_join() override { return 0; }
-  void fold(Strand, Strand) override {}
-  void release(Strand) override {}
   bool wants_times() const override { return true; }
   void times(uint64_t start, uint64_t end, uint32_t thread) override {
     start_ = start;

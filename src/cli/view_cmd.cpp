@@ -15,7 +15,6 @@
 #include "analysis/stream_profile.hpp"
 #include "analysis/stream_sched.hpp"
 #include "analysis/stream_structure.hpp"
-#include "analysis/stream_whatif.hpp"
 #include "analysis/tasks.hpp"
 #include "analysis/whatif.hpp"
 #include "cli/advise_cmd.hpp"
@@ -241,7 +240,7 @@ report::ViewRun view_run_streamed(const std::string& path, const ViewOptions& op
   {
     analysis::StreamProfile profile_sink(analysis::StreamProfile::kSitesAsTheyCome);
     analysis::StreamTimelineBounds bounds_sink;
-    analysis::StreamUnitList units_sink;
+    analysis::StreamRegionWork regions_sink;
     analysis::StreamSchedule sched_sink;
     TasksPass tasks(TasksOptions{}.bins);
     std::unique_ptr<model::TeeSink> first;
@@ -249,13 +248,13 @@ report::ViewRun view_run_streamed(const std::string& path, const ViewOptions& op
         path, "finding the critical path of",
         [&](const report::SitesAsTheyCome&, const trace::TraceFile& trace) -> model::StrandSink& {
           first = std::make_unique<model::TeeSink>(std::vector<model::StrandSink*>{
-              &profile_sink, &bounds_sink, &units_sink, &sched_sink, &tasks.sink(trace)});
+              &profile_sink, &bounds_sink, &regions_sink, &sched_sink, &tasks.sink(trace)});
           return *first;
         },
         analysis::StreamSchedule::kFixedBytes);
     profile = profile_sink.finish(false, nullptr, &path_weights);
     bounds = bounds_sink.finish();
-    region_work = units_sink.finish().regions.work;
+    region_work = regions_sink.work();
     SchedOptions so;
     so.trace = path;
     so.points = 400;
@@ -315,7 +314,7 @@ report::ViewRun view_run_streamed(const std::string& path, const ViewOptions& op
   analysis::StreamStructure structure(bounds, sto.max_slices, std::move(path_weights));
   std::unique_ptr<model::TeeSink> second;
   const load::Streamed again = load::read_in_one_pass(
-      path, "weighing the what-ifs of",
+      path, "drawing the structure and the what-ifs of",
       [&](const report::SitesAsTheyCome& sites, const trace::TraceFile&) -> model::StrandSink& {
         std::vector<model::StrandSink*> sinks = {&structure};
         if (whatif) sinks.push_back(&whatif->sink(sites));

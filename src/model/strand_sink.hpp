@@ -95,4 +95,20 @@ class StrandSink {
   virtual void node_done(uint64_t /*key*/) {}
 };
 
+// The base of a sink that wants only some of the optional calls (times, regions, ...): the
+// strands, joins and instances go unweighed.
+class OptionalCallsSink : public StrandSink {
+ public:
+  Instance open_instance(uint32_t) override { return 0; }
+  void not_outermost(Instance) override {}
+  void close_instance(Instance) override {}
+  Strand strand(uint64_t, uint64_t, uint32_t, const Strand*, uint32_t, const Instance*, uint32_t,
+                uint64_t, uint32_t, uint64_t) override {
+    return 0;
+  }
+  Strand open_join() override { return 0; }
+  void fold(Strand, Strand) override {}
+  void release(Strand) override {}
+};
+
 }  // namespace tasklens::model
