@@ -606,10 +606,11 @@ TEST_F(Stream, WhatOnePassCannotReadIsSaidInOneLine) {
 }
 
 // The memory bound, on a recording of 18.4 million tasks (fib 34, a task per call): read in one
-// pass (report, tasks), the reader holds at most 16 bytes per task (against some 330 for the DAG in
-// memory; what one pass takes on other shapes: docs/benchmarks.md), and about what it holds on a
-// recording a ninth of the size. Recorded without the threads' switches and slow faults: on a
-// loaded machine those grow with the time the run takes, and the reader holds them whole.
+// pass (report, tasks, sched) or in passes (view), the reader holds at most 16 bytes per task
+// (against some 330 for the DAG in memory; what one pass takes on other shapes:
+// docs/benchmarks.md), and about what it holds on a recording a ninth of the size. Recorded without
+// the threads' switches and slow faults: on a loaded machine those grow with the time the run
+// takes, and the reader holds them whole.
 TEST_F(Stream, OnePassHoldsAtMostSixteenBytesPerTaskOnTwentyMillionTasks) {
   const std::string trace = path("fib34.tlens");
   EnvOverrides quiet = default_env();
@@ -664,6 +665,22 @@ TEST_F(Stream, OnePassHoldsAtMostSixteenBytesPerTaskOnTwentyMillionTasks) {
   EXPECT_LT(sc.max_rss_bytes, ss.max_rss_bytes + (uint64_t{24} << 20))
       << "sched --stream, 18.5 M tasks: " << sc.max_rss_bytes
       << " bytes resident, 2.7 M: " << ss.max_rss_bytes;
+  // `view` in passes: the first pass's sinks (the schedule's among them), then the structure's
+  // and the what-ifs', then advise's; the page is small whatever the run.
+  const std::string page = path("fib34.html"), small_page = path("fib30.html");
+  const RunResult v =
+      run({TASKLENS_BIN, "view", "--stream", "-o", page, trace}, default_env(), 600);
+  ASSERT_TRUE(v.exited(0)) << v.describe();
+  EXPECT_LE(v.max_rss_bytes, 16 * tasks)
+      << "view --stream: peak resident " << v.max_rss_bytes << " bytes, "
+      << double(v.max_rss_bytes) / double(tasks) << " per task";
+  EXPECT_LT(std::filesystem::file_size(page), uint64_t{4} << 20);
+  const RunResult vs =
+      run({TASKLENS_BIN, "view", "--stream", "-o", small_page, small}, default_env(), 300);
+  ASSERT_TRUE(vs.exited(0)) << vs.describe();
+  EXPECT_LT(v.max_rss_bytes, vs.max_rss_bytes + (uint64_t{24} << 20))
+      << "view --stream, 18.5 M tasks: " << v.max_rss_bytes
+      << " bytes resident, 2.7 M: " << vs.max_rss_bytes;
 }
 
 }  // namespace
