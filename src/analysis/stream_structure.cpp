@@ -3,9 +3,11 @@
 
 namespace tasklens::analysis {
 
-StreamStructure::StreamStructure(const TimelineBounds& bounds, size_t max_slices,
+StreamStructure::StreamStructure(const TimelineBounds& bounds, size_t max_slices, size_t max_nodes,
                                  std::vector<std::pair<uint64_t, uint64_t>> path)
-    : timeline_(bounds, max_slices), path_(std::move(path)) {}
+    : trie_(ConstructTrie::groups_for(max_nodes)),
+      timeline_(bounds, max_slices),
+      path_(std::move(path)) {}
 
 void StreamStructure::node(uint64_t key, uint64_t parent, uint8_t kind, uint32_t site) {
   ++nodes_;

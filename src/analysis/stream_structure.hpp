@@ -56,7 +56,8 @@ class StreamStructure final : public model::OptionalCallsSink {
  public:
   // `path`: the critical path's strands as (arrival index, weight on the path), sorted
   // (StreamProfile::finish's path_weights).
-  StreamStructure(const TimelineBounds& bounds, size_t max_slices,
+  // `max_nodes`: the aggregates the tree will be listed within (ConstructTrie::groups_for).
+  StreamStructure(const TimelineBounds& bounds, size_t max_slices, size_t max_nodes,
                   std::vector<std::pair<uint64_t, uint64_t>> path);
 
   Strand strand(uint64_t work, uint64_t span_weight, uint32_t site, const Strand* preds,

@@ -6,6 +6,11 @@
 
 namespace tasklens::analysis {
 
+uint32_t ConstructTrie::resolve(uint32_t g) const {
+  while (groups_[g].folded_into != kNoGroup) g = groups_[g].folded_into;
+  return g;
+}
+
 ConstructTrie::Placed ConstructTrie::add_node(uint32_t parent_group, uint32_t site,
                                               model::NodeKind kind) {
   if (parent_group == kNoGroup) {
@@ -13,28 +18,72 @@ ConstructTrie::Placed ConstructTrie::add_node(uint32_t parent_group, uint32_t si
       groups_.emplace_back();
       groups_[0].kind = kind;
       groups_[0].site = site;
+      at_depth_.assign(1, 1);
+      active_ = 1;
     }
     ++groups_[0].count;
     return {0, true};
   }
+  // Below the depth kept, a node counts in its ancestor's group at that depth.
+  if (groups_[parent_group].folded_into != kNoGroup) return {resolve(parent_group), false};
+  if (groups_[parent_group].depth >= depth_limit_) return {parent_group, false};
   const uint64_t key = (uint64_t{parent_group} << 32 | site) * 16 + static_cast<uint8_t>(kind);
   auto it = child_of_.find(key);
   if (it == child_of_.end()) {
-    if (groups_.size() >= max_groups_) {
-      capped_ = true;
-      return {parent_group, false};
-    }
     it = child_of_.emplace(key, static_cast<uint32_t>(groups_.size())).first;
     Group g;
     g.parent = parent_group;
     g.depth = groups_[parent_group].depth + 1;
     g.kind = kind;
     g.site = site;
+    if (at_depth_.size() <= g.depth) at_depth_.resize(g.depth + 1, 0);
+    ++at_depth_[g.depth];
+    ++active_;
     groups_.push_back(std::move(g));
     groups_[parent_group].children.push_back(it->second);
+    if (active_ > max_groups_) fold_deepest();
   }
-  ++groups_[it->second].count;
-  return {it->second, true};
+  const uint32_t g = it->second;
+  if (groups_[g].folded_into != kNoGroup) return {resolve(g), false};
+  ++groups_[g].count;
+  return {g, true};
+}
+
+void ConstructTrie::fold_deepest() {
+  capped_ = true;
+  // The deepest level whose groups and all above them fit in three quarters of the room (so
+  // that folding is rare), at least the root's.
+  uint64_t kept = 0;
+  uint32_t limit = 0;
+  for (uint32_t d = 0; d < at_depth_.size(); ++d) {
+    if (kept + at_depth_[d] > max_groups_ / 4 * 3 && d > 0) break;
+    kept += at_depth_[d];
+    limit = d;
+  }
+  depth_limit_ = limit;
+  // Parents come before children: a group's ancestor at the limit is its parent, or where its
+  // parent went.
+  for (uint32_t g = 1; g < groups_.size(); ++g) {
+    Group& x = groups_[g];
+    if (x.folded_into != kNoGroup || x.depth <= limit) continue;
+    const uint32_t to = groups_[x.parent].depth == limit ? x.parent : resolve(x.parent);
+    Group& a = groups_[to];
+    a.below_work += x.own_work + x.below_work;
+    a.below_strands += x.own_strands + x.below_strands;
+    a.below_critical += x.own_critical + x.below_critical;
+    --at_depth_[x.depth];
+    --active_;
+    child_of_.erase((uint64_t{x.parent} << 32 | x.site) * 16 + static_cast<uint8_t>(x.kind));
+    Group folded;  // (its totals went to `to`; its children are folded too)
+    folded.parent = x.parent;
+    folded.depth = x.depth;
+    folded.kind = x.kind;
+    folded.site = x.site;
+    folded.folded_into = to;
+    x = std::move(folded);
+  }
+  for (Group& x : groups_)
+    if (x.depth == limit && x.folded_into == kNoGroup) std::vector<uint32_t>().swap(x.children);
 }
 
 std::vector<ConstructTrie::Aggregate> ConstructTrie::aggregates(

@@ -15,6 +15,8 @@
 // whose children do not all fit gets none and is `cut`; its totals cover its whole subtree.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
@@ -26,9 +28,17 @@ namespace tasklens::analysis {
 class ConstructTrie {
  public:
   static constexpr uint32_t kNoGroup = UINT32_MAX;
-  // `max_groups`: beyond it a new (site, kind) below a group is not made: its nodes count in
-  // their parent's group's subtree (capped() says so).
+  // `max_groups`: when more groups than that are kept, the deepest levels are folded into
+  // their ancestors (each group's totals into its ancestor's at the deepest level kept: whole
+  // levels, so the shallow ones stay exact whatever order nodes come in), and nodes below that
+  // depth count in their ancestors' groups from then on (capped() and depth_limit() say so).
   explicit ConstructTrie(uint32_t max_groups = uint32_t{1} << 20) : max_groups_(max_groups) {}
+  // The groups kept for a tree listed within `max_nodes` aggregates: 16 times as many (at least
+  // 65,536), so that the levels the list reaches are whole but for long narrow chains.
+  static uint32_t groups_for(size_t max_nodes) {
+    return static_cast<uint32_t>(
+        std::clamp<uint64_t>(uint64_t{16} * max_nodes, uint64_t{1} << 16, uint64_t{1} << 24));
+  }
 
   // The group of a new node under the node whose group is `parent_group` (kNoGroup: the root).
   // `member`: false when the node only counts below its parent's group (over the cap).
@@ -40,6 +50,7 @@ class ConstructTrie {
   // A strand whose innermost node was placed so; `critical`: its weight on the critical path
   // when it is on it, else 0.
   void add_strand(Placed node, uint64_t work, uint64_t critical) {
+    if (groups_[node.group].folded_into != kNoGroup) node = {resolve(node.group), false};
     Group& g = groups_[node.group];
     if (node.member) {
       g.own_work += work;
@@ -52,7 +63,8 @@ class ConstructTrie {
     }
   }
   bool capped() const { return capped_; }
-  uint32_t groups() const { return static_cast<uint32_t>(groups_.size()); }
+  uint32_t depth_limit() const { return depth_limit_; }  // when capped(): the deepest level kept
+  uint32_t groups() const { return static_cast<uint32_t>(active_); }  // groups kept
 
   struct Aggregate {
     uint32_t group = 0;          // the trie's group
@@ -76,9 +88,15 @@ class ConstructTrie {
     uint64_t count = 0;
     uint64_t own_work = 0, own_strands = 0, own_critical = 0;
     uint64_t below_work = 0, below_strands = 0, below_critical = 0;
-    std::vector<uint32_t> children;  // in order of first appearance
+    std::vector<uint32_t> children;   // in order of first appearance
+    uint32_t folded_into = kNoGroup;  // below the depth kept: the ancestor at that depth
   };
+  uint32_t resolve(uint32_t group) const;  // where a folded group's nodes count now
+  void fold_deepest();                     // lowers the depth kept, folding what is below
   std::vector<Group> groups_;
+  std::vector<uint64_t> at_depth_;  // groups kept per depth
+  uint64_t active_ = 0;             // groups kept
+  uint32_t depth_limit_ = UINT32_MAX;
   std::unordered_map<uint64_t, uint32_t> child_of_;  // (parent group, site, kind) -> group
   uint32_t max_groups_;
   bool capped_ = false;

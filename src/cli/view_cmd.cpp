@@ -311,7 +311,8 @@ report::ViewRun view_run_streamed(const std::string& path, const ViewOptions& op
   report::StructureOptions sto;
   sto.max_nodes = opt.tree_nodes;
   sto.max_slices = opt.slices;
-  analysis::StreamStructure structure(bounds, sto.max_slices, std::move(path_weights));
+  analysis::StreamStructure structure(bounds, sto.max_slices, sto.max_nodes,
+                                      std::move(path_weights));
   std::unique_ptr<model::TeeSink> second;
   const load::Streamed again = load::read_in_one_pass(
       path, "drawing the structure and the what-ifs of",
@@ -350,11 +351,8 @@ report::ViewRun view_run_streamed(const std::string& path, const ViewOptions& op
   in.aggregates = &aggs;
   in.listed_of = &listed_of;
   in.spans_complete = false;
-  in.tree_note = structure.trie().capped()
-                     ? "read in passes: the groups' spans and parallelism need the DAG in memory, "
-                       "and the deepest groups count in their parents (the tree has more than one "
-                       "pass keeps)"
-                     : "read in passes: the groups' spans and parallelism need the DAG in memory";
+  in.tree_note = "read in passes: the groups' spans and parallelism need the DAG in memory";
+  if (structure.trie().capped()) in.depth_kept = structure.trie().depth_limit();
   in.bounds = &bounds;
   in.timeline = &structure.timeline();
   run.sections.push_back({"structure", report::json_text(report::structure_json_of(in, sto))});

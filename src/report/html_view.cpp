@@ -1,5 +1,7 @@
 #include "report/html_view.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <string_view>
@@ -145,7 +147,14 @@ Json structure_json_of(const StructureInput& in, const StructureOptions& opt) {
   tree["aggregates"] = aggs.size();
   tree["cut"] = cut;
   tree["spans_complete"] = in.spans_complete;
-  if (!in.tree_note.empty()) tree["note"] = in.tree_note;
+  std::string note = in.tree_note;
+  if (in.depth_kept != UINT32_MAX)
+    note += std::string(note.empty() ? "" : "; ") +
+            fmt::format(
+                "the tree has more groups than are kept: constructs deeper than {} levels "
+                "count in their ancestors' groups",
+                in.depth_kept);
+  if (!note.empty()) tree["note"] = note;
   tree["nodes"] = std::move(nodes);
   j["tree"] = std::move(tree);
 
@@ -195,7 +204,7 @@ void replace_all(std::string& text, std::string_view from, std::string_view to) 
 Json structure_json(const model::Model& m, const analysis::Profile& p,
                     const std::vector<SiteLabel>& labels, double tsc_hz,
                     const StructureOptions& opt) {
-  analysis::ConstructTrie trie;
+  analysis::ConstructTrie trie(analysis::ConstructTrie::groups_for(opt.max_nodes));
   const std::vector<analysis::ConstructTrie::Placed> placed = fill_trie(m, p, trie);
   std::vector<uint32_t> listed_of;
   const std::vector<analysis::ConstructTrie::Aggregate> aggs =
@@ -218,6 +227,7 @@ Json structure_json(const model::Model& m, const analysis::Profile& p,
   in.spans = &spans.span;
   in.span_sums = &spans.span_sum;
   in.spans_complete = spans.complete;
+  if (trie.capped()) in.depth_kept = trie.depth_limit();
   in.bounds = &bounds;
   in.timeline = &timeline;
   return structure_json_of(in, opt);

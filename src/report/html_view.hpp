@@ -73,6 +73,7 @@ struct StructureInput {
   const std::vector<uint64_t>* span_sums = nullptr;
   bool spans_complete = true;
   std::string tree_note;
+  uint32_t depth_kept = UINT32_MAX;  // ConstructTrie::depth_limit() when it was capped
   const analysis::TimelineBounds* bounds = nullptr;
   analysis::TimelineSlices* timeline = nullptr;
 };

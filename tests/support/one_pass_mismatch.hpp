@@ -268,10 +268,10 @@ inline std::string structure_streaming_mismatch(const trace::TraceFile& trace,
     failure = profile_mismatch(p, expected);
     if (!failure.empty()) return "the profile through a TeeSink differs: " + failure;
     const analysis::TimelineBounds bounds = bounds_sink.finish();
-    analysis::StreamStructure sink(bounds, max_slices, std::move(path));
-    if (!read_one_pass(trace, sink, options, failure)) return failure;
     report::StructureOptions so;
     so.max_slices = max_slices;
+    analysis::StreamStructure sink(bounds, max_slices, so.max_nodes, std::move(path));
+    if (!read_one_pass(trace, sink, options, failure)) return failure;
     std::vector<uint32_t> listed_of;
     const std::vector<analysis::ConstructTrie::Aggregate> aggs =
         sink.trie().aggregates(so.max_nodes, listed_of);

@@ -107,26 +107,61 @@ TEST(ConstructTrie, TheSameGroupsWhateverTheOrderNodesCameIn) {
   }
 }
 
-TEST(ConstructTrie, NodesBeyondTheCapCountInTheirParentsGroup) {
-  // A chain of 10 nodes of alternating sites: 10 groups, but room for 4.
-  ConstructTrie trie(4);
-  ConstructTrie::Placed up{ConstructTrie::kNoGroup, true};
-  for (uint32_t v = 0; v < 10; ++v) {
-    up = v == 0      ? trie.add_node(ConstructTrie::kNoGroup, 0, model::NodeKind::Program)
-         : up.member ? trie.add_node(up.group, v % 2, model::NodeKind::Task)
-                     : up;
-    trie.add_strand(up, 10, 1);
+// Over the cap, whole levels are folded from the deepest up, whatever order the nodes came in:
+// the first levels stay exact (here a recursion of two sites, its left branch met first and
+// deepest, as a depth-first run meets it), the deeper ones count in their ancestors.
+TEST(ConstructTrie, OverTheCapTheFirstLevelsStayExact) {
+  // A binary tree of depth 8 (511 nodes, each its own group: two sites), one strand each.
+  Tree t;
+  for (uint32_t v = 0; v < 511; ++v) {
+    t.parent.push_back(v == 0 ? model::kNone : (v - 1) / 2);
+    t.site.push_back(v % 2);
+    t.kind.push_back(v == 0 ? model::NodeKind::Program : model::NodeKind::Task);
+    t.strands.push_back({v + 1});
   }
-  EXPECT_TRUE(trie.capped());
-  EXPECT_EQ(trie.groups(), 4u);
-  std::vector<uint32_t> listed_of;
-  const auto aggs = trie.aggregates(100, listed_of);
-  ASSERT_EQ(aggs.size(), 4u);
-  EXPECT_EQ(aggs[0].work, 100u);
-  EXPECT_EQ(aggs[0].critical, 10u);
-  EXPECT_EQ(aggs[3].work, 70u);  // its own strand and the 6 below the cap
-  EXPECT_EQ(aggs[3].own_work, 10u);
-  EXPECT_EQ(aggs[3].strands, 7u);
+  std::vector<uint32_t> depth_first;  // preorder: the left branch to the bottom first
+  std::vector<uint32_t> stack = {0};
+  while (!stack.empty()) {
+    const uint32_t v = stack.back();
+    stack.pop_back();
+    depth_first.push_back(v);
+    if (2 * v + 2 < 511) stack.push_back(2 * v + 2);
+    if (2 * v + 1 < 511) stack.push_back(2 * v + 1);
+  }
+  const uint64_t total = 511 * 512 / 2;
+  ConstructTrie exact, capped(40);
+  const auto x = aggregates_of(t, depth_first, 100000, exact);
+  const auto y = aggregates_of(t, depth_first, 100000, capped);
+  EXPECT_FALSE(exact.capped());
+  ASSERT_TRUE(capped.capped());
+  EXPECT_LE(capped.groups(), 40u);
+  // When the 41st group came (the left branch down to the bottom, and some of level 4), levels
+  // 0-4 fit in three quarters of 40: they are kept (31 groups once all are met), deeper ones
+  // are folded into them.
+  EXPECT_EQ(capped.depth_limit(), 4u);
+  EXPECT_EQ(capped.groups(), 31u);
+  ASSERT_EQ(y.size(), 31u);
+  for (size_t i = 0; i < y.size(); ++i) {
+    // The exact trie's first 31 aggregates (listed level by level), with whole subtree totals.
+    EXPECT_EQ(std::make_tuple(y[i].parent, y[i].depth, y[i].kind, y[i].site, y[i].count, y[i].work,
+                              y[i].own_work, y[i].strands, y[i].critical),
+              std::make_tuple(x[i].parent, x[i].depth, x[i].kind, x[i].site, x[i].count, x[i].work,
+                              x[i].own_work, x[i].strands, x[i].critical))
+        << i;
+  }
+  EXPECT_EQ(y[0].work, total);
+  // Another order (the right branch first) keeps the same levels.
+  ConstructTrie other(40);
+  std::vector<uint32_t> reversed = depth_first;
+  std::stable_partition(reversed.begin() + 1, reversed.end(),
+                        [&](uint32_t v) {  // the root's right subtree first
+                          uint32_t u = v;
+                          while (u > 2) u = (u - 1) / 2;
+                          return u == 2;
+                        });
+  const auto z = aggregates_of(t, reversed, 100000, other);
+  ASSERT_EQ(z.size(), y.size());
+  for (size_t i = 0; i < y.size(); ++i) EXPECT_EQ(fields(z[i]), fields(y[i])) << i;
 }
 
 struct Piece {
