@@ -41,9 +41,9 @@ ConstructTrie::Placed ConstructTrie::add_node(uint32_t parent_group, uint32_t si
     ++active_;
     groups_.push_back(std::move(g));
     groups_[parent_group].children.push_back(it->second);
-    if (active_ > max_groups_) fold_deepest();
   }
-  const uint32_t g = it->second;
+  const uint32_t g = it->second;  // (before a fold, which erases entries of the map)
+  if (active_ > max_groups_) fold_deepest();
   if (groups_[g].folded_into != kNoGroup) return {resolve(g), false};
   ++groups_[g].count;
   return {g, true};
