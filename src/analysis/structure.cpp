@@ -152,7 +152,12 @@ void TimelineBounds::add(uint64_t start, uint64_t end, uint32_t thread) {
   last = std::max(last, end);
   ++timed;
   if (threads.empty() || threads.back() != thread) threads.push_back(thread);
-  if (threads.size() > 4096) finish();  // (kept small: sorted and made unique now and then)
+  // (Kept small: sorted and made unique whenever it doubled, so a run of many threads stays
+  // linear.)
+  if (threads.size() > 2 * unique_threads_ + 64) {
+    finish();
+    unique_threads_ = threads.size();
+  }
 }
 
 void TimelineBounds::finish() {

@@ -117,6 +117,7 @@ struct TimelineBounds {
   }
   void add(uint64_t start, uint64_t end, uint32_t thread);  // threads then need finish()
   void finish();
+  size_t unique_threads_ = 0;  // threads' size when last made unique
 };
 
 class TimelineSlices {

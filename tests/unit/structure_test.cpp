@@ -41,7 +41,7 @@ Tree random_tree(uint64_t seed, uint32_t nodes) {
 }
 
 // The nodes added in `order` (parents before children), each one's strands right after it;
-// strand s of the whole tree is on the critical path when `on_path(s)`.
+// a strand whose work is a multiple of 3 is on the critical path, weighing half its work.
 std::vector<ConstructTrie::Aggregate> aggregates_of(const Tree& t,
                                                     const std::vector<uint32_t>& order,
                                                     size_t max_nodes, ConstructTrie& trie) {
