@@ -17,7 +17,8 @@
 # advise-stream (`advise --stream`: one pass per step), tasks, tasks-stream (`tasks --stream`),
 # sched, sched-stream (`sched --stream`), predict, predict-stream (`predict --stream`: the
 # simulation on a graph of at most 4 M nodes, collapsed above), diff (the recording against itself), diff-stream (the same, `diff --stream`: each
-# recording once; no unit differs, so no third pass), export (Perfetto JSON, to /dev/null) and
+# recording once; no unit differs, so no third pass), export (Perfetto JSON, to /dev/null),
+# export-stream (`export --stream --window 500ms:510ms`: 10 ms of the timeline in one pass) and
 # view (to a scratch file), view-stream (`view --stream`: the page from passes) on each, and prints per command its wall time, tasks per second and peak
 # resident bytes per task (GNU time's maximum RSS), or how it failed (a reader that refuses a
 # recording too large for the memory prints one line and exits 6: shown as "refused").
@@ -25,8 +26,8 @@
 #
 # Knobs: TASKLENS_SCALE_SIZES ("10M"), TASKLENS_SCALE_SHAPES ("fib uts nqueens sparselu
 # tbb_fib"), TASKLENS_SCALE_COMMANDS ("report stream whatif whatif-stream advise advise-stream
-# tasks tasks-stream sched sched-stream predict predict-stream diff diff-stream export view
-# view-stream"), TASKLENS_SCALE_DIR (where the
+# tasks tasks-stream sched sched-stream predict predict-stream diff diff-stream export
+# export-stream view view-stream"), TASKLENS_SCALE_DIR (where the
 # traces go; default a scratch directory removed at exit: a 1B recording takes several GB).
 set -euo pipefail
 export LC_ALL=C
@@ -44,7 +45,7 @@ DIR=${TASKLENS_SCALE_DIR:-$WORK}
 mkdir -p "$DIR"
 SIZES=${TASKLENS_SCALE_SIZES:-10M}
 SHAPES=${TASKLENS_SCALE_SHAPES:-fib uts nqueens sparselu tbb_fib}
-COMMANDS=${TASKLENS_SCALE_COMMANDS:-report stream whatif whatif-stream advise advise-stream tasks tasks-stream sched sched-stream predict predict-stream diff diff-stream export view view-stream}
+COMMANDS=${TASKLENS_SCALE_COMMANDS:-report stream whatif whatif-stream advise advise-stream tasks tasks-stream sched sched-stream predict predict-stream diff diff-stream export export-stream view view-stream}
 
 # shape_cmd SHAPE SIZE: sets CMD to the generator's command line.
 shape_cmd() {
@@ -123,6 +124,8 @@ for size in $SIZES; do
         diff) measure diff "$tasks" "$TL" diff "$trace" "$trace" ;;
         diff-stream) measure diff-stream "$tasks" "$TL" diff --stream "$trace" "$trace" ;;
         export) measure export "$tasks" "$TL" export -o /dev/null "$trace" ;;
+        export-stream)
+          measure export-stream "$tasks" "$TL" export --stream --window 500ms:510ms -o /dev/null "$trace" ;;
         view) measure view "$tasks" "$TL" view -o "$WORK/view.html" "$trace" ;;
         view-stream) measure view-stream "$tasks" "$TL" view --stream -o "$WORK/view.html" "$trace" ;;
         *) measure "$command" "$tasks" "$TL" "$command" "$trace" ;;

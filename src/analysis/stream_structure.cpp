@@ -9,7 +9,7 @@ StreamStructure::StreamStructure(const TimelineBounds& bounds, size_t max_slices
       timeline_(bounds, max_slices),
       path_(std::move(path)) {}
 
-void StreamStructure::node(uint64_t key, uint64_t parent, uint8_t kind, uint32_t site) {
+void StreamStructure::node(uint64_t key, uint64_t parent, uint8_t kind, uint32_t site, uint32_t) {
   ++nodes_;
   ConstructTrie::Placed placed;
   if (parent == kNoNode) {

@@ -70,7 +70,7 @@ class StreamStructure final : public model::OptionalCallsSink {
     thread_ = thread;
   }
   bool wants_nodes() const override { return true; }
-  void node(uint64_t key, uint64_t parent, uint8_t kind, uint32_t site) override;
+  void node(uint64_t key, uint64_t parent, uint8_t kind, uint32_t site, uint32_t instance) override;
   void strand_node(uint64_t key) override;
   void node_done(uint64_t key) override { live_.erase(key); }
 

@@ -278,6 +278,13 @@ int run(int argc, char** argv) {
   exp->add_option("trace", ex.trace, "Trace file")->capture_default_str();
   exp->add_option("--format", ex.format, "perfetto, json or csv")->capture_default_str();
   exp->add_option("-o,--output", ex.output, "File to write (default, or -: standard output)");
+  exp->add_option("--window", ex.window,
+                  "perfetto: only the slices of a part of the run, FROM:TO since the recording's "
+                  "start with a unit (1.2s:1.5s, 300ms:, :40ms), and the arrows between them");
+  exp->add_flag("--stream", ex.stream,
+                "perfetto: read the recording in one pass, holding no DAG (as export does by "
+                "itself when the DAG does not fit in the memory): the same timeline, its "
+                "strands numbered in the order the pass met them");
   ViewOptions vw;
   CLI::App* view = app.add_subcommand(
       "view",

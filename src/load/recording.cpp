@@ -79,8 +79,9 @@ void check_model_fits(uint64_t tasks, uint64_t event_bytes, const std::string& p
   throw OutOfMemoryError(fmt::format(
       "{}: reading this trace needs at least {}{} and {} is {}; read it on a machine with more "
       "memory, or record a shorter run (a smaller input, or a cut-off: fewer tasks); every "
-      "command but `tasklens export` reads such a recording in one pass or in passes by itself "
-      "(report, whatif, advise, tasks, sched, predict, diff, view)",
+      "command but `tasklens export --format json|csv` reads such a recording in one pass or in "
+      "passes by itself (report, whatif, advise, tasks, sched, predict, diff, view, export's "
+      "timeline with --window)",
       path, gib(need),
       tasks ? fmt::format(" ({} tasks, about {} bytes each)", tasks, kBytesPerTask) : "",
       budget->source, gib(budget->bytes)));

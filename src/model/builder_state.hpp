@@ -508,6 +508,9 @@ class Builder {
     uint32_t site = 0;           // the innermost site around it (Strand::site), with the chain
     uint32_t join_node = kNone;  // its innermost enclosing taskgroup or phase
     uint32_t join = kNone;       // taskgroup, phase: the join of the tasks that end in it
+    // Its Node::instance as the DAG's reading has it (a library's construct folded into the one
+    // around it is in that one's instance), told to a sink that wants_nodes().
+    uint32_t model_instance = kNone;
     StrandSink::Instance instance = 0;
     bool has_instance = false, closed = false, live = false;
     bool shared_instance = false;  // a loop's or sections' share: the instance is StreamLoop's

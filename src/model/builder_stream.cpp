@@ -386,9 +386,17 @@ uint32_t Builder::stream_chain(uint32_t n) {
     // of it here.
     if (stream_nodes_ && sn_[v].key == StrandSink::kNoNode) {  // (a chain may stay kNone)
       sn_[v].key = stream_node_keys_++;
+      // (report::attribute_library_sites's instance: of the nearest node around with a site.)
+      sn_[v].model_instance = node.instance;
+      if (folded) {
+        uint32_t up = node.parent;
+        while (up != kNone && nodes_[up].site == kNone) up = nodes_[up].parent;
+        if (up != kNone) sn_[v].model_instance = sn_[up].model_instance;
+      }
       out_->node(sn_[v].key, node.parent == kNone ? StrandSink::kNoNode : sn_[node.parent].key,
                  static_cast<uint8_t>(node.kind),
-                 node.site == kNone ? StrandSink::kNoSite : sn_[v].site);  // (folded)
+                 node.site == kNone ? StrandSink::kNoSite : sn_[v].site,  // (folded)
+                 sn_[v].model_instance == kNone ? StrandSink::kNoInstance : sn_[v].model_instance);
     }
   }
   return sn_[n].chain;

@@ -138,11 +138,13 @@ void SinkThread::region_work(uint32_t region, uint64_t work) {
   maybe_send();
 }
 
-void SinkThread::node(uint64_t key, uint64_t parent, uint8_t kind, uint32_t site) {
+void SinkThread::node(uint64_t key, uint64_t parent, uint8_t kind, uint32_t site,
+                      uint32_t instance) {
   put(kNode);
   put(key);
   put(parent);
   put(uint64_t{site} << 8 | kind);
+  put(instance);
   maybe_send();
 }
 
@@ -289,8 +291,8 @@ void SinkThread::play(const std::vector<uint64_t>& chunk) {
         break;
       case kNode:
         target_.node(w[0], w[1], static_cast<uint8_t>(w[2] & 0xff),
-                     static_cast<uint32_t>(w[2] >> 8));
-        w += 3;
+                     static_cast<uint32_t>(w[2] >> 8), static_cast<uint32_t>(w[3]));
+        w += 4;
         break;
       case kStrandNode:
         target_.strand_node(*w++);

@@ -54,7 +54,7 @@ class SinkThread final : public StrandSink {
   bool wants_regions() const override { return wants_regions_; }
   void region_work(uint32_t region, uint64_t work) override;
   bool wants_nodes() const override { return wants_nodes_; }
-  void node(uint64_t key, uint64_t parent, uint8_t kind, uint32_t site) override;
+  void node(uint64_t key, uint64_t parent, uint8_t kind, uint32_t site, uint32_t instance) override;
   void strand_node(uint64_t key) override;
   void node_done(uint64_t key) override;
 

@@ -27,14 +27,16 @@
 //  * region_work(region, work) just before a strand() for each user region the strand did work
 //    in (Model::region_work's entries of that strand: a region may come more than once, each
 //    with work > 0), when the sink wants_regions().
-//  * node(key, parent, kind, site) once for every node of the construct tree (Model::nodes: each
+//  * node(key, parent, kind, site, instance) once for every node of the construct tree
+//  (Model::nodes: each
 //    one, none merged or left out), after its parent's and before any strand inside it;
 //    strand_node(key) just before every strand(): its innermost node (Strand::node); and
 //    node_done(key) once no strand or node inside it is to come. `key` is a serial number (0 the
 //    program's node), never reused; `parent` kNoNode for the root; `kind` a NodeKind; `site` the
 //    node's own construct site (Node::site, kNoSite for a structural node; a library's site that
-//    counts for the one around it is that one, as report::attribute_library_sites has it). When the
-//    sink wants_nodes().
+//    counts for the one around it is that one, as report::attribute_library_sites has it),
+//    `instance` its construct instance (Node::instance, kNoInstance for a structural node). When
+//    the sink wants_nodes().
 #pragma once
 
 #include <cstdint>
@@ -89,8 +91,10 @@ class StrandSink {
   virtual void region_work(uint32_t /*region*/, uint64_t /*work*/) {}
   static constexpr uint64_t kNoNode = ~uint64_t{0};
   static constexpr uint32_t kNoSite = ~uint32_t{0};
+  static constexpr uint32_t kNoInstance = ~uint32_t{0};
   virtual bool wants_nodes() const { return false; }
-  virtual void node(uint64_t /*key*/, uint64_t /*parent*/, uint8_t /*kind*/, uint32_t /*site*/) {}
+  virtual void node(uint64_t /*key*/, uint64_t /*parent*/, uint8_t /*kind*/, uint32_t /*site*/,
+                    uint32_t /*instance*/) {}
   virtual void strand_node(uint64_t /*key*/) {}
   virtual void node_done(uint64_t /*key*/) {}
 };

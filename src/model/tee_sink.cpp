@@ -103,8 +103,8 @@ void TeeSink::task_key(uint64_t key) {
 void TeeSink::region_work(uint32_t region, uint64_t work) {
   for (StrandSink* x : regions_) x->region_work(region, work);
 }
-void TeeSink::node(uint64_t key, uint64_t parent, uint8_t kind, uint32_t site) {
-  for (StrandSink* x : nodes_) x->node(key, parent, kind, site);
+void TeeSink::node(uint64_t key, uint64_t parent, uint8_t kind, uint32_t site, uint32_t instance) {
+  for (StrandSink* x : nodes_) x->node(key, parent, kind, site, instance);
 }
 void TeeSink::strand_node(uint64_t key) {
   for (StrandSink* x : nodes_) x->strand_node(key);

@@ -38,7 +38,7 @@ class TeeSink final : public StrandSink {
   bool wants_regions() const override { return any(&StrandSink::wants_regions); }
   void region_work(uint32_t region, uint64_t work) override;
   bool wants_nodes() const override { return any(&StrandSink::wants_nodes); }
-  void node(uint64_t key, uint64_t parent, uint8_t kind, uint32_t site) override;
+  void node(uint64_t key, uint64_t parent, uint8_t kind, uint32_t site, uint32_t instance) override;
   void strand_node(uint64_t key) override;
   void node_done(uint64_t key) override;
 

@@ -77,46 +77,39 @@ Flows compute_flows(const model::Model& m) {
   }
   src_begin[n] = static_cast<uint32_t>(src.size());
 
-  auto drawn = [&](const Flow& f) {
-    return f.kind != FlowKind::Continuation || m.strands[f.from].thread != m.strands[f.to].thread;
-  };
+  auto thread = [&](uint32_t s) { return m.strands[s].thread; };
   for (uint32_t s = 0; s < n; ++s) {
     out.begin[s] = static_cast<uint32_t>(out.flows.size());
     if (!is_timed(m.strands[s])) continue;
     const size_t first = out.flows.size();
-    bool any_routed = false;
-    // One flow per pair: a source reached through two untimed strands (or directly too).
-    auto seen = [&](uint32_t from) {
-      for (size_t k = first; k < out.flows.size(); ++k)
-        if (out.flows[k].from == from) return true;
-      return false;
+    // One flow per pair (preferred_flow): a source met again replaces its flow when preferred.
+    auto add = [&](const Flow& f) {
+      for (size_t k = first; k < out.flows.size(); ++k) {
+        Flow& had = out.flows[k];
+        if (had.from != f.from) continue;
+        if (preferred_flow(f.via != kNone, f.kind, had.via != kNone, had.kind)) had = f;
+        return;
+      }
+      out.flows.push_back(f);
     };
     for (uint32_t p : m.preds_of(s)) {
       if (is_timed(m.strands[p])) {
         ++out.edges;
-        Flow f{p, s, kNone, classify_edge(m, owner, p, s)};
-        if (!drawn(f))
+        const Flow f{p, s, kNone, classify_edge(m, owner, p, s)};
+        if (drawn(f.kind, thread(p), thread(s)))
+          add(f);
+        else
           ++out.continuations_hidden;
-        else if (!any_routed || !seen(p))
-          out.flows.push_back(f);
         continue;
       }
       const FlowKind leg2 = classify_edge(m, owner, p, s);
       for (uint32_t i = src_begin[p]; i < src_begin[p + 1]; ++i) {
         const uint32_t q = src[i];
-        const FlowKind leg1 = classify_edge(m, owner, q, p);
-        FlowKind kind = leg2;
-        if (leg2 == FlowKind::Continuation)
-          kind = leg1;
-        else if (leg1 == FlowKind::Join && leg2 == FlowKind::Spawn)
-          kind = FlowKind::Barrier;
-        Flow f{q, s, p, kind};
-        if (!drawn(f) || seen(q)) continue;
-        out.flows.push_back(f);
-        any_routed = true;
-        ++out.routed;
+        const Flow f{q, s, p, routed_kind(classify_edge(m, owner, q, p), leg2)};
+        if (drawn(f.kind, thread(q), thread(s))) add(f);
       }
     }
+    for (size_t k = first; k < out.flows.size(); ++k) out.routed += out.flows[k].via != kNone;
   }
   out.begin[n] = static_cast<uint32_t>(out.flows.size());
   return out;

@@ -29,6 +29,10 @@
 //  * Flows drawn: every spawn, join, dependence and barrier; a continuation only when the task
 //    moved to another worker (untied tasks, oneTBB waits): on one worker the next slice of the
 //    track is the continuation.
+//  * One flow per pair of slices: a source reached both by an edge and through an untimed strand
+//    keeps the edge's flow; one reached through several untimed strands, the lowest kind in
+//    FlowKind's order. (A rule on the kinds, not on the order the predecessors come in, so that
+//    a reading in one pass, which meets them in another order, draws the same flows.)
 // Cost: O(V + E) for V strands and E edges, plus the routed flows.
 #pragma once
 
@@ -46,6 +50,23 @@ using model::is_timed;  // a slice: a strand with a worker and a timestamp
 
 // The owner node of every node (see above): owner[v] is v or its nearest owning ancestor.
 std::vector<uint32_t> owner_nodes(const model::Model& model);
+
+// The kind of a flow routed through an untimed strand from the kinds of its two legs.
+inline FlowKind routed_kind(FlowKind leg1, FlowKind leg2) {
+  if (leg2 == FlowKind::Continuation) return leg1;
+  if (leg1 == FlowKind::Join && leg2 == FlowKind::Spawn) return FlowKind::Barrier;
+  return leg2;
+}
+// A flow is drawn unless it is a continuation on one worker.
+inline bool drawn(FlowKind kind, uint32_t from_thread, uint32_t to_thread) {
+  return kind != FlowKind::Continuation || from_thread != to_thread;
+}
+// Which of two ways to reach one destination from one source is drawn (the rule above): true
+// when (routed, kind) comes before (other_routed, other_kind).
+inline bool preferred_flow(bool routed, FlowKind kind, bool other_routed, FlowKind other_kind) {
+  if (routed != other_routed) return !routed;
+  return kind < other_kind;
+}
 
 // Kind of the model edge p -> s from the owners of both strands' nodes.
 FlowKind classify_edge(const model::Model& model, const std::vector<uint32_t>& owner, uint32_t p,

@@ -12,21 +12,6 @@ namespace {
 
 using model::kNone;
 
-// TSC ticks -> integer ns since the origin (negative before it).
-struct Clock {
-  uint64_t origin = 0;
-  double ns_per_tick = 1;
-  int64_t ns(uint64_t tick) const {
-    const double d = (double(tick) - double(origin)) * ns_per_tick;
-    // A damaged trace's timestamps can be anywhere: keep them inside int64_t (llround of a value
-    // outside it is undefined), a thousand years either way.
-    constexpr double kLimit = 3.2e19 / 1000;
-    if (!(d > -kLimit)) return -static_cast<int64_t>(kLimit);
-    if (!(d < kLimit)) return static_cast<int64_t>(kLimit);
-    return static_cast<int64_t>(std::llround(d));
-  }
-};
-
 // ns as microseconds with 3 decimals: exact, no floating-point formatting.
 void put_us(ExportWriter& w, int64_t ns) {
   uint64_t magnitude = static_cast<uint64_t>(ns);
@@ -45,6 +30,7 @@ void put_us(ExportWriter& w, int64_t ns) {
 struct Pending {
   int64_t ts;
   uint32_t order;  // position of the slice it binds to (kNone: a preemption interval)
+  uint32_t then;   // the flow's destination's position, or the preemption interval's index
   uint32_t index;  // flow index, or preemption interval index
 };
 
@@ -55,60 +41,77 @@ std::string thread_label(const ExportRun& r, uint32_t t) {
 
 }  // namespace
 
-PerfettoStats write_perfetto(const ExportRun& r, ExportWriter& w) {
+PerfettoStats write_perfetto(const ExportRun& r, const Timeline& t, ExportWriter& w) {
   const model::Model& m = *r.model;
   const std::vector<SiteLabel>& labels = *r.labels;
-  const uint32_t n = static_cast<uint32_t>(m.strands.size());
   const uint64_t pid = r.info.pid ? r.info.pid : 1;
   PerfettoStats stats;
 
-  // Slices in time order: by start, the longer first (it encloses the other), then by id.
-  std::vector<uint32_t> slices;
-  slices.reserve(n);
-  uint64_t first_start = std::numeric_limits<uint64_t>::max();
-  for (uint32_t s = 0; s < n; ++s) {
-    if (!is_timed(m.strands[s])) continue;
-    slices.push_back(s);
-    first_start = std::min(first_start, m.strands[s].start);
-  }
-  Clock clock;
-  clock.origin = r.origin ? r.origin : (slices.empty() ? 0 : first_start);
+  // Slices in time order: by start, the longer first (it encloses the other), then in the order
+  // the strands were met.
+  const uint32_t n = static_cast<uint32_t>(t.size());
+  ExportClock clock;
+  clock.origin = r.origin ? r.origin : t.first_start == kNoStart ? 0 : t.first_start;
   clock.ns_per_tick = r.tsc_hz > 0 ? 1e9 / r.tsc_hz : 1.0;
-  std::vector<int64_t> start_ns(n, 0), end_ns(n, 0);
-  for (uint32_t s : slices) {
-    start_ns[s] = clock.ns(m.strands[s].start);
-    end_ns[s] = std::max(start_ns[s], clock.ns(m.strands[s].end));
+  std::vector<int64_t> start_ns(n), end_ns(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    const TimelineSlice x = t.slice(i);
+    std::tie(start_ns[i], end_ns[i]) = clock.slice_ns(x.start, x.end);
   }
+  std::vector<uint32_t> slices(n);
+  for (uint32_t i = 0; i < n; ++i) slices[i] = i;
   std::sort(slices.begin(), slices.end(), [&](uint32_t a, uint32_t b) {
     if (start_ns[a] != start_ns[b]) return start_ns[a] < start_ns[b];
     if (end_ns[a] != end_ns[b]) return end_ns[a] > end_ns[b];
-    return a < b;
+    return t.order(a) < t.order(b);
   });
-  std::vector<uint32_t> order_of(n, kNone);
-  for (uint32_t i = 0; i < slices.size(); ++i) order_of[slices[i]] = i;
+  std::vector<uint32_t> position(n);
+  for (uint32_t i = 0; i < n; ++i) position[slices[i]] = i;
 
-  const Flows flows = compute_flows(m);
   std::vector<Pending> pending;
-  pending.reserve(flows.flows.size());
-  for (uint32_t f = 0; f < flows.flows.size(); ++f) {
-    const uint32_t src = flows.flows[f].from, dst = flows.flows[f].to;
+  pending.reserve(t.flows.size());
+  for (uint32_t f = 0; f < t.flows.size(); ++f) {
+    const uint32_t src = t.flows[f].from, dst = t.flows[f].to;
     // The source's last ns, but not after the destination's start (overlapping clocks): the "s"
     // must come first.
     const int64_t ts = std::max(start_ns[src], std::min(end_ns[src] - 1, start_ns[dst]));
-    pending.push_back(Pending{ts, order_of[src], f});
+    pending.push_back(Pending{ts, position[src], position[dst], f});
   }
   std::vector<std::pair<int64_t, int64_t>> preempt_ns;  // flattened intervals
   std::vector<uint32_t> preempt_thread;
-  for (uint32_t t = 0; t < r.preemptions.size(); ++t)
-    for (auto [from, to] : r.preemptions[t]) {
+  for (uint32_t th = 0; th < r.preemptions.size(); ++th)
+    for (auto [from, to] : r.preemptions[th]) {
       if (to <= from) continue;
-      pending.push_back(Pending{clock.ns(from), kNone, static_cast<uint32_t>(preempt_ns.size())});
-      preempt_ns.emplace_back(clock.ns(from), std::max(clock.ns(from), clock.ns(to)));
-      preempt_thread.push_back(t);
+      const auto [from_ns, to_ns] = clock.slice_ns(from, to);
+      if (t.window.given && !t.window.holds(from_ns, to_ns)) continue;
+      const uint32_t index = static_cast<uint32_t>(preempt_ns.size());
+      pending.push_back(Pending{from_ns, kNone, index, index});
+      preempt_ns.emplace_back(from_ns, to_ns);
+      preempt_thread.push_back(th);
     }
   std::sort(pending.begin(), pending.end(), [](const Pending& a, const Pending& b) {
-    return a.ts != b.ts ? a.ts < b.ts : a.order != b.order ? a.order < b.order : a.index < b.index;
+    if (a.ts != b.ts) return a.ts < b.ts;
+    if (a.order != b.order) return a.order < b.order;
+    return a.then < b.then;
   });
+  // A flow's id is its rank in the order its "s" events come in; its "f" events come with their
+  // destinations, grouped by them, by source.
+  std::vector<uint32_t> flow_id(t.flows.size());
+  {
+    uint32_t next_id = 0;
+    for (const Pending& p : pending)
+      if (p.order != kNone) flow_id[p.index] = next_id++;
+  }
+  std::vector<uint32_t> into_begin(n + 1, 0), into(t.flows.size());
+  for (const TimelineFlow& f : t.flows) ++into_begin[position[f.to] + 1];
+  for (uint32_t i = 0; i < n; ++i) into_begin[i + 1] += into_begin[i];
+  {
+    std::vector<uint32_t> cursor(into_begin.begin(), into_begin.end() - 1);
+    for (uint32_t f = 0; f < t.flows.size(); ++f) into[cursor[position[t.flows[f].to]]++] = f;
+  }
+  for (uint32_t i = 0; i < n; ++i)
+    std::sort(into.begin() + into_begin[i], into.begin() + into_begin[i + 1],
+              [&](uint32_t a, uint32_t b) { return flow_id[a] < flow_id[b]; });
 
   // Per-site and per-fragment strings, escaped once.
   std::vector<std::string> site_name(m.sites.size()), site_cat(m.sites.size()),
@@ -139,13 +142,16 @@ PerfettoStats write_perfetto(const ExportRun& r, ExportWriter& w) {
   const std::string work_key = json_string("work_" + m.metric);
 
   // Header and run facts.
-  uint64_t per_kind[5] = {0, 0, 0, 0, 0};
-  for (const Flow& f : flows.flows) ++per_kind[static_cast<int>(f.kind)];
+  uint64_t per_kind[5] = {0, 0, 0, 0, 0}, routed = 0;
+  for (const TimelineFlow& f : t.flows) {
+    ++per_kind[static_cast<int>(f.kind)];
+    routed += f.routed;
+  }
   // Tracks: every thread with a slice (also one beyond thread_count in an inconsistent model).
   uint32_t tracks = m.thread_count;
-  for (uint32_t s : slices) tracks = std::max(tracks, m.strands[s].thread + 1);
+  for (uint32_t i = 0; i < n; ++i) tracks = std::max(tracks, t.thread(i) + 1);
   std::vector<uint8_t> has_slice(tracks, 0);
-  for (uint32_t s : slices) has_slice[m.strands[s].thread] = 1;
+  for (uint32_t i = 0; i < n; ++i) has_slice[t.thread(i)] = 1;
   for (uint8_t h : has_slice) stats.tracks += h;
   w.put("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"tasklens_version\":");
   append_json_string(w.buf(), TASKLENS_VERSION);
@@ -160,12 +166,27 @@ PerfettoStats write_perfetto(const ExportRun& r, ExportWriter& w) {
       "\"threads\":{},\"workers\":{},\"tasks\":{},\"strands\":{},\"slices\":{},"
       "\"untimed_strands\":{},\"flows\":{{\"spawn\":{},\"join\":{},\"dependence\":{},"
       "\"barrier\":{},\"continuation\":{}}},\"routed_flows\":{},\"continuations_not_drawn\":{},"
-      "\"preempted_ticks\":{},\"warnings\":[",
+      "\"preempted_ticks\":{},\"strand_ids\":\"{}\",",
       r.tsc_hz > 0 ? r.tsc_hz : 0.0, r.tsc_hz > 0 ? "false" : "true", clock.origin,
-      m.complete ? "true" : "false", m.thread_count, stats.tracks, m.task_count, n, slices.size(),
-      n - slices.size(), per_kind[int(FlowKind::Spawn)], per_kind[int(FlowKind::Join)],
+      m.complete ? "true" : "false", m.thread_count, stats.tracks, m.task_count, t.strands, n,
+      t.strands - t.timed, per_kind[int(FlowKind::Spawn)], per_kind[int(FlowKind::Join)],
       per_kind[int(FlowKind::Dependence)], per_kind[int(FlowKind::Barrier)],
-      per_kind[int(FlowKind::Continuation)], flows.routed, flows.continuations_hidden, m.preempted);
+      per_kind[int(FlowKind::Continuation)], routed, t.continuations_hidden, m.preempted,
+      t.ids_met ? "met" : "serial");
+  if (t.window.given) {
+    w.put("\"window\":{\"from_us\":");
+    if (t.window.from == std::numeric_limits<int64_t>::min())
+      w.put("null");
+    else
+      put_us(w, t.window.from);
+    w.put(",\"to_us\":");
+    if (t.window.to == std::numeric_limits<int64_t>::max())
+      w.put("null");
+    else
+      put_us(w, t.window.to);
+    w.print(",\"slices_in_run\":{}}},", t.timed);
+  }
+  w.put("\"warnings\":[");
   for (size_t i = 0; i < m.warnings.size(); ++i) {
     if (i) w.put(',');
     append_json_string(w.buf(), m.warnings[i]);
@@ -179,45 +200,45 @@ PerfettoStats write_perfetto(const ExportRun& r, ExportWriter& w) {
       w.buf(),
       "tasklens: " + basename_of(r.info.program.empty() ? std::string("program") : r.info.program));
   w.put("}}");
-  for (uint32_t t = 0; t < has_slice.size(); ++t) {
-    if (!has_slice[t]) continue;
+  for (uint32_t th = 0; th < has_slice.size(); ++th) {
+    if (!has_slice[th]) continue;
     w.print(",\n{{\"ph\":\"M\",\"pid\":{},\"tid\":{},\"name\":\"thread_name\",\"args\":{{\"name\":",
-            pid, t);
-    append_json_string(w.buf(), thread_label(r, t));
+            pid, th);
+    append_json_string(w.buf(), thread_label(r, th));
     w.print(
         "}}}},\n{{\"ph\":\"M\",\"pid\":{},\"tid\":{},\"name\":\"thread_sort_index\","
         "\"args\":{{\"sort_index\":{}}}}}",
-        pid, t, t);
+        pid, th, th);
   }
   {
     std::vector<uint8_t> named(r.preemptions.size(), 0);
-    for (uint32_t t : preempt_thread) {
-      if (named[t]) continue;
-      named[t] = 1;
+    for (uint32_t th : preempt_thread) {
+      if (named[th]) continue;
+      named[th] = 1;
       w.print(
           ",\n{{\"ph\":\"M\",\"pid\":{},\"tid\":{},\"name\":\"thread_name\","
           "\"args\":{{\"name\":",
-          pid, kPreemptionTidBase + t);
-      append_json_string(w.buf(), thread_label(r, t) + ": preempted");
+          pid, kPreemptionTidBase + th);
+      append_json_string(w.buf(), thread_label(r, th) + ": preempted");
       w.print(
           "}}}},\n{{\"ph\":\"M\",\"pid\":{},\"tid\":{},\"name\":\"thread_sort_index\","
           "\"args\":{{\"sort_index\":{}}}}}",
-          pid, kPreemptionTidBase + t, t);
+          pid, kPreemptionTidBase + th, th);
     }
   }
 
   // The hot path writes with put() and num(): no format string to parse per event.
   const std::string pid_tid = fmt::format("\"pid\":{},\"tid\":", pid);
-  auto flow_event = [&](char ph, uint32_t f, uint32_t strand, int64_t ts) {
-    const std::string_view kind = to_string(flows.flows[f].kind);
+  auto flow_event = [&](char ph, uint32_t f, uint32_t slice, int64_t ts) {
+    const std::string_view kind = to_string(t.flows[f].kind);
     w.put(ph == 'f' ? std::string_view(",\n{\"ph\":\"f\",\"bp\":\"e\",")
                     : std::string_view(",\n{\"ph\":\"s\","));
     w.put(pid_tid);
-    w.num(m.strands[strand].thread);
+    w.num(t.thread(slice));
     w.put(",\"ts\":");
     put_us(w, ts);
     w.put(",\"id\":");
-    w.num(f);
+    w.num(flow_id[f]);
     w.put(",\"name\":\"");
     w.put(kind);
     w.put("\",\"cat\":\"");
@@ -240,14 +261,14 @@ PerfettoStats write_perfetto(const ExportRun& r, ExportWriter& w) {
         w.put(",\"name\":\"preempted\",\"cat\":\"preemption\"}");
         ++stats.preemption_slices;
       } else {
-        flow_event('s', p.index, flows.flows[p.index].from, p.ts);
+        flow_event('s', p.index, t.flows[p.index].from, p.ts);
       }
       w.maybe_flush();
     }
   };
-  for (uint32_t i = 0; i < slices.size(); ++i) {
+  for (uint32_t i = 0; i < n; ++i) {
     const uint32_t s = slices[i];
-    const model::Strand& st = m.strands[s];
+    const TimelineSlice st = t.slice(s);
     drain(start_ns[s], i);
     w.put(",\n{\"ph\":\"X\",");
     w.put(pid_tid);
@@ -261,17 +282,16 @@ PerfettoStats write_perfetto(const ExportRun& r, ExportWriter& w) {
     w.put(",\"cat\":");
     w.put(site_cat[st.site]);
     w.put(",\"args\":{\"strand\":");
-    w.num(s);
+    w.num(st.id);
     w.put(',');
     w.put(work_key);
     w.put(':');
     w.num(st.work);
     w.put(",\"node\":");
-    const model::Node& node = m.nodes[st.node];
-    w.put(node_kind[static_cast<int>(node.kind)]);
-    if (node.instance != kNone) {
+    w.put(node_kind[st.node_kind < node_kind.size() ? st.node_kind : 0]);
+    if (st.instance != kNone) {
       w.put(",\"instance\":");
-      w.num(node.instance);
+      w.num(st.instance);
     }
     const uint32_t group = r.fragments && st.fragment < r.fragments->group_of.size()
                                ? r.fragments->group_of[st.fragment]
@@ -288,8 +308,8 @@ PerfettoStats write_perfetto(const ExportRun& r, ExportWriter& w) {
     }
     w.put("}}");
     ++stats.slices;
-    for (uint32_t f = flows.begin[s]; f < flows.begin[s + 1]; ++f) {
-      flow_event('f', f, s, start_ns[s]);
+    for (uint32_t k = into_begin[i]; k < into_begin[i + 1]; ++k) {
+      flow_event('f', into[k], s, start_ns[s]);
       ++stats.flows;
     }
     w.maybe_flush();
@@ -297,6 +317,13 @@ PerfettoStats write_perfetto(const ExportRun& r, ExportWriter& w) {
   drain(std::numeric_limits<int64_t>::max(), kNone);
   w.put("\n]}\n");
   return stats;
+}
+
+PerfettoStats write_perfetto(const ExportRun& r, ExportWriter& w) {
+  // (Without a window the clock's origin does not choose the slices.)
+  ExportClock clock;
+  clock.ns_per_tick = r.tsc_hz > 0 ? 1e9 / r.tsc_hz : 1.0;
+  return write_perfetto(r, timeline_of(*r.model, clock, TimeWindow{}), w);
 }
 
 }  // namespace tasklens::report

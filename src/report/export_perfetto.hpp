@@ -17,8 +17,8 @@
 //    absent for structural nodes), function (of the code the strand ran, else of the site) and
 //    fragment (its code fragment, file:L1-L2, when known).
 //  * Each flow of compute_flows() is an "s" event on its source slice and an "f" event with
-//    "bp": "e" on its destination slice, with the same id (the flow's index, unique), name and
-//    cat (the flow kind: spawn, join, dependence, barrier, continuation). The "s" is at the
+//    "bp": "e" on its destination slice, with the same id (unique: the rank of its "s" event), name
+//    and cat (the flow kind: spawn, join, dependence, barrier, continuation). The "s" is at the
 //    source's last nanosecond (its start when shorter), the "f" at the destination's start: both
 //    inside the slice they bind to, and in time order.
 //  * Preemption by other processes (from the trace; the tsc metric removed it from the work): an
@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "model/model.hpp"
+#include "report/export_timeline.hpp"
 #include "report/export_writer.hpp"
 #include "report/profile_report.hpp"
 #include "report/whatif_report.hpp"
@@ -67,6 +68,11 @@ struct PerfettoStats {
   uint64_t preemption_slices = 0;
 };
 
+// The whole run from the DAG in memory.
 PerfettoStats write_perfetto(const ExportRun& run, ExportWriter& out);
+// A timeline made before (export_timeline.hpp: from the DAG or one pass, maybe a window of the
+// run); `run.model` gives the run's facts and sites, not its strands. Time 0 is `run.origin`, or
+// the timeline's first start when 0.
+PerfettoStats write_perfetto(const ExportRun& run, const Timeline& timeline, ExportWriter& out);
 
 }  // namespace tasklens::report

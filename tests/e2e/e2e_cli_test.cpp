@@ -1,4 +1,5 @@
 // The command line end to end: runtime choice, metrics, output files, formats, help.
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -8,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -160,15 +162,15 @@ TEST_F(Cli, ATraceTooLargeForTheMemoryIsRefusedBeforeItIsRead) {
   ASSERT_TRUE(record(example("suite_fib", "clang"), {"16"}, trace).exited(0));  // 3192 tasks
   EnvOverrides small = default_env();
   small["TASKLENS_MEMORY_LIMIT"] = "64K";
-  for (const char* command : {"export"}) {
-    RunResult r = run({TASKLENS_BIN, command, trace}, small);
+  for (const char* format : {"json", "csv"}) {
+    RunResult r = run({TASKLENS_BIN, "export", "--format", format, trace}, small);
     EXPECT_TRUE(r.exited(6)) << r.describe();
     EXPECT_EQ(lines_of(r.err).size(), 1u) << r.describe();
     EXPECT_NE(r.err.find("t.tlens: reading this trace needs at least"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("TASKLENS_MEMORY_LIMIT is 0.1 MiB"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("record a shorter run"), std::string::npos) << r.err;
-    EXPECT_NE(r.err.find("every command but `tasklens export` reads such a recording in one pass "
-                         "or in passes by itself"),
+    EXPECT_NE(r.err.find("every command but `tasklens export --format json|csv` reads such a "
+                         "recording in one pass or in passes by itself"),
               std::string::npos)
         << r.err;
     EXPECT_EQ(r.out, "");
@@ -227,6 +229,31 @@ TEST_F(Cli, ATraceTooLargeForTheMemoryIsRefusedBeforeItIsRead) {
   EXPECT_TRUE(predicted.exited(0)) << predicted.describe();
   EXPECT_NE(predicted.out.find("read in one pass"), std::string::npos) << predicted.out;
   EXPECT_NE(predicted.out.find("extrapolated"), std::string::npos) << predicted.out;
+  // `export`'s timeline in one pass: a DAG that does not fit in 1000 KiB, and a window of the
+  // run's first 200 slices that does (the whole run's 9,000 would not).
+  EnvOverrides no_dag = default_env();
+  no_dag["TASKLENS_MEMORY_LIMIT"] = "1000K";
+  const RunResult dag = run({TASKLENS_BIN, "export", trace}, roomy);
+  ASSERT_TRUE(dag.exited(0)) << dag.describe();
+  std::vector<double> starts;
+  const auto dag_json = nlohmann::json::parse(dag.out);
+  for (const auto& e : dag_json["traceEvents"])
+    if (e["ph"] == "X") starts.push_back(e["ts"].get<double>());
+  ASSERT_GT(starts.size(), 2000u);
+  const std::string window = fmt::format(":{:.3f}us", starts[200]);
+  RunResult whole = run({TASKLENS_BIN, "export", trace}, no_dag);
+  EXPECT_TRUE(whole.exited(6)) << whole.describe();
+  EXPECT_EQ(lines_of(whole.err).size(), 2u) << whole.describe();  // (the note, the refusal)
+  EXPECT_NE(whole.err.find("export a shorter part of the run with --window"), std::string::npos)
+      << whole.err;
+  RunResult part = run({TASKLENS_BIN, "export", "--window", window, trace}, no_dag);
+  ASSERT_TRUE(part.exited(0)) << part.describe();
+  EXPECT_NE(part.err.find("the timeline is read in one pass"), std::string::npos) << part.err;
+  const auto windowed = nlohmann::json::parse(part.out);
+  EXPECT_EQ(windowed["otherData"]["strand_ids"], "met");
+  EXPECT_EQ(windowed["otherData"]["slices"],
+            std::count_if(starts.begin(), starts.end(), [&](double s) { return s < starts[200]; }))
+      << window;
   // Not even one pass fits in 64 KiB.
   RunResult refused = run({TASKLENS_BIN, "predict", trace}, small);
   EXPECT_TRUE(refused.exited(6)) << refused.describe();

@@ -85,6 +85,11 @@ void check_perfetto(const std::string& dir, const std::string& exe,
   ASSERT_TRUE(dj.exited(0)) << dj.describe();
 
   EXPECT_EQ(schema_errors(perfetto), "");
+  // A window read in one pass is as valid (e2e_stream_test: the same events as from the DAG).
+  const std::string part = dir + "/run.part.json";
+  RunResult win = tl_export({trace, "--stream", "--window", "1us:", "-o", part});
+  ASSERT_TRUE(win.exited(0)) << win.describe();
+  EXPECT_EQ(schema_errors(part), "");
   const json p = parse_file(perfetto), dag = parse_file(dag_file);
   ASSERT_TRUE(p.is_object() && dag.is_object());
 
@@ -239,6 +244,26 @@ TEST_F(ExportTest, BadInputIsOneLineAndLeavesNoFile) {
   EXPECT_EQ(lines_of(bad_format.err).size(), 1u) << bad_format.err;
   EXPECT_NE(bad_format.err.find("perfetto, json or csv"), std::string::npos) << bad_format.err;
   EXPECT_TRUE(bad_format.out.empty());
+
+  // --window: FROM:TO with units; --stream and --window only for the timeline.
+  for (const char* window :
+       {"1.5", "2ms", "1s:2", "abc:1ms", "3ms:1ms", "-1ms:2ms", "1ms:2ms:3ms"}) {
+    RunResult bad_window = tl_export({trace, "--window", window});
+    EXPECT_TRUE(bad_window.exited(2)) << window << ": " << bad_window.describe();
+    EXPECT_EQ(lines_of(bad_window.err).size(), 1u) << bad_window.err;
+    EXPECT_NE(bad_window.err.find(std::string("--window ") + window + ": "), std::string::npos)
+        << bad_window.err;
+    EXPECT_NE(bad_window.err.find("say 1.2s:1.5s"), std::string::npos) << bad_window.err;
+  }
+  for (const std::vector<std::string>& flag :
+       {std::vector<std::string>{"--stream"}, std::vector<std::string>{"--window", "0ms:1ms"}}) {
+    std::vector<std::string> argv = {trace, "--format", "csv"};
+    argv.insert(argv.end(), flag.begin(), flag.end());
+    RunResult dump = tl_export(argv);
+    EXPECT_TRUE(dump.exited(2)) << dump.describe();
+    EXPECT_EQ(lines_of(dump.err).size(), 1u) << dump.err;
+    EXPECT_NE(dump.err.find(flag[0] + " is for --format perfetto"), std::string::npos) << dump.err;
+  }
 
   RunResult missing = tl_export({path("nope.tlens"), "-o", path("x.json")});
   EXPECT_FALSE(missing.exited(0)) << missing.describe();

@@ -356,6 +356,39 @@ void expect_same_view_structure(const std::string& trace, const std::string& nam
   }
 }
 
+// `export --stream` (the timeline in one pass) against the export from the DAG: the same events
+// in the same order, each slice's strand id aside (the order met, `strand_ids` "met"), and the
+// same facts; so with --window on the run's middle third.
+void expect_same_timeline(const std::string& trace, const std::string& name) {
+  const json whole = report_of({TASKLENS_BIN, "export", trace});
+  ASSERT_FALSE(whole.is_null()) << name;
+  double end_us = 0;
+  for (const json& e : whole["traceEvents"])
+    if (e["ph"] == "X") end_us = std::max(end_us, e["ts"].get<double>() + e["dur"].get<double>());
+  const std::string third =
+      fmt::format("{:.3f}us:{:.3f}us", end_us / 3, 2 * end_us / 3);  // (origin: the start)
+  for (const std::vector<std::string>& window :
+       {std::vector<std::string>{}, std::vector<std::string>{"--window", third}}) {
+    std::vector<std::string> argv = {TASKLENS_BIN, "export", trace};
+    argv.insert(argv.end(), window.begin(), window.end());
+    std::vector<std::string> stream = argv;
+    stream.push_back("--stream");
+    json memory = window.empty() ? whole : report_of(argv), one_pass = report_of(stream);
+    const std::string what = name + (window.empty() ? "" : " " + third);
+    ASSERT_FALSE(memory.is_null() || one_pass.is_null()) << what;
+    EXPECT_EQ(memory["otherData"]["strand_ids"], "serial") << what;
+    EXPECT_EQ(one_pass["otherData"]["strand_ids"], "met") << what;
+    for (json* j : {&memory, &one_pass}) {
+      (*j)["otherData"].erase("strand_ids");
+      for (json& e : (*j)["traceEvents"])
+        if (e.contains("args")) e["args"].erase("strand");
+    }
+    EXPECT_EQ(one_pass["otherData"], memory["otherData"]) << what;
+    EXPECT_EQ(one_pass["traceEvents"].size(), memory["traceEvents"].size()) << what;
+    EXPECT_TRUE(one_pass["traceEvents"] == memory["traceEvents"]) << what;
+  }
+}
+
 // Every reader that reads in one pass or in passes gives what it gives from the DAG in memory on
 // `trace`: report (work, span, strands, tasks, rows with their critical path shares: the span
 // as measured, one pass has no robust span), whatif, tasks, advise, sched and predict.
@@ -377,6 +410,7 @@ void expect_one_pass_reads_it_as_the_dag(const std::string& trace, const std::st
   expect_same_advise(trace, name);
   expect_same_sched(trace, name);
   expect_same_predict(trace, name);
+  expect_same_timeline(trace, name);
 }
 
 // The same recording read both ways: the same work, span, strands and tasks, and the same rows,
@@ -681,6 +715,22 @@ TEST_F(Stream, OnePassHoldsAtMostSixteenBytesPerTaskOnTwentyMillionTasks) {
   EXPECT_LT(v.max_rss_bytes, vs.max_rss_bytes + (uint64_t{24} << 20))
       << "view --stream, 18.5 M tasks: " << v.max_rss_bytes
       << " bytes resident, 2.7 M: " << vs.max_rss_bytes;
+  // `export`'s timeline in one pass: 10 ms of the run (some 10^5 slices whatever its length).
+  const std::vector<std::string> window = {"--stream", "--window", "100ms:110ms", "-o",
+                                           "/dev/null"};
+  std::vector<std::string> argv = {TASKLENS_BIN, "export", trace};
+  argv.insert(argv.end(), window.begin(), window.end());
+  const RunResult x = run(argv, default_env(), 600);
+  ASSERT_TRUE(x.exited(0)) << x.describe();
+  EXPECT_LE(x.max_rss_bytes, 16 * tasks)
+      << "export --stream: peak resident " << x.max_rss_bytes << " bytes, "
+      << double(x.max_rss_bytes) / double(tasks) << " per task";
+  argv[2] = small;
+  const RunResult xs = run(argv, default_env(), 300);
+  ASSERT_TRUE(xs.exited(0)) << xs.describe();
+  EXPECT_LT(x.max_rss_bytes, xs.max_rss_bytes + (uint64_t{24} << 20))
+      << "export --stream, 18.5 M tasks: " << x.max_rss_bytes
+      << " bytes resident, 2.7 M: " << xs.max_rss_bytes;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -25,6 +26,8 @@
 #include "analyze_all.hpp"
 #include "model/builder.hpp"
 #include "model/tee_sink.hpp"
+#include "report/export_stream.hpp"
+#include "report/export_timeline.hpp"
 #include "report/html_view.hpp"
 #include "trace/reader.hpp"
 
@@ -318,6 +321,84 @@ inline std::string structure_streaming_mismatch(const trace::TraceFile& trace,
     if (a != b)
       return "the structure's timeline or totals differ (" + std::to_string(max_slices) +
              " slices): " + std::get<2>(b) + " against " + std::get<2>(a);
+  }
+  return "";
+}
+
+// How the timeline of `trace` read in one pass (report::TimelineSink) differs from
+// report::timeline_of on `m`: the same slices (the DAG's ids mapped to the order met, fragments
+// by their code addresses) and flows, the whole run and its middle third. Empty when they do not,
+// or when the trace has what the streaming mode does not read yet.
+inline std::string timeline_streaming_mismatch(const trace::TraceFile& trace, const model::Model& m,
+                                               const model::BuildOptions& options) {
+  if (m.strand_order.size() != m.strands.size()) return "the model has no strand order";
+  report::ExportClock clock;  // (origin 0, a tick per ns)
+  uint64_t first = UINT64_MAX, last = 0;
+  for (const model::Strand& s : m.strands)
+    if (model::is_timed(s)) {
+      first = std::min(first, s.start);
+      last = std::max(last, s.end);
+    }
+  report::TimeWindow third;
+  third.given = true;
+  third.from = first == UINT64_MAX ? 0 : static_cast<int64_t>(first + (last - first) / 3);
+  third.to = first == UINT64_MAX ? 0 : static_cast<int64_t>(first + 2 * (last - first) / 3);
+  for (const report::TimeWindow& window : {report::TimeWindow{}, third}) {
+    report::TimelineSink sink(clock, window, UINT64_MAX);
+    std::string failure;
+    model::Model streamed;
+    if (!read_one_pass(trace, sink, options, failure, &streamed)) return failure;
+    const report::Timeline one_pass = sink.take();
+    const report::Timeline dag = report::timeline_of(m, clock, window);
+    const std::string where = window.given ? " (middle third)" : "";
+    if (one_pass.strands != dag.strands || one_pass.timed != dag.timed ||
+        one_pass.first_start != dag.first_start ||
+        one_pass.continuations_hidden != dag.continuations_hidden)
+      return "the timeline's counts differ" + where + ": " + std::to_string(one_pass.strands) +
+             " strands, " + std::to_string(one_pass.timed) + " timed, " +
+             std::to_string(one_pass.continuations_hidden) + " hidden against " +
+             std::to_string(dag.strands) + ", " + std::to_string(dag.timed) + ", " +
+             std::to_string(dag.continuations_hidden);
+    // Slices by the order met, with their fragments' code addresses.
+    auto slice_text = [](const report::TimelineSlice& x, const model::Model& model) {
+      const model::Fragment f =
+          x.fragment < model.fragments.size() ? model.fragments[x.fragment] : model::Fragment{};
+      std::ostringstream o;
+      o << x.order << ' ' << x.start << ' ' << x.end << ' ' << x.work << ' ' << x.thread << ' '
+        << x.site << ' ' << f.begin << '-' << f.end << ' ' << x.instance << ' ' << int(x.node_kind);
+      return o.str();
+    };
+    std::vector<std::string> a, b;
+    for (size_t i = 0; i < dag.size(); ++i) {
+      const report::TimelineSlice x = dag.slice(i);
+      if (m.strand_order[x.id] != x.order) return "a DAG slice's order is not its strand's";
+      a.push_back(slice_text(x, m));
+    }
+    for (const report::TimelineSlice& x : one_pass.slices) {
+      if (x.id != x.order) return "a one-pass slice's id is not the order met";
+      b.push_back(slice_text(x, streamed));
+    }
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    if (a != b)
+      return "the timeline's slices differ" + where + ": " + std::to_string(b.size()) +
+             " against " + std::to_string(a.size());
+    auto flow_texts = [](const report::Timeline& t) {
+      std::vector<std::string> out;
+      for (const report::TimelineFlow& f : t.flows)
+        out.push_back(std::to_string(t.order(f.from)) + ">" + std::to_string(t.order(f.to)) + " " +
+                      report::to_string(f.kind) + (f.routed ? " routed" : ""));
+      std::sort(out.begin(), out.end());
+      return out;
+    };
+    const std::vector<std::string> fa = flow_texts(dag), fb = flow_texts(one_pass);
+    if (fa != fb) {
+      std::vector<std::string> only;
+      std::set_symmetric_difference(fa.begin(), fa.end(), fb.begin(), fb.end(),
+                                    std::back_inserter(only));
+      return "the timeline's flows differ" + where + ": " + std::to_string(fb.size()) +
+             " against " + std::to_string(fa.size()) + ", first apart: " + only.front();
+    }
   }
   return "";
 }

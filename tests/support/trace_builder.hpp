@@ -128,6 +128,7 @@ class TraceBuilder {
       EXPECT_EQ(sched_streaming_mismatch(file, m, options), "");
       EXPECT_EQ(predict_streaming_mismatch(file, m, options), "");
       EXPECT_EQ(structure_streaming_mismatch(file, m, options), "");
+      EXPECT_EQ(timeline_streaming_mismatch(file, m, options), "");
     }
     return m;
   }

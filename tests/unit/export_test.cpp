@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -19,6 +20,7 @@
 #include "report/export_dump.hpp"
 #include "report/export_flows.hpp"
 #include "report/export_perfetto.hpp"
+#include "report/export_timeline.hpp"
 
 namespace tasklens {
 namespace {
@@ -200,8 +202,8 @@ TEST(ExportFlows, MatchesABruteForceOnRandomModels) {
     uint64_t hidden = 0;
     for (uint32_t s = 0; s < m.strands.size(); ++s) {
       if (!timed(s)) continue;
-      std::map<uint32_t, FlowKind> from;  // first way a source is reached wins (direct first)
-      std::vector<std::pair<uint32_t, FlowKind>> routed;
+      std::map<uint32_t, FlowKind> from;  // an edge's flow first, then the lowest routed kind
+      std::map<uint32_t, FlowKind> routed;
       for (uint32_t p : m.preds_of(s)) {
         if (timed(p)) {
           const FlowKind k = kind(p, s);
@@ -231,7 +233,8 @@ TEST(ExportFlows, MatchesABruteForceOnRandomModels) {
                        : leg1 == FlowKind::Join && leg2 == FlowKind::Spawn ? FlowKind::Barrier
                                                                            : leg2;
           if (k == FlowKind::Continuation && m.strands[q].thread == m.strands[s].thread) continue;
-          routed.emplace_back(q, k);
+          auto [it, added] = routed.emplace(q, k);
+          if (!added) it->second = std::min(it->second, k);
         }
       }
       for (auto [q, k] : routed) from.emplace(q, k);
@@ -312,6 +315,23 @@ Bound bind_flows(const json& events) {
   return b;
 }
 
+// Flows as (source, destination, kind name): from the events bound to their slices, and from
+// compute_flows.
+using NamedFlows = std::set<std::tuple<uint64_t, uint64_t, std::string>>;
+NamedFlows bound_flow_set(const Bound& b) {
+  NamedFlows out;
+  for (const auto& [id, from] : b.s_strand) {
+    EXPECT_EQ(b.s_name.at(id), b.f_name.at(id)) << "flow " << id;
+    out.emplace(from, b.f_strand.at(id), b.s_name.at(id));
+  }
+  return out;
+}
+NamedFlows flow_names(const report::Flows& flows) {
+  NamedFlows out;
+  for (const report::Flow& f : flows.flows) out.emplace(f.from, f.to, report::to_string(f.kind));
+  return out;
+}
+
 TEST(ExportPerfetto, SlicesTracksAndFlowsBoundToTheRightSlices) {
   const KindsModel k = kinds_model();
   const auto labels = plain_labels(k.m);
@@ -370,17 +390,11 @@ TEST(ExportPerfetto, SlicesTracksAndFlowsBoundToTheRightSlices) {
   ASSERT_EQ(b.s_strand.size(), flows.flows.size());
   ASSERT_EQ(b.f_strand.size(), flows.flows.size());
   EXPECT_EQ(st.flows, flows.flows.size());
-  for (uint64_t id = 0; id < flows.flows.size(); ++id) {
-    const report::Flow& f = flows.flows[id];
-    EXPECT_EQ(b.s_strand.at(id), f.from) << "flow " << id;
-    EXPECT_EQ(b.f_strand.at(id), f.to) << "flow " << id;
-    EXPECT_EQ(b.s_name.at(id), report::to_string(f.kind));
-    EXPECT_EQ(b.f_name.at(id), report::to_string(f.kind));
-  }
+  EXPECT_EQ(bound_flow_set(b), flow_names(flows));
+  uint64_t next_id = 0;  // ids are the ranks of the "s" events
   for (const json& e : ev) {
-    if (e["ph"] == "f") {
-      EXPECT_EQ(e["bp"], "e");
-    }
+    if (e["ph"] == "s") EXPECT_EQ(e["id"], next_id++);
+    if (e["ph"] == "f") EXPECT_EQ(e["bp"], "e");
   }
   const json& other = j["otherData"];
   EXPECT_EQ(other["flows"]["spawn"], 5);
@@ -392,29 +406,35 @@ TEST(ExportPerfetto, SlicesTracksAndFlowsBoundToTheRightSlices) {
   EXPECT_EQ(other["slices"], 11);
 }
 
+// A random model on 3 threads: each thread's strands back to back in id order, often of zero
+// length and often starting where the previous one ended (the ties a binder must get right),
+// one strand in 7 untimed.
+Model random_timed_model(std::mt19937_64& rng) {
+  Model m = fixtures::random_model(rng);
+  uint64_t clock[3] = {1000, 1000, 1000};
+  std::vector<uint64_t> done(m.strands.size(), 1000);  // end, or an untimed strand's readiness
+  for (uint32_t s = 0; s < m.strands.size(); ++s) {
+    uint64_t ready = 1000;
+    for (uint32_t p : m.preds_of(s)) ready = std::max(ready, done[p]);
+    if (rng() % 7 == 0) {
+      m.strands[s].thread = kNone;
+      done[s] = ready;
+      continue;
+    }
+    const uint32_t t = static_cast<uint32_t>(rng() % 3);
+    const uint64_t start = std::max(clock[t], ready) + (rng() % 2 ? 0 : rng() % 5);
+    const uint64_t len = rng() % 3 == 0 ? 0 : 1 + rng() % 4;
+    set_time(m, s, t, start, start + len);
+    clock[t] = done[s] = start + len;
+  }
+  m.thread_count = 3;
+  return m;
+}
+
 TEST(ExportPerfetto, BindsFlowsOnRandomModelsWithTiesAndZeroLengthSlices) {
   std::mt19937_64 rng(11);
   for (int round = 0; round < 60; ++round) {
-    Model m = fixtures::random_model(rng);
-    // Each thread's strands back to back in id order, often of zero length and often starting
-    // where the previous one ended: the ties a binder must get right.
-    uint64_t clock[3] = {1000, 1000, 1000};
-    std::vector<uint64_t> done(m.strands.size(), 1000);  // end, or an untimed strand's readiness
-    for (uint32_t s = 0; s < m.strands.size(); ++s) {
-      uint64_t ready = 1000;
-      for (uint32_t p : m.preds_of(s)) ready = std::max(ready, done[p]);
-      if (rng() % 7 == 0) {
-        m.strands[s].thread = kNone;
-        done[s] = ready;
-        continue;
-      }
-      const uint32_t t = static_cast<uint32_t>(rng() % 3);
-      const uint64_t start = std::max(clock[t], ready) + (rng() % 2 ? 0 : rng() % 5);
-      const uint64_t len = rng() % 3 == 0 ? 0 : 1 + rng() % 4;
-      set_time(m, s, t, start, start + len);
-      clock[t] = done[s] = start + len;
-    }
-    m.thread_count = 3;
+    Model m = random_timed_model(rng);
     const auto labels = plain_labels(m);
     const json j = export_perfetto(m, labels);
     const report::Flows flows = report::compute_flows(m);
@@ -426,12 +446,73 @@ TEST(ExportPerfetto, BindsFlowsOnRandomModelsWithTiesAndZeroLengthSlices) {
       EXPECT_GE(e["ts"].get<double>(), last) << "round " << round << ": " << e.dump();
       last = e["ts"];
     }
-    for (uint64_t id = 0; id < flows.flows.size(); ++id) {
-      const report::Flow& f = flows.flows[id];
-      const uint64_t got_s = b.s_strand.at(id), got_f = b.f_strand.at(id);
-      EXPECT_EQ(got_s, f.from) << "round " << round << " flow " << id;
-      EXPECT_EQ(got_f, f.to) << "round " << round << " flow " << id;
+    EXPECT_EQ(bound_flow_set(b), flow_names(flows)) << "round " << round;
+  }
+}
+
+// --window: the slices that start before its end and end at or after its start (whole), the
+// flows between two of them, the hidden continuations between two of them, the window in
+// otherData; the events' times stay the run's.
+TEST(ExportPerfetto, AWindowHoldsTheSlicesAcrossItAndTheFlowsBetweenThem) {
+  std::mt19937_64 rng(23);
+  for (int round = 0; round < 60; ++round) {
+    Model m = random_timed_model(rng);
+    const auto labels = plain_labels(m);
+    report::ExportClock clock;  // (1 tick = 1 ns; origin 0: the tick is the ns)
+    report::TimeWindow window;
+    window.given = true;
+    window.from = 1000 + static_cast<int64_t>(rng() % 40);
+    window.to = window.from + 1 + static_cast<int64_t>(rng() % 40);
+    if (round % 5 == 0) window.to = std::numeric_limits<int64_t>::max();  // "FROM:"
+    const report::Timeline t = report::timeline_of(m, clock, window);
+    std::set<uint32_t> want;
+    for (uint32_t s = 0; s < m.strands.size(); ++s) {
+      const model::Strand& x = m.strands[s];
+      if (model::is_timed(x) && int64_t(x.start) < window.to && int64_t(x.end) >= window.from)
+        want.insert(s);
     }
+    std::set<uint32_t> got;
+    for (size_t i = 0; i < t.size(); ++i) got.insert(static_cast<uint32_t>(t.slice(i).id));
+    ASSERT_EQ(got, want) << "round " << round;
+    NamedFlows want_flows, got_flows;
+    for (const report::Flow& f : report::compute_flows(m).flows)
+      if (want.count(f.from) && want.count(f.to))
+        want_flows.emplace(f.from, f.to, report::to_string(f.kind));
+    for (const report::TimelineFlow& f : t.flows)
+      got_flows.emplace(t.slice(f.from).id, t.slice(f.to).id, report::to_string(f.kind));
+    EXPECT_EQ(got_flows, want_flows) << "round " << round;
+    const std::vector<uint32_t> owner = report::owner_nodes(m);
+    uint64_t hidden = 0;
+    for (uint32_t s : want)
+      for (uint32_t p : m.preds_of(s))
+        hidden += want.count(p) && m.strands[p].thread == m.strands[s].thread &&
+                  report::classify_edge(m, owner, p, s) == FlowKind::Continuation;
+    EXPECT_EQ(t.continuations_hidden, hidden) << "round " << round;
+
+    report::ExportRun run;
+    run.model = &m;
+    run.labels = &labels;
+    run.origin = 1;  // ts = (tick - 1) / 1000 us
+    run.tsc_hz = 1e9;
+    report::ExportWriter w;
+    const report::PerfettoStats st = report::write_perfetto(run, t, w);
+    const json j = json::parse(w.take());
+    EXPECT_EQ(st.slices, want.size());
+    const json& other = j["otherData"];
+    EXPECT_EQ(other["slices"], want.size());
+    EXPECT_EQ(other["strands"], m.strands.size());
+    EXPECT_EQ(other["continuations_not_drawn"], hidden);
+    EXPECT_EQ(other["strand_ids"], "serial");
+    EXPECT_DOUBLE_EQ(other["window"]["from_us"].get<double>(), window.from / 1000.0);
+    if (round % 5 == 0)
+      EXPECT_TRUE(other["window"]["to_us"].is_null());
+    else
+      EXPECT_DOUBLE_EQ(other["window"]["to_us"].get<double>(), window.to / 1000.0);
+    for (const json& e : j["traceEvents"])
+      if (e["ph"] == "X") {
+        const model::Strand& x = m.strands[e["args"]["strand"].get<uint32_t>()];
+        EXPECT_DOUBLE_EQ(e["ts"].get<double>(), (x.start - 1) / 1000.0);
+      }
   }
 }
 

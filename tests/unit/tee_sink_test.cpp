@@ -51,7 +51,7 @@ class Counting final : public StrandSink {
   bool wants_times() const override { return wants_; }
   void times(uint64_t, uint64_t, uint32_t) override { ++calls; }
   bool wants_nodes() const override { return wants_; }
-  void node(uint64_t, uint64_t, uint8_t, uint32_t) override { ++calls; }
+  void node(uint64_t, uint64_t, uint8_t, uint32_t, uint32_t) override { ++calls; }
   void strand_node(uint64_t) override { ++calls; }
   void node_done(uint64_t) override { ++calls; }
   bool wants_;
@@ -65,7 +65,7 @@ TEST(TeeSink, OnlyTheTargetsThatWantACallGetIt) {
   EXPECT_TRUE(tee.wants_times());
   EXPECT_TRUE(tee.wants_nodes());
   EXPECT_FALSE(tee.wants_tasks());
-  tee.node(0, StrandSink::kNoNode, 0, StrandSink::kNoSite);
+  tee.node(0, StrandSink::kNoNode, 0, StrandSink::kNoSite, StrandSink::kNoInstance);
   tee.times(1, 2, 0);
   tee.strand_node(0);
   tee.strand(1, 1, 0, nullptr, 0, nullptr, 0, 1, 0, 0);
