@@ -246,6 +246,12 @@ TEST_F(Cli, ATraceTooLargeForTheMemoryIsRefusedBeforeItIsRead) {
   EXPECT_EQ(lines_of(whole.err).size(), 2u) << whole.describe();  // (the note, the refusal)
   EXPECT_NE(whole.err.find("export a shorter part of the run with --window"), std::string::npos)
       << whole.err;
+  // (A window as long as the run: refused in the pass, once it holds too many slices.)
+  RunResult all = run({TASKLENS_BIN, "export", "--window", "0ns:", trace}, no_dag);
+  EXPECT_TRUE(all.exited(6)) << all.describe();
+  EXPECT_EQ(lines_of(all.err).size(), 2u) << all.describe();
+  EXPECT_NE(all.err.find("the timeline of this window holds more than"), std::string::npos)
+      << all.err;
   RunResult part = run({TASKLENS_BIN, "export", "--window", window, trace}, no_dag);
   ASSERT_TRUE(part.exited(0)) << part.describe();
   EXPECT_NE(part.err.find("the timeline is read in one pass"), std::string::npos) << part.err;
