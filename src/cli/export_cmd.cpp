@@ -157,19 +157,30 @@ constexpr uint64_t kBytesPerSlice = 192;
   uint64_t max_slices = std::numeric_limits<uint32_t>::max() - 1;
   if (const auto budget = platform::memory_budget())
     max_slices = std::min(max_slices, budget->bytes / 2 / kBytesPerSlice);
+  // The run's length and task count, to say which window would fit.
+  std::error_code not_regular;
+  trace::TraceFile::Scan scan;
+  if (std::filesystem::is_regular_file(opt.trace, not_regular))
+    scan = trace::TraceFile::scan(opt.trace);
   const auto too_large = [&](uint64_t slices) {
+    std::string hint = "say --window 0ms:100ms";
+    // About two slices per task, a task's strands around its spawns and waits, evenly spread.
+    if (const double seconds = scan.run_seconds(); seconds > 0 && scan.tasks_created > 0) {
+      const double fits = seconds * double(slices) / (2.0 * double(scan.tasks_created));
+      hint = fmt::format(
+          "the run lasted {} and made {} tasks: a window of about {} holds some {} "
+          "slices",
+          report::format_amount(seconds, 1), scan.tasks_created, report::format_amount(fits / 2, 1),
+          slices / 2);
+    }
     return OutOfMemoryError(fmt::format(
         "{}: the timeline {} holds more than {} slices, more than the memory can sort and "
-        "write: export a shorter part of the run with --window FROM:TO (say --window 0ms:100ms)",
-        opt.trace, window.given ? "of this window" : "of the whole run", slices));
+        "write: export a shorter part of the run with --window FROM:TO ({})",
+        opt.trace, window.given ? "of this window" : "of the whole run", slices, hint));
   };
-  // The whole run's slices (about two per task, a task's strands around its spawns and waits)
-  // are known not to fit before the pass.
-  std::error_code not_regular;
-  if (!window.given && std::filesystem::is_regular_file(opt.trace, not_regular)) {
-    const trace::TraceFile::Scan scan = trace::TraceFile::scan(opt.trace);
-    if (scan.has_finish && 2 * scan.tasks_created > max_slices) throw too_large(max_slices);
-  }
+  // The whole run's slices (about two per task) are known not to fit before the pass.
+  if (!window.given && scan.has_finish && 2 * scan.tasks_created > max_slices)
+    throw too_large(max_slices);
   std::unique_ptr<report::TimelineSink> sink;
   uint64_t origin = 0;
   load::Streamed st;

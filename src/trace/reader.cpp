@@ -530,11 +530,13 @@ TraceFile::Scan TraceFile::scan(const std::string& path) {
   }
   uint64_t pos = h.header_size;
   r.primary = static_cast<Metric>(h.metric);
+  r.start_tsc = h.start_tsc;
   std::vector<bool> seen;
   while (r.file_bytes - pos >= sizeof(RecordHeader)) {
     // A record header and what follows it (an event block's header, or a Finish record).
-    uint8_t head[sizeof(RecordHeader) + std::max({sizeof(EventBlockHeader), sizeof(Finish),
-                                                  sizeof(RecorderStats), sizeof(HostSteal)})];
+    uint8_t head[sizeof(RecordHeader) +
+                 std::max({sizeof(EventBlockHeader), sizeof(Finish), sizeof(RecorderStats),
+                           sizeof(HostSteal), sizeof(ClockSync)})];
     const size_t want = static_cast<size_t>(std::min<uint64_t>(sizeof head, r.file_bytes - pos));
     if (!read_at(head, want, pos)) break;
     RecordHeader rh;
@@ -558,6 +560,13 @@ TraceFile::Scan TraceFile::scan(const std::string& path) {
       r.tasks_created = f.tasks_created;
       r.events_lost = f.events_lost;
       r.finish_reason = f.reason;
+      r.end_tsc = f.end_tsc;
+    } else if (rh.type == static_cast<uint32_t>(RecordType::ClockSync) &&
+               payload >= sizeof(ClockSync)) {
+      ClockSync c;
+      std::memcpy(&c, head + sizeof rh, sizeof c);
+      if (r.first_sync.tsc == 0) r.first_sync = c;
+      r.last_sync = c;
     } else if (rh.type == static_cast<uint32_t>(RecordType::RuntimeInfo) && payload >= 4) {
       // u32 flags, then the version string: oneTBB's starts with "oneTBB".
       const size_t text = std::min(payload, want - sizeof rh) - 4;
@@ -587,6 +596,15 @@ TraceFile::Scan TraceFile::scan(const std::string& path) {
   r.whole_bytes = pos;
   ::close(fd);
   return r;
+}
+
+double TraceFile::Scan::run_seconds() const {
+  const ClockSync &a = first_sync, &b = last_sync;
+  if (a.tsc == 0 || b.tsc <= a.tsc || b.monotonic_ns <= a.monotonic_ns || start_tsc == 0 ||
+      end_tsc <= start_tsc)
+    return 0;
+  const double hz = double(b.tsc - a.tsc) * 1e9 / double(b.monotonic_ns - a.monotonic_ns);
+  return double(end_tsc - start_tsc) / hz;
 }
 
 double TraceFile::tsc_hz() const {

@@ -136,6 +136,11 @@ class TraceFile {
     bool tbb = false;                // oneTBB reported itself (RuntimeInfo)
     bool libgomp = false;            // the program loaded libgomp (gcc's runtime; ModuleMap)
     double host_steal_percent = -1;  // the HostSteal record's share (host_steal_percent), or -1
+    uint64_t start_tsc = 0, end_tsc = 0;  // the header's start, the Finish record's end
+    ClockSync first_sync{}, last_sync{};  // the first and last ClockSync records (tsc 0: none)
+    // The run's length from its start to its end through the clock syncs' TSC rate (as
+    // tsc_hz() measures it); 0 when unknown.
+    double run_seconds() const;
   };
   static Scan scan(const std::string& path);
 

@@ -62,6 +62,7 @@ std::vector<uint8_t> file_with(const std::vector<std::vector<uint8_t>>& streams,
   if (finish) {
     Finish f{};
     f.tasks_created = 1;
+    f.end_tsc = 6000001000;  // 2 s after the header's start (TSC 1000) at the syncs' 3 GHz
     append_record(out, RecordType::Finish, &f, sizeof f);
   }
   return out;
@@ -129,6 +130,7 @@ TEST(Trace, RoundTripUncompressed) {
   EXPECT_TRUE(scan.has_finish);
   EXPECT_EQ(scan.tasks_created, 1u);
   EXPECT_EQ(scan.whole_bytes, scan.file_bytes);
+  EXPECT_DOUBLE_EQ(scan.run_seconds(), 2.0) << "from the start to the end at the syncs' rate";
   EXPECT_EQ(t.header().pid, 42u);
   EXPECT_EQ(t.runtime_version(), "LLVM test");
   EXPECT_TRUE(t.runtime_flags() & kRuntimeHasDispatch);
