@@ -28,15 +28,14 @@
 //    in (Model::region_work's entries of that strand: a region may come more than once, each
 //    with work > 0), when the sink wants_regions().
 //  * node(key, parent, kind, site, instance) once for every node of the construct tree
-//  (Model::nodes: each
-//    one, none merged or left out), after its parent's and before any strand inside it;
-//    strand_node(key) just before every strand(): its innermost node (Strand::node); and
-//    node_done(key) once no strand or node inside it is to come. `key` is a serial number (0 the
-//    program's node), never reused; `parent` kNoNode for the root; `kind` a NodeKind; `site` the
-//    node's own construct site (Node::site, kNoSite for a structural node; a library's site that
-//    counts for the one around it is that one, as report::attribute_library_sites has it),
-//    `instance` its construct instance (Node::instance, kNoInstance for a structural node). When
-//    the sink wants_nodes().
+//    (Model::nodes: each one, none merged or left out), after its parent's and before any strand
+//    inside it; strand_node(key) just before every strand(): its innermost node (Strand::node);
+//    and node_done(key) once no strand or node inside it is to come. `key` is a serial number
+//    (0 the program's node), never reused; `parent` kNoNode for the root; `kind` a NodeKind;
+//    `site` the node's own construct site (Node::site, kNoSite for a structural node; a library's
+//    site that counts for the one around it is that one, as report::attribute_library_sites has
+//    it), `instance` its construct instance (Node::instance, kNoInstance for a structural node;
+//    a library's construct's: the one around it). When the sink wants_nodes().
 #pragma once
 
 #include <cstdint>
