@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "model/slots.hpp"
+
 namespace tasklens::report {
 
 using model::kNone;
@@ -77,14 +79,9 @@ void TimelineSink::times(uint64_t start, uint64_t end, uint32_t thread) {
 }
 
 TimelineSink::Strand TimelineSink::take_handle() {
-  if (!free_.empty()) {
-    const Strand h = free_.back();
-    free_.pop_back();
-    return h;
-  }
-  carried_.emplace_back();
-  is_join_.push_back(0);
-  return static_cast<Strand>(carried_.size() - 1);
+  const Strand h = model::take_slot(carried_, free_);  // (a released slot is left empty)
+  if (is_join_.size() < carried_.size()) is_join_.resize(carried_.size(), 0);
+  return h;
 }
 
 void TimelineSink::add_source(std::vector<Source>& to, const Source& s) {
