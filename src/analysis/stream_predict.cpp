@@ -287,6 +287,10 @@ void StreamPredict::release(Strand s) {
 bool StreamPredict::merge_region(const Strand* preds, uint32_t count, Strand same,
                                  const SimGraph::Node& mine, uint32_t& into) {
   if (grain_ == 0 || same == kNoStrand || live_[same].region.empty()) return false;
+  // Only a wait collapses: without a join among the predecessors nothing below can return
+  // true, and the region (every node since the task's last wait: one per child a loop of
+  // creates made) is not sorted for each strand of that loop, which was quadratic.
+  if (std::none_of(preds, preds + count, [&](Strand p) { return live_[p].join; })) return false;
   members_.clear();
   for (uint32_t x : live_[same].region) members_.push_back(find(x));
   std::sort(members_.begin(), members_.end());
