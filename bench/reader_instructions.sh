@@ -13,9 +13,8 @@
 # `report --stream` runs on three threads: the events' decoding and merge (trace::EventDecoder,
 # model::detail::EventPipe), the builder (model::detail::Builder), and its sink
 # (model::SinkThread playing into analysis::StreamProfile). Each is named here by the function
-# that executes most of its instructions. Two cores give about 15 G instructions a second
-# between them at best on the hosts measured (a TSC of 2.5-2.6 GHz): 5 M tasks a second is then
-# about 3,000 instructions per task in all, and no thread above half the machine's rate.
+# that executes most of its instructions. What count 5 M tasks a second asks for on two cores,
+# and the latest figures: docs/benchmarks.md ("The readers' instructions per task").
 #
 # For each shape (examples/suite, clang-14, tied, no cut-off, 2 threads) at two small sizes,
 # prints each command's instructions per task, in all and per thread. About 5 minutes.
