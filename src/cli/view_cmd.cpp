@@ -341,20 +341,8 @@ report::ViewRun view_run_streamed(const std::string& path, const ViewOptions& op
   std::vector<uint32_t> listed_of;
   const std::vector<analysis::ConstructTrie::Aggregate> aggs =
       structure.trie().aggregates(sto.max_nodes, listed_of);
-  report::StructureInput in;
-  in.model = &st.model;
-  in.labels = &st.labels;
-  in.tsc_hz = st.trace->tsc_hz();
-  in.work = profile.work;
-  in.span = profile.span;
-  in.model_nodes = structure.nodes();
-  in.aggregates = &aggs;
-  in.listed_of = &listed_of;
-  in.spans_complete = false;
-  in.tree_note = "read in passes: the groups' spans and parallelism need the DAG in memory";
-  if (structure.trie().capped()) in.depth_kept = structure.trie().depth_limit();
-  in.bounds = &bounds;
-  in.timeline = &structure.timeline();
+  report::StructureInput in = report::one_pass_structure_input(
+      st.model, st.labels, st.trace->tsc_hz(), profile, structure, aggs, listed_of, bounds);
   run.sections.push_back({"structure", report::json_text(report::structure_json_of(in, sto))});
   return run;
 }

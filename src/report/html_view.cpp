@@ -7,6 +7,7 @@
 #include <string_view>
 #include <utility>
 
+#include "analysis/stream_structure.hpp"
 #include "report/json_text.hpp"
 
 namespace tasklens::report {
@@ -231,6 +232,28 @@ Json structure_json(const model::Model& m, const analysis::Profile& p,
   in.bounds = &bounds;
   in.timeline = &timeline;
   return structure_json_of(in, opt);
+}
+
+StructureInput one_pass_structure_input(
+    const model::Model& model, const std::vector<SiteLabel>& labels, double tsc_hz,
+    const analysis::Profile& profile, analysis::StreamStructure& pass,
+    const std::vector<analysis::ConstructTrie::Aggregate>& aggregates,
+    const std::vector<uint32_t>& listed_of, const analysis::TimelineBounds& bounds) {
+  StructureInput in;
+  in.model = &model;
+  in.labels = &labels;
+  in.tsc_hz = tsc_hz;
+  in.work = profile.work;
+  in.span = profile.span;
+  in.model_nodes = pass.nodes();
+  in.aggregates = &aggregates;
+  in.listed_of = &listed_of;
+  in.spans_complete = false;
+  in.tree_note = "read in passes: the groups' spans and parallelism need the DAG in memory";
+  if (pass.trie().capped()) in.depth_kept = pass.trie().depth_limit();
+  in.bounds = &bounds;
+  in.timeline = &pass.timeline();
+  return in;
 }
 
 std::string unavailable_json(const std::string& reason) {

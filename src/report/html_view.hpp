@@ -45,6 +45,10 @@
 #include "model/model.hpp"
 #include "report/profile_report.hpp"
 
+namespace tasklens::analysis {
+class StreamStructure;
+}
+
 namespace tasklens::report {
 
 struct StructureOptions {
@@ -79,6 +83,13 @@ struct StructureInput {
 };
 nlohmann::ordered_json structure_json_of(const StructureInput& input,
                                          const StructureOptions& options);
+// The input from one pass (`pass`, with `aggregates` and `listed_of` from its trie): the
+// groups' spans unknown (the pass holds no DAG), which the tree's note says.
+StructureInput one_pass_structure_input(
+    const model::Model& model, const std::vector<SiteLabel>& labels, double tsc_hz,
+    const analysis::Profile& profile, analysis::StreamStructure& pass,
+    const std::vector<analysis::ConstructTrie::Aggregate>& aggregates,
+    const std::vector<uint32_t>& listed_of, const analysis::TimelineBounds& bounds);
 
 // One JSON section of one run: `name` is the key the page's scripts look it up by ("profile",
 // "whatif", "advise", "sched", "tasks", "structure", ...), `json` the text. A section a run

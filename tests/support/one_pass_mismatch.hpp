@@ -278,17 +278,8 @@ inline std::string structure_streaming_mismatch(const trace::TraceFile& trace,
     std::vector<uint32_t> listed_of;
     const std::vector<analysis::ConstructTrie::Aggregate> aggs =
         sink.trie().aggregates(so.max_nodes, listed_of);
-    report::StructureInput in;
-    in.model = &m;
-    in.labels = &labels;
-    in.work = p.work;
-    in.span = p.span;
-    in.model_nodes = sink.nodes();
-    in.aggregates = &aggs;
-    in.listed_of = &listed_of;
-    in.spans_complete = false;
-    in.bounds = &bounds;
-    in.timeline = &sink.timeline();
+    report::StructureInput in =
+        report::one_pass_structure_input(m, labels, 0, p, sink, aggs, listed_of, bounds);
     const nlohmann::ordered_json one_pass = report::structure_json_of(in, so);
     const nlohmann::ordered_json dag = report::structure_json(m, memory_profile, labels, 0, so);
     // Each tree as its groups' root paths with their figures, and its slices by path.
