@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <tuple>
 
 #include "analysis/algebra.hpp"
@@ -211,12 +212,19 @@ double seconds_of(const model::Model& m, uint64_t v) { return seconds(m, v); }
 
 std::string csv_escape(const std::string& s) { return csv_field(s); }
 
-std::vector<symbols::Location> resolve_return_addresses(
-    const std::vector<uint64_t>& addresses, const std::vector<trace::ModuleInfo>& modules,
-    const std::unordered_map<uint64_t, model::SourceName>& synthetic) {
+symbols::Symbolizer symbolizer_of(const std::vector<trace::ModuleInfo>& modules) {
   std::vector<symbols::Module> mods;
   for (const auto& m : modules) mods.push_back(symbols::Module{m.path, m.base, m.begin, m.end});
-  symbols::Symbolizer symbolizer(mods);
+  return symbols::Symbolizer(std::move(mods));
+}
+
+std::vector<symbols::Location> resolve_return_addresses(
+    const std::vector<uint64_t>& addresses, const std::vector<trace::ModuleInfo>& modules,
+    const std::unordered_map<uint64_t, model::SourceName>& synthetic,
+    const symbols::Symbolizer* kept) {
+  std::optional<symbols::Symbolizer> own;
+  if (!kept) own.emplace(symbolizer_of(modules));
+  const symbols::Symbolizer& symbolizer = kept ? *kept : *own;
   std::vector<uint64_t> real = addresses;
   for (uint64_t& a : real)
     if (a & trace::kSyntheticSite) a = 0;
@@ -370,7 +378,8 @@ std::vector<SiteLabel> label_sites(const model::Model& model,
   return labels;
 }
 
-SitesAsTheyCome::SitesAsTheyCome(const trace::TraceFile& trace) : modules_(trace.modules()) {
+SitesAsTheyCome::SitesAsTheyCome(const trace::TraceFile& trace)
+    : modules_(trace.modules()), symbolizer_(symbolizer_of(modules_)) {
   for (const auto& [address, name] : trace.site_names())
     synthetic_[address] = model::SourceName{name.file, name.line, name.function};
   // Site 0, the program's, is the builder's own.
@@ -380,7 +389,7 @@ SitesAsTheyCome::SitesAsTheyCome(const trace::TraceFile& trace) : modules_(trace
 
 uint32_t SitesAsTheyCome::place(const model::Site& site, uint32_t index, uint32_t enclosing) {
   const std::vector<symbols::Location> loc =
-      resolve_return_addresses({site.address}, modules_, synthetic_);
+      resolve_return_addresses({site.address}, modules_, synthetic_, &symbolizer_);
   SiteLabel l = label_of(site, loc[0], modules_);
   // As name_outlined_functions does: a function the compiler made for a construct's body is
   // named after the function around it (the enclosing site's, named so already).
@@ -406,8 +415,9 @@ uint32_t SitesAsTheyCome::place(const model::Site& site, uint32_t index, uint32_
 
 void SitesAsTheyCome::place_fragment(const model::Fragment& fragment, uint32_t index,
                                      uint32_t site) {
-  auto [label, function] = label_fragment(fragment, modules_, synthetic_,
-                                          is_construct(site) ? &labels_[site].function : nullptr);
+  auto [label, function] =
+      label_fragment(fragment, modules_, synthetic_,
+                     is_construct(site) ? &labels_[site].function : nullptr, &symbolizer_);
   std::lock_guard<std::mutex> lock(mutex_);  // (read on the one-pass sink's thread)
   if (fragment_labels_.size() <= index) {
     fragment_labels_.resize(size_t{index} + 1);

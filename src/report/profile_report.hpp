@@ -86,6 +86,8 @@ class SitesAsTheyCome {
  private:
   std::vector<trace::ModuleInfo> modules_;
   std::unordered_map<uint64_t, model::SourceName> synthetic_;
+  // Sites and fragments come one at a time: one symbolizer, its processes kept between them.
+  symbols::Symbolizer symbolizer_;
   std::vector<SiteLabel> labels_;
   std::vector<model::SiteKind> kinds_;
   std::map<std::pair<std::string, int>, uint32_t> index_;
@@ -167,9 +169,14 @@ std::string site_rows_table(const model::Model& model, const analysis::Profile& 
 
 // Symbolizes return addresses (as recorded: codeptr_ra) against the trace's module map;
 // synthetic addresses (trace::kSyntheticSite) take their location from `synthetic`.
+// `symbolizer`: one made from `modules` and kept by a caller that resolves a few addresses at a
+// time (its addr2line processes stay up between calls); nullptr: one for this call.
 std::vector<symbols::Location> resolve_return_addresses(
     const std::vector<uint64_t>& addresses, const std::vector<trace::ModuleInfo>& modules,
-    const std::unordered_map<uint64_t, model::SourceName>& synthetic = {});
+    const std::unordered_map<uint64_t, model::SourceName>& synthetic = {},
+    const symbols::Symbolizer* symbolizer = nullptr);
+// The Symbolizer of a trace's module map.
+symbols::Symbolizer symbolizer_of(const std::vector<trace::ModuleInfo>& modules);
 
 // Sites whose code is inside a library's headers (oneTBB's: range splits, or a task_group::run
 // the compiler did not inline) say nothing about the program: their nodes count for the nearest

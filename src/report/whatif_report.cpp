@@ -132,9 +132,9 @@ std::string fragment_function(const model::Fragment& f, const symbols::Location&
 std::pair<std::string, std::string> label_fragment(
     const model::Fragment& f, const std::vector<trace::ModuleInfo>& modules,
     const std::unordered_map<uint64_t, model::SourceName>& synthetic,
-    const std::string* site_function) {
+    const std::string* site_function, const symbols::Symbolizer* symbolizer) {
   const std::vector<symbols::Location> locs =
-      resolve_return_addresses({f.begin, f.end}, modules, synthetic);
+      resolve_return_addresses({f.begin, f.end}, modules, synthetic, symbolizer);
   return {fragment_label(f, locs[0], locs[1], modules),
           fragment_function(f, locs[0], locs[1], modules, site_function)};
 }

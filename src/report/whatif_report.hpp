@@ -48,11 +48,12 @@ std::vector<std::string> label_some_fragments(const model::Model& model,
 
 // One fragment's label and function, as label_fragments gives them, for a reading that meets
 // the fragments as it goes (SitesAsTheyCome::place_fragment). `site_function`: the function of
-// the site of a strand running it (for an outlined construct body), or null.
+// the site of a strand running it (for an outlined construct body), or null. `symbolizer`: the
+// caller's, kept between fragments (resolve_return_addresses).
 std::pair<std::string, std::string> label_fragment(
     const model::Fragment& fragment, const std::vector<trace::ModuleInfo>& modules,
     const std::unordered_map<uint64_t, model::SourceName>& synthetic,
-    const std::string* site_function);
+    const std::string* site_function, const symbols::Symbolizer* symbolizer = nullptr);
 
 struct WhatIfReport {
   analysis::WhatIfMode mode = analysis::WhatIfMode::Parallelize;

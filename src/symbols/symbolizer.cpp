@@ -14,6 +14,9 @@
 #include <charconv>
 #include <cstdlib>
 #include <iterator>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string_view>
 #include <system_error>
@@ -105,91 +108,6 @@ class UniqueFd {
   int fd_ = -1;
 };
 
-// Runs `<program> <args> -e module` (binutils' addr2line, or LLVM's, which takes the same
-// arguments and answers in the same form), feeding `input` on stdin and returning everything it
-// printed on stdout; nullopt when it could not be started (typically: not installed).
-std::optional<std::string> RunAddr2line(const std::string& module, const std::string& input,
-                                        const char* program = "addr2line") {
-  // stdin is a socket rather than a pipe so that writes can pass MSG_NOSIGNAL: addr2line exits
-  // early when it cannot read the module, and a pipe would then raise SIGPIPE in the whole
-  // process. CLOEXEC matters as modules are processed from several threads at once: a sibling
-  // child inheriting our write end would keep this child's stdin open forever.
-  int in_pair[2];
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in_pair) != 0) return std::nullopt;
-  UniqueFd to_child(in_pair[0]);
-  UniqueFd child_stdin(in_pair[1]);
-  int out_pipe[2];
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0) return std::nullopt;
-  UniqueFd from_child(out_pipe[0]);
-  UniqueFd child_stdout(out_pipe[1]);
-
-  posix_spawn_file_actions_t actions;
-  if (posix_spawn_file_actions_init(&actions) != 0) return std::nullopt;
-  posix_spawn_file_actions_adddup2(&actions, child_stdin.get(), STDIN_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, child_stdout.get(), STDOUT_FILENO);
-  // Its complaints (no such file, DWARF warnings) would only clutter the report's terminal.
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-
-  // -a echoes each address before its answer: with -i an address yields a variable number of
-  // (function, file:line) pairs, and the echo is what tells where one answer ends. -i is used so
-  // that the innermost frame is explicitly the first pair whatever binutils' default naming.
-  std::string args[] = {program, "-f", "-C", "-i", "-a", "-e", module};
-  char* argv[std::size(args) + 1];
-  for (size_t i = 0; i < std::size(args); ++i) argv[i] = args[i].data();
-  argv[std::size(args)] = nullptr;
-
-  pid_t pid = 0;
-  const int spawn_error = posix_spawnp(&pid, program, &actions, nullptr, argv, environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawn_error != 0) return std::nullopt;
-  child_stdin.reset();
-  child_stdout.reset();
-
-  // Write and read at the same time: addr2line flushes after every address, so with all input
-  // written first, a large answer would fill the stdout pipe and both sides would block.
-  std::string output;
-  size_t written = 0;
-  if (input.empty()) to_child.reset();
-  char buffer[1 << 16];
-  while (from_child.valid()) {
-    pollfd fds[2] = {{from_child.get(), POLLIN, 0}, {to_child.get(), POLLOUT, 0}};
-    const nfds_t count = to_child.valid() ? 2 : 1;
-    if (::poll(fds, count, -1) < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    if (count == 2 && fds[1].revents != 0) {
-      if (fds[1].revents & POLLOUT) {
-        const ssize_t n = ::send(to_child.get(), input.data() + written, input.size() - written,
-                                 MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (n > 0) {
-          written += static_cast<size_t>(n);
-          if (written == input.size()) to_child.reset();  // end of input: addr2line finishes
-        } else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-          to_child.reset();  // it stopped reading (EPIPE): keep whatever it answered
-        }
-      } else {
-        to_child.reset();
-      }
-    }
-    if (fds[0].revents != 0) {
-      const ssize_t n = ::read(from_child.get(), buffer, sizeof(buffer));
-      if (n > 0) {
-        output.append(buffer, static_cast<size_t>(n));
-      } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
-        from_child.reset();
-      }
-    }
-  }
-  // Closing both ends first: a child still writing to a pipe nobody reads would never exit.
-  to_child.reset();
-  from_child.reset();
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return output;
-}
-
 // "0x00000000004011d6" as echoed by -a. addr2line may mask the value to the module's address
 // size, so the caller relies on the position of these lines, not on their value.
 bool IsAddressLine(std::string_view line) {
@@ -198,6 +116,132 @@ bool IsAddressLine(std::string_view line) {
     return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
   });
 }
+
+// One addr2line process (binutils', or LLVM's, which takes the same arguments and answers in the
+// same form) for one module, kept to answer query after query: it starts in tens of
+// milliseconds (LLVM's in about a hundred), and a one-pass reading meets its sites and code
+// fragments one at a time, so a process per query made a reading of a few dozen sites take
+// seconds. Both flush after every address they read, so each query ends with a sentinel
+// address (0: the file's header, never code) whose echo tells where the answers end.
+class Addr2lineServer {
+ public:
+  // nullptr when it could not be started (typically: not installed).
+  static std::unique_ptr<Addr2lineServer> start(const std::string& module, const char* program) {
+    // stdin is a socket rather than a pipe so that writes can pass MSG_NOSIGNAL: addr2line exits
+    // early when it cannot read the module, and a pipe would then raise SIGPIPE in the whole
+    // process. CLOEXEC matters as modules are processed from several threads at once: a sibling
+    // child inheriting our write end would keep this child's stdin open forever.
+    int in_pair[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in_pair) != 0) return nullptr;
+    UniqueFd to_child(in_pair[0]);
+    UniqueFd child_stdin(in_pair[1]);
+    int out_pipe[2];
+    if (::pipe2(out_pipe, O_CLOEXEC) != 0) return nullptr;
+    UniqueFd from_child(out_pipe[0]);
+    UniqueFd child_stdout(out_pipe[1]);
+
+    posix_spawn_file_actions_t actions;
+    if (posix_spawn_file_actions_init(&actions) != 0) return nullptr;
+    posix_spawn_file_actions_adddup2(&actions, child_stdin.get(), STDIN_FILENO);
+    posix_spawn_file_actions_adddup2(&actions, child_stdout.get(), STDOUT_FILENO);
+    // Its complaints (no such file, DWARF warnings) would only clutter the report's terminal.
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+
+    // -a echoes each address before its answer: with -i an address yields a variable number of
+    // (function, file:line) pairs, and the echo is what tells where one answer ends. -i is used
+    // so that the innermost frame is explicitly the first pair whatever binutils' default naming.
+    std::string args[] = {program, "-f", "-C", "-i", "-a", "-e", module};
+    char* argv[std::size(args) + 1];
+    for (size_t i = 0; i < std::size(args); ++i) argv[i] = args[i].data();
+    argv[std::size(args)] = nullptr;
+
+    pid_t pid = 0;
+    const int spawn_error = posix_spawnp(&pid, program, &actions, nullptr, argv, environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (spawn_error != 0) return nullptr;
+    std::unique_ptr<Addr2lineServer> server(new Addr2lineServer);
+    server->pid_ = pid;
+    server->to_child_ = std::move(to_child);
+    server->from_child_ = std::move(from_child);
+    return server;
+  }
+
+  ~Addr2lineServer() {
+    // Closing both ends first: end of input ends it, and a child still writing to a pipe nobody
+    // reads would never exit.
+    to_child_.reset();
+    from_child_.reset();
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  Addr2lineServer(const Addr2lineServer&) = delete;
+  Addr2lineServer& operator=(const Addr2lineServer&) = delete;
+
+  // The answers to `input` (`count` address lines), as addr2line printed them; what it printed
+  // before it died when it did (a module it cannot read), and nothing after that.
+  std::string ask(const std::string& input, size_t count) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::string output;
+    if (!from_child_.valid()) return output;
+    const std::string query = input + "0x0\n";
+    size_t written = 0;
+    size_t scanned = 0;                   // output's complete lines looked at so far end here
+    size_t echoes = 0;                    // address lines among them
+    size_t sentinel = std::string::npos;  // where the sentinel's echo starts
+    size_t after_sentinel = 0;            // lines after it (its answer is 2: "??" and "??:0")
+    char buffer[1 << 16];
+    while (from_child_.valid()) {
+      const bool writing = written < query.size() && to_child_.valid();
+      pollfd fds[2] = {{from_child_.get(), POLLIN, 0}, {to_child_.get(), POLLOUT, 0}};
+      if (::poll(fds, writing ? 2 : 1, -1) < 0) {
+        if (errno == EINTR) continue;
+        break;
+      }
+      // Write and read at the same time: with all input written first, a large answer would
+      // fill the stdout pipe and both sides would block.
+      if (writing && fds[1].revents != 0) {
+        const ssize_t n = (fds[1].revents & POLLOUT)
+                              ? ::send(to_child_.get(), query.data() + written,
+                                       query.size() - written, MSG_NOSIGNAL | MSG_DONTWAIT)
+                              : -1;
+        if (n > 0)
+          written += static_cast<size_t>(n);
+        else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+          to_child_.reset();  // it stopped reading (EPIPE): keep whatever it answers
+      }
+      if (fds[0].revents == 0) continue;
+      const ssize_t n = ::read(from_child_.get(), buffer, sizeof(buffer));
+      if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
+        from_child_.reset();  // it died: the answers so far
+        to_child_.reset();
+        break;
+      }
+      if (n < 0) continue;
+      output.append(buffer, static_cast<size_t>(n));
+      for (size_t end; (end = output.find('\n', scanned)) != std::string::npos; scanned = end + 1) {
+        if (sentinel != std::string::npos) {
+          if (++after_sentinel == 2) {
+            output.resize(sentinel);
+            return output;
+          }
+          continue;
+        }
+        if (IsAddressLine(std::string_view(output).substr(scanned, end - scanned)) &&
+            ++echoes == count + 1)
+          sentinel = scanned;
+      }
+    }
+    if (sentinel != std::string::npos) output.resize(sentinel);
+    return output;
+  }
+
+ private:
+  Addr2lineServer() = default;
+  pid_t pid_ = -1;
+  UniqueFd to_child_, from_child_;
+  std::mutex mutex_;
+};
 
 void SetFunction(std::string_view name, Location* location) {
   if (name != "??") location->function = name;
@@ -356,7 +400,28 @@ std::vector<Location> parse_addr2line_output(std::string_view output, size_t cou
 
 }  // namespace detail
 
-Symbolizer::Symbolizer(std::vector<Module> modules) : modules_(std::move(modules)) {}
+// The addr2line processes of a Symbolizer, by (program, module); nullptr: could not start.
+struct Symbolizer::Servers {
+  std::mutex mutex;
+  std::map<std::pair<std::string, std::string>, std::unique_ptr<Addr2lineServer>> running;
+  // The server of `module` for `program`, started on first use (counted in *started).
+  Addr2lineServer* get(const std::string& module, const char* program,
+                       std::atomic<size_t>* started) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto [it, inserted] = running.try_emplace({program, module});
+    if (inserted) {
+      it->second = Addr2lineServer::start(module, program);
+      if (it->second) ++*started;
+    }
+    return it->second.get();
+  }
+};
+
+Symbolizer::Symbolizer(std::vector<Module> modules)
+    : modules_(std::move(modules)), servers_(std::make_unique<Servers>()) {}
+Symbolizer::~Symbolizer() = default;
+Symbolizer::Symbolizer(Symbolizer&&) noexcept = default;
+Symbolizer& Symbolizer::operator=(Symbolizer&&) noexcept = default;
 
 bool Symbolizer::is_runtime_module(const std::string& path) {
   const size_t slash = path.rfind('/');
@@ -378,7 +443,7 @@ namespace {
 // sets up the call's arguments).
 constexpr uint64_t kLineLookBack = 48;
 
-void find_nearby_lines(const ModuleBatch& batch) {
+void find_nearby_lines(const ModuleBatch& batch, Addr2lineServer& server) {
   std::string input;
   std::vector<size_t> asked;  // targets asked about, kLineLookBack addresses each
   for (size_t i = 0; i < batch.targets.size(); ++i) {
@@ -389,12 +454,11 @@ void find_nearby_lines(const ModuleBatch& batch) {
     for (uint64_t k = 1; k <= kLineLookBack; ++k) input += HexLine(batch.file_addresses[i] - k);
   }
   if (asked.empty()) return;
-  const std::optional<std::string> output = RunAddr2line(batch.module->path, input);
-  if (!output) return;
+  const std::string output = server.ask(input, asked.size() * kLineLookBack);
   std::vector<Location> answers(asked.size() * kLineLookBack);
   std::vector<Location*> targets;
   for (Location& a : answers) targets.push_back(&a);
-  ParseAnswers(*output, targets);
+  ParseAnswers(output, targets);
   for (size_t j = 0; j < asked.size(); ++j) {
     Location& l = *batch.targets[asked[j]];
     for (uint64_t k = 0; k < kLineLookBack; ++k) {
@@ -459,11 +523,10 @@ std::vector<Location> Symbolizer::resolve(const std::vector<uint64_t>& addresses
       std::string input;
       input.reserve(batch.file_addresses.size() * 20);
       for (const uint64_t file_address : batch.file_addresses) input += HexLine(file_address);
-      const std::optional<std::string> output = RunAddr2line(batch.module->path, input);
-      if (!output) continue;  // no addr2line: the locations keep just their module
-      ++processes;
-      ParseAnswers(*output, batch.targets);
-      find_nearby_lines(batch);
+      Addr2lineServer* server = servers_->get(batch.module->path, "addr2line", &processes);
+      if (!server) continue;  // no addr2line: the locations keep just their module
+      ParseAnswers(server->ask(input, batch.file_addresses.size()), batch.targets);
+      find_nearby_lines(batch, *server);
       // Answers left inside a library's headers: ask LLVM's addr2line for the frames that
       // inlined them (only those addresses: it starts slower than binutils').
       std::string again;
@@ -475,13 +538,12 @@ std::vector<Location> Symbolizer::resolve(const std::vector<uint64_t>& addresses
         }
       const char* llvm = retargets.empty() ? nullptr : LlvmAddr2line();
       if (!llvm) continue;
-      const std::optional<std::string> inlined = RunAddr2line(batch.module->path, again, llvm);
-      if (!inlined) continue;
-      ++processes;
+      Addr2lineServer* inlining = servers_->get(batch.module->path, llvm, &processes);
+      if (!inlining) continue;
       std::vector<Location> answers(retargets.size());
       std::vector<Location*> answer_targets;
       for (Location& a : answers) answer_targets.push_back(&a);
-      ParseAnswers(*inlined, answer_targets);
+      ParseAnswers(inlining->ask(again, retargets.size()), answer_targets);
       for (size_t i = 0; i < retargets.size(); ++i) {
         // Keep binutils' answer unless LLVM's found a frame outside the headers.
         if (answers[i].in_library_header || !answers[i].known()) continue;

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,8 +39,8 @@ struct Location {
 struct ResolveStats {
   size_t distinct = 0;   // distinct addresses in the input
   size_t looked_up = 0;  // addresses sent to addr2line (distinct and inside a module)
-  // addr2line processes started: one per module, and one more (LLVM's) for a module with
-  // answers inside a library's headers
+  // addr2line processes started by this call: one per module, and one more (LLVM's) for a
+  // module with answers inside a library's headers; none for those an earlier call started
   size_t processes = 0;
 };
 
@@ -59,10 +60,14 @@ bool is_library_file(std::string_view file);
 class Symbolizer {
  public:
   explicit Symbolizer(std::vector<Module> modules);
+  ~Symbolizer();
+  Symbolizer(Symbolizer&&) noexcept;
+  Symbolizer& operator=(Symbolizer&&) noexcept;
   // Resolves each address (a return address: the call instruction is at address - 1). Of the
   // frames inlined at the address, the innermost outside a library's headers is reported.
   // Results are in the same order as the input. Never throws for unknown addresses: they get an
-  // empty Location (with `module` set if a module contains them).
+  // empty Location (with `module` set if a module contains them). The addr2line processes it
+  // starts stay up until the Symbolizer goes: later calls ask them again, without starting any.
   std::vector<Location> resolve(const std::vector<uint64_t>& addresses) const;
   // Same, and reports the work done into *stats when it is not null.
   std::vector<Location> resolve(const std::vector<uint64_t>& addresses, ResolveStats* stats) const;
@@ -72,7 +77,9 @@ class Symbolizer {
   static bool is_runtime_module(const std::string& path);
 
  private:
+  struct Servers;
   std::vector<Module> modules_;
+  std::unique_ptr<Servers> servers_;
 };
 
 namespace detail {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <set>
@@ -413,6 +414,27 @@ void expect_one_pass_reads_it_as_the_dag(const std::string& trace, const std::st
   expect_same_timeline(trace, name);
 }
 
+// One program (an example's build, its arguments, OMP_NUM_THREADS when not the default): each
+// is a test of its own, so that ctest times and reports it alone.
+struct Case {
+  const char* example;
+  std::vector<std::string> args;
+  const char* threads = nullptr;
+};
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.example;
+  for (const std::string& a : c.args) *os << ' ' << a;
+  if (c.threads) *os << " (OMP_NUM_THREADS=" << c.threads << ")";
+}
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+  std::string name = info.param.example;
+  for (const std::string& a : info.param.args) name += "_" + a;
+  if (info.param.threads) name += std::string("_t") + info.param.threads;
+  for (char& ch : name)  // a test's name is letters, digits and underscores
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return name;
+}
+
 // The same recording read both ways: the same work, span, strands and tasks, and the same rows,
 // critical path shares included (the span as measured: one pass has no robust span). The
 // recordings are the task shapes a one-pass reading takes: recursions (fib, n-queens, merge
@@ -422,13 +444,8 @@ void expect_one_pass_reads_it_as_the_dag(const std::string& trace, const std::st
 // tasks in loops) and sections, taskgroups, grandchildren a taskwait does not join, untied tasks,
 // nested regions, barriers, sleeping tasks, taskloops (with and without dispatch events), user
 // regions; both compilers.
-TEST_F(Stream, OnePassGivesTheProfileOfTheDagInMemory) {
-  struct Case {
-    const char* example;
-    std::vector<std::string> args;
-    const char* threads = nullptr;  // OMP_NUM_THREADS, when not the default
-  };
-  const std::vector<Case> cases = {
+std::vector<Case> openmp_cases() {
+  return {
       {"suite_fib", {"18"}},
       {"suite_nqueens", {"7"}},
       {"suite_uts", {}},
@@ -465,68 +482,79 @@ TEST_F(Stream, OnePassGivesTheProfileOfTheDagInMemory) {
       // joined by pthread_join.
       {"sem_user_threads", {}},
   };
-  for (const Case& c : cases) {
-    std::string clang_trace;  // then diffed against gcc's
-    for (const char* compiler : {"clang", "gcc"}) {
-      std::string name = std::string(c.example) + "_" + compiler;
-      for (const std::string& a : c.args) name += "_" + a;
-      EnvOverrides env = default_env();
-      if (c.threads) {
-        env["OMP_NUM_THREADS"] = c.threads;
-        name += std::string("_t") + c.threads;
-      }
-      const std::string trace = path(name + ".tlens");
-      ASSERT_TRUE(record(example(c.example, compiler), c.args, trace, env).exited(0)) << name;
-      expect_one_pass_reads_it_as_the_dag(trace, name);
-      if (clang_trace.empty()) {
-        expect_same_view_structure(trace, name);  // (one compiler: the suite's time)
-        clang_trace = trace;
-      } else {
-        expect_same_diff(clang_trace, trace, name);
-      }
+}
+
+class OnePassOfOpenMp : public Stream, public ::testing::WithParamInterface<Case> {};
+
+TEST_P(OnePassOfOpenMp, GivesTheProfileOfTheDagInMemory) {
+  const Case& c = GetParam();
+  std::string clang_trace;  // then diffed against gcc's
+  for (const char* compiler : {"clang", "gcc"}) {
+    std::string name = std::string(c.example) + "_" + compiler;
+    for (const std::string& a : c.args) name += "_" + a;
+    EnvOverrides env = default_env();
+    if (c.threads) {
+      env["OMP_NUM_THREADS"] = c.threads;
+      name += std::string("_t") + c.threads;
+    }
+    const std::string trace = path(name + ".tlens");
+    ASSERT_TRUE(record(example(c.example, compiler), c.args, trace, env).exited(0)) << name;
+    expect_one_pass_reads_it_as_the_dag(trace, name);
+    if (clang_trace.empty()) {
+      expect_same_view_structure(trace, name);  // (one compiler: the suite's time)
+      clang_trace = trace;
+    } else {
+      expect_same_diff(clang_trace, trace, name);
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Stream, OnePassOfOpenMp, ::testing::ValuesIn(openmp_cases()), case_name);
 
 // oneTBB programs read both ways, as the OpenMP ones above: task_group recursions (fib, merge
 // sort), algorithms (parallel_for, parallel_reduce in both forms, parallel_invoke), tasks run
 // into a group from inside it, nested groups, a waiter running other tasks, isolate and arenas,
 // a flow graph of unlimited nodes; each unmodified and built with the wrappers (their sites and
 // chunks), with g++ and clang++.
-TEST_F(Stream, OnePassReadsOneTbbAsTheDagInMemory) {
-  const std::vector<std::vector<std::string>> cases = {
-      {"tbb_fib", "14", "1"},
-      {"tbb_mergesort"},
-      {"tbb_parallel_for"},
-      {"tbb_parallel_reduce", "both"},
-      {"tbb_primes", "tasks"},
-      {"tbb_semantics", "group-from-inside"},
-      {"tbb_semantics", "nested-groups"},
-      {"tbb_semantics", "waiter-runs-others"},
-      {"tbb_semantics", "isolate"},
-      {"tbb_semantics", "arena"},
-      {"tbb_flow", "unlimited"},
+std::vector<Case> tbb_cases() {
+  return {
+      {"tbb_fib", {"14", "1"}},
+      {"tbb_mergesort", {}},
+      {"tbb_parallel_for", {}},
+      {"tbb_parallel_reduce", {"both"}},
+      {"tbb_primes", {"tasks"}},
+      {"tbb_semantics", {"group-from-inside"}},
+      {"tbb_semantics", {"nested-groups"}},
+      {"tbb_semantics", {"waiter-runs-others"}},
+      {"tbb_semantics", {"isolate"}},
+      {"tbb_semantics", {"arena"}},
+      {"tbb_flow", {"unlimited"}},
   };
-  for (const std::vector<std::string>& c : cases) {
-    std::string plain_trace;  // then diffed against the wrapped builds'
-    for (const char* way : {"", "_wrapped", "_wrapped_clang"}) {
-      const std::vector<std::string> args(c.begin() + 1, c.end());
-      std::string name = c[0] + way;
-      for (const std::string& a : args) name += "_" + a;
-      const std::string trace = path(name + ".tlens");
-      ASSERT_TRUE(
-          record(std::string(TASKLENS_EXAMPLES_DIR) + "/" + c[0] + way, args, trace).exited(0))
-          << name;
-      expect_one_pass_reads_it_as_the_dag(trace, name);
-      if (plain_trace.empty()) {
-        expect_same_view_structure(trace, name);
-        plain_trace = trace;
-      } else {
-        expect_same_diff(plain_trace, trace, name);
-      }
+}
+
+class OnePassOfOneTbb : public Stream, public ::testing::WithParamInterface<Case> {};
+
+TEST_P(OnePassOfOneTbb, ReadsItAsTheDagInMemory) {
+  const Case& c = GetParam();
+  std::string plain_trace;  // then diffed against the wrapped builds'
+  for (const char* way : {"", "_wrapped", "_wrapped_clang"}) {
+    std::string name = std::string(c.example) + way;
+    for (const std::string& a : c.args) name += "_" + a;
+    const std::string trace = path(name + ".tlens");
+    ASSERT_TRUE(
+        record(std::string(TASKLENS_EXAMPLES_DIR) + "/" + c.example + way, c.args, trace).exited(0))
+        << name;
+    expect_one_pass_reads_it_as_the_dag(trace, name);
+    if (plain_trace.empty()) {
+      expect_same_view_structure(trace, name);
+      plain_trace = trace;
+    } else {
+      expect_same_diff(plain_trace, trace, name);
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Stream, OnePassOfOneTbb, ::testing::ValuesIn(tbb_cases()), case_name);
 
 // A CSV has no place for the warnings: a one-pass reading's (its figures as measured, its
 // percentiles approximate) come on stderr, one line each, and the CSV stays a CSV.

@@ -174,6 +174,29 @@ TEST(SymbolizerTest, DuplicatesAreLookedUpOnceAndKeepInputOrder) {
   ExpectEmpty(locations[3]);
 }
 
+// A reading that meets its sites one at a time (one pass) asks the same Symbolizer again and
+// again: its addr2line processes stay up, so later calls start none and answer the same, even
+// after a call whose addresses had no answer (the sentinel that ends each query is not an
+// answer of the next).
+TEST(SymbolizerTest, LaterCallsAskTheSameProcesses) {
+  REQUIRE_ADDR2LINE();
+  const CallSite site = CallFromKnownLine();
+  const Symbolizer symbolizer(OwnModules());
+  ResolveStats first, later;
+  const std::vector<Location> once = symbolizer.resolve({site.address}, &first);
+  EXPECT_EQ(first.processes, 1u);
+  for (int i = 0; i < 3; ++i) {
+    const uint64_t no_code = OwnModules()[0].begin + 1;  // the segment's start: no call there
+    symbolizer.resolve({no_code}, &later);
+    const std::vector<Location> again = symbolizer.resolve({site.address, site.address}, &later);
+    EXPECT_EQ(later.processes, 0u);
+    ASSERT_EQ(again.size(), 2u);
+    EXPECT_EQ(again[1].line, site.line);
+    EXPECT_EQ(again[0].file, once[0].file);
+    EXPECT_EQ(again[0].function, once[0].function);
+  }
+}
+
 TEST(SymbolizerTest, RuntimeModuleIsFlaggedEvenWithoutItsFile) {
   const Module libomp{"/x/libomp.so.5", 0x7f0000000000, 0x7f0000001000, 0x7f0000002000};
   ResolveStats stats;
