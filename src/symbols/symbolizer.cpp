@@ -201,14 +201,16 @@ class Addr2lineServer {
       // Write and read at the same time: with all input written first, a large answer would
       // fill the stdout pipe and both sides would block.
       if (writing && fds[1].revents != 0) {
-        const ssize_t n = (fds[1].revents & POLLOUT)
-                              ? ::send(to_child_.get(), query.data() + written,
-                                       query.size() - written, MSG_NOSIGNAL | MSG_DONTWAIT)
-                              : -1;
-        if (n > 0)
-          written += static_cast<size_t>(n);
-        else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
-          to_child_.reset();  // it stopped reading (EPIPE): keep whatever it answers
+        if (!(fds[1].revents & POLLOUT)) {
+          to_child_.reset();  // it stopped reading: keep whatever it answers
+        } else {
+          const ssize_t n = ::send(to_child_.get(), query.data() + written, query.size() - written,
+                                   MSG_NOSIGNAL | MSG_DONTWAIT);
+          if (n > 0)
+            written += static_cast<size_t>(n);
+          else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+            to_child_.reset();  // (EPIPE)
+        }
       }
       if (fds[0].revents == 0) continue;
       const ssize_t n = ::read(from_child_.get(), buffer, sizeof(buffer));
