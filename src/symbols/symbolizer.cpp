@@ -118,11 +118,11 @@ bool IsAddressLine(std::string_view line) {
 }
 
 // One addr2line process (binutils', or LLVM's, which takes the same arguments and answers in the
-// same form) for one module, kept to answer query after query: it starts in tens of
-// milliseconds (LLVM's in about a hundred), and a one-pass reading meets its sites and code
-// fragments one at a time, so a process per query made a reading of a few dozen sites take
-// seconds. Both flush after every address they read, so each query ends with a sentinel
-// address (0: the file's header, never code) whose echo tells where the answers end.
+// same form) for one module, kept to answer query after query: starting one costs far more
+// than a query (it loads the module's debug information), and a one-pass reading meets its
+// sites and code fragments one at a time. Both flush after every address they read, so each query
+// ends with a sentinel address (0: the file's header, never code) whose echo tells where the
+// answers end.
 class Addr2lineServer {
  public:
   // nullptr when it could not be started (typically: not installed).

@@ -676,9 +676,8 @@ struct FalseSharingProbe {
   // padded loop's within [0.6, 1.8]). tasklens's figures are another reading of the same loops,
   // a few percent apart: a sample whose own times sit on a band's edge cannot tell tasklens's
   // error from that difference. The padded loop is the control: when its own work grows or
-  // shrinks beyond its band, the machine's speed changed between the two runs (seen: the
-  // padded loop's work x3.2 and x3.4 in two pairs of recordings, on a host whose plain 1-thread
-  // runs took 5.3-8.7 ms from one run to the next), and the sample judges nothing.
+  // shrinks beyond its band, the machine's speed changed between the two runs
+  // (docs/examples.md), and the sample judges nothing.
   bool shows() const {
     return shared >= 1.5 * 1.1 && shared >= 2 * 1.1 * padded && padded >= 0.6 * 1.1 &&
            padded <= 1.8 / 1.1;
