@@ -182,7 +182,11 @@ class Builder {
     if (t > kMaxIdThreads || c > id_limit_) [[unlikely]]
       throw trace::TraceError(trace_.path() + ": corrupted event stream: id " + std::to_string(id) +
                               " is out of range for this trace");
-    if (out_) return stream_slot(t, c);
+    if (out_) {
+      const IdCache& hit = id_cache_[t % kIdCaches];
+      if (hit.key == id / kIdPage) return hit.page->task[c % kIdPage];
+      return stream_slot(t, c);
+    }
     if (t >= ids_.size()) ids_.resize(t + 1);
     auto& v = ids_[t];
     if (c >= v.size()) {
@@ -623,6 +627,19 @@ class Builder {
     uint64_t top = 0;  // the highest page met
   };
   std::vector<IdPages> id_pages_;
+  // The page each thread's ids last met (by thread, modulo kIdCaches): a task's events name
+  // the ids of a few threads, page after page, and the table's walk was a tenth of the
+  // builder's instructions. An entry goes when its page is freed.
+  struct IdCache {
+    uint64_t key = ~uint64_t{0};  // the id / kIdPage (the thread's and the page's number)
+    IdPage* page = nullptr;
+  };
+  static constexpr size_t kIdCaches = 8;
+  IdCache id_cache_[kIdCaches];
+  void uncache_id_page(uint64_t thread, uint64_t page) {
+    IdCache& c = id_cache_[thread % kIdCaches];
+    if (c.key == ((thread << 40) | (page * kIdPage)) / kIdPage) c = IdCache{};
+  }
   uint32_t& stream_slot(uint64_t thread, uint64_t counter);
   void stream_forget_id(uint64_t id);
   uint32_t stream_new_node(NodeKind kind, uint32_t parent);
@@ -692,11 +709,13 @@ class Builder {
   // taskwait of t has joined them all).
   void release_deps(uint32_t t);
   void stream_flush();
-  // stream_flush after every event while few strands and folds wait; when many do (a one-thread
+  // stream_flush after every event that brought something (flush_wanted_) while few strands and
+  // folds wait; when many do (a one-thread
   // taskloop's tasks wait for its end, and a flush scans every one), once every pending / 4
   // events: the scans then cost a few steps per event, not O(pending), and at most a quarter
   // more waits. Only when the hand-overs happen changes, not what is handed over.
   void stream_maybe_flush() {
+    if (!flush_wanted_) return;
     const size_t pending = sealed_.size() + folds_.size();
     if (pending > kFlushAlways && ++events_since_flush_ * 4 < pending) return;
     events_since_flush_ = 0;
@@ -704,6 +723,10 @@ class Builder {
   }
   static constexpr size_t kFlushAlways = 4096;
   size_t events_since_flush_ = 0;
+  // Something a flush may hand over or fold has come since the last flush: a strand sealed or
+  // released, a fold, a join's child ended. Without one a flush would find nothing ready (the
+  // last one ran to a fixed point), so the events that bring none skip it.
+  bool flush_wanted_ = false;
   void stream_check(const Event& e);
   [[noreturn]] void stream_unsupported(const char* what);
   Model finish_stream();
@@ -718,6 +741,7 @@ class Builder {
   std::vector<uint32_t> sealed_;                      // to hand over, in the order sealed
   std::vector<std::pair<uint32_t, uint32_t>> folds_;  // (join, strand) once the strand is handed
   std::vector<StrandSink::Strand> scratch_preds_;
+  std::vector<uint32_t> chain_path_;  // stream_chain's nodes without a chain yet
   // The first start of a strand that ran (its end is not 0); the last end is one_pass_.last_end.
   uint64_t stream_first_ = ~uint64_t{0};
   uint64_t stream_strands_made_ = 0;  // strands made so far: the next one's Model::strand_order

@@ -58,9 +58,14 @@ uint32_t& Builder::stream_slot(uint64_t thread, uint64_t counter) {
   }
   if (page > ids.top) {  // the thread's ids went past its last page: free it if nothing is left
     std::unique_ptr<IdPage>& last = ids.pages[ids.top];
-    if (last && last->live == 0) last.reset();
+    if (last && last->live == 0) {
+      uncache_id_page(thread, ids.top);
+      last.reset();
+    }
     ids.top = page;
   }
+  id_cache_[thread % kIdCaches] =
+      IdCache{(thread << 40 | counter) / kIdPage, ids.pages[page].get()};
   return ids.pages[page]->task[counter % kIdPage];
 }
 
@@ -70,7 +75,10 @@ void Builder::stream_forget_id(uint64_t id) {
   std::unique_ptr<IdPage>& page = ids.pages[counter / kIdPage];
   page->task[counter % kIdPage] = kNone;
   // (The page being filled stays: the thread's next ids are in it.)
-  if (--page->live == 0 && counter / kIdPage < ids.top) page.reset();
+  if (--page->live == 0 && counter / kIdPage < ids.top) {
+    uncache_id_page(thread, counter / kIdPage);
+    page.reset();
+  }
 }
 
 uint32_t Builder::stream_new_node(NodeKind kind, uint32_t parent) {
@@ -193,6 +201,7 @@ void Builder::seal(uint32_t s) {
     }
   }
   sealed_.push_back(s);
+  flush_wanted_ = true;
 }
 
 void Builder::release_deferred(uint32_t node, bool alone_in_it) {
@@ -202,6 +211,7 @@ void Builder::release_deferred(uint32_t node, bool alone_in_it) {
   ss_[s].deferred = false;
   ss_[s].iterations = alone_in_it ? std::max<uint64_t>(sn_[node].iterations, 1) : 1;
   sealed_.push_back(s);  // (sealed, held back until now)
+  flush_wanted_ = true;
 }
 
 void Builder::stream_piece(uint32_t node, uint32_t instance, uint64_t iterations, uint64_t start,
@@ -286,6 +296,7 @@ void Builder::stream_edge(uint32_t from, uint32_t to) {
     hold(to);
     folds_.emplace_back(to, from);
     ++t.folds_pending;
+    flush_wanted_ = true;
     return;
   }
   if (t.state == StreamStrand::Handed) {  // it cannot take a predecessor any more
@@ -323,7 +334,8 @@ uint32_t Builder::stream_chain(uint32_t n) {
   if (sn_[n].chain != kNone) return sn_[n].chain;
   // The nodes up to the nearest one with its chain, then down from there (no recursion: a deep
   // tree of tasks would be a deep stack).
-  std::vector<uint32_t> path;
+  std::vector<uint32_t>& path = chain_path_;  // (a member: one allocation, not one per node)
+  path.clear();
   for (uint32_t v = n; v != kNone && sn_[v].chain == kNone; v = nodes_[v].parent) path.push_back(v);
   for (size_t i = path.size(); i-- > 0;) {
     const uint32_t v = path[i];
@@ -696,6 +708,7 @@ void Builder::stream_retire_strand(uint32_t s) {
 }
 
 void Builder::stream_flush() {
+  flush_wanted_ = false;  // (what this flush changes itself, it sees: it runs to a fixed point)
   for (bool progress = true; progress;) {
     progress = false;
     // Folds first: a join is complete before the strand after it is handed over.
@@ -763,6 +776,7 @@ void Builder::stream_task_ended(uint32_t t) {
   if (const uint32_t j = st_[t].parent_join; j != kNone) {  // its parent's taskwait after it
     st_[t].parent_join = kNone;
     --ss_[j].undone;
+    flush_wanted_ = true;
     if (end != kNone) edge(end, j);
     drop(j);
   }
@@ -834,6 +848,7 @@ void Builder::stream_leave_join(uint32_t c) {
   if (j == kNone) return;
   st_[c].parent_join = kNone;
   --ss_[j].undone;
+  flush_wanted_ = true;
   if (tasks_[c].prev != kNone) edge(tasks_[c].prev, j);
   drop(j);
 }

@@ -27,7 +27,7 @@ SinkThread::SinkThread(StrandSink& target, size_t chunk_words, size_t max_chunks
       wants_nodes_(target.wants_nodes()),
       chunk_words_(chunk_words),
       max_chunks_(max_chunks) {
-  chunk_.reserve(chunk_words_ + 64);
+  chunk_.resize(chunk_words_ + 64);
   thread_ = std::thread([this] { run(); });
 }
 
@@ -43,22 +43,25 @@ SinkThread::~SinkThread() {
 
 SinkThread::Instance SinkThread::open_instance(uint32_t site) {
   const Instance i = take(free_instances_, instances_);
-  put(kOpen);
-  put(i);
-  put(site);
+  uint64_t* w = room(3);
+  w[0] = kOpen;
+  w[1] = i;
+  w[2] = site;
   maybe_send();
   return i;
 }
 
 void SinkThread::not_outermost(Instance i) {
-  put(kNotOutermost);
-  put(i);
+  uint64_t* w = room(2);
+  w[0] = kNotOutermost;
+  w[1] = i;
   maybe_send();
 }
 
 void SinkThread::close_instance(Instance i) {
-  put(kClose);
-  put(i);
+  uint64_t* w = room(2);
+  w[0] = kClose;
+  w[1] = i;
   free_instances_.push_back(i);
   maybe_send();
 }
@@ -68,95 +71,108 @@ SinkThread::Strand SinkThread::strand(uint64_t work, uint64_t span_weight, uint3
                                       const Instance* instances, uint32_t instance_count,
                                       uint64_t iterations, uint32_t fragment, uint64_t order) {
   const Strand s = take(free_strands_, strands_);
-  put(kStrand);
-  put(s);
-  put(work);
-  put(span_weight);
-  put(uint64_t{site} << 32 | fragment);
-  put(iterations);
-  put(order);
-  put(uint64_t{pred_count} << 32 | instance_count);
-  for (uint32_t k = 0; k < pred_count; ++k) put(preds[k]);
-  for (uint32_t k = 0; k < instance_count; ++k) put(instances[k]);
+  uint64_t* w = room(size_t{8} + pred_count + instance_count);
+  w[0] = kStrand;
+  w[1] = s;
+  w[2] = work;
+  w[3] = span_weight;
+  w[4] = uint64_t{site} << 32 | fragment;
+  w[5] = iterations;
+  w[6] = order;
+  w[7] = uint64_t{pred_count} << 32 | instance_count;
+  w += 8;
+  for (uint32_t k = 0; k < pred_count; ++k) w[k] = preds[k];
+  w += pred_count;
+  for (uint32_t k = 0; k < instance_count; ++k) w[k] = instances[k];
   maybe_send();
   return s;
 }
 
 SinkThread::Strand SinkThread::open_join() {
   const Strand j = take(free_strands_, strands_);
-  put(kOpenJoin);
-  put(j);
+  uint64_t* w = room(2);
+  w[0] = kOpenJoin;
+  w[1] = j;
   maybe_send();
   return j;
 }
 
 void SinkThread::fold(Strand join, Strand pred) {
-  put(kFold);
-  put(uint64_t{join} << 32 | pred);
+  uint64_t* w = room(2);
+  w[0] = kFold;
+  w[1] = uint64_t{join} << 32 | pred;
   maybe_send();
 }
 
 void SinkThread::release(Strand s) {
-  put(kRelease);
-  put(s);
+  uint64_t* w = room(2);
+  w[0] = kRelease;
+  w[1] = s;
   free_strands_.push_back(s);  // reused after this, in the calls' order: the map follows
   maybe_send();
 }
 
 void SinkThread::task(const Task& t) {
-  put(kTask);
-  put(uint64_t{t.site} << 1 | uint64_t{t.chunk});
-  put(t.size);
-  put(t.wait);
-  put(t.idle);
+  uint64_t* w = room(5);
+  w[0] = kTask;
+  w[1] = uint64_t{t.site} << 1 | uint64_t{t.chunk};
+  w[2] = t.size;
+  w[3] = t.wait;
+  w[4] = t.idle;
   maybe_send();
 }
 
 void SinkThread::task_start() {
-  put(kTaskStart);
+  *room(1) = kTaskStart;
   maybe_send();
 }
 
 void SinkThread::times(uint64_t start, uint64_t end, uint32_t thread) {
-  put(kTimes);
-  put(start);
-  put(end);
-  put(thread);
+  uint64_t* w = room(4);
+  w[0] = kTimes;
+  w[1] = start;
+  w[2] = end;
+  w[3] = thread;
   maybe_send();
 }
 
 void SinkThread::task_key(uint64_t key) {
-  put(kTaskKey);
-  put(key);
+  uint64_t* w = room(2);
+  w[0] = kTaskKey;
+  w[1] = key;
   maybe_send();
 }
 
 void SinkThread::region_work(uint32_t region, uint64_t work) {
-  put(kRegionWork);
-  put(region);
-  put(work);
+  uint64_t* w = room(3);
+  w[0] = kRegionWork;
+  w[1] = region;
+  w[2] = work;
   maybe_send();
 }
 
 void SinkThread::node(uint64_t key, uint64_t parent, uint8_t kind, uint32_t site,
                       uint32_t instance) {
-  put(kNode);
-  put(key);
-  put(parent);
-  put(uint64_t{site} << 8 | kind);
-  put(instance);
+  uint64_t* w = room(5);
+  w[0] = kNode;
+  w[1] = key;
+  w[2] = parent;
+  w[3] = uint64_t{site} << 8 | kind;
+  w[4] = instance;
   maybe_send();
 }
 
 void SinkThread::strand_node(uint64_t key) {
-  put(kStrandNode);
-  put(key);
+  uint64_t* w = room(2);
+  w[0] = kStrandNode;
+  w[1] = key;
   maybe_send();
 }
 
 void SinkThread::node_done(uint64_t key) {
-  put(kNodeDone);
-  put(key);
+  uint64_t* w = room(2);
+  w[0] = kNodeDone;
+  w[1] = key;
   maybe_send();
 }
 
@@ -164,6 +180,7 @@ void SinkThread::send() {
   std::unique_lock<std::mutex> lock(mutex_);
   taken_.wait(lock, [this] { return queue_.size() < max_chunks_ || failed_; });
   if (failed_) std::rethrow_exception(failed_);
+  chunk_.resize(used_);
   queue_.push_back(std::move(chunk_));
   if (!spare_.empty()) {
     chunk_ = std::move(spare_.back());
@@ -171,14 +188,14 @@ void SinkThread::send() {
   } else {
     chunk_ = {};
   }
-  chunk_.clear();
-  chunk_.reserve(chunk_words_ + 64);
   lock.unlock();
   ready_.notify_one();
+  chunk_.resize(chunk_words_ + 64);  // (a played chunk keeps its words: only a tail is filled)
+  used_ = 0;
 }
 
 void SinkThread::drain() {
-  if (!chunk_.empty()) send();
+  if (used_ != 0) send();
   std::unique_lock<std::mutex> lock(mutex_);
   taken_.wait(lock, [this] { return (queue_.empty() && !busy_) || failed_; });
   if (failed_) std::rethrow_exception(failed_);
@@ -206,8 +223,7 @@ void SinkThread::run() {
       failed_ = error;
       queue_.clear();
     }
-    chunk.clear();
-    spare_.push_back(std::move(chunk));
+    spare_.push_back(std::move(chunk));  // (its words stay: send() writes over them)
     taken_.notify_one();
     if (failed_) {  // nothing more is played; the builder learns it at its next send or drain
       ready_.wait(lock, [this] { return stop_; });
@@ -242,10 +258,12 @@ void SinkThread::play(const std::vector<uint64_t>& chunk) {
         w += 7;
         const uint32_t pred_count = static_cast<uint32_t>(counts >> 32),
                        instance_count = static_cast<uint32_t>(counts);
-        preds_.clear();
-        for (uint32_t k = 0; k < pred_count; ++k) preds_.push_back(strand_of_[*w++]);
-        around_.clear();
-        for (uint32_t k = 0; k < instance_count; ++k) around_.push_back(instance_of_[*w++]);
+        if (preds_.size() < pred_count) preds_.resize(pred_count);
+        for (uint32_t k = 0; k < pred_count; ++k) preds_[k] = strand_of_[w[k]];
+        w += pred_count;
+        if (around_.size() < instance_count) around_.resize(instance_count);
+        for (uint32_t k = 0; k < instance_count; ++k) around_[k] = instance_of_[w[k]];
+        w += instance_count;
         grow(strand_of_, s);
         strand_of_[s] = target_.strand(work, span, static_cast<uint32_t>(site_fragment >> 32),
                                        preds_.data(), pred_count, around_.data(), instance_count,

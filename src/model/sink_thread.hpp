@@ -79,9 +79,16 @@ class SinkThread final : public StrandSink {
     kStrandNode,
     kNodeDone
   };
-  void put(uint64_t word) { chunk_.push_back(word); }
+  // Room for a call's `words` in the chunk (its words written in place: one bounds check per
+  // call, not per word; this is the builder's thread, the one-pass reading's bound).
+  uint64_t* room(size_t words) {
+    if (used_ + words > chunk_.size()) chunk_.resize(used_ + words);
+    uint64_t* const w = chunk_.data() + used_;
+    used_ += words;
+    return w;
+  }
   void maybe_send() {
-    if (chunk_.size() >= chunk_words_) send();
+    if (used_ >= chunk_words_) send();
   }
   void send();  // the current chunk to the sink's thread
   void run();   // the sink's thread
@@ -92,7 +99,8 @@ class SinkThread final : public StrandSink {
       wants_nodes_;
   size_t chunk_words_, max_chunks_;
   // The builder's side: the chunk being filled, the handles.
-  std::vector<uint64_t> chunk_;
+  std::vector<uint64_t> chunk_;  // its first used_ words are the calls'
+  size_t used_ = 0;
   uint32_t strands_ = 0, instances_ = 0;
   std::vector<uint32_t> free_strands_, free_instances_;
   // Shared, under mutex_.

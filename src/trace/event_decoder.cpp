@@ -73,6 +73,7 @@ bool EventDecoder::next(Event& e) {
     bool whole = read_varint(dt);
     for (int i = 0; whole && i < counter_count_; ++i) whole = read_varint(dm[i]);
     const EventShape shape = schema_[kind];
+    scratch_filled_ = std::max<int>(scratch_filled_, shape.fixed);  // (whatever comes next)
     for (int i = 0; whole && i < shape.fixed; ++i) whole = read_varint(scratch_[i]);
     if (!groups_.empty()) groups_.clear();
     if (whole && shape.repeated) {
@@ -97,7 +98,11 @@ bool EventDecoder::next(Event& e) {
     }
     // Ids and code addresses are deltas: resolve them for every kind, known or not, so that the
     // chains stay right across events this reader skips.
-    for (int i = 0; i < shape.fixed; ++i) {
+    // (Only the fields that are deltas, in order: most fields of most kinds are not.)
+    const uint32_t within = shape.fixed >= 32 ? ~0u : (1u << shape.fixed) - 1;
+    for (uint32_t deltas = (shape.id_mask | shape.ptr_mask | shape.addr_mask) & within; deltas;
+         deltas &= deltas - 1) {
+      const int i = __builtin_ctz(deltas);
       if (shape.id_mask & (1u << i)) {
         last_id_ += static_cast<uint64_t>(unzigzag(scratch_[i]));
         scratch_[i] = last_id_;
@@ -118,7 +123,13 @@ bool EventDecoder::next(Event& e) {
     e.metric = values_[0];
     e.values = values_;
     e.groups = &groups_;
-    for (int i = 0; i < 5; ++i) e.f[i] = i < shape.fixed ? scratch_[i] : 0;
+    // One copy of five fields: those past this kind's are zero in scratch_ (cleared only when
+    // the event before had more).
+    static_assert(sizeof scratch_ >= sizeof e.f);
+    if (scratch_filled_ > shape.fixed)
+      std::fill(scratch_ + shape.fixed, scratch_ + std::min<int>(scratch_filled_, 5), 0);
+    scratch_filled_ = shape.fixed;
+    std::memcpy(e.f, scratch_, sizeof e.f);
     if (kind >= static_cast<uint8_t>(EventKind::TbbWaitBegin)) expand_tbb(e);
     return true;
   }

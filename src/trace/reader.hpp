@@ -96,7 +96,8 @@ class EventDecoder {
   uint64_t counters_[kMaxMetrics] = {};  // absolute counter values
   uint64_t values_[kMaxMetrics] = {};    // Event::values
   std::vector<uint64_t> groups_;
-  uint64_t scratch_[32];  // fixed fields (the schema allows at most 32)
+  uint64_t scratch_[32] = {};  // fixed fields (the schema allows at most 32)
+  int scratch_filled_ = 0;     // scratch_'s words past it are zero
   bool truncated_ = false;
   // The thread's open oneTBB waits and task runs, innermost last (expand_tbb).
   struct TbbWait {
