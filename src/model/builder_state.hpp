@@ -176,17 +176,20 @@ class Builder {
   // ---- id mapping: recorder ids are (thread+1) << 40 | counter, dense per thread. A damaged
   // trace can hold any number: one beyond what the file could have numbered is refused rather
   // than made the size of a vector (which then ran out of memory).
-  uint32_t& slot(uint64_t id) {
+  // (Inlined up to the streaming mode's page cache, which answers nearly every call there.)
+  __attribute__((always_inline)) uint32_t& slot(uint64_t id) {
+    const uint64_t t = id >> 40;
+    if (out_ && id_cache_[t % kIdCaches].key == id / kIdPage)
+      return id_cache_[t % kIdCaches].page->task[id % kIdPage];
+    return slot_slow(id);
+  }
+  [[gnu::noinline]] uint32_t& slot_slow(uint64_t id) {
     uint64_t t = (id >> 40);
     uint64_t c = id & ((1ull << 40) - 1);
     if (t > kMaxIdThreads || c > id_limit_) [[unlikely]]
       throw trace::TraceError(trace_.path() + ": corrupted event stream: id " + std::to_string(id) +
                               " is out of range for this trace");
-    if (out_) {
-      const IdCache& hit = id_cache_[t % kIdCaches];
-      if (hit.key == id / kIdPage) return hit.page->task[c % kIdPage];
-      return stream_slot(t, c);
-    }
+    if (out_) return stream_slot(t, c);
     if (t >= ids_.size()) ids_.resize(t + 1);
     auto& v = ids_[t];
     if (c >= v.size()) {
@@ -794,6 +797,14 @@ class Builder {
   uint32_t stream_fragment(uint32_t begin_code, uint32_t end_code, uint32_t site);
   std::vector<Fragment> stream_fragments_;
   std::unordered_map<uint64_t, uint32_t> stream_fragment_ids_;
+  // The pairs met lately (direct-mapped by the pair): a program's strands take a few pairs
+  // over and over, and the map's lookup was about 100 instructions per task.
+  struct FragmentSlot {
+    uint64_t pair = ~uint64_t{0};  // (no pair of two code ids is all ones)
+    uint32_t id = 0;
+  };
+  static constexpr size_t kFragmentCache = 64;
+  FragmentSlot fragment_cache_[kFragmentCache];
   uint64_t stream_late_ = 0;  // edges or folds into a strand already handed over (dropped)
 
   const trace::TraceFile& trace_;

@@ -540,6 +540,9 @@ uint32_t Builder::stream_fragment(uint32_t begin_code, uint32_t end_code, uint32
     if (options_.place_fragment) options_.place_fragment(Fragment{}, 0, site);
   }
   const uint64_t pair = uint64_t{begin_code} << 32 | end_code;
+  static_assert(kFragmentCache == 64);
+  FragmentSlot& cached = fragment_cache_[(pair * 0x9e3779b97f4a7c15ull) >> 58];
+  if (cached.pair == pair) return cached.id;
   const auto [it, inserted] =
       stream_fragment_ids_.try_emplace(pair, static_cast<uint32_t>(stream_fragments_.size()));
   if (inserted) {
@@ -547,6 +550,7 @@ uint32_t Builder::stream_fragment(uint32_t begin_code, uint32_t end_code, uint32
     if (options_.place_fragment)
       options_.place_fragment(stream_fragments_.back(), it->second, site);
   }
+  cached = FragmentSlot{pair, it->second};
   return it->second;
 }
 
@@ -709,14 +713,19 @@ void Builder::stream_retire_strand(uint32_t s) {
 
 void Builder::stream_flush() {
   flush_wanted_ = false;  // (what this flush changes itself, it sees: it runs to a fixed point)
-  for (bool progress = true; progress;) {
+  // A pass over the folds adds none (a fold only completes strands): it reads them through a
+  // pointer and a count the calls cannot move. A pass over the sealed strands may seal a
+  // barrier's join, which joins them at the end: that one reads the vector itself.
+  for (bool progress = true; progress && (!folds_.empty() || !sealed_.empty());) {
     progress = false;
     // Folds first: a join is complete before the strand after it is handed over.
+    std::pair<uint32_t, uint32_t>* const folds = folds_.data();
+    const size_t fold_count = folds_.size();
     size_t w = 0;
-    for (size_t i = 0; i < folds_.size(); ++i) {
-      const auto [join, s] = folds_[i];
+    for (size_t i = 0; i < fold_count; ++i) {
+      const auto [join, s] = folds[i];
       if (!complete(s)) {
-        folds_[w++] = folds_[i];
+        folds[w++] = folds[i];
         continue;
       }
       out_->fold(ss_[join].out, ss_[s].out);
