@@ -631,8 +631,9 @@ class Builder {
   };
   std::vector<IdPages> id_pages_;
   // The page each thread's ids last met (by thread, modulo kIdCaches): a task's events name
-  // the ids of a few threads, page after page, and the table's walk was a tenth of the
-  // builder's instructions. An entry goes when its page is freed.
+  // the ids of a few threads, page after page, and walking the table for each was a large
+  // part of the builder's work (docs/benchmarks.md, "The readers' instructions per task").
+  // An entry goes when its page is freed.
   struct IdCache {
     uint64_t key = ~uint64_t{0};  // the id / kIdPage (the thread's and the page's number)
     IdPage* page = nullptr;
@@ -712,11 +713,11 @@ class Builder {
   // taskwait of t has joined them all).
   void release_deps(uint32_t t);
   void stream_flush();
-  // stream_flush after every event that brought something (flush_wanted_) while few strands and
-  // folds wait; when many do (a one-thread
-  // taskloop's tasks wait for its end, and a flush scans every one), once every pending / 4
-  // events: the scans then cost a few steps per event, not O(pending), and at most a quarter
-  // more waits. Only when the hand-overs happen changes, not what is handed over.
+  // stream_flush after every event that brought something (flush_wanted_) while few strands
+  // and folds wait; when many do (a one-thread taskloop's tasks wait for its end, and a flush
+  // scans every one), once every pending / 4 events: the scans then cost a few steps per
+  // event, not O(pending), and at most a quarter more waits. Only when the hand-overs happen
+  // changes, not what is handed over.
   void stream_maybe_flush() {
     if (!flush_wanted_) return;
     const size_t pending = sealed_.size() + folds_.size();
@@ -798,7 +799,7 @@ class Builder {
   std::vector<Fragment> stream_fragments_;
   std::unordered_map<uint64_t, uint32_t> stream_fragment_ids_;
   // The pairs met lately (direct-mapped by the pair): a program's strands take a few pairs
-  // over and over, and the map's lookup was about 100 instructions per task.
+  // over and over, and a hash map's lookup for each is dearer than this slot's test.
   struct FragmentSlot {
     uint64_t pair = ~uint64_t{0};  // (no pair of two code ids is all ones)
     uint32_t id = 0;
