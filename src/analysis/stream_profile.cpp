@@ -159,14 +159,20 @@ void StreamProfile::fold(Strand join, Strand pred) {
     ++kept;
   }
   j.inside_count = kept;
-  j.more.resize(kept > kInline ? kept - kInline : 0);
+  if (!j.more.empty()) j.more.resize(kept > kInline ? kept - kInline : 0);
   for (uint32_t i = 0; i < p.inside_count; ++i) {
     const Distance& d = p.at(i);
     const Open& o = instances_[d.instance];
     if (!o.open || o.serial != d.serial) continue;
-    uint32_t k = 0;
-    while (k < j.inside_count && !(j.at(k).instance == d.instance && j.at(k).serial == d.serial))
-      ++k;
+    auto same = [&](uint32_t k) {
+      const Distance& x = j.at(k);
+      return x.instance == d.instance && x.serial == d.serial;
+    };
+    // What a join folds lies in the same instances, outermost first, as a rule: the i-th is
+    // the likely match (as in strand()).
+    uint32_t k = i;
+    if (!(i < j.inside_count && same(i)))
+      for (k = 0; k < j.inside_count && !same(k);) ++k;
     if (k == j.inside_count) {
       if (k < kInline)
         j.inside[k] = d;
