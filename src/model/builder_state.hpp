@@ -284,10 +284,15 @@ class Builder {
 
   // ---- code addresses of strand boundaries (fragments). Few distinct addresses, looked up
   // once per strand end: a small direct-mapped cache in front of the hash map.
-  uint32_t code_id(uint64_t address) {
+  // (The cache's hit inlined: a strand's two codes are nearly always in it.)
+  __attribute__((always_inline)) uint32_t code_id(uint64_t address) {
     if (address == 0) return 0;
-    CodeSlot& slot = code_cache_[(address ^ (address >> 13)) & (kCodeCache - 1)];
+    const CodeSlot& slot = code_cache_[(address ^ (address >> 13)) & (kCodeCache - 1)];
     if (slot.address == address) return slot.id;
+    return code_id_slow(address);
+  }
+  [[gnu::noinline]] uint32_t code_id_slow(uint64_t address) {
+    CodeSlot& slot = code_cache_[(address ^ (address >> 13)) & (kCodeCache - 1)];
     uint32_t id = 0;  // an address inside the OpenMP runtime says nothing about the program
     if (!in_runtime(address)) {
       auto [it, inserted] = code_ids_.try_emplace(address, static_cast<uint32_t>(codes_.size()));
@@ -347,13 +352,14 @@ class Builder {
     }
     return ts.prev;
   }
-  void edge(uint32_t from, uint32_t to) {
+  __attribute__((always_inline)) void edge(uint32_t from, uint32_t to) {
     if (from == kNone || to == kNone) return;
     if (out_)
       stream_edge(from, to);
     else
-      edges_.emplace_back(from, to);
+      dag_edge(from, to);
   }
+  [[gnu::noinline]] void dag_edge(uint32_t from, uint32_t to) { edges_.emplace_back(from, to); }
   void edge_from_task_end(uint32_t task, uint32_t to) {
     if (out_)
       stream_edge_from_task_end(task, to);
