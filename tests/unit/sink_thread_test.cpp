@@ -194,5 +194,52 @@ TEST(SinkThread, AStrandsRegionWorkReachesTheTargetBeforeIt) {
   EXPECT_FALSE(model::SinkThread(plain).wants_regions());
 }
 
+// A target that notes each strand's predecessors and instances, as handles it gave.
+class Lists final : public Stub {
+ public:
+  Instance open_instance(uint32_t) override { return instances++; }
+  Strand strand(uint64_t, uint64_t, uint32_t, const Strand* preds, uint32_t pred_count,
+                const Instance* around, uint32_t instance_count, uint64_t, uint32_t,
+                uint64_t) override {
+    seen.emplace_back(std::vector<Strand>(preds, preds + pred_count),
+                      std::vector<Instance>(around, around + instance_count));
+    return static_cast<Strand>(seen.size() - 1);
+  }
+  std::vector<std::pair<std::vector<Strand>, std::vector<Instance>>> seen;
+  Instance instances = 0;
+};
+
+// A call longer than a chunk's room (its words are written in place: the chunk grows for it)
+// reaches the target whole, before and after chunks of ordinary calls.
+TEST(SinkThread, ACallLongerThanAChunkReachesTheTargetWhole) {
+  Lists target;
+  std::vector<StrandSink::Instance> around;
+  std::vector<StrandSink::Strand> made;
+  {
+    model::SinkThread threaded(target, 13, 2);
+    for (uint32_t i = 0; i < 90; ++i) around.push_back(threaded.open_instance(i));
+    for (uint32_t s = 0; s < 400; ++s) {
+      // Every 50th strand: 300 predecessors and 90 instances (398 words); else one of each.
+      const bool long_one = s % 50 == 49;
+      std::vector<StrandSink::Strand> preds;
+      for (uint32_t k = 0; k < (long_one ? 300u : 1u) && k < made.size(); ++k)
+        preds.push_back(made[made.size() - 1 - k]);
+      made.push_back(threaded.strand(1, 1, 0, preds.data(), static_cast<uint32_t>(preds.size()),
+                                     around.data(), long_one ? 90u : 1u, 1, 0, s));
+    }
+    threaded.drain();
+  }
+  ASSERT_EQ(target.seen.size(), 400u);
+  for (uint32_t s = 0; s < 400; ++s) {
+    const bool long_one = s % 50 == 49;
+    const auto& [preds, instances] = target.seen[s];
+    ASSERT_EQ(preds.size(), std::min<size_t>(long_one ? 300 : 1, s)) << "strand " << s;
+    for (size_t k = 0; k < preds.size(); ++k)  // (the target's handles are its strands' order)
+      EXPECT_EQ(preds[k], s - 1 - k) << "strand " << s << ", predecessor " << k;
+    ASSERT_EQ(instances.size(), long_one ? 90u : 1u) << "strand " << s;
+    for (size_t k = 0; k < instances.size(); ++k) EXPECT_EQ(instances[k], k);
+  }
+}
+
 }  // namespace
 }  // namespace tasklens

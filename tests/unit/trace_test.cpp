@@ -430,6 +430,56 @@ TEST(Trace, UnknownEventKindInTheSchemaIsSkipped) {
   unlink(p.c_str());
 }
 
+// An event's fields past its kind's are zero, also after an event with more fields: here an
+// unknown kind with five, then a TaskCreate (four) and a TaskSchedule (three).
+TEST(Trace, FieldsPastAnEventsOwnAreZero) {
+  std::vector<uint8_t> schema = make_schema_payload();
+  uint32_t count;
+  std::memcpy(&count, schema.data(), 4);
+  ++count;
+  std::memcpy(schema.data(), &count, 4);
+  schema.insert(schema.end(), {78, 5, 0, 0, 0, 0});  // five plain fields
+  StreamWriter w;
+  w.bytes.push_back(78);
+  w.varint(10);
+  for (int i = 0; i < 5; ++i) w.varint(100 + i);
+  w.begin(EventKind::TaskCreate, 1020);
+  w.put_id((1ull << 40) + 5);
+  w.put_id((1ull << 40) + 6);
+  w.varint(4);
+  w.put_ptr(0x55550000abcdull);
+  w.begin(EventKind::TaskSchedule, 1030);
+  w.put_id((1ull << 40) + 5);
+  w.varint(2);
+  w.put_id((1ull << 40) + 6);
+  FileHeader h = make_file_header(1, 1010, 0, Metric::Tsc);
+  std::vector<uint8_t> out(reinterpret_cast<uint8_t*>(&h), reinterpret_cast<uint8_t*>(&h + 1));
+  append_record(out, RecordType::EventSchema, schema.data(), schema.size());
+  EventBlockHeader bh{};
+  bh.raw_size = static_cast<uint32_t>(w.bytes.size());
+  append_record(out, RecordType::EventBlock, &bh, sizeof bh, w.bytes.data(), w.bytes.size());
+  append_launch_status(out);
+  std::string p = write_temp(out);
+  TraceFile t = TraceFile::open(p);
+  std::vector<uint8_t> bytes = t.stream(0);
+  EventDecoder d = t.decoder(bytes);
+  Event e;
+  ASSERT_TRUE(d.next(e));
+  EXPECT_EQ(e.kind, EventKind::TaskCreate);
+  EXPECT_EQ(e.f[2], 4u);
+  EXPECT_EQ(e.f[3], 0x55550000abcdull);
+  EXPECT_EQ(e.f[4], 0u) << "the unknown event's fifth field came through";
+  ASSERT_TRUE(d.next(e));
+  EXPECT_EQ(e.kind, EventKind::TaskSchedule);
+  EXPECT_EQ(e.f[0], (1ull << 40) + 5);
+  EXPECT_EQ(e.f[1], 2u);
+  EXPECT_EQ(e.f[2], (1ull << 40) + 6);
+  EXPECT_EQ(e.f[3], 0u) << "the TaskCreate's code address came through";
+  EXPECT_EQ(e.f[4], 0u);
+  EXPECT_FALSE(d.next(e));
+  unlink(p.c_str());
+}
+
 // oneTBB events carry the group (a data address) and the code address in separate delta chains,
 // so that stack addresses between code addresses do not make every delta long.
 TEST(Trace, DataAndCodeAddressesKeepTheirOwnDeltaChains) {
