@@ -52,8 +52,8 @@ void Builder::load_preemptions() {
   }
 }
 
-uint64_t Builder::preempted_between(uint32_t thread, uint64_t from, uint64_t to,
-                                    OffCpuSplit& split) {
+uint64_t Builder::preempted_between_slow(uint32_t thread, uint64_t from, uint64_t to,
+                                         OffCpuSplit& split) {
   const auto& iv = preempt_[thread];
   size_t& c = preempt_cursor_[thread];
   while (c < iv.size() && iv[c].end <= from) ++c;

@@ -405,7 +405,15 @@ class Builder {
   struct OffCpuSplit {
     uint64_t blocked = 0, faults = 0;
   };
-  uint64_t preempted_between(uint32_t thread, uint64_t from, uint64_t to, OffCpuSplit& split);
+  // (Inlined up to the common answer: the thread's next interval lies after `to`.)
+  __attribute__((always_inline)) uint64_t preempted_between(uint32_t thread, uint64_t from,
+                                                            uint64_t to, OffCpuSplit& split) {
+    const auto& iv = preempt_[thread];
+    const size_t c = preempt_cursor_[thread];
+    if (c >= iv.size() || (iv[c].end > from && iv[c].begin >= to)) return 0;
+    return preempted_between_slow(thread, from, to, split);
+  }
+  uint64_t preempted_between_slow(uint32_t thread, uint64_t from, uint64_t to, OffCpuSplit& split);
   void on_implicit_begin(const Event& e, uint32_t thread);
   void on_create(const Event& e, uint32_t thread);
   void on_schedule(const Event& e, uint32_t thread);
