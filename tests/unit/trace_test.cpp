@@ -480,6 +480,46 @@ TEST(Trace, FieldsPastAnEventsOwnAreZero) {
   unlink(p.c_str());
 }
 
+// A damaged schema may give a known kind more fields than an event holds: it is read, its first
+// five fields kept, after an event with even more (nothing is cleared past the five).
+TEST(Trace, AKnownKindWithMoreFieldsThanAnEventHoldsIsRead) {
+  std::vector<uint8_t> schema = make_schema_payload();
+  uint32_t count;
+  std::memcpy(&count, schema.data(), 4);
+  count += 2;
+  std::memcpy(schema.data(), &count, 4);
+  schema.insert(schema.end(), {78, 9, 0, 0, 0, 0});  // an unknown kind with nine fields
+  schema.insert(schema.end(), {static_cast<uint8_t>(EventKind::SyncBegin), 7, 0, 0, 0, 0});
+  StreamWriter w;
+  w.bytes.push_back(78);
+  w.varint(10);
+  for (int i = 0; i < 9; ++i) w.varint(100 + i);
+  for (int k = 0; k < 2; ++k) {
+    w.bytes.push_back(static_cast<uint8_t>(EventKind::SyncBegin));
+    w.varint(10);
+    for (int i = 0; i < 7; ++i) w.varint(200 + 10 * k + i);
+  }
+  FileHeader h = make_file_header(1, 1010, 0, Metric::Tsc);
+  std::vector<uint8_t> out(reinterpret_cast<uint8_t*>(&h), reinterpret_cast<uint8_t*>(&h + 1));
+  append_record(out, RecordType::EventSchema, schema.data(), schema.size());
+  EventBlockHeader bh{};
+  bh.raw_size = static_cast<uint32_t>(w.bytes.size());
+  append_record(out, RecordType::EventBlock, &bh, sizeof bh, w.bytes.data(), w.bytes.size());
+  append_launch_status(out);
+  std::string p = write_temp(out);
+  TraceFile t = TraceFile::open(p);
+  std::vector<uint8_t> bytes = t.stream(0);
+  EventDecoder d = t.decoder(bytes);
+  Event e;
+  for (uint64_t k = 0; k < 2; ++k) {
+    ASSERT_TRUE(d.next(e));
+    EXPECT_EQ(e.kind, EventKind::SyncBegin);
+    for (uint64_t i = 0; i < 5; ++i) EXPECT_EQ(e.f[i], 200 + 10 * k + i);
+  }
+  EXPECT_FALSE(d.next(e));
+  unlink(p.c_str());
+}
+
 // oneTBB events carry the group (a data address) and the code address in separate delta chains,
 // so that stack addresses between code addresses do not make every delta long.
 TEST(Trace, DataAndCodeAddressesKeepTheirOwnDeltaChains) {
