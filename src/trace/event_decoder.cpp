@@ -126,7 +126,8 @@ bool EventDecoder::next(Event& e) {
     // One copy of five fields: those past this kind's are zero in scratch_ (cleared only when
     // the event before had more).
     static_assert(sizeof scratch_ >= sizeof e.f);
-    if (scratch_filled_ > shape.fixed && shape.fixed < 5)  // (a schema may give a kind 32)
+    if (scratch_filled_ > shape.fixed &&
+        shape.fixed < 5)  // (a schema may give a kind up to 32 fields)
       std::fill(scratch_ + shape.fixed, scratch_ + std::min<int>(scratch_filled_, 5), 0);
     scratch_filled_ = shape.fixed;
     std::memcpy(e.f, scratch_, sizeof e.f);

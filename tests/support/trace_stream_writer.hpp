@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,47 @@ inline std::string write_temp(const std::vector<uint8_t>& bytes) {
   EXPECT_EQ(write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
   close(fd);
   return path;
+}
+
+// A file of `header`, `schema` and one stream of events in one block, as the program ended.
+inline std::vector<uint8_t> one_stream_file(const FileHeader& header,
+                                            const std::vector<uint8_t>& schema,
+                                            const std::vector<uint8_t>& stream) {
+  std::vector<uint8_t> out(reinterpret_cast<const uint8_t*>(&header),
+                           reinterpret_cast<const uint8_t*>(&header + 1));
+  append_record(out, RecordType::EventSchema, schema.data(), schema.size());
+  EventBlockHeader bh{};
+  bh.raw_size = static_cast<uint32_t>(stream.size());
+  append_record(out, RecordType::EventBlock, &bh, sizeof bh, stream.data(), stream.size());
+  append_launch_status(out);
+  return out;
+}
+
+// The events of `stream`, read back from a one-stream file (clock starting at `start`) whose
+// schema is the recorder's plus `extra` entries of six bytes each (kind, fixed fields,
+// repeated, id, ptr and addr masks): kinds a later writer adds, or a damaged schema. The
+// events' `values` and `groups` point into the decoder, gone on return: not for reading.
+inline std::vector<Event> read_with_schema_extras(const std::vector<std::vector<uint8_t>>& extra,
+                                                  const std::vector<uint8_t>& stream,
+                                                  uint64_t start = 1010) {
+  std::vector<uint8_t> schema = make_schema_payload();
+  uint32_t count;
+  std::memcpy(&count, schema.data(), 4);
+  count += static_cast<uint32_t>(extra.size());
+  std::memcpy(schema.data(), &count, 4);
+  for (const std::vector<uint8_t>& entry : extra)
+    schema.insert(schema.end(), entry.begin(), entry.end());
+  const std::string p =
+      write_temp(one_stream_file(make_file_header(1, start, 0, Metric::Tsc), schema, stream));
+  std::vector<Event> events;
+  {
+    TraceFile t = TraceFile::open(p);
+    std::vector<uint8_t> bytes = t.stream(0);
+    EventDecoder d = t.decoder(bytes);
+    for (Event e; d.next(e);) events.push_back(e);
+  }
+  unlink(p.c_str());
+  return events;
 }
 
 // Reading `bytes` as a file fails with one line that names the file and holds `fragment`, read

@@ -386,59 +386,28 @@ TEST(Trace, AFileCutAfterItWasOpenedIsAnErrorWhenItsBlocksAreReadBack) {
 
 TEST(Trace, UnknownEventKindInTheSchemaIsSkipped) {
   // A writer from the future adds kind 77 with two fields and tells us so in its schema.
-  std::vector<uint8_t> schema = make_schema_payload();
-  uint32_t count;
-  std::memcpy(&count, schema.data(), 4);
-  ++count;
-  std::memcpy(schema.data(), &count, 4);
-  schema.insert(schema.end(), {77, 2, 0, 0x1, 0, 0});  // field 0 is an id
   StreamWriter w;
   w.bytes.push_back(77);
   w.varint(10);
   w.put_id(123456);  // the reader must follow the id chain through the unknown event
   w.varint(1);
-  StreamWriter rest_writer;
-  rest_writer.id = 123456;
-  std::vector<uint8_t> rest = [&] {
-    StreamWriter& w2 = rest_writer;
-    w2.begin(EventKind::TaskCreate, 1500);
-    w2.put_id((1ull << 40) + 5);
-    w2.put_id((1ull << 40) + 6);
-    w2.varint(4);
-    w2.put_ptr(0x55550000abcdull);
-    return w2.bytes;
-  }();
-  FileHeader h = make_file_header(1, 1010, 0, Metric::Tsc);
-  std::vector<uint8_t> out(reinterpret_cast<uint8_t*>(&h), reinterpret_cast<uint8_t*>(&h + 1));
-  append_record(out, RecordType::EventSchema, schema.data(), schema.size());
-  std::vector<uint8_t> stream = w.bytes;
-  // The sample's first delta assumed a start of 1000; the extra event advanced time by 10.
-  stream.insert(stream.end(), rest.begin(), rest.end());
-  EventBlockHeader bh{};
-  bh.raw_size = static_cast<uint32_t>(stream.size());
-  append_record(out, RecordType::EventBlock, &bh, sizeof bh, stream.data(), stream.size());
-  append_launch_status(out);
-  std::string p = write_temp(out);
-  TraceFile t = TraceFile::open(p);
-  std::vector<uint8_t> bytes = t.stream(0);
-  EventDecoder d = t.decoder(bytes);
-  Event e;
-  ASSERT_TRUE(d.next(e));
-  EXPECT_EQ(e.kind, EventKind::TaskCreate);
-  EXPECT_EQ(e.time, 1520u);
-  EXPECT_EQ(e.f[0], (1ull << 40) + 5);
-  unlink(p.c_str());
+  // The first delta assumed a start of 1000; the extra event advanced time by 10.
+  w.begin(EventKind::TaskCreate, 1500);
+  w.put_id((1ull << 40) + 5);
+  w.put_id((1ull << 40) + 6);
+  w.varint(4);
+  w.put_ptr(0x55550000abcdull);
+  // (Kind 77's field 0 is an id: id mask 0x1.)
+  const std::vector<Event> events = read_with_schema_extras({{77, 2, 0, 0x1, 0, 0}}, w.bytes);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, EventKind::TaskCreate);
+  EXPECT_EQ(events[0].time, 1520u);
+  EXPECT_EQ(events[0].f[0], (1ull << 40) + 5);
 }
 
 // An event's fields past its kind's are zero, also after an event with more fields: here an
 // unknown kind with five, then a TaskCreate (four) and a TaskSchedule (three).
 TEST(Trace, FieldsPastAnEventsOwnAreZero) {
-  std::vector<uint8_t> schema = make_schema_payload();
-  uint32_t count;
-  std::memcpy(&count, schema.data(), 4);
-  ++count;
-  std::memcpy(schema.data(), &count, 4);
-  schema.insert(schema.end(), {78, 5, 0, 0, 0, 0});  // five plain fields
   StreamWriter w;
   w.bytes.push_back(78);
   w.varint(10);
@@ -452,44 +421,23 @@ TEST(Trace, FieldsPastAnEventsOwnAreZero) {
   w.put_id((1ull << 40) + 5);
   w.varint(2);
   w.put_id((1ull << 40) + 6);
-  FileHeader h = make_file_header(1, 1010, 0, Metric::Tsc);
-  std::vector<uint8_t> out(reinterpret_cast<uint8_t*>(&h), reinterpret_cast<uint8_t*>(&h + 1));
-  append_record(out, RecordType::EventSchema, schema.data(), schema.size());
-  EventBlockHeader bh{};
-  bh.raw_size = static_cast<uint32_t>(w.bytes.size());
-  append_record(out, RecordType::EventBlock, &bh, sizeof bh, w.bytes.data(), w.bytes.size());
-  append_launch_status(out);
-  std::string p = write_temp(out);
-  TraceFile t = TraceFile::open(p);
-  std::vector<uint8_t> bytes = t.stream(0);
-  EventDecoder d = t.decoder(bytes);
-  Event e;
-  ASSERT_TRUE(d.next(e));
-  EXPECT_EQ(e.kind, EventKind::TaskCreate);
-  EXPECT_EQ(e.f[2], 4u);
-  EXPECT_EQ(e.f[3], 0x55550000abcdull);
-  EXPECT_EQ(e.f[4], 0u) << "the unknown event's fifth field came through";
-  ASSERT_TRUE(d.next(e));
-  EXPECT_EQ(e.kind, EventKind::TaskSchedule);
-  EXPECT_EQ(e.f[0], (1ull << 40) + 5);
-  EXPECT_EQ(e.f[1], 2u);
-  EXPECT_EQ(e.f[2], (1ull << 40) + 6);
-  EXPECT_EQ(e.f[3], 0u) << "the TaskCreate's code address came through";
-  EXPECT_EQ(e.f[4], 0u);
-  EXPECT_FALSE(d.next(e));
-  unlink(p.c_str());
+  const std::vector<Event> events = read_with_schema_extras({{78, 5, 0, 0, 0, 0}}, w.bytes);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].kind, EventKind::TaskCreate);
+  EXPECT_EQ(events[0].f[2], 4u);
+  EXPECT_EQ(events[0].f[3], 0x55550000abcdull);
+  EXPECT_EQ(events[0].f[4], 0u) << "the unknown event's fifth field came through";
+  EXPECT_EQ(events[1].kind, EventKind::TaskSchedule);
+  EXPECT_EQ(events[1].f[0], (1ull << 40) + 5);
+  EXPECT_EQ(events[1].f[1], 2u);
+  EXPECT_EQ(events[1].f[2], (1ull << 40) + 6);
+  EXPECT_EQ(events[1].f[3], 0u) << "the TaskCreate's code address came through";
+  EXPECT_EQ(events[1].f[4], 0u);
 }
 
 // A damaged schema may give a known kind more fields than an event holds: it is read, its first
 // five fields kept, after an event with even more (nothing is cleared past the five).
 TEST(Trace, AKnownKindWithMoreFieldsThanAnEventHoldsIsRead) {
-  std::vector<uint8_t> schema = make_schema_payload();
-  uint32_t count;
-  std::memcpy(&count, schema.data(), 4);
-  count += 2;
-  std::memcpy(schema.data(), &count, 4);
-  schema.insert(schema.end(), {78, 9, 0, 0, 0, 0});  // an unknown kind with nine fields
-  schema.insert(schema.end(), {static_cast<uint8_t>(EventKind::SyncBegin), 7, 0, 0, 0, 0});
   StreamWriter w;
   w.bytes.push_back(78);
   w.varint(10);
@@ -499,25 +447,13 @@ TEST(Trace, AKnownKindWithMoreFieldsThanAnEventHoldsIsRead) {
     w.varint(10);
     for (int i = 0; i < 7; ++i) w.varint(200 + 10 * k + i);
   }
-  FileHeader h = make_file_header(1, 1010, 0, Metric::Tsc);
-  std::vector<uint8_t> out(reinterpret_cast<uint8_t*>(&h), reinterpret_cast<uint8_t*>(&h + 1));
-  append_record(out, RecordType::EventSchema, schema.data(), schema.size());
-  EventBlockHeader bh{};
-  bh.raw_size = static_cast<uint32_t>(w.bytes.size());
-  append_record(out, RecordType::EventBlock, &bh, sizeof bh, w.bytes.data(), w.bytes.size());
-  append_launch_status(out);
-  std::string p = write_temp(out);
-  TraceFile t = TraceFile::open(p);
-  std::vector<uint8_t> bytes = t.stream(0);
-  EventDecoder d = t.decoder(bytes);
-  Event e;
+  const std::vector<Event> events = read_with_schema_extras(
+      {{78, 9, 0, 0, 0, 0}, {static_cast<uint8_t>(EventKind::SyncBegin), 7, 0, 0, 0, 0}}, w.bytes);
+  ASSERT_EQ(events.size(), 2u);
   for (uint64_t k = 0; k < 2; ++k) {
-    ASSERT_TRUE(d.next(e));
-    EXPECT_EQ(e.kind, EventKind::SyncBegin);
-    for (uint64_t i = 0; i < 5; ++i) EXPECT_EQ(e.f[i], 200 + 10 * k + i);
+    EXPECT_EQ(events[k].kind, EventKind::SyncBegin);
+    for (uint64_t i = 0; i < 5; ++i) EXPECT_EQ(events[k].f[i], 200 + 10 * k + i);
   }
-  EXPECT_FALSE(d.next(e));
-  unlink(p.c_str());
 }
 
 // oneTBB events carry the group (a data address) and the code address in separate delta chains,

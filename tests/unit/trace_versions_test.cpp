@@ -216,13 +216,7 @@ std::vector<uint8_t> minor_file(uint16_t minor, int last_kind, const std::vector
   schema.resize(4 + 6 * count);  // six bytes per kind, in kind order
   FileHeader h = make_file_header(1, 1000, 0, Metric::Tsc);
   h.version_minor = minor;
-  std::vector<uint8_t> out(reinterpret_cast<uint8_t*>(&h), reinterpret_cast<uint8_t*>(&h + 1));
-  append_record(out, RecordType::EventSchema, schema.data(), schema.size());
-  EventBlockHeader bh{};
-  bh.raw_size = static_cast<uint32_t>(stream.size());
-  append_record(out, RecordType::EventBlock, &bh, sizeof bh, stream.data(), stream.size());
-  append_launch_status(out);
-  return out;
+  return one_stream_file(h, schema, stream);
 }
 
 // Version 4.8 added parallel_pipeline's events (tbb-pipeline, tbb-filter-begin/-end), each an
