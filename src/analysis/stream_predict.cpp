@@ -86,8 +86,36 @@ StreamPredict::Strand StreamPredict::take_handle() {
   return static_cast<Strand>(live_.size());
 }
 
+template <class T>
+void StreamPredict::make_room(std::vector<T>& v, size_t more, size_t limit) {
+  const size_t need = v.size() + more;
+  if (need <= v.capacity()) return;
+  // Past an eighth of the budget the array takes the whole budget at once: doubling from just
+  // under it would hold both arrays, nearly three budgets, while it copies.
+  const size_t grown = v.capacity() < limit / 8 ? 2 * v.capacity()
+                       : v.capacity() < limit   ? limit
+                                                : v.capacity() + v.capacity() / 8;
+  v.reserve(std::max({need, grown, size_t{64}}));
+  peak_graph_bytes_ = std::max(peak_graph_bytes_, graph_bytes());
+}
+
+uint64_t StreamPredict::graph_bytes() const {
+  return graph_.nodes.capacity() * sizeof(SimGraph::Node) +
+         (graph_.pred_begin.capacity() + graph_.preds.capacity() + rep_.capacity() +
+          out_edges_.capacity() + new_of_.capacity()) *
+             sizeof(uint32_t) +
+         (end_in_.capacity() + live_span_.capacity()) * sizeof(uint64_t);
+}
+
 uint32_t StreamPredict::add_node(const uint32_t* preds, uint32_t count, SimGraph::Node node) {
   const uint32_t v = static_cast<uint32_t>(graph_.nodes.size());
+  // The budget's arrays: max_nodes_ and a few (a strand may add a node per join it names).
+  const size_t limit = size_t{max_nodes_} + 64;
+  make_room(graph_.nodes, 1, limit);
+  make_room(rep_, 1, limit);
+  make_room(out_edges_, 1, limit);
+  make_room(graph_.pred_begin, 1, limit + 1);
+  make_room(graph_.preds, count, 2 * limit);
   graph_.nodes.push_back(node);
   rep_.push_back(v);
   out_edges_.push_back(0);
@@ -230,7 +258,9 @@ StreamPredict::Strand StreamPredict::strand(uint64_t work, uint64_t, uint32_t, c
     r_.last = std::max(r_.last, std::max(start_, end_));
     if (thread_ >= threads_.size()) threads_.resize(thread_ + 1);
     ThreadGaps& t = threads_[thread_];
-    t.pending.push({start_, order, end_, ready.end, ready.thread, uint8_t(cls)});
+    if (t.pending.capacity() == 0) t.pending.reserve(gap_window_ + 1);
+    t.pending.push_back({start_, order, end_, ready.end, ready.thread, uint8_t(cls)});
+    std::push_heap(t.pending.begin(), t.pending.end(), std::greater<Started>());
     if (t.pending.size() > gap_window_) take_gap(thread_);
   }
 
@@ -350,90 +380,122 @@ bool StreamPredict::merge_region(const Strand* preds, uint32_t count, Strand sam
   return true;
 }
 
-// The graph without the nodes collapsed into others: node ids renumbered in the same order.
+// The graph without the nodes collapsed into others: node ids renumbered in the same order, in
+// place (a node's new number is at most its old one, and so is where its predecessors go), so
+// that compacting never holds two graphs.
 void StreamPredict::compact() {
   if (dead_ == 0) return;
-  SimGraph old = std::move(graph_);
-  graph_ = SimGraph{};
-  graph_.has_inner = old.has_inner;
-  std::vector<uint32_t> new_of(old.nodes.size(), kNoNode);
-  std::vector<uint32_t> old_rep = std::move(rep_);
-  rep_.clear();
-  out_edges_.clear();
-  const auto root = [&](uint32_t v) {
-    while (old_rep[v] != v) v = old_rep[v];
-    return v;
-  };
-  for (uint32_t v = 0; v < old.nodes.size(); ++v) {
-    if (old_rep[v] != v) continue;
-    scratch_.clear();
-    for (uint32_t i = old.pred_begin[v]; i < old.pred_begin[v + 1]; ++i)
-      scratch_.push_back(new_of[root(old.preds[i] & ~SimGraph::kSameTask)] |
-                         (old.preds[i] & SimGraph::kSameTask));
-    new_of[v] = add_node(scratch_.data(), static_cast<uint32_t>(scratch_.size()), old.nodes[v]);
-    for (uint32_t p : scratch_) ++out_edges_[p & ~SimGraph::kSameTask];
+  const uint32_t n = static_cast<uint32_t>(graph_.nodes.size());
+  // New numbers: the standing nodes' in order, then each collapsed one takes its root's.
+  new_of_.assign(n, kNoNode);
+  uint32_t next = 0;
+  for (uint32_t v = 0; v < n; ++v)
+    if (find(v) == v) new_of_[v] = next++;
+  for (uint32_t v = 0; v < n; ++v) new_of_[v] = new_of_[find(v)];
+  peak_graph_bytes_ = std::max(peak_graph_bytes_, graph_bytes());
+  std::vector<uint32_t>& begin = graph_.pred_begin;
+  std::vector<uint32_t>& preds = graph_.preds;
+  size_t written = 0;
+  uint32_t lo = begin[0];
+  for (uint32_t v = 0; v < n; ++v) {
+    const uint32_t hi = begin[v + 1];
+    if (rep_[v] == v) {  // standing: its own root
+      const uint32_t k = new_of_[v];
+      for (uint32_t i = lo; i < hi; ++i)
+        preds[written++] =
+            new_of_[preds[i] & ~SimGraph::kSameTask] | (preds[i] & SimGraph::kSameTask);
+      graph_.nodes[k] = graph_.nodes[v];
+      begin[k + 1] = static_cast<uint32_t>(written);
+    }
+    lo = hi;
   }
+  graph_.nodes.resize(next);
+  begin.resize(size_t{next} + 1);
+  preds.resize(written);
+  rep_.resize(next);
+  for (uint32_t v = 0; v < next; ++v) rep_[v] = v;
+  out_edges_.assign(next, 0);
+  for (uint32_t p : preds) ++out_edges_[p & ~SimGraph::kSameTask];
   for (Live& l : live_) {
-    if (l.node != kNoNode) l.node = new_of[root(l.node)];
-    for (uint32_t& f : l.folds) f = new_of[root(f)];
-    for (uint32_t& x : l.region) x = new_of[root(x)];
+    if (l.node != kNoNode) l.node = new_of_[l.node];
+    for (uint32_t& f : l.folds) f = new_of_[f];
+    for (uint32_t& x : l.region) x = new_of_[x];
   }
   dead_ = 0;
 }
 
 // The graph collapsed again with a larger grain, by the same rule, in its order (a topological
-// one): a node whose predecessors all went to one new node joins it if the grain allows.
+// one): a node whose predecessors all went to one new node joins it if the grain allows. In
+// place, as compact().
 void StreamPredict::collapse_again() {
   do {
     grain_ = std::max({grain_ * 2, uint64_t{1}, 4 * total_duration_ / max_nodes_});
-    SimGraph old = std::move(graph_);
-    graph_ = SimGraph{};
-    graph_.has_inner = old.has_inner;
-    rep_.clear();
-    out_edges_.clear();
-    graph_.nodes.reserve(old.nodes.size() / 2);
-    std::vector<uint32_t> new_of(old.nodes.size());
+    const uint32_t n = static_cast<uint32_t>(graph_.nodes.size());
+    new_of_.assign(n, kNoNode);
     // Per old node: the longest path inside its new node ending at its end, taking the old
     // node as one path of its span.
-    std::vector<uint64_t> end_in(old.nodes.size());
-    for (uint32_t v = 0; v < old.nodes.size(); ++v) {
+    end_in_.assign(n, 0);
+    // The live strands' nodes' spans before their nodes are rewritten.
+    live_span_.assign(live_.size(), 0);
+    for (size_t s = 0; s < live_.size(); ++s)
+      if (live_[s].node != kNoNode) live_span_[s] = graph_.nodes[live_[s].node].span;
+    peak_graph_bytes_ = std::max(peak_graph_bytes_, graph_bytes());
+    std::vector<uint32_t>& begin = graph_.pred_begin;
+    std::vector<uint32_t>& preds = graph_.preds;
+    uint32_t next = 0;
+    size_t written = 0;
+    uint32_t lo = begin[0];
+    for (uint32_t v = 0; v < n; ++v) {
+      const uint32_t hi = begin[v + 1];
       uint64_t start_in = 0;
-      for (uint32_t i = old.pred_begin[v]; i < old.pred_begin[v + 1]; ++i)
-        start_in = std::max(start_in, end_in[old.preds[i] & ~SimGraph::kSameTask]);
       scratch_.clear();
-      for (uint32_t i = old.pred_begin[v]; i < old.pred_begin[v + 1]; ++i)
-        scratch_.push_back(new_of[old.preds[i] & ~SimGraph::kSameTask] |
-                           (old.preds[i] & SimGraph::kSameTask));
+      for (uint32_t i = lo; i < hi; ++i) {
+        const uint32_t p = preds[i] & ~SimGraph::kSameTask;
+        start_in = std::max(start_in, end_in_[p]);
+        scratch_.push_back(new_of_[p] | (preds[i] & SimGraph::kSameTask));
+      }
+      lo = hi;
       const size_t distinct = by_node(scratch_);
-      const SimGraph::Node& x = old.nodes[v];
+      const SimGraph::Node x = graph_.nodes[v];
       const uint32_t into = distinct == 1 ? scratch_[0] & ~SimGraph::kSameTask : kNoNode;
       if (into != kNoNode && can_join(into, x.duration, x.iterations, start_in + x.span)) {
-        end_in[v] = start_in + x.span;
-        absorb(into, x, true, end_in[v]);
-        new_of[v] = into;
+        end_in_[v] = start_in + x.span;
+        absorb(into, x, true, end_in_[v]);
+        new_of_[v] = into;
       } else {
-        end_in[v] = x.span;
-        new_of[v] = add_node(scratch_.data(), static_cast<uint32_t>(distinct), x);
+        end_in_[v] = x.span;
+        new_of_[v] = next;
+        graph_.nodes[next] = x;
+        std::copy(scratch_.begin(), scratch_.begin() + distinct, preds.begin() + written);
+        written += distinct;
+        begin[++next] = static_cast<uint32_t>(written);
       }
     }
-    for (Live& l : live_) {
-      if (l.node == kNoNode) continue;
-      l.dist_in += end_in[l.node] - old.nodes[l.node].span;
-      l.node = new_of[l.node];
+    graph_.nodes.resize(next);
+    begin.resize(size_t{next} + 1);
+    preds.resize(written);
+    rep_.resize(next);
+    for (uint32_t v = 0; v < next; ++v) rep_[v] = v;
+    out_edges_.assign(next, 0);
+    for (uint32_t p : preds) ++out_edges_[p & ~SimGraph::kSameTask];
+    for (size_t s = 0; s < live_.size(); ++s) {
+      Live& l = live_[s];
+      if (l.node != kNoNode) {
+        l.dist_in += end_in_[l.node] - live_span_[s];
+        l.node = new_of_[l.node];
+      }
+      for (uint32_t& f : l.folds) f = new_of_[f];
+      for (uint32_t& x : l.region) x = new_of_[x];
     }
-    for (Live& l : live_) {
-      for (uint32_t& f : l.folds) f = new_of[f];
-      for (uint32_t& x : l.region) x = new_of[x];
-    }
-    for (uint32_t p : graph_.preds) ++out_edges_[p & ~SimGraph::kSameTask];
   } while (graph_.nodes.size() > max_nodes_ / 2);
 }
 
 // The earliest strand waiting on `thread`: the gap before it (measure_overheads's).
 void StreamPredict::take_gap(uint32_t thread) {
   ThreadGaps& t = threads_[thread];
-  const Started u = t.pending.top();
-  t.pending.pop();
+  std::pop_heap(t.pending.begin(), t.pending.end(), std::greater<Started>());
+  const Started u = t.pending.back();
+  t.pending.pop_back();
   if (t.busy_until == kNoTime) {  // its worker's first strand
     ++r_.workers;
     t.busy_until = u.end;
@@ -460,9 +522,16 @@ StreamPredict::Result StreamPredict::finish() {
   compact();
   Result r = std::move(r_);
   r.grain = grain_;
+  r.peak_graph_bytes = peak_graph_bytes_;
+  // What only the pass needed goes before the simulator is built from the graph.
+  for (std::vector<uint32_t>* v : {&rep_, &out_edges_, &new_of_, &members_, &children_})
+    std::vector<uint32_t>().swap(*v);
+  std::vector<uint64_t>().swap(live_span_);
+  std::vector<Live>().swap(live_);
   // The graph's longest path, each node run whole (loop iterations seen together still weigh
   // one iteration's share, as they split when run).
-  std::vector<uint64_t> dist(graph_.nodes.size(), 0);
+  std::vector<uint64_t>& dist = end_in_;
+  dist.assign(graph_.nodes.size(), 0);
   for (uint32_t v = 0; v < graph_.nodes.size(); ++v) {
     uint64_t d = 0;
     for (uint32_t i = graph_.pred_begin[v]; i < graph_.pred_begin[v + 1]; ++i)
@@ -470,6 +539,7 @@ StreamPredict::Result StreamPredict::finish() {
     dist[v] = d + iteration_span(graph_.nodes[v].duration, graph_.nodes[v].iterations);
     r.collapsed_span = std::max(r.collapsed_span, dist[v]);
   }
+  std::vector<uint64_t>().swap(end_in_);
   r.graph = std::move(graph_);
   r.overheads.spawn = spawn_.trimmed_mean();
   r.overheads.steal = steal_.trimmed_mean();

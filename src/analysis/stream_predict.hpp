@@ -25,7 +25,6 @@
 #include <array>
 #include <cstdint>
 #include <memory>
-#include <queue>
 #include <vector>
 
 #include "analysis/predict.hpp"
@@ -112,6 +111,9 @@ class StreamPredict final : public model::StrandSink {
     uint32_t workers = 0;          // threads that ran a timed strand
     uint64_t first = 0, last = 0;  // the timed strands' earliest start and latest end
     Overheads overheads;           // measured; finish_overheads (predict.hpp) still to apply
+    // The most bytes the graph's arrays and the collapsing's held at once (their capacities):
+    // bounded by the node budget, not by the strand count (the tests check it).
+    uint64_t peak_graph_bytes = 0;
   };
   // Once every strand was handed over. Once.
   Result finish();
@@ -159,6 +161,12 @@ class StreamPredict final : public model::StrandSink {
                     uint32_t& into);
   void compact();
   uint32_t add_node(const uint32_t* preds, uint32_t count, SimGraph::Node node);
+  // Room for `more` elements in a graph array: doubling up to an eighth of `limit` elements (the
+  // budget's), then the budget, then an eighth more at a time, so that an array never holds
+  // twice the budget for one element over it.
+  template <class T>
+  void make_room(std::vector<T>& v, size_t more, size_t limit);
+  uint64_t graph_bytes() const;
   bool can_join(uint32_t node, uint64_t duration, uint64_t iterations, uint64_t span_in) const;
   void absorb(uint32_t node, const SimGraph::Node& strand_or_node, bool is_node, uint64_t span_in);
   void collapse_again();
@@ -172,6 +180,13 @@ class StreamPredict final : public model::StrandSink {
   // from it to other nodes (a wait's folds not counted: see merge_region).
   std::vector<uint32_t> rep_, out_edges_;
   uint64_t dead_ = 0;  // nodes collapsed into others since the graph was last compacted
+  // compact() and collapse_again() rewrite the graph in place (a node's new number is never
+  // above its old one), with these per old node: its new number, and (collapsing) the longest
+  // path inside its new node ending at its end; old spans of the live strands' nodes.
+  std::vector<uint32_t> new_of_;
+  std::vector<uint64_t> end_in_;
+  std::vector<uint64_t> live_span_;
+  uint64_t peak_graph_bytes_ = 0;
   std::vector<uint32_t> members_, children_;
   uint64_t total_duration_ = 0;
   std::vector<Live> live_;
@@ -194,7 +209,9 @@ class StreamPredict final : public model::StrandSink {
     }
   };
   struct ThreadGaps {
-    std::priority_queue<Started, std::vector<Started>, std::greater<Started>> pending;
+    // A heap (std::push_heap with std::greater: the earliest on top), reserved at the window's
+    // size once rather than grown by doubling.
+    std::vector<Started> pending;
     uint64_t busy_until = kNoTime;
   };
   // A strand handed over after this many later-started strands of its thread is measured out
