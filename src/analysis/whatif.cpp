@@ -219,6 +219,39 @@ Burdened burdened(const Model& m, const uint64_t* span_weights, uint64_t work, u
   return b;
 }
 
+RunLoss run_loss(const Model& m, uint64_t work, uint64_t span, uint64_t per_task) {
+  RunLoss l;
+  l.threads = m.thread_count;
+  l.tasks = m.task_count;
+  if (!m.metric_is_time || l.threads == 0 || l.tasks == 0) return l;
+  uint64_t first = UINT64_MAX, last = 0;
+  for (const model::Strand& st : m.strands)
+    if (model::is_timed(st)) {
+      first = std::min(first, st.start);
+      last = std::max(last, st.end);
+    }
+  if (last <= first) return l;
+  // The threads switched out anywhere in the run (in strands, in the runtime, idle) when the
+  // recording saw it: said beside the loss, not taken out of it (a thread switched out for
+  // another of the program's, or yielding, is the program's time).
+  const uint64_t switched_out = m.threads_time > 0 ? m.preempted_in_run : m.preempted;
+  l.switched_out_share =
+      std::max(static_cast<double>(switched_out) / static_cast<double>((last - first) * l.threads),
+               m.host_steal_percent / 100);
+  // What the model took out of the strands as not the program's (predict's `removed`).
+  const uint64_t removed =
+      (m.probe_removed + m.recorder_stalled + m.preempted + m.slow_faults) / l.threads;
+  l.elapsed = last - first > removed ? last - first - removed : 0;
+  l.greedy_bound = work / l.threads + span;
+  if (l.elapsed <= l.greedy_bound) return l;
+  const uint64_t lost = l.elapsed - l.greedy_bound;
+  l.per_task = lost * l.threads / l.tasks;
+  l.lost_share = static_cast<double>(lost) / static_cast<double>(l.elapsed);
+  l.most_lost = l.lost_share >= kMostLost &&
+                static_cast<double>(l.per_task) >= kLossMultiple * static_cast<double>(per_task);
+  return l;
+}
+
 double advise_factor(const AdviseOptions& opt) {
   return opt.factor > 0 ? opt.factor : std::max(2.0, opt.target);
 }

@@ -108,6 +108,32 @@ struct Burdened {
 Burdened burdened(const model::Model& m, const uint64_t* span_weights, uint64_t work,
                   uint64_t per_task);
 
+// ---- What the recorded run lost beyond its DAG: it took `elapsed` (its timed strands' extent,
+// less what the model took out of the strands per thread as tasklens's own cost, other
+// processes' preemption and slow page faults, as predict does) where a greedy schedule of its DAG
+// without overheads needs at most work / threads + span (Brent). The rest, over the threads and the
+// tasks, is what making, scheduling and waiting for its tasks cost in this run: the figure to
+// set beside the tasking overhead (what a task costs on one thread), which the burdened figures
+// charge. Zero for a metric other than time.
+struct RunLoss {
+  uint32_t threads = 0;
+  uint64_t tasks = 0;
+  uint64_t elapsed = 0, greedy_bound = 0;  // TSC ticks
+  uint64_t per_task = 0;                   // (elapsed - greedy_bound) * threads / tasks
+  double lost_share = 0;                   // (elapsed - greedy_bound) / elapsed
+  // The share of the threads' time they were switched out while runnable (for another process,
+  // another of the program's threads, a yield) or the hypervisor took their CPUs, the larger:
+  // how much of the loss a busy machine may explain, which one recording cannot tell apart.
+  double switched_out_share = 0;
+  // Most of the run lost (kMostLost), each task kLossMultiple times the one-thread overhead or
+  // more: the tasks cost this many threads far more than the burdened figures say.
+  bool most_lost = false;
+};
+inline constexpr double kMostLost = 0.5;
+inline constexpr double kLossMultiple = 10;
+// `work`, `span`: the program's; `per_task`: the tasking overhead on one thread.
+RunLoss run_loss(const model::Model& m, uint64_t work, uint64_t span, uint64_t per_task);
+
 // ---- The adviser: greedily parallelize the code fragment with the most work on the current
 // critical path until the target parallelism is reached.
 struct AdviseOptions {

@@ -158,6 +158,7 @@ void run_advise(const AdviseOptions& opt) {
       analysis::advise(l.model, fl.group_of, static_cast<uint32_t>(fl.label.size()), r.options,
                        [&fl](uint32_t a, uint32_t b) { return report::label_first(fl, a, b); });
   r.notes = entered_region_notes(l, fl, r.advice);
+  r.loss = analysis::run_loss(l.model, r.advice.work, r.advice.span, r.advice.overhead.per_task);
   load::Timings::global().lap("advise");
   // The cut-off of the recursions with the most tasks (a program has one or two).
   std::vector<analysis::Recursion> recursions = analysis::find_recursions(l.model);

@@ -329,6 +329,18 @@ std::string render_advice(const model::Model& m, const AdviceReport& r, const Fr
                       {{"span", a.burdened_after.span},
                        {"parallelism", a.burdened_after.parallelism},
                        {"overhead_percent", a.burdened_after.overhead_percent}}}};
+    if (r.loss.threads > 0)
+      j["run_loss"] = {{"threads", r.loss.threads},
+                       {"tasks", r.loss.tasks},
+                       {"elapsed", r.loss.elapsed},
+                       {"greedy_bound", r.loss.greedy_bound},
+                       {"per_task", r.loss.per_task},
+                       {"per_task_seconds", seconds_of(m, r.loss.per_task)},
+                       {"lost_percent", 100.0 * r.loss.lost_share},
+                       {"switched_out_percent", 100.0 * r.loss.switched_out_share},
+                       {"most_lost", r.loss.most_lost}};
+    else
+      j["run_loss"] = nullptr;
     j["cutoffs"] = r.site_labels ? cutoff_json(m, r.cutoffs, *r.site_labels) : Json::array();
     return json_text(j, 2) + "\n";
   }
@@ -411,6 +423,27 @@ std::string render_advice(const model::Model& m, const AdviceReport& r, const Fr
       "(overhead {:.1f}% of its critical path), {:.2f} after the steps ({:.1f}%)\n",
       a.burdened_before.parallelism, a.burdened_before.overhead_percent,
       a.burdened_after.parallelism, a.burdened_after.overhead_percent);
+  if (r.loss.most_lost) {
+    out += fmt::format(
+        "but this run lost {:.1f}% of its time beyond its work and critical path: on {} threads "
+        "it took {} where a schedule of its DAG without overheads needs at most {} (work / "
+        "threads + span); the rest is {} per task over the threads, {:.0f} times the {} a task "
+        "costs on one thread, which is all the burdened figures charge.",
+        100.0 * r.loss.lost_share, r.loss.threads, format_work(m, r.loss.elapsed),
+        format_work(m, r.loss.greedy_bound), format_work(m, r.loss.per_task),
+        a.overhead.per_task ? double(r.loss.per_task) / double(a.overhead.per_task) : 0.0,
+        format_work(m, a.overhead.per_task));
+    if (r.loss.switched_out_share >= 0.1)
+      out += fmt::format(
+          " Its threads were switched out {:.0f}% of the run (for other programs on a busy "
+          "machine, or for each other): record again on a quiet machine to tell the machine's "
+          "share from the tasks'.",
+          100.0 * r.loss.switched_out_share);
+    out +=
+        " Where the tasks cost that much (they contend for the runtime or for shared data), make "
+        "fewer of them: the cut-off below is the most the target needs, and fewer may run "
+        "faster on this many threads; record again to check\n";
+  }
   if (r.site_labels) out += cutoff_table(m, r.cutoffs, *r.site_labels);
   return out;
 }

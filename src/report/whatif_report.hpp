@@ -77,6 +77,9 @@ struct AdviceReport {
   std::vector<std::string> notes;
   // The cut-off of each recursion (analysis/cutoff.hpp), named with `site_labels`.
   std::vector<analysis::CutoffAdvice> cutoffs;
+  // What the recorded run lost beyond its DAG (analysis::run_loss); threads == 0: not known (a
+  // reading in one pass, which has no strands' times).
+  analysis::RunLoss loss;
   const std::vector<SiteLabel>* site_labels = nullptr;
 };
 std::string render_advice(const model::Model& model, const AdviceReport& report,

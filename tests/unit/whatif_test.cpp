@@ -408,5 +408,62 @@ TEST(OverheadTest, TheFifthPercentileOfTaskStrandsPlusTheRuntimesCostPerStrand) 
   EXPECT_EQ(o.per_task, 0u);
 }
 
+// fib(16) recorded on 2 threads, its first strand starting at 1,000 and its last ending
+// `elapsed` later, `preempted` ticks of other processes' time taken out of its strands and
+// `switched_out` ticks of its threads switched out anywhere in the run.
+Model timed_fib(uint64_t elapsed, uint64_t preempted = 0, uint64_t switched_out = 0) {
+  Model m = fixtures::fib_model(16);
+  m.thread_count = 2;
+  m.task_count = 0;
+  for (const model::Node& n : m.nodes) m.task_count += n.kind == NodeKind::Task;
+  const uint32_t last = static_cast<uint32_t>(m.strands.size() - 1);
+  fixtures::set_time(m, 0, 0, 1000, 1001);
+  fixtures::set_time(m, last, 1, 1000 + elapsed - 1, 1000 + elapsed);
+  m.preempted = preempted;
+  m.preempted_in_run = switched_out;
+  m.threads_time = elapsed * 2;
+  return m;
+}
+
+// The run's loss is its time beyond Brent's greedy bound (work / threads + span), over the
+// threads and the tasks; most of it lost, at ten times the one-thread overhead per task or more,
+// is what advise says beside the burdened figures.
+TEST(RunLossTest, TheRunsTimeBeyondTheGreedyBoundPerTask) {
+  const uint64_t work = 10000, span = 1000, greedy = work / 2 + span;
+  const uint64_t tasks = timed_fib(1).task_count;
+  ASSERT_EQ(tasks, 3193u);  // fib(16)'s calls
+  // 100 ticks per task lost over the 2 threads.
+  const Model m = timed_fib(greedy + tasks * 50);
+  analysis::RunLoss l = analysis::run_loss(m, work, span, 2);
+  EXPECT_EQ(l.threads, 2u);
+  EXPECT_EQ(l.tasks, tasks);
+  EXPECT_EQ(l.elapsed, greedy + tasks * 50);
+  EXPECT_EQ(l.greedy_bound, greedy);
+  EXPECT_EQ(l.per_task, 100u);
+  EXPECT_DOUBLE_EQ(l.lost_share, double(tasks * 50) / double(greedy + tasks * 50));
+  EXPECT_TRUE(l.most_lost);
+  EXPECT_DOUBLE_EQ(l.switched_out_share, 0);
+  // Each task lost under ten times the overhead: the burdened figures say it.
+  EXPECT_FALSE(analysis::run_loss(m, work, span, 11).most_lost);
+  EXPECT_TRUE(analysis::run_loss(m, work, span, 10).most_lost);
+  // A third of the run lost: not most of it.
+  l = analysis::run_loss(timed_fib(greedy + greedy / 2), work, span, 0);
+  EXPECT_NEAR(l.lost_share, 1.0 / 3, 0.001);
+  EXPECT_FALSE(l.most_lost);
+  // Other processes' time taken out of the strands is not the program's (per thread); the
+  // threads switched out anywhere in the run are said beside it, not taken out.
+  l = analysis::run_loss(timed_fib(greedy + tasks * 50 + 7000, 14000, 40000), work, span, 2);
+  EXPECT_EQ(l.elapsed, greedy + tasks * 50);
+  EXPECT_EQ(l.per_task, 100u);
+  EXPECT_DOUBLE_EQ(l.switched_out_share, 40000.0 / double(2 * (greedy + tasks * 50 + 7000)));
+  // Within the bound, or a metric other than time: no loss.
+  EXPECT_EQ(analysis::run_loss(timed_fib(greedy), work, span, 2).per_task, 0u);
+  EXPECT_FALSE(analysis::run_loss(timed_fib(greedy), work, span, 2).most_lost);
+  Model instructions = m;
+  instructions.metric_is_time = false;
+  EXPECT_EQ(analysis::run_loss(instructions, work, span, 2).elapsed, 0u);
+  EXPECT_FALSE(analysis::run_loss(instructions, work, span, 2).most_lost);
+}
+
 }  // namespace
 }  // namespace tasklens
