@@ -126,7 +126,7 @@ struct RunLoss {
   // how much of the loss a busy machine may explain, which one recording cannot tell apart.
   double switched_out_share = 0;
   // Most of the run lost (kMostLost), each task kLossMultiple times the one-thread overhead or
-  // more: the tasks cost this many threads far more than the burdened figures say.
+  // more (one known): the tasks cost this many threads far more than the burdened figures say.
   bool most_lost = false;
 };
 inline constexpr double kMostLost = 0.5;

@@ -439,10 +439,12 @@ std::string render_advice(const model::Model& m, const AdviceReport& r, const Fr
           "machine, or for each other): record again on a quiet machine to tell the machine's "
           "share from the tasks'.",
           100.0 * r.loss.switched_out_share);
-    out +=
-        " Where the tasks cost that much (they contend for the runtime or for shared data), make "
-        "fewer of them: the cut-off below is the most the target needs, and fewer may run "
-        "faster on this many threads; record again to check\n";
+    out += r.cutoffs.empty()
+               ? " Where the tasks cost that much (they contend for the runtime or for shared "
+                 "data), make fewer, larger ones, then record again\n"
+               : " Where the tasks cost that much (they contend for the runtime or for shared "
+                 "data), make fewer of them: the cut-off below is the most the target needs, "
+                 "and fewer may run faster on this many threads; record again to check\n";
   }
   if (r.site_labels) out += cutoff_table(m, r.cutoffs, *r.site_labels);
   return out;

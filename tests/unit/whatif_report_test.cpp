@@ -52,7 +52,14 @@ TEST(AdviceReport, MostOfTheRunLostIsSaidBesideTheBurdenedFigures) {
                       "per task over the threads, 589 times the 50 ns a task costs on one thread"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("make fewer of them"), std::string::npos) << text;
+  // No recursion to cut off: fewer, larger tasks; with one, its cut-off.
+  EXPECT_NE(text.find("make fewer, larger ones"), std::string::npos) << text;
+  report::AdviceReport with_cutoff = lossy_report(0.02);
+  with_cutoff.cutoffs.emplace_back();
+  EXPECT_NE(report::render_advice(m, with_cutoff, report::FragmentLabels{}, report::RunInfo{},
+                                  report::Format::Table)
+                .find("make fewer of them: the cut-off below is the most the target needs"),
+            std::string::npos);
   EXPECT_EQ(text.find("switched out"), std::string::npos) << text;  // (a quiet machine)
   // A busy machine's share is said, with what to do.
   const std::string busy = report::render_advice(m, lossy_report(0.6), report::FragmentLabels{},

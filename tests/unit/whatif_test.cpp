@@ -446,6 +446,9 @@ TEST(RunLossTest, TheRunsTimeBeyondTheGreedyBoundPerTask) {
   // Each task lost under ten times the overhead: the burdened figures say it.
   EXPECT_FALSE(analysis::run_loss(m, work, span, 11).most_lost);
   EXPECT_TRUE(analysis::run_loss(m, work, span, 10).most_lost);
+  // No overhead known (none measured or estimated): nothing to set the loss beside.
+  EXPECT_FALSE(analysis::run_loss(m, work, span, 0).most_lost);
+  EXPECT_EQ(analysis::run_loss(m, work, span, 0).per_task, 100u);
   // A third of the run lost: not most of it.
   l = analysis::run_loss(timed_fib(greedy + greedy / 2), work, span, 0);
   EXPECT_NEAR(l.lost_share, 1.0 / 3, 0.001);
