@@ -220,7 +220,7 @@ StreamPredict::Strand StreamPredict::strand(uint64_t work, uint64_t, uint32_t, c
   uint64_t dist_in = duration;
   std::vector<uint32_t> region;
   if (merge_region(preds, pred_count, same, mine, node)) {
-    region.push_back(node);
+    push_node(region, node);
   } else {
     scratch_.clear();
     for (uint32_t k = 0; k < pred_count; ++k)
@@ -246,7 +246,7 @@ StreamPredict::Strand StreamPredict::strand(uint64_t work, uint64_t, uint32_t, c
       }
       // A new stretch of its task: after a wait that was not collapsed, or its first strand.
       if (same != kNoStrand && cls == StartClass::Continue) region = std::move(live_[same].region);
-      region.push_back(node);
+      push_node(region, node);
     }
   }
 
@@ -297,10 +297,29 @@ void StreamPredict::fold(Strand join, Strand pred) {
   j.dist = std::max(j.dist, p.dist);
   j.dist_in = std::max(j.dist_in, p.dist_in);
   if (later(p.ready, j.ready)) j.ready = p.ready;
-  j.folds.push_back(v);
+  push_node(j.folds, v);
+}
+
+// A join may take a fold per task of a whole region (a barrier's, a taskgroup's: a list as long
+// as the recording's tasks), and a task's region a node per child a loop creates, while the
+// graph has at most max_nodes_ nodes to name: when such a list is full, the nodes it names twice
+// go, and it grows only if it stays over half full, so it holds at most about twice the nodes
+// it names. (Both are used as sets: node_of and merge_region sort them.)
+void StreamPredict::push_node(std::vector<uint32_t>& list, uint32_t node) {
+  if (list.size() == list.capacity() && list.size() >= kListKeptAsItComes) {
+    for (uint32_t& x : list) x = find(x);
+    std::sort(list.begin(), list.end());
+    list.erase(std::unique(list.begin(), list.end()), list.end());
+    if (list.size() > list.capacity() / 2) list.reserve(2 * list.capacity());
+  }
+  list.push_back(node);
+  r_.longest_list = std::max<uint64_t>(r_.longest_list, list.size());
 }
 
 void StreamPredict::release(Strand s) {
+  // (A handle is taken again: a long list's memory goes with it.)
+  for (std::vector<uint32_t>* list : {&live_[s].folds, &live_[s].region})
+    if (list->capacity() > kListKeptAsItComes) std::vector<uint32_t>().swap(*list);
   live_[s].folds.clear();
   live_[s].region.clear();
   free_.push_back(s);

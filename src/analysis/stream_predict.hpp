@@ -114,6 +114,9 @@ class StreamPredict final : public model::StrandSink {
     // The most bytes the graph's arrays and the collapsing's held at once (their capacities):
     // bounded by the node budget, not by the strand count (the tests check it).
     uint64_t peak_graph_bytes = 0;
+    // The most nodes a join's folds or a task's region listed at once (push_node): bounded by
+    // about twice the graph's nodes, not by the tasks a barrier or a loop of creates joins.
+    uint64_t longest_list = 0;
   };
   // Once every strand was handed over. Once.
   Result finish();
@@ -123,6 +126,9 @@ class StreamPredict final : public model::StrandSink {
   static constexpr Strand kNoStrand = ~Strand{0};
   // A node holds at most grain / kSlackShare beside its longest path.
   static constexpr uint64_t kSlackShare = 8;
+  // A join's folds and a task's region are kept as they come up to this many nodes, then
+  // without repeats (push_node).
+  static constexpr size_t kListKeptAsItComes = 1024;
   // The timed strand whose end made a strand ready (sched.hpp's ready time, with its tie rule
   // by the order strands were met in).
   struct ReadyEnd {
@@ -161,6 +167,7 @@ class StreamPredict final : public model::StrandSink {
                     uint32_t& into);
   void compact();
   uint32_t add_node(const uint32_t* preds, uint32_t count, SimGraph::Node node);
+  void push_node(std::vector<uint32_t>& list, uint32_t node);
   // Room for `more` elements in a graph array: doubling up to an eighth of `limit` elements (the
   // budget's), then the budget, then an eighth more at a time, so that an array never holds
   // twice the budget for one element over it.

@@ -174,5 +174,35 @@ TEST(StreamPredict, TheGraphsMemoryIsBoundedByTheBudgetNotByTheStrands) {
   EXPECT_GE(peak[0], uint64_t{kBudget} * sizeof(SimGraph::Node));
 }
 
+// A region's end joins every task of a loop of creates (a barrier's join: a fold per task), and
+// the creating task's region names a node per child, while the graph holds at most its budget:
+// both lists keep each node once when they fill up, so they stay within about twice the budget
+// (they used to grow with the tasks: 4 bytes each, doubled while copied).
+TEST(StreamPredict, AJoinOfEveryTaskListsTheGraphsNodesNotTheTasks) {
+  constexpr uint32_t kBudget = 1024, kTasks = 200000;
+  StreamPredict sink(kBudget, true, 1);
+  FibFeeder f{sink};
+  const auto first = f.strand(0, {});
+  std::vector<model::StrandSink::Strand> children;
+  auto creator = first;
+  const auto join = sink.open_join();
+  for (uint32_t t = 1; t <= kTasks; ++t) {
+    const auto child = f.strand(t, {creator});
+    const auto next = f.strand(0, {creator});  // the creator's continuation
+    sink.release(creator);
+    creator = next;
+    sink.fold(join, child);
+    sink.release(child);
+  }
+  f.strand(0, {creator, join});
+  const StreamPredict::Result r = sink.finish();
+  EXPECT_EQ(r.strands, 2u * kTasks + 2);
+  EXPECT_LE(r.graph.nodes.size(), kBudget);
+  EXPECT_GT(r.longest_list, 1024u);  // (both lists passed the size kept as it comes)
+  EXPECT_LE(r.longest_list, 2u * (kBudget + 64));
+  EXPECT_EQ(r.work, (2u * kTasks + 2) * FibFeeder::kWork);
+  EXPECT_GE(r.collapsed_span, r.span);
+}
+
 }  // namespace
 }  // namespace tasklens::analysis
