@@ -248,6 +248,7 @@ RunLoss run_loss(const Model& m, uint64_t work, uint64_t span, uint64_t per_task
   l.per_task = lost * l.threads / l.tasks;
   l.lost_share = static_cast<double>(lost) / static_cast<double>(l.elapsed);
   l.most_lost = per_task > 0 && l.lost_share >= kMostLost &&
+                static_cast<double>(lost) >= kMinLostSeconds * m.ticks_per_second &&
                 static_cast<double>(l.per_task) >= kLossMultiple * static_cast<double>(per_task);
   return l;
 }

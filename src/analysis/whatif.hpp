@@ -126,11 +126,14 @@ struct RunLoss {
   // how much of the loss a busy machine may explain, which one recording cannot tell apart.
   double switched_out_share = 0;
   // Most of the run lost (kMostLost), each task kLossMultiple times the one-thread overhead or
-  // more (one known): the tasks cost this many threads far more than the burdened figures say.
+  // more (one known), kMinLostSeconds or more in all (a run of a few milliseconds can lose most
+  // of them outside its tasks: fib(18) in the e2e tests lost 76%): the tasks cost this many
+  // threads far more than the burdened figures say.
   bool most_lost = false;
 };
 inline constexpr double kMostLost = 0.5;
 inline constexpr double kLossMultiple = 10;
+inline constexpr double kMinLostSeconds = 0.1;
 // `work`, `span`: the program's; `per_task`: the tasking overhead on one thread.
 RunLoss run_loss(const model::Model& m, uint64_t work, uint64_t span, uint64_t per_task);
 

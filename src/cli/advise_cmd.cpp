@@ -40,8 +40,8 @@ constexpr size_t kCutoffRecursions = 3;
 
 constexpr const char* kOnePassWarning =
     "read in one pass per step (--stream, or its DAG does not fit in the memory): the advice as "
-    "measured, without the robust span, the cut-off advice or the notes on regions entered again "
-    "and again";
+    "measured, without the robust span, the cut-off advice, the notes on regions entered again "
+    "and again or what the run lost beyond its DAG";
 
 }  // namespace
 

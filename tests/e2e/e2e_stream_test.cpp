@@ -212,9 +212,10 @@ void expect_same_tasks(const std::string& trace, const std::string& name) {
 }
 
 // `advise --stream` (one pass per step) against `advise --raw-span` on the same recording: the
-// same JSON, but for the warnings, and for what needs the DAG: the cut-off advice and the notes on
-// regions entered again and again. A target no program reaches, so that the steps go on until
-// nothing is left, a candidate is too small or 3 steps were taken; both modes.
+// same JSON, but for the warnings, and for what needs the DAG: the cut-off advice, the notes on
+// regions entered again and again, and the run's loss (it needs the strands' times). A target no
+// program reaches, so that the steps go on until nothing is left, a candidate is too small or 3
+// steps were taken; both modes.
 void expect_same_advise(const std::string& trace, const std::string& name) {
   for (const char* mode : {"parallelize", "speedup"}) {
     const std::vector<std::string> argv = {TASKLENS_BIN,  "advise", "--format", "json",
@@ -228,8 +229,10 @@ void expect_same_advise(const std::string& trace, const std::string& name) {
     EXPECT_NE(one_pass["warnings"].dump().find("read in one pass"), std::string::npos) << name;
     EXPECT_TRUE(one_pass["cutoffs"].empty()) << name;
     EXPECT_TRUE(one_pass["notes"].empty()) << name;
+    EXPECT_TRUE(one_pass["run_loss"].is_null()) << name;  // (no strands' times kept)
     for (json* j : {&memory, &one_pass})
-      for (const char* set_apart : {"warnings", "cutoffs", "notes"}) j->erase(set_apart);
+      for (const char* set_apart : {"warnings", "cutoffs", "notes", "run_loss"})
+        j->erase(set_apart);
     EXPECT_EQ(one_pass, memory) << name << " advise --mode " << mode;
   }
 }

@@ -446,6 +446,12 @@ TEST(RunLossTest, TheRunsTimeBeyondTheGreedyBoundPerTask) {
   // Each task lost under ten times the overhead: the burdened figures say it.
   EXPECT_FALSE(analysis::run_loss(m, work, span, 11).most_lost);
   EXPECT_TRUE(analysis::run_loss(m, work, span, 10).most_lost);
+  // Under a tenth of a second lost (here 160 us at 1 GHz): a short run's start, not its tasks.
+  Model short_run = m;
+  short_run.ticks_per_second = 1e9;
+  EXPECT_FALSE(analysis::run_loss(short_run, work, span, 2).most_lost);
+  short_run.ticks_per_second = 1e6;  // (the same ticks are 160 ms at 1 MHz)
+  EXPECT_TRUE(analysis::run_loss(short_run, work, span, 2).most_lost);
   // No overhead known (none measured or estimated): nothing to set the loss beside.
   EXPECT_FALSE(analysis::run_loss(m, work, span, 0).most_lost);
   EXPECT_EQ(analysis::run_loss(m, work, span, 0).per_task, 100u);
