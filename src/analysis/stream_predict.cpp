@@ -428,19 +428,27 @@ void StreamPredict::compact() {
     }
     lo = hi;
   }
-  graph_.nodes.resize(next);
-  begin.resize(size_t{next} + 1);
-  preds.resize(written);
-  rep_.resize(next);
-  for (uint32_t v = 0; v < next; ++v) rep_[v] = v;
-  out_edges_.assign(next, 0);
-  for (uint32_t p : preds) ++out_edges_[p & ~SimGraph::kSameTask];
-  for (Live& l : live_) {
+  for (Live& l : live_)
     if (l.node != kNoNode) l.node = new_of_[l.node];
+  end_rewrite(next, written);
+  dead_ = 0;
+}
+
+// The end of an in-place rewrite (compact, collapse_again) that kept `nodes` nodes and `preds`
+// predecessors: the arrays cut there, every node its own root, the successor counts taken again,
+// and the live strands' lists renumbered by new_of_ (their own nodes are the caller's).
+void StreamPredict::end_rewrite(uint32_t nodes, size_t preds) {
+  graph_.nodes.resize(nodes);
+  graph_.pred_begin.resize(size_t{nodes} + 1);
+  graph_.preds.resize(preds);
+  rep_.resize(nodes);
+  for (uint32_t v = 0; v < nodes; ++v) rep_[v] = v;
+  out_edges_.assign(nodes, 0);
+  for (uint32_t p : graph_.preds) ++out_edges_[p & ~SimGraph::kSameTask];
+  for (Live& l : live_) {
     for (uint32_t& f : l.folds) f = new_of_[f];
     for (uint32_t& x : l.region) x = new_of_[x];
   }
-  dead_ = 0;
 }
 
 // The graph collapsed again with a larger grain, by the same rule, in its order (a topological
@@ -490,22 +498,14 @@ void StreamPredict::collapse_again() {
         begin[++next] = static_cast<uint32_t>(written);
       }
     }
-    graph_.nodes.resize(next);
-    begin.resize(size_t{next} + 1);
-    preds.resize(written);
-    rep_.resize(next);
-    for (uint32_t v = 0; v < next; ++v) rep_[v] = v;
-    out_edges_.assign(next, 0);
-    for (uint32_t p : preds) ++out_edges_[p & ~SimGraph::kSameTask];
     for (size_t s = 0; s < live_.size(); ++s) {
       Live& l = live_[s];
       if (l.node != kNoNode) {
         l.dist_in += end_in_[l.node] - live_span_[s];
         l.node = new_of_[l.node];
       }
-      for (uint32_t& f : l.folds) f = new_of_[f];
-      for (uint32_t& x : l.region) x = new_of_[x];
     }
+    end_rewrite(next, written);
   } while (graph_.nodes.size() > max_nodes_ / 2);
 }
 

@@ -166,6 +166,7 @@ class StreamPredict final : public model::StrandSink {
   bool merge_region(const Strand* preds, uint32_t count, Strand same, const SimGraph::Node& mine,
                     uint32_t& into);
   void compact();
+  void end_rewrite(uint32_t nodes, size_t preds);
   uint32_t add_node(const uint32_t* preds, uint32_t count, SimGraph::Node node);
   void push_node(std::vector<uint32_t>& list, uint32_t node);
   // Room for `more` elements in a graph array: doubling up to an eighth of `limit` elements (the
