@@ -127,8 +127,8 @@ struct RunLoss {
   double switched_out_share = 0;
   // Most of the run lost (kMostLost), each task kLossMultiple times the one-thread overhead or
   // more (one known), kMinLostSeconds or more in all (a run of a few milliseconds can lose most
-  // of them outside its tasks: fib(18) in the e2e tests lost 76%): the tasks cost this many
-  // threads far more than the burdened figures say.
+  // of them outside its tasks: docs/whatif.md): the tasks cost this many threads far more than
+  // the burdened figures say.
   bool most_lost = false;
 };
 inline constexpr double kMostLost = 0.5;
