@@ -42,9 +42,11 @@ std::string human_bytes(uint64_t b) {
 }
 
 // Preempted intervals come in CLOCK_MONOTONIC ns; the clock syncs map them onto the TSC (as the
-// model builder does).
+// model builder does). With `window` given, only those the timeline draws (a busy machine's long
+// recording has millions: the window's export keeps its memory small).
 std::vector<std::vector<std::pair<uint64_t, uint64_t>>> preemptions_in_tsc(
-    const trace::TraceFile& t) {
+    const trace::TraceFile& t, const report::TimeWindow& window = {},
+    const report::ExportClock& clock = {}) {
   std::vector<std::vector<std::pair<uint64_t, uint64_t>>> out;
   const auto& syncs = t.clock_syncs();
   const double hz = t.tsc_hz();
@@ -54,9 +56,19 @@ std::vector<std::vector<std::pair<uint64_t, uint64_t>>> preemptions_in_tsc(
     double v = double(s0.tsc) + (double(ns) - double(s0.monotonic_ns)) * hz / 1e9;
     return v <= 0 ? uint64_t(0) : static_cast<uint64_t>(v);
   };
-  out.resize(t.preemptions().size());
-  for (size_t i = 0; i < out.size(); ++i)
-    for (auto [from, to] : t.preemptions()[i]) out[i].emplace_back(to_tsc(from), to_tsc(to));
+  out.resize(t.off_cpu_threads(trace::OffCpuKind::Preempted));
+  for (uint32_t i = 0; i < out.size(); ++i) {
+    trace::OffCpuCursor c = t.off_cpu(trace::OffCpuKind::Preempted, i);
+    uint64_t from, to;
+    while (c.next(from, to)) {
+      const uint64_t a = to_tsc(from), b = to_tsc(to);
+      if (window.given) {
+        const auto [a_ns, b_ns] = clock.slice_ns(a, b);
+        if (!window.holds(a_ns, b_ns)) continue;
+      }
+      out[i].emplace_back(a, b);
+    }
+  }
   return out;
 }
 
@@ -211,7 +223,12 @@ constexpr uint64_t kBytesPerSlice = 192;
   report::ExportRun run = export_run(*st.trace, st.model, st.labels, fragments);
   // As from the DAG: the recording's start, unless a strand started before it.
   run.origin = origin != 0 && origin <= timeline.first_start ? origin : 0;
-  run.preemptions = preemptions_in_tsc(*st.trace);
+  report::ExportClock clock;  // as write_perfetto draws them
+  clock.origin = run.origin                                 ? run.origin
+                 : timeline.first_start == report::kNoStart ? 0
+                                                            : timeline.first_start;
+  clock.ns_per_tick = run.tsc_hz > 0 ? 1e9 / run.tsc_hz : 1.0;
+  run.preemptions = preemptions_in_tsc(*st.trace, timeline.window, clock);
   no_rate_note(opt.trace, run.tsc_hz);
   write_export(opt, std::move(file), [&](report::ExportWriter& out) {
     return perfetto_summary(report::write_perfetto(run, timeline, out));
@@ -291,11 +308,11 @@ void run_export(const ExportOptions& opt) {
     // the first slice), unless the header's start is not before the first strand.
     const uint64_t start = l.trace->header().start_tsc;
     run.origin = start != 0 && start <= first ? start : first;
-    run.preemptions = preemptions_in_tsc(*l.trace);
     no_rate_note(opt.trace, run.tsc_hz);
     report::ExportClock clock;
     clock.origin = run.origin;
     clock.ns_per_tick = run.tsc_hz > 0 ? 1e9 / run.tsc_hz : 1.0;
+    run.preemptions = preemptions_in_tsc(*l.trace, window, clock);
     const report::Timeline timeline = report::timeline_of(m, clock, window);
     write_export(opt, std::move(file), [&](report::ExportWriter& out) {
       return perfetto_summary(report::write_perfetto(run, timeline, out));

@@ -362,7 +362,7 @@ void Builder::handle(const Event& e, uint32_t thread) {
     stalled = std::min<uint64_t>(e.f[0], span);
     off = stalled;
   }
-  if (!preempt_.empty() && thread < preempt_.size() && !preempt_[thread].empty()) {
+  if (thread < off_cpu_.size()) {
     uint64_t from = tsc_metric_ == 0 ? last_metric_[thread] : last_extra[tsc_metric_ - 1];
     // Off-CPU time inside a stall is the stall's.
     off += preempted_between(thread, from, e.time - stalled, split);

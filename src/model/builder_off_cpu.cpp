@@ -8,62 +8,85 @@
 
 namespace tasklens::model::detail {
 
+OffCpuStream::OffCpuStream(const trace::TraceFile& trace, uint32_t thread, const bool (&causes)[3],
+                           MonotonicToTsc to_tsc)
+    : to_tsc_(to_tsc) {
+  for (int k = 0; k < 3; ++k) {
+    if (!causes[k]) continue;
+    cursor_[k] = trace.off_cpu(trace::OffCpuKind(k), thread);
+    live_[k] = cursor_[k].next(begin_[k], end_[k]);
+  }
+}
+
+bool OffCpuStream::next(OffCpu& out) {
+  int first = -1;
+  for (int k = 0; k < 3; ++k)
+    if (live_[k] && (first < 0 || begin_[k] < begin_[first])) first = k;
+  if (first < 0) return false;
+  out = OffCpu{to_tsc_(begin_[first]), to_tsc_(end_[first]), OffCpu::Cause(first)};
+  live_[first] = cursor_[first].next(begin_[first], end_[first]);
+  out.begin = std::max(out.begin, reach_);
+  out.end = std::max(out.end, out.begin);
+  reach_ = std::max(reach_, out.end);
+  return true;
+}
+
+bool OffCpuWindow::refill(size_t& index) {
+  // A few hundred at a time: one record of the recorder's holds about a thousand.
+  constexpr size_t kRefill = 256;
+  if (done) return false;
+  intervals.erase(intervals.begin(), intervals.begin() + ptrdiff_t(cursor));
+  index -= cursor;
+  cursor = 0;
+  const size_t had = intervals.size();
+  OffCpu iv;
+  while (intervals.size() - had < kRefill && stream.next(iv)) intervals.push_back(iv);
+  done = intervals.size() - had < kRefill;
+  return intervals.size() > had;
+}
+
 void Builder::load_preemptions() {
   if (tsc_metric_ < 0) return;
-  const bool with_blocked = !options_.blocked_as_work;
-  const bool with_faults = !options_.keep_slow_faults;
-  if (trace_.preemptions().empty() && (!with_blocked || trace_.blocked().empty()) &&
-      (!with_faults || trace_.slow_faults().empty()))
-    return;
+  off_cpu_causes_[OffCpu::Preempted] = true;
+  off_cpu_causes_[OffCpu::Blocked] = !options_.blocked_as_work;
+  off_cpu_causes_[OffCpu::SlowFault] = !options_.keep_slow_faults;
+  uint32_t threads = 0;
+  for (int k = 0; k < 3; ++k)
+    if (off_cpu_causes_[k])
+      threads = std::max(threads, trace_.off_cpu_threads(trace::OffCpuKind(k)));
+  if (threads == 0) return;
   const auto& syncs = trace_.clock_syncs();
   if (syncs.size() < 2 || trace_.tsc_hz() <= 0) return;
-  const trace::ClockSync& s0 = syncs.front();
-  double ticks_per_ns = trace_.tsc_hz() / 1e9;
-  auto to_tsc = [&](uint64_t ns) {
-    double t = double(s0.tsc) + (double(ns) - double(s0.monotonic_ns)) * ticks_per_ns;
-    // A corrupted time must not overflow the conversion.
-    return t <= 0 ? uint64_t(0) : t >= 1.8e19 ? ~uint64_t(0) : static_cast<uint64_t>(t);
-  };
-  using Intervals = std::vector<std::vector<std::pair<uint64_t, uint64_t>>>;
-  const std::pair<const Intervals*, OffCpu::Cause> sources[] = {
-      {&trace_.preemptions(), OffCpu::Preempted},
-      {with_blocked ? &trace_.blocked() : nullptr, OffCpu::Blocked},
-      {with_faults ? &trace_.slow_faults() : nullptr, OffCpu::SlowFault}};
-  size_t threads = 0;
-  for (auto [intervals, cause] : sources)
-    if (intervals) threads = std::max(threads, intervals->size());
-  preempt_.resize(threads);
-  preempt_cursor_.assign(threads, 0);
-  for (size_t t = 0; t < threads; ++t) {
-    auto& out = preempt_[t];
-    for (auto [intervals, cause] : sources)
-      if (intervals && t < intervals->size())
-        for (auto [b, e] : (*intervals)[t]) out.push_back({to_tsc(b), to_tsc(e), cause});
-    std::sort(out.begin(), out.end(),
-              [](const OffCpu& a, const OffCpu& b) { return a.begin < b.begin; });
-    // The recorder never reports a fault inside a switch, but a damaged trace may: what overlaps
-    // an earlier interval is not taken out twice.
-    uint64_t reach = 0;
-    for (OffCpu& iv : out) {
-      iv.begin = std::max(iv.begin, reach);
-      iv.end = std::max(iv.end, iv.begin);
-      reach = std::max(reach, iv.end);
-    }
+  monotonic_to_tsc_ = MonotonicToTsc{double(syncs.front().tsc), double(syncs.front().monotonic_ns),
+                                     trace_.tsc_hz() / 1e9};
+  off_cpu_.resize(threads);
+  for (uint32_t t = 0; t < threads; ++t) {
+    OffCpuWindow& w = off_cpu_[t];
+    w.stream = OffCpuStream(trace_, t, off_cpu_causes_, monotonic_to_tsc_);
+    w.done = false;
+    size_t unused = 0;
+    w.refill(unused);
   }
 }
 
 uint64_t Builder::preempted_between_slow(uint32_t thread, uint64_t from, uint64_t to,
                                          OffCpuSplit& split) {
-  const auto& iv = preempt_[thread];
-  size_t& c = preempt_cursor_[thread];
-  while (c < iv.size() && iv[c].end <= from) ++c;
+  OffCpuWindow& w = off_cpu_[thread];
+  for (;;) {
+    while (w.cursor < w.intervals.size() && w.intervals[w.cursor].end <= from) ++w.cursor;
+    size_t unused = w.cursor;
+    if (w.cursor < w.intervals.size() || !w.refill(unused)) break;
+  }
   uint64_t total = 0;
-  for (size_t i = c; i < iv.size() && iv[i].begin < to; ++i) {
-    uint64_t lo = std::max(iv[i].begin, from), hi = std::min(iv[i].end, to);
+  for (size_t i = w.cursor;; ++i) {
+    if (i == w.intervals.size() && !w.refill(i)) break;
+    const OffCpu& iv = w.intervals[i];
+    if (iv.begin >= to) break;
+    uint64_t lo = std::max(iv.begin, from), hi = std::min(iv.end, to);
     if (hi > lo) {
       total += hi - lo;
-      if (iv[i].cause == OffCpu::Blocked) split.blocked += hi - lo;
-      if (iv[i].cause == OffCpu::SlowFault) split.faults += hi - lo;
+      if (iv.cause == OffCpu::Blocked) split.blocked += hi - lo;
+      if (iv.cause == OffCpu::SlowFault) split.faults += hi - lo;
     }
   }
   return total;
@@ -72,12 +95,16 @@ uint64_t Builder::preempted_between_slow(uint32_t thread, uint64_t from, uint64_
 void Builder::preemption_in_run(Model& m, uint64_t first, uint64_t last) const {
   if (last <= first) return;
   m.threads_time = (last - first) * m.thread_count;
-  for (const auto& intervals : preempt_)
-    for (const OffCpu& iv : intervals)
+  // Read again from the trace: the builder's windows hold only what is past their cursors.
+  for (uint32_t t = 0; t < off_cpu_.size(); ++t) {
+    OffCpuStream stream(trace_, t, off_cpu_causes_, monotonic_to_tsc_);
+    OffCpu iv;
+    while (stream.next(iv) && iv.begin < last)
       if (iv.cause == OffCpu::Preempted) {
         const uint64_t lo = std::max(iv.begin, first), hi = std::min(iv.end, last);
         if (hi > lo) m.preempted_in_run += hi - lo;
       }
+  }
 }
 
 }  // namespace tasklens::model::detail

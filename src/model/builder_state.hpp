@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "model/builder.hpp"
+#include "model/off_cpu_stream.hpp"
 #include "model/strand_sink.hpp"
 
 namespace tasklens::model::detail {
@@ -408,9 +409,11 @@ class Builder {
   // (Inlined up to the common answer: the thread's next interval lies after `to`.)
   __attribute__((always_inline)) uint64_t preempted_between(uint32_t thread, uint64_t from,
                                                             uint64_t to, OffCpuSplit& split) {
-    const auto& iv = preempt_[thread];
-    const size_t c = preempt_cursor_[thread];
-    if (c >= iv.size() || (iv[c].end > from && iv[c].begin >= to)) return 0;
+    const OffCpuWindow& w = off_cpu_[thread];
+    if (w.cursor < w.intervals.size()
+            ? (w.intervals[w.cursor].end > from && w.intervals[w.cursor].begin >= to)
+            : w.done)
+      return 0;
     return preempted_between_slow(thread, from, to, split);
   }
   uint64_t preempted_between_slow(uint32_t thread, uint64_t from, uint64_t to, OffCpuSplit& split);
@@ -976,14 +979,11 @@ class Builder {
       extra_work_[at + m] = 0;
   }
   // Per thread: the intervals it was off the CPU (preempted, or blocked unless that counts as
-  // work) or in a slow page fault (unless kept), in TSC ticks and time order, and a cursor
-  // (events come in time order).
-  struct OffCpu {
-    uint64_t begin, end;
-    enum Cause : uint8_t { Preempted, Blocked, SlowFault } cause;
-  };
-  std::vector<std::vector<OffCpu>> preempt_;
-  std::vector<size_t> preempt_cursor_;
+  // work) or in a slow page fault (unless kept), in TSC ticks and time order, read as events
+  // reach them (events come in time order); empty when the trace has none.
+  std::vector<OffCpuWindow> off_cpu_;
+  bool off_cpu_causes_[3] = {};
+  MonotonicToTsc monotonic_to_tsc_;
   uint64_t preempted_total_ = 0;
   uint64_t blocked_total_ = 0;
   uint64_t faults_total_ = 0;

@@ -47,7 +47,7 @@ void Builder::extend_strand(uint32_t strand, uint32_t thread, uint64_t from, uin
   if (tsc_metric_ < 0 || to <= from) return;
   OffCpuSplit split;
   uint64_t off = 0;
-  if (thread < preempt_.size() && !preempt_[thread].empty())
+  if (thread < off_cpu_.size())
     off = std::min(preempted_between(thread, from, to, split), to - from);
   uint64_t ticks = to - from - off;
   uint64_t& debt = probe_debt_[thread];

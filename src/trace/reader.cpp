@@ -371,14 +371,25 @@ void TraceFile::parse() {
         std::memcpy(hdr, p, 8);
         if (hdr[0] > 100000) fail("corrupted preemption record (thread index)");
         need(8 + size_t(hdr[1]) * 16);
-        auto& all = type == RecordType::Blocked      ? blocked_
-                    : type == RecordType::SlowFaults ? slow_faults_
-                                                     : preemptions_;
-        if (all.size() <= hdr[0]) all.resize(hdr[0] + 1);
+        const int kind = type == RecordType::Blocked      ? int(OffCpuKind::Blocked)
+                         : type == RecordType::SlowFaults ? int(OffCpuKind::SlowFault)
+                                                          : int(OffCpuKind::Preempted);
+        auto& records = off_cpu_records_[kind];
+        if (records.size() <= hdr[0]) {
+          records.resize(hdr[0] + 1);
+          off_cpu_last_.resize(std::max(off_cpu_last_.size(), size_t(hdr[0]) + 1));
+        }
+        if (hdr[1] == 0) break;
+        records[hdr[0]].push_back(OffCpuRecord{pos + sizeof(RecordHeader) + 8, hdr[1]});
+        // In time order (what a cursor needs) unless the trace is damaged: then this kind is
+        // held whole, sorted (below).
+        uint64_t& last = off_cpu_last_[hdr[0]][kind];
         for (uint32_t i = 0; i < hdr[1]; ++i) {
           uint64_t iv[2];
           std::memcpy(iv, p + 8 + size_t(i) * 16, 16);
-          if (iv[1] > iv[0]) all[hdr[0]].emplace_back(iv[0], iv[1]);
+          if (iv[1] <= iv[0]) continue;
+          if (iv[0] < last) off_cpu_is_held_[kind] = true;
+          last = iv[0];
         }
         break;
       }
@@ -454,9 +465,21 @@ void TraceFile::parse() {
   // itself was killed, the program with it, or the file was copied while being written). It
   // ends at a record boundary, so what it holds is whole: it is read, and the model says it is
   // incomplete and why (losses.cpp, incomplete_cause).
-  // Sorted and merged: an interval reported twice must not be taken out of the work twice.
-  for (auto* intervals : {&preemptions_, &blocked_, &slow_faults_}) {
-    for (auto& pr : *intervals) {
+  off_cpu_last_ = {};
+  // A kind out of time order is held whole, sorted and merged: an interval reported twice must
+  // not be taken out of the work twice.
+  for (int kind = 0; kind < kOffCpuKinds; ++kind) {
+    if (!off_cpu_is_held_[kind]) continue;
+    Intervals& all = off_cpu_held_[kind];
+    all.resize(off_cpu_records_[kind].size());
+    std::vector<uint64_t> pairs;
+    for (size_t thread = 0; thread < all.size(); ++thread) {
+      auto& pr = all[thread];
+      for (const OffCpuRecord& r : off_cpu_records_[kind][thread]) {
+        read_off_cpu(r, pairs);
+        for (size_t i = 0; i < pairs.size(); i += 2)
+          if (pairs[i + 1] > pairs[i]) pr.emplace_back(pairs[i], pairs[i + 1]);
+      }
       std::sort(pr.begin(), pr.end());
       size_t w = 0;
       for (size_t r = 0; r < pr.size(); ++r) {
@@ -616,6 +639,17 @@ double TraceFile::tsc_hz() const {
     if (b.monotonic_ns <= a.monotonic_ns || b.tsc <= a.tsc) return 0;
   }
   return double(b.tsc - a.tsc) * 1e9 / double(b.monotonic_ns - a.monotonic_ns);
+}
+
+void TraceFile::read_off_cpu(const OffCpuRecord& r, std::vector<uint64_t>& pairs) const {
+  pairs.resize(size_t(r.count) * 2);
+  const size_t bytes = pairs.size() * sizeof(uint64_t);
+  if (!file_) {
+    std::memcpy(pairs.data(), data_.data() + r.data_offset, bytes);
+  } else if (!read_at(file_->fd, reinterpret_cast<uint8_t*>(pairs.data()), bytes, r.data_offset)) {
+    fail("the file changed while it was read (an off-CPU record at byte " +
+         std::to_string(r.data_offset) + " could not be read back): give a finished trace");
+  }
 }
 
 void TraceFile::decompress(const Block& b, uint8_t* out) const {

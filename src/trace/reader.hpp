@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -38,6 +39,34 @@ struct Event {
 };
 
 class TraceFile;
+
+// Time a recorded thread spent off the program though its clock ran (the records Preemptions,
+// Blocked and SlowFaults), in CLOCK_MONOTONIC ns.
+enum class OffCpuKind : uint8_t { Preempted, Blocked, SlowFault };
+inline constexpr int kOffCpuKinds = 3;
+using Intervals = std::vector<std::vector<std::pair<uint64_t, uint64_t>>>;
+
+// One thread's intervals of one kind, in time order, overlapping ones merged (as open() used to
+// hold them whole): the recorder writes them a drain at a time, so a cursor reads one record's
+// intervals at a time. A busy machine's recording holds millions (every context switch of a
+// program thread), in proportion to its length, not its tasks.
+class OffCpuCursor {
+ public:
+  // The next interval [begin, end); false after the last.
+  bool next(uint64_t& begin, uint64_t& end);
+
+ private:
+  friend class TraceFile;
+  bool next_raw(uint64_t& begin, uint64_t& end);
+  const TraceFile* file_ = nullptr;
+  int kind_ = 0;
+  uint32_t thread_ = 0;
+  size_t record_ = 0;            // the next record to read
+  std::vector<uint64_t> pairs_;  // the current record's {begin, end} pairs
+  size_t at_ = 0;                // the next pair in it
+  bool pending_ = false;         // an interval read ahead (merging needs the next one)
+  uint64_t pending_begin_ = 0, pending_end_ = 0;
+};
 
 // Decodes one thread's event stream: bytes already concatenated and decompressed, or (from
 // TraceFile::decoder(thread)) the thread's blocks, decompressed one after the other into a small
@@ -159,19 +188,22 @@ class TraceFile {
   bool has_finish() const { return has_finish_; }
   const Finish& finish() const { return finish_; }
   // Per recorded thread: intervals [out, in) of CLOCK_MONOTONIC ns when another process had
-  // preempted it (sorted).
-  const std::vector<std::vector<std::pair<uint64_t, uint64_t>>>& preemptions() const {
-    return preemptions_;
-  }
+  // preempted it (sorted, overlapping ones merged), built whole on each call: a reader that goes
+  // through them in time order uses off_cpu() instead, which holds one record's at a time.
+  Intervals preemptions() const { return off_cpu_intervals(OffCpuKind::Preempted); }
   // Likewise, the intervals it was switched out while not runnable (blocked), version 4.2 on.
-  const std::vector<std::vector<std::pair<uint64_t, uint64_t>>>& blocked() const {
-    return blocked_;
-  }
+  Intervals blocked() const { return off_cpu_intervals(OffCpuKind::Blocked); }
   // Likewise, of each page fault far slower than its thread's typical one, the time beyond that
   // typical time (version 4.4 on; the thread stayed on its CPU).
-  const std::vector<std::vector<std::pair<uint64_t, uint64_t>>>& slow_faults() const {
-    return slow_faults_;
+  Intervals slow_faults() const { return off_cpu_intervals(OffCpuKind::SlowFault); }
+  Intervals off_cpu_intervals(OffCpuKind kind) const;
+  // One past the highest thread index with a record of `kind` (0: the trace has none).
+  uint32_t off_cpu_threads(OffCpuKind kind) const {
+    return static_cast<uint32_t>(off_cpu_records_[int(kind)].size());
   }
+  // The thread's intervals of `kind` in time order, read a record at a time (from the file when
+  // the events are left there). The TraceFile must outlive the cursor.
+  OffCpuCursor off_cpu(OffCpuKind kind, uint32_t thread) const;
   // The recorder's own account of its stalls and losses (version 4.2 on; zeros before).
   bool has_recorder_stats() const { return has_recorder_stats_; }
   const RecorderStats& recorder_stats() const { return recorder_stats_; }
@@ -268,9 +300,20 @@ class TraceFile {
   std::vector<ClockSync> clock_syncs_;
   std::vector<ThreadInfo> threads_;
   std::vector<std::vector<Block>> blocks_;  // per thread
-  std::vector<std::vector<std::pair<uint64_t, uint64_t>>> preemptions_;
-  std::vector<std::vector<std::pair<uint64_t, uint64_t>>> blocked_;
-  std::vector<std::vector<std::pair<uint64_t, uint64_t>>> slow_faults_;
+  // The off-CPU records, per kind and thread, in file order. Where the intervals of one thread
+  // and kind are out of time order across or within its records (a damaged trace: the recorder
+  // writes them in order), that kind's are held whole instead, sorted and merged at open.
+  struct OffCpuRecord {
+    uint64_t data_offset;  // of the first pair, in the file (and in data_, when it holds it)
+    uint32_t count;
+  };
+  std::vector<std::vector<OffCpuRecord>> off_cpu_records_[kOffCpuKinds];
+  Intervals off_cpu_held_[kOffCpuKinds];
+  bool off_cpu_is_held_[kOffCpuKinds] = {};
+  std::vector<std::array<uint64_t, kOffCpuKinds>> off_cpu_last_;  // parse(): per thread, kind
+  friend class OffCpuCursor;
+  // Reads record `r`'s pairs into `pairs` (2 x count words).
+  void read_off_cpu(const OffCpuRecord& r, std::vector<uint64_t>& pairs) const;
   RecorderStats recorder_stats_{};
   bool has_recorder_stats_ = false;
   TaskCost task_cost_{};

@@ -185,6 +185,52 @@ TEST(ModelOffCpu, SlowPageFaultsAreTakenOutOfTheStrandUnlessKept) {
   }
 }
 
+// The builder reads each thread's intervals from the trace as its events reach them, a few
+// hundred at a time (off_cpu_stream.hpp): 600 intervals of the three causes, each in its own
+// record, one reported twice, fall each in its own strand of A's, the same whether the trace
+// holds them in time order (read as they come) or not (held whole, sorted at open).
+TEST(ModelOffCpu, ManyIntervalsAreReadAsTheEventsReachThem) {
+  constexpr uint64_t kChildren = 600;
+  auto at = [](uint64_t i) { return 1000 + 100 * i; };
+  for (bool out_of_order : {false, true}) {
+    TraceBuilder tb(2);
+    Region r{tb};
+    r.begin();
+    for (uint64_t i = 0; i < kChildren; ++i) {
+      const uint64_t C = id(0, 100 + i);
+      tb.ev(0, at(i), EventKind::TaskCreate, {r.A, C, kExplicit, 0x2000});
+      tb.ev(1, at(i) + 1, EventKind::TaskSchedule, {r.B, kSwitch, C});
+      tb.ev(1, at(i) + 3, EventKind::TaskSchedule, {C, kComplete, r.B});
+      const uint64_t from = at(i) + 10, to = at(i) + 20;  // inside A's strand after C_i
+      if (i % 3 == 0) tb.preempt(0, from, to);
+      if (i % 3 == 1) tb.blocked(0, from, to);
+      if (i % 3 == 2) tb.slow_fault(0, from, to);
+      if (i == 5) tb.blocked(0, from + 2, from + 5);  // reported twice: taken out once
+    }
+    if (out_of_order) tb.preempt(0, at(0) + 12, at(0) + 18);  // again, after later ones
+    r.end(at(kChildren) + 50, at(kChildren) + 70);
+    const model::Model m = tb.build();
+    expect_invariants(m);
+    EXPECT_EQ(m.preempted, 10 * 200u) << out_of_order;
+    EXPECT_EQ(m.blocked, 10 * 200u) << out_of_order;
+    EXPECT_EQ(m.slow_faults, 10 * 200u) << out_of_order;
+    EXPECT_EQ(m.preempted_in_run, 10 * 200u) << out_of_order;
+    // A's strands: 990 before C_0, then 100 - 10 between two creations, and 150 - 10 at the end;
+    // the children's 2 each.
+    std::vector<uint64_t> works;
+    for (const model::Strand& s : m.strands)
+      if (s.work) works.push_back(s.work);
+    std::sort(works.begin(), works.end());
+    std::vector<uint64_t> expected(kChildren, 2);
+    expected.insert(expected.end(), kChildren - 1, 90);
+    expected.push_back(140);
+    expected.push_back(990);
+    expected.push_back(1);  // B's 11..12
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(works, expected) << out_of_order;
+  }
+}
+
 // The recorder's cost per event is in the intervals between events: one such cost per event
 // comes out of the thread's intervals (never below zero), and is reported. An interval too short
 // to hold it (or empty: an event that took its predecessor's timestamp) passes the rest on to

@@ -685,6 +685,42 @@ TEST(Trace, PreemptionIntervalsAreSortedAndMerged) {
   unlink(p.c_str());
 }
 
+// The recorder writes each thread's intervals a drain at a time, in time order: a cursor reads
+// them one record at a time, from the file itself when the events are left there, merging what
+// overlaps or touches across records, and skipping empty ones; the whole lists are the same.
+TEST(Trace, OffCpuIntervalsAreReadARecordAtATime) {
+  std::vector<uint8_t> bytes = file_with({sample_stream()}, true, Compression::None);
+  auto add = [&](RecordType type, uint32_t thread, std::vector<uint64_t> pairs) {
+    uint32_t header[2] = {thread, static_cast<uint32_t>(pairs.size() / 2)};
+    append_record(bytes, type, header, sizeof header, pairs.data(), pairs.size() * 8);
+  };
+  add(RecordType::Preemptions, 1, {100, 200, 300, 400});
+  add(RecordType::Blocked, 1, {150, 160});
+  add(RecordType::Preemptions, 1, {400, 450, 460, 460, 500, 520});  // touches; empty
+  add(RecordType::Preemptions, 1, {510, 600, 700, 800});            // overlaps across records
+  add(RecordType::Preemptions, 0, {});
+  std::string p = write_temp(bytes);
+  using Pairs = std::vector<std::pair<uint64_t, uint64_t>>;
+  const Pairs expected = {{100, 200}, {300, 450}, {500, 600}, {700, 800}};
+  for (bool in_memory : {true, false}) {
+    TraceFile t = TraceFile::open(p, in_memory);
+    EXPECT_EQ(t.off_cpu_threads(trace::OffCpuKind::Preempted), 2u);
+    EXPECT_EQ(t.off_cpu_threads(trace::OffCpuKind::SlowFault), 0u);
+    trace::OffCpuCursor c = t.off_cpu(trace::OffCpuKind::Preempted, 1);
+    Pairs read;
+    uint64_t b, e;
+    while (c.next(b, e)) read.emplace_back(b, e);
+    EXPECT_EQ(read, expected) << in_memory;
+    EXPECT_FALSE(c.next(b, e));
+    EXPECT_EQ(t.preemptions(), (trace::Intervals{{}, expected})) << in_memory;
+    EXPECT_EQ(t.blocked(), (trace::Intervals{{}, {{150, 160}}})) << in_memory;
+    EXPECT_TRUE(t.slow_faults().empty());
+    trace::OffCpuCursor none = t.off_cpu(trace::OffCpuKind::Preempted, 7);
+    EXPECT_FALSE(none.next(b, e));
+  }
+  unlink(p.c_str());
+}
+
 // A RegionNames payload: u32 count, then count x {u32 id, u32 size, name bytes}.
 std::vector<uint8_t> region_names_payload(
     const std::vector<std::pair<uint32_t, std::string>>& names) {
