@@ -727,8 +727,7 @@ TEST_F(Stream, OffCpuIntervalsAreNotHeldWhole) {
 // takes, and the reader holds a record of them at a time (OffCpuIntervalsAreNotHeldWhole).
 TEST_F(Stream, OnePassHoldsAtMostSixteenBytesPerTaskOnTwentyMillionTasks) {
   const std::string trace = path("fib34.tlens");
-  const EnvOverrides quiet = default_env();
-  ASSERT_TRUE(record(example("suite_fib", "clang"), {"34"}, trace, quiet).exited(0));
+  ASSERT_TRUE(record(example("suite_fib", "clang"), {"34"}, trace).exited(0));
   const RunResult r =
       run({TASKLENS_BIN, "report", "--stream", "--format", "json", trace}, default_env(), 300);
   ASSERT_TRUE(r.exited(0)) << r.describe();
@@ -764,7 +763,7 @@ TEST_F(Stream, OnePassHoldsAtMostSixteenBytesPerTaskOnTwentyMillionTasks) {
   // 30, 2.7 M tasks) takes about as much, though its file is tens of MB smaller (the event
   // blocks are read back from the file as they are decoded, not held).
   const std::string small = path("fib30.tlens");
-  ASSERT_TRUE(record(example("suite_fib", "clang"), {"30"}, small, quiet).exited(0));
+  ASSERT_TRUE(record(example("suite_fib", "clang"), {"30"}, small).exited(0));
   const RunResult s = run({TASKLENS_BIN, "report", "--stream", small}, default_env(), 300);
   ASSERT_TRUE(s.exited(0)) << s.describe();
   const uint64_t small_file = std::filesystem::file_size(small);
