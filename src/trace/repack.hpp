@@ -38,10 +38,10 @@ size_t compress_events(Compression codec, int zstd_level, ZSTD_CCtx* cctx, const
 // beside it, which then replaces it (its mode kept); `path` must name a regular file. On any
 // failure (no room, a read error) the trace is left untouched, still readable, and `error` says
 // why. A block that does not shrink stays raw.
-// zstd's level after the run: 3 against 1 makes a recording with `depend` clauses (tile
-// addresses repeated from task to task) about a fifth smaller for about 1.4 times the CPU, spent
-// after the program has ended (docs/benchmarks.md, "Trace bytes"); while the program runs the
-// writers keep level 1 (RecorderConfig::zstd_level).
+// zstd's level after the run: 3 rather than 1 buys smaller traces, most of all with `depend`
+// clauses (tile addresses repeated from task to task), for more CPU spent after the program has
+// ended (measured in docs/benchmarks.md, "Trace bytes"); while the program runs the writers keep
+// level 1 (RecorderConfig::zstd_level), whose CPU is the program's.
 inline constexpr int kAfterRunZstdLevel = 3;
 RepackResult compress_raw_blocks(const std::string& path, Compression codec,
                                  int zstd_level = kAfterRunZstdLevel, unsigned threads = 0);
