@@ -11,9 +11,18 @@
 #include <cerrno>
 #include <cstring>
 
+#include "trace/off_cpu_pack.hpp"
+
 namespace tasklens::trace {
 
 namespace {
+
+// The OffCpuKind of a Preemptions, Blocked or SlowFaults record.
+int off_cpu_kind(RecordType type) {
+  return type == RecordType::Blocked      ? int(OffCpuKind::Blocked)
+         : type == RecordType::SlowFaults ? int(OffCpuKind::SlowFault)
+                                          : int(OffCpuKind::Preempted);
+}
 
 // Can `data_size` bytes of a block in `compression` hold `raw_size` bytes of events? LZ4 expands
 // at most 255 times (a match length byte), and zstd frames carry their content size.
@@ -363,6 +372,29 @@ void TraceFile::parse() {
         std::memcpy(&finish_, p, sizeof finish_);
         has_finish_ = true;
         break;
+      case RecordType::OffCpuPacked: {
+        need(sizeof(OffCpuPackedHeader));
+        OffCpuPackedHeader h;
+        std::memcpy(&h, p, sizeof h);
+        if (h.thread > 100000 || !plausible_off_cpu_header(h, n - sizeof h))
+          fail("corrupted off-CPU record at byte " + std::to_string(pos) +
+               " (its header's sizes are impossible)");
+        const int kind = off_cpu_kind(static_cast<RecordType>(h.type));
+        auto& records = off_cpu_records_[kind];
+        if (records.size() <= h.thread) {
+          records.resize(h.thread + 1);
+          off_cpu_last_.resize(std::max(off_cpu_last_.size(), size_t(h.thread) + 1));
+        }
+        if (h.count == 0) break;
+        records[h.thread].push_back(OffCpuRecord{pos + sizeof(RecordHeader) + sizeof h, h.count,
+                                                 static_cast<uint32_t>(n - sizeof h), h.raw_size,
+                                                 h.in_order, h.first_begin, h.last_begin});
+        // In time order as the header says (the cursor checks it as it reads), else held whole.
+        uint64_t& last = off_cpu_last_[h.thread][kind];
+        if (!h.in_order || h.first_begin < last) off_cpu_is_held_[kind] = true;
+        last = h.last_begin;
+        break;
+      }
       case RecordType::Preemptions:
       case RecordType::Blocked:
       case RecordType::SlowFaults: {
@@ -371,9 +403,7 @@ void TraceFile::parse() {
         std::memcpy(hdr, p, 8);
         if (hdr[0] > 100000) fail("corrupted preemption record (thread index)");
         need(8 + size_t(hdr[1]) * 16);
-        const int kind = type == RecordType::Blocked      ? int(OffCpuKind::Blocked)
-                         : type == RecordType::SlowFaults ? int(OffCpuKind::SlowFault)
-                                                          : int(OffCpuKind::Preempted);
+        const int kind = off_cpu_kind(type);
         auto& records = off_cpu_records_[kind];
         if (records.size() <= hdr[0]) {
           records.resize(hdr[0] + 1);
@@ -642,6 +672,28 @@ double TraceFile::tsc_hz() const {
 }
 
 void TraceFile::read_off_cpu(const OffCpuRecord& r, std::vector<uint64_t>& pairs) const {
+  if (r.packed_bytes) {
+    thread_local std::vector<uint8_t> packed;
+    const uint8_t* src = data_.data() + r.data_offset;
+    if (file_) {
+      packed.resize(r.packed_bytes);
+      if (!read_at(file_->fd, packed.data(), packed.size(), r.data_offset))
+        fail("the file changed while it was read (an off-CPU record at byte " +
+             std::to_string(r.data_offset) + " could not be read back): give a finished trace");
+      src = packed.data();
+    }
+    OffCpuPackedHeader h{};
+    h.count = r.count;
+    h.raw_size = r.raw_size;
+    h.in_order = r.in_order;
+    h.first_begin = r.first_begin;
+    h.last_begin = r.last_begin;
+    std::string error;
+    if (!unpack_off_cpu(h, src, r.packed_bytes, pairs, error))
+      fail("corrupted off-CPU record at byte " + std::to_string(r.data_offset) + " (" + error +
+           ")");
+    return;
+  }
   pairs.resize(size_t(r.count) * 2);
   const size_t bytes = pairs.size() * sizeof(uint64_t);
   if (!file_) {

@@ -304,8 +304,12 @@ class TraceFile {
   // and kind are out of time order across or within its records (a damaged trace: the recorder
   // writes them in order), that kind's are held whole instead, sorted and merged at open.
   struct OffCpuRecord {
-    uint64_t data_offset;  // of the first pair, in the file (and in data_, when it holds it)
+    uint64_t data_offset;  // of the first pair (or the packed bytes), in the file (and in data_)
     uint32_t count;
+    uint32_t packed_bytes = 0;  // an OffCpuPacked record's compressed bytes; 0: 16-byte pairs
+    uint32_t raw_size = 0;      // the packed record's header's
+    uint8_t in_order = 1;
+    uint64_t first_begin = 0, last_begin = 0;
   };
   std::vector<std::vector<OffCpuRecord>> off_cpu_records_[kOffCpuKinds];
   Intervals off_cpu_held_[kOffCpuKinds];

@@ -14,6 +14,8 @@
 #include <thread>
 #include <vector>
 
+#include "trace/off_cpu_pack.hpp"
+
 namespace tasklens::trace {
 namespace {
 
@@ -93,6 +95,43 @@ void compress_record(Record& r, Compression codec, int level, ZSTD_CCtx* cctx) {
   r.packed.size = kHead + n;
 }
 
+// A Preemptions, Blocked or SlowFaults record of kMinOffCpuPack intervals or more, its size
+// matching its count: packed into r.packed as an OffCpuPacked record when that is smaller (about
+// 3 bytes an interval against 16; the packed record's header and zstd's frame take about 60).
+constexpr uint32_t kMinOffCpuPack = 8;
+bool is_off_cpu_record(const Bytes& rec) {
+  if (rec.size < sizeof(RecordHeader) + 8) return false;
+  RecordHeader rh;
+  std::memcpy(&rh, rec.begin(), sizeof rh);
+  if (rh.type != static_cast<uint32_t>(RecordType::Preemptions) &&
+      rh.type != static_cast<uint32_t>(RecordType::Blocked) &&
+      rh.type != static_cast<uint32_t>(RecordType::SlowFaults))
+    return false;
+  uint32_t count;
+  std::memcpy(&count, rec.begin() + sizeof rh + 4, sizeof count);
+  return count >= kMinOffCpuPack && rec.size == sizeof rh + 8 + uint64_t{count} * 16;
+}
+
+void pack_off_cpu_record(Record& r, int level, ZSTD_CCtx* cctx) {
+  RecordHeader rh;
+  std::memcpy(&rh, r.bytes.begin(), sizeof rh);
+  uint32_t head[2];  // thread, count
+  std::memcpy(head, r.bytes.begin() + sizeof rh, sizeof head);
+  thread_local std::vector<uint64_t> pairs;
+  pairs.resize(size_t{head[1]} * 2);
+  std::memcpy(pairs.data(), r.bytes.begin() + sizeof rh + sizeof head, pairs.size() * 8);
+  thread_local std::vector<uint8_t> payload;
+  if (!pack_off_cpu(static_cast<RecordType>(rh.type), head[0], pairs.data(), head[1], level, cctx,
+                    payload) ||
+      sizeof rh + payload.size() >= r.bytes.size)  // (as for a record of one or no interval)
+    return;
+  const RecordHeader packed_head{static_cast<uint32_t>(RecordType::OffCpuPacked),
+                                 static_cast<uint32_t>(sizeof rh + payload.size())};
+  r.packed.resize(packed_head.size);
+  std::memcpy(r.packed.begin(), &packed_head, sizeof packed_head);
+  std::memcpy(r.packed.begin() + sizeof packed_head, payload.data(), payload.size());
+}
+
 // A raw event block: its header says so and its size matches the bytes it holds.
 bool is_raw_block(const Bytes& rec) {
   if (rec.size < sizeof(RecordHeader) + sizeof(EventBlockHeader)) return false;
@@ -105,9 +144,10 @@ bool is_raw_block(const Bytes& rec) {
          bh.raw_size == rec.size - sizeof rh - sizeof bh;
 }
 
-// Whether the trace holds a raw event block worth compressing (kMinRawBlock bytes or more),
-// from the records' headers alone: a trace compressed as it was recorded (or a second pass) is
-// not copied for nothing, which on a full disk would also fail for nothing.
+// Whether the trace holds a raw event block worth compressing (kMinRawBlock bytes or more), or
+// off-CPU intervals as the recorder writes them, from the records' headers alone: a trace
+// compressed as it was recorded (or a second pass) is not copied for nothing, which on a full
+// disk would also fail for nothing.
 constexpr uint32_t kMinRawBlock = 1024;
 bool has_raw_blocks(int fd, uint64_t at, uint64_t file_bytes) {
   while (at + sizeof(RecordHeader) + sizeof(EventBlockHeader) <= file_bytes) {
@@ -122,6 +162,11 @@ bool has_raw_blocks(int fd, uint64_t at, uint64_t file_bytes) {
       std::memcpy(&bh, head + sizeof rh, sizeof bh);
       if (bh.compression == static_cast<uint8_t>(Compression::None)) return true;
     }
+    if ((rh.type == static_cast<uint32_t>(RecordType::Preemptions) ||
+         rh.type == static_cast<uint32_t>(RecordType::Blocked) ||
+         rh.type == static_cast<uint32_t>(RecordType::SlowFaults)) &&
+        rh.size >= sizeof(RecordHeader) + 8 + kMinOffCpuPack * 16)
+      return true;
     at += rh.size;
   }
   return false;
@@ -246,7 +291,7 @@ RepackResult compress_raw_blocks(const std::string& path, Compression codec, int
   auto fail = [&](const std::string& why) {
     ::unlink(tmp.c_str());
     result.error = why;
-    result.blocks = 0;
+    result.blocks = result.off_cpu_records = 0;
     result.bytes_out = result.bytes_in;
     return result;
   };
@@ -256,6 +301,8 @@ RepackResult compress_raw_blocks(const std::string& path, Compression codec, int
     return fail(std::string("cannot write: ") + std::strerror(errno));
 
   Repacker repacker(codec, zstd_level, threads);
+  // The off-CPU records are packed on this thread as they are read (a few KB each).
+  std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx*)> off_cpu_cctx(ZSTD_createCCtx(), ZSTD_freeCCtx);
   std::vector<Record> batch;  // [0, count) hold this batch; the rest are kept for their memory
   size_t count = 0, batch_bytes = 0;
   bool at_end = false;
@@ -265,7 +312,7 @@ RepackResult compress_raw_blocks(const std::string& path, Compression codec, int
     for (size_t i = 0; i < count; ++i) {
       const Record& r = batch[i];
       const Bytes& bytes = r.packed.size ? r.packed : r.bytes;
-      if (r.packed.size) ++result.blocks;
+      if (r.packed.size) ++(r.raw_block ? result.blocks : result.off_cpu_records);
       if (!write_full(out.fd, bytes.begin(), bytes.size)) return false;
       written += bytes.size;
     }
@@ -300,6 +347,8 @@ RepackResult compress_raw_blocks(const std::string& path, Compression codec, int
       break;
     }
     r.raw_block = is_raw_block(r.bytes);
+    if (!r.raw_block && off_cpu_cctx && is_off_cpu_record(r.bytes))
+      pack_off_cpu_record(r, zstd_level, off_cpu_cctx.get());
     batch_bytes += r.bytes.size;
     ++count;
     if (batch_bytes >= kBatchBytes && !flush())
@@ -308,16 +357,18 @@ RepackResult compress_raw_blocks(const std::string& path, Compression codec, int
   if (!flush() || !write_full(out.fd, tail.data(), tail.size()))
     return fail(std::string("cannot write: ") + std::strerror(errno));
   written += tail.size();
-  if (result.blocks == 0) return fail("");  // nothing to compress: the file stays
+  if (result.blocks == 0 && result.off_cpu_records == 0)
+    return fail("");  // nothing to compress: the file stays
   if (::close(out.fd) != 0) {
     out.fd = -1;
     return fail(std::string("cannot write: ") + std::strerror(errno));
   }
   out.fd = -1;
-  const uint64_t blocks = result.blocks;
+  const uint64_t blocks = result.blocks, off_cpu_records = result.off_cpu_records;
   if (::rename(tmp.c_str(), path.c_str()) != 0)
     return fail(std::string("cannot replace it: ") + std::strerror(errno));
   result.blocks = blocks;
+  result.off_cpu_records = off_cpu_records;
   result.rewritten = true;
   result.bytes_out = written;
   return result;

@@ -16,11 +16,12 @@
 namespace tasklens::trace {
 
 struct RepackResult {
-  bool rewritten = false;  // the file was replaced by its compressed form
-  uint64_t blocks = 0;     // raw event blocks compressed
-  uint64_t bytes_in = 0;   // the file's size before
-  uint64_t bytes_out = 0;  // and after (== bytes_in when not rewritten)
-  std::string error;       // why the file was left as it was (empty: nothing went wrong)
+  bool rewritten = false;        // the file was replaced by its compressed form
+  uint64_t blocks = 0;           // raw event blocks compressed
+  uint64_t off_cpu_records = 0;  // off-CPU records packed (RecordType::OffCpuPacked)
+  uint64_t bytes_in = 0;         // the file's size before
+  uint64_t bytes_out = 0;        // and after (== bytes_in when not rewritten)
+  std::string error;             // why the file was left as it was (empty: nothing went wrong)
 };
 
 // Room compress_events needs for `raw` bytes, whatever the codec.
@@ -34,8 +35,9 @@ size_t compress_events(Compression codec, int zstd_level, ZSTD_CCtx* cctx, const
                        size_t raw, uint8_t* out);
 
 // Compresses the raw event blocks of the trace at `path` with `codec` (Lz4 or Zstd at
-// `zstd_level`) on `threads` threads (0: every online CPU). The result goes to a temporary file
-// beside it, which then replaces it (its mode kept); `path` must name a regular file. On any
+// `zstd_level`) on `threads` threads (0: every online CPU), and packs its off-CPU records
+// (trace/off_cpu_pack.hpp; zstd at `zstd_level` whatever the codec). The result goes to a temporary
+// file beside it, which then replaces it (its mode kept); `path` must name a regular file. On any
 // failure (no room, a read error) the trace is left untouched, still readable, and `error` says
 // why. A block that does not shrink stays raw.
 // zstd's level after the run: 3 rather than 1 buys smaller traces, most of all with `depend`

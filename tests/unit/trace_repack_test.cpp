@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -152,6 +153,148 @@ TEST(RepackCut, AnUnfinishedLastRecordIsCopiedAsItIs) {
   expect_same_trace(original, packed);
   unlink(original.c_str());
   unlink(packed.c_str());
+}
+
+// Off-CPU intervals as the recorder writes them (16 bytes each, a record per drain of about a
+// thousand, the three types, in time order per thread and type, some overlapping, touching, empty
+// or reversed), and one thread's Blocked records out of order (a damaged trace's: read whole).
+std::vector<uint8_t> with_off_cpu_records(std::vector<uint8_t> bytes) {
+  std::mt19937_64 rng(5);
+  auto add = [&](RecordType type, uint32_t thread, const std::vector<uint64_t>& pairs) {
+    uint32_t header[2] = {thread, static_cast<uint32_t>(pairs.size() / 2)};
+    append_record(bytes, type, header, sizeof header, pairs.data(), pairs.size() * 8);
+  };
+  for (uint32_t thread : {0u, 1u}) {
+    for (RecordType type : {RecordType::Preemptions, RecordType::Blocked, RecordType::SlowFaults}) {
+      uint64_t at = 3000000 + thread;
+      for (int record = 0; record < 6; ++record) {
+        // Records of 0, 1, 7 (left raw: too few to gain) and hundreds of intervals.
+        const size_t count =
+            record < 3 ? size_t{0} + (record == 1) + 7 * (record == 2) : 200 + rng() % 900;
+        std::vector<uint64_t> pairs;
+        for (size_t i = 0; i < count; ++i) {
+          const uint64_t begin = at, end = rng() % 10 == 0 ? begin : begin + 1 + rng() % 90000;
+          pairs.insert(pairs.end(), {begin, end});
+          at = end + (rng() % 3 == 0 ? 0 : rng() % 2000000) - (rng() % 5 == 0 && end > begin);
+        }
+        add(type, thread, pairs);
+      }
+    }
+  }
+  std::vector<uint64_t> late, early;
+  for (uint64_t i = 0; i < 50; ++i) {
+    late.insert(late.end(), {9000000 + i * 1000, 9000000 + i * 1000 + 600});
+    early.insert(early.end(), {4000000 + i * 1000, 4000000 + i * 1000 + 700});
+  }
+  add(RecordType::Blocked, 2, late);
+  add(RecordType::Blocked, 2, early);
+  return bytes;
+}
+
+void expect_same_off_cpu(const std::string& a, const std::string& b) {
+  for (bool in_memory : {true, false}) {
+    TraceFile ta = TraceFile::open(a, in_memory), tb = TraceFile::open(b, in_memory);
+    for (OffCpuKind kind : {OffCpuKind::Preempted, OffCpuKind::Blocked, OffCpuKind::SlowFault}) {
+      EXPECT_EQ(ta.off_cpu_threads(kind), tb.off_cpu_threads(kind));
+      EXPECT_EQ(ta.off_cpu_intervals(kind), tb.off_cpu_intervals(kind)) << int(kind);
+      EXPECT_FALSE(tb.off_cpu_intervals(kind).empty());
+    }
+  }
+}
+
+// Where the first record of `type` begins in a trace file's bytes (0: none).
+size_t first_record(const std::vector<uint8_t>& bytes, RecordType type) {
+  uint32_t header_size;
+  std::memcpy(&header_size, bytes.data() + 12, 4);
+  for (size_t at = header_size; at + sizeof(RecordHeader) <= bytes.size();) {
+    RecordHeader rh;
+    std::memcpy(&rh, bytes.data() + at, sizeof rh);
+    if (rh.type == static_cast<uint32_t>(type)) return at;
+    at += rh.size;
+  }
+  return 0;
+}
+
+// The bytes the records of these types take in a trace file's bytes.
+uint64_t record_bytes(const std::vector<uint8_t>& bytes, const std::vector<RecordType>& types) {
+  uint32_t header_size;
+  std::memcpy(&header_size, bytes.data() + 12, 4);
+  uint64_t sum = 0;
+  for (size_t at = header_size; at + sizeof(RecordHeader) <= bytes.size();) {
+    RecordHeader rh;
+    std::memcpy(&rh, bytes.data() + at, sizeof rh);
+    for (RecordType type : types)
+      if (rh.type == static_cast<uint32_t>(type)) sum += rh.size;
+    at += rh.size;
+  }
+  return sum;
+}
+
+std::vector<uint8_t> read_bytes(const std::string& path) {
+  std::vector<uint8_t> bytes(file_size(path));
+  FILE* f = fopen(path.c_str(), "rb");
+  EXPECT_NE(f, nullptr);
+  EXPECT_EQ(fread(bytes.data(), 1, bytes.size(), f), bytes.size());
+  fclose(f);
+  return bytes;
+}
+
+TEST(RepackOffCpu, IntervalsArePackedAndEveryReaderGetsTheSame) {
+  const std::vector<uint8_t> bytes = with_off_cpu_records(raw_trace(2, 64 * 1024, false));
+  const std::string original = write_temp(bytes), packed = write_temp(bytes);
+  for (Compression codec : {Compression::Lz4, Compression::Zstd}) {
+    const std::vector<uint8_t> copy = bytes;
+    FILE* f = fopen(packed.c_str(), "wb");
+    fwrite(copy.data(), 1, copy.size(), f);
+    fclose(f);
+    const RepackResult r = compress_raw_blocks(packed, codec, 3, 2);
+    ASSERT_TRUE(r.rewritten) << r.error;
+    // Those of 200 or more intervals: 2 threads x 3 types x 3, and thread 2's two.
+    EXPECT_EQ(r.off_cpu_records, 20u);
+    expect_same_trace(original, packed);
+    expect_same_off_cpu(original, packed);
+    // A second pass finds nothing left to pack (the records of 7 intervals or fewer stay).
+    const RepackResult again = compress_raw_blocks(packed, codec, 3, 2);
+    EXPECT_FALSE(again.rewritten);
+    EXPECT_TRUE(again.error.empty()) << again.error;
+  }
+  // Packed, the intervals take a fraction of their 16 bytes each.
+  const std::vector<RecordType> off_cpu = {RecordType::Preemptions, RecordType::Blocked,
+                                           RecordType::SlowFaults, RecordType::OffCpuPacked};
+  EXPECT_LT(record_bytes(read_bytes(packed), off_cpu) * 3, record_bytes(bytes, off_cpu));
+
+  // A damaged packed record is refused in one line, whether at open (its header) or as it is
+  // read (its bytes).
+  std::vector<uint8_t> damaged = read_bytes(packed);
+  const size_t at = first_record(damaged, RecordType::OffCpuPacked);
+  ASSERT_GT(at, 0u);
+  uint8_t count[4];
+  std::memcpy(count, &damaged[at + sizeof(RecordHeader) + 8], 4);
+  std::memset(&damaged[at + sizeof(RecordHeader) + 8], 0, 4);  // no intervals, yet bytes
+  const std::string bad_header = write_temp(damaged);
+  std::memcpy(&damaged[at + sizeof(RecordHeader) + 8], count, 4);
+  damaged[at + sizeof(RecordHeader) + sizeof(OffCpuPackedHeader) + 5] ^= 0x5a;  // its bytes
+  const std::string bad_bytes = write_temp(damaged);
+  for (bool in_memory : {true, false}) {
+    try {
+      TraceFile::open(bad_header, in_memory);
+      ADD_FAILURE() << "a damaged header was read";
+    } catch (const TraceError& e) {
+      EXPECT_NE(std::string(e.what()).find("corrupted off-CPU record"), std::string::npos)
+          << e.what();
+    }
+    TraceFile t = TraceFile::open(bad_bytes, in_memory);
+    try {
+      (void)t.preemptions();
+      (void)t.blocked();
+      (void)t.slow_faults();
+      ADD_FAILURE() << "damaged intervals were read";
+    } catch (const TraceError& e) {
+      EXPECT_NE(std::string(e.what()).find("corrupted off-CPU record"), std::string::npos)
+          << e.what();
+    }
+  }
+  for (const std::string& p : {original, packed, bad_header, bad_bytes}) unlink(p.c_str());
 }
 
 TEST(RepackRefuses, WhatIsNotATraceOrNotAFileIsLeftAlone) {
