@@ -1,28 +1,67 @@
 // Compressed blocks in a temporary file (temp_blocks.hpp).
 #include "analysis/temp_blocks.hpp"
 
+#include <fcntl.h>
 #include <lz4.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "errors.hpp"
 
 namespace tasklens::analysis {
 
+namespace {
+
+// Writes all n bytes at `at`. A short write is not an error by itself (errno is not set): the
+// next write says why it stopped (no space left, say), which is what the user must be told.
+bool write_all(int fd, const char* p, size_t n, off_t at) {
+  while (n > 0) {
+    const ssize_t w = ::pwrite(fd, p, n, at);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) return false;
+    if (w == 0) {
+      errno = ENOSPC;
+      return false;
+    }
+    p += w;
+    n -= static_cast<size_t>(w);
+    at += w;
+  }
+  return true;
+}
+
+// An unnamed file in $TMPDIR (else /tmp), gone when closed or when the process ends. (The C
+// library's tmpfile() ignores TMPDIR: its files always went to /tmp, whatever the user said.)
+int open_temp(std::string& dir) {
+  const char* env = std::getenv("TMPDIR");
+  dir = env && *env ? env : "/tmp";
+  int fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (fd >= 0) return fd;
+  std::string path = dir + "/tasklens-XXXXXX";  // (a file system without O_TMPFILE)
+  fd = ::mkostemp(path.data(), O_CLOEXEC);
+  if (fd >= 0) ::unlink(path.c_str());
+  return fd;
+}
+
+}  // namespace
+
 TempBlocks::TempBlocks(std::string what, bool compress)
     : what_(std::move(what)), compress_(compress) {}
 
 TempBlocks::~TempBlocks() {
-  if (file_) std::fclose(file_);
+  if (fd_ >= 0) ::close(fd_);
 }
 
 size_t TempBlocks::put(const void* data, size_t bytes) {
-  if (!file_) {
-    file_ = std::tmpfile();  // removed when closed, or when the process ends
-    if (!file_)
-      throw EnvironmentError("cannot create a temporary file for " + what_ + " (" +
+  if (fd_ < 0) {
+    std::string dir;
+    fd_ = open_temp(dir);
+    if (fd_ < 0)
+      throw EnvironmentError("cannot create a temporary file for " + what_ + " in " + dir + " (" +
                              std::string(std::strerror(errno)) +
                              "): set TMPDIR to a writable directory");
   }
@@ -34,11 +73,14 @@ size_t TempBlocks::put(const void* data, size_t bytes) {
     packed = LZ4_compress_default(out, scratch_.data(), raw, static_cast<int>(scratch_.size()));
     out = scratch_.data();
   }
-  if (packed <= 0 || ::pwrite(fileno(file_), out, static_cast<size_t>(packed),
-                              static_cast<off_t>(file_bytes_)) != packed)
+  if (packed <= 0)  // (LZ4 refuses only blocks over about 2 GB, which no caller makes)
+    throw EnvironmentError("cannot compress a block of " + what_ + " of " + std::to_string(bytes) +
+                           " bytes for its temporary file");
+  if (!write_all(fd_, out, static_cast<size_t>(packed), static_cast<off_t>(file_bytes_)))
     throw EnvironmentError("cannot write the temporary file of " + what_ + " (" +
-                           std::string(std::strerror(errno)) +
-                           "): free space in TMPDIR or point it elsewhere");
+                           std::string(std::strerror(errno)) + ", after " +
+                           std::to_string(file_bytes_ >> 20) +
+                           " MiB): free space in TMPDIR or point it elsewhere");
   blocks_.push_back({file_bytes_, static_cast<uint32_t>(packed), static_cast<uint32_t>(raw)});
   file_bytes_ += static_cast<uint64_t>(packed);
   return blocks_.size() - 1;
@@ -51,7 +93,7 @@ void TempBlocks::get(size_t index, void* out) {
     scratch_.resize(block.bytes);
     in = scratch_.data();
   }
-  if (::pread(fileno(file_), in, block.bytes, static_cast<off_t>(block.offset)) !=
+  if (::pread(fd_, in, block.bytes, static_cast<off_t>(block.offset)) !=
       static_cast<ssize_t>(block.bytes))
     throw EnvironmentError("cannot read back the temporary file of " + what_ + " (" +
                            std::string(std::strerror(errno)) + ")");

@@ -37,7 +37,7 @@ class TempBlocks {
   };
   std::string what_;
   bool compress_;
-  std::FILE* file_ = nullptr;
+  int fd_ = -1;  // the file, made at the first block
   uint64_t file_bytes_ = 0;
   std::vector<Block> blocks_;
   std::vector<char> scratch_;
