@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <lz4.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -37,8 +38,7 @@ bool write_all(int fd, const char* p, size_t n, off_t at) {
 // An unnamed file in $TMPDIR (else /tmp), gone when closed or when the process ends. (The C
 // library's tmpfile() ignores TMPDIR: its files always went to /tmp, whatever the user said.)
 int open_temp(std::string& dir) {
-  const char* env = std::getenv("TMPDIR");
-  dir = env && *env ? env : "/tmp";
+  dir = temp_dir();
   int fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
   if (fd >= 0) return fd;
   std::string path = dir + "/tasklens-XXXXXX";  // (a file system without O_TMPFILE)
@@ -48,6 +48,17 @@ int open_temp(std::string& dir) {
 }
 
 }  // namespace
+
+std::string temp_dir() {
+  const char* env = std::getenv("TMPDIR");
+  return env && *env ? env : "/tmp";
+}
+
+uint64_t temp_dir_free_bytes() {
+  struct statvfs fs;
+  if (statvfs(temp_dir().c_str(), &fs) != 0) return 0;
+  return uint64_t{fs.f_bavail} * fs.f_frsize;
+}
 
 TempBlocks::TempBlocks(std::string what, bool compress)
     : what_(std::move(what)), compress_(compress) {}

@@ -13,6 +13,11 @@
 
 namespace tasklens::analysis {
 
+// The directory TempBlocks writes to ($TMPDIR, else /tmp) and the bytes free there (0 when it
+// cannot be read): for a warning before a pass that needs the room.
+std::string temp_dir();
+uint64_t temp_dir_free_bytes();
+
 class TempBlocks {
  public:
   // `what` names the contents in the errors ("the critical path"). Without `compress` the blocks

@@ -98,4 +98,11 @@ void read_in_one_pass_instead(const std::string& trace,
   std::abort();  // a one-pass reading ends the process: it writes its report and exits
 }
 
+std::string human_bytes(uint64_t b) {
+  if (b < 10 * 1024) return fmt::format("{} B", b);
+  if (b < 10 * 1024 * 1024) return fmt::format("{:.1f} KiB", double(b) / 1024.0);
+  if (b < uint64_t{10} << 30) return fmt::format("{:.1f} MiB", double(b) / (1024.0 * 1024.0));
+  return fmt::format("{:.1f} GiB", double(b) / (1024.0 * 1024.0 * 1024.0));
+}
+
 }  // namespace tasklens::cli

@@ -32,6 +32,9 @@ void warn_beside_csv(report::Format format, const std::vector<std::string>& warn
 // time to stderr (load/timings.hpp). Commands that end without write_and_exit call it.
 void print_timings(const char* last_phase);
 
+// A size for the user: "812 B", "3.4 KiB", "61.0 MiB", "7.3 GiB".
+std::string human_bytes(uint64_t bytes);
+
 // Parses "2", "2.5", "inf": a what-if factor (>= 1). Throws UsageError naming `what`.
 double parse_factor(const std::string& text, const std::string& what);
 // Parses --factors' comma-separated list.

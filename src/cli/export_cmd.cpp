@@ -35,12 +35,6 @@ ExportFormat parse_export_format(const std::string& f) {
   throw UsageError("--format " + f + ": unknown export format; use perfetto, json or csv");
 }
 
-std::string human_bytes(uint64_t b) {
-  if (b < 10240) return fmt::format("{} B", b);
-  if (b < 10485760) return fmt::format("{:.1f} KiB", b / 1024.0);
-  return fmt::format("{:.1f} MiB", b / 1048576.0);
-}
-
 // Preempted intervals come in CLOCK_MONOTONIC ns; the clock syncs map them onto the TSC (as the
 // model builder does). With `window` given, only those the timeline draws (a busy machine's long
 // recording has millions: the window's export keeps its memory small).

@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "cli/command_support.hpp"
 #include "errors.hpp"
 #include "launch/runtime_calibration.hpp"
 #include "launch/runtime_compat.hpp"
@@ -147,12 +148,6 @@ void check_metrics_available(const std::vector<trace::Metric>& metrics) {
         err == EBUSY ? "the group never ran: fewer hardware counters than metrics"
                      : std::strerror(err)));
   }
-}
-
-std::string human_bytes(uint64_t b) {
-  if (b < 10 * 1024) return fmt::format("{} B", b);
-  if (b < 10 * 1024 * 1024) return fmt::format("{:.1f} KiB", b / 1024.0);
-  return fmt::format("{:.1f} MiB", b / (1024.0 * 1024.0));
 }
 
 // Tasks of a trace without the recorder's Finish record (a killed program): counted from the

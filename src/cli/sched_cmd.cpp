@@ -5,12 +5,14 @@
 #include "analysis/profile.hpp"
 #include "analysis/sched.hpp"
 #include "analysis/stream_sched.hpp"
+#include "analysis/temp_blocks.hpp"
 #include "cli/command_support.hpp"
 #include "errors.hpp"
 #include "load/progress.hpp"
 #include "load/recording.hpp"
 #include "load/timings.hpp"
 #include "report/sched_report.hpp"
+#include "trace/reader.hpp"
 
 namespace tasklens::cli {
 namespace {
@@ -57,6 +59,16 @@ std::string sched_text_of(analysis::StreamSchedule& sink, const load::Streamed& 
 // with memory that follows what the run had live; its events wait on disk to be swept in time
 // order.
 std::string sched_streamed_text(const SchedOptions& opt, report::Format format) {
+  // The strands' times take about 20 bytes a strand on disk, two strands a task or more
+  // (docs/sched.md): a disk without the room is said before the pass, not after it.
+  const trace::TraceFile::Scan scan = trace::TraceFile::scan(opt.trace);
+  const uint64_t needed = scan.tasks_created * 40, free = analysis::temp_dir_free_bytes();
+  if (scan.has_finish && free > 0 && free < needed)
+    fmt::print(stderr,
+               "tasklens: warning: sched keeps the strands' times on disk while it reads a "
+               "recording in one pass, about {} for these {} tasks, and {} has {} free: point "
+               "TMPDIR at a disk with the room\n",
+               human_bytes(needed), scan.tasks_created, analysis::temp_dir(), human_bytes(free));
   analysis::StreamSchedule sink;
   const load::Streamed st = load::read_in_one_pass(
       opt.trace, "timing the strands of",

@@ -577,6 +577,29 @@ TEST_F(Stream, ACsvReadInOnePassSaysSoOnStderr) {
   EXPECT_EQ(json_out.err.find("warning"), std::string::npos) << json_out.err;
 }
 
+// The strands' times and the critical path's log of a one-pass reading go to $TMPDIR: a TMPDIR
+// that cannot take them is named in one line (the C library's tmpfile() ignored TMPDIR, and they
+// went to /tmp whatever the user said).
+TEST_F(Stream, TemporaryFilesGoToTmpdir) {
+  // (Large enough for both to spill: 1.59 M strands, the log's blocks and the sort's runs
+  // taking a million and 2 M each.)
+  const std::string fib = path("fib.tlens");
+  ASSERT_TRUE(record(example("suite_fib", "clang"), {"27"}, fib).exited(0));
+  EnvOverrides env = default_env();
+  env["TMPDIR"] = "/nonexistent/tasklens-tmp";
+  for (const char* command : {"report", "sched"}) {
+    const RunResult r = run({TASKLENS_BIN, command, "--stream", fib}, env);
+    EXPECT_FALSE(r.exited(0)) << command << ": " << r.describe();
+    EXPECT_NE(r.err.find("/nonexistent/tasklens-tmp"), std::string::npos)
+        << command << ": " << r.err;
+    EXPECT_NE(r.err.find("set TMPDIR"), std::string::npos) << command << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << command << ": " << r.err;
+  }
+  env["TMPDIR"] = path("");
+  const RunResult ok = run({TASKLENS_BIN, "sched", "--stream", fib}, env);
+  EXPECT_TRUE(ok.exited(0)) << ok.describe();
+}
+
 // What one pass cannot read yet is refused in one line that says what and what to do; a
 // recording too large for the memory goes to one pass by itself, or gets one line if it cannot.
 TEST_F(Stream, WhatOnePassCannotReadIsSaidInOneLine) {
