@@ -59,8 +59,8 @@ std::string sched_text_of(analysis::StreamSchedule& sink, const load::Streamed& 
 // with memory that follows what the run had live; its events wait on disk to be swept in time
 // order.
 std::string sched_streamed_text(const SchedOptions& opt, report::Format format) {
-  // The strands' times take about 20 bytes a strand on disk, two strands a task or more
-  // (docs/sched.md): a disk without the room is said before the pass, not after it.
+  // The strands' times take some 40 bytes per task on disk (docs/sched.md has the measured
+  // sizes): a disk without the room is said before the pass, not after it.
   const trace::TraceFile::Scan scan = trace::TraceFile::scan(opt.trace);
   const uint64_t needed = scan.tasks_created * 40, free = analysis::temp_dir_free_bytes();
   if (scan.has_finish && free > 0 && free < needed)

@@ -264,8 +264,8 @@ enum class RecordType : uint32_t {
   // payload: TaskCost (version 4.10).
   TaskCost = 19,
   // payload: OffCpuPackedHeader, then the intervals of one Preemptions, Blocked or SlowFaults
-  // record, packed (version 4.11): `tasklens record` packs them after the run (trace/repack.cpp)
-  // to about 3 bytes an interval instead of 16.
+  // record, packed (version 4.11): `tasklens record` packs them after the run (trace/repack.cpp;
+  // the sizes in docs/benchmarks.md).
   OffCpuPacked = 20,
 };
 

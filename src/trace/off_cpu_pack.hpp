@@ -1,7 +1,7 @@
 // The threads' off-CPU intervals packed (RecordType::OffCpuPacked, format.hpp). The recorder
 // writes each interval in 16 bytes (two CLOCK_MONOTONIC times) while the program runs, where
-// encoding would cost the program's time; on a busy host those records reach a fifth of a
-// trace. `tasklens record` packs them after the run (repack.cpp) and readers unpack a record at
+// encoding would cost the program's time; on a busy host they are a large part of a trace
+// (docs/benchmarks.md). `tasklens record` packs them after the run (repack.cpp) and readers unpack a record at
 // a time (TraceFile::read_off_cpu).
 #pragma once
 

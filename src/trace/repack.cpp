@@ -96,8 +96,8 @@ void compress_record(Record& r, Compression codec, int level, ZSTD_CCtx* cctx) {
 }
 
 // A Preemptions, Blocked or SlowFaults record of kMinOffCpuPack intervals or more, its size
-// matching its count: packed into r.packed as an OffCpuPacked record when that is smaller (about
-// 3 bytes an interval against 16; the packed record's header and zstd's frame take about 60).
+// matching its count: packed into r.packed as an OffCpuPacked record when that is smaller (the
+// packed record's headers and zstd's frame take about 60 bytes: fewer intervals gain little).
 constexpr uint32_t kMinOffCpuPack = 8;
 bool is_off_cpu_record(const Bytes& rec) {
   if (rec.size < sizeof(RecordHeader) + 8) return false;
