@@ -1,8 +1,8 @@
 // The threads' off-CPU intervals packed (RecordType::OffCpuPacked, format.hpp). The recorder
 // writes each interval in 16 bytes (two CLOCK_MONOTONIC times) while the program runs, where
 // encoding would cost the program's time; on a busy host they are a large part of a trace
-// (docs/benchmarks.md). `tasklens record` packs them after the run (repack.cpp) and readers unpack a record at
-// a time (TraceFile::read_off_cpu).
+// (docs/benchmarks.md). `tasklens record` packs them after the run (repack.cpp) and readers unpack
+// a record at a time (TraceFile::read_off_cpu).
 #pragma once
 
 #include <zstd.h>
