@@ -674,8 +674,10 @@ double TraceFile::tsc_hz() const {
 void TraceFile::read_off_cpu(const OffCpuRecord& r, std::vector<uint64_t>& pairs) const {
   if (r.packed_bytes) {
     thread_local std::vector<uint8_t> packed;
-    const uint8_t* src = data_.data() + r.data_offset;
-    if (file_) {
+    const uint8_t* src = nullptr;  // (data_ is empty when the events stay in the file)
+    if (!file_) {
+      src = data_.data() + r.data_offset;
+    } else {
       packed.resize(r.packed_bytes);
       if (!read_at(file_->fd, packed.data(), packed.size(), r.data_offset))
         fail("the file changed while it was read (an off-CPU record at byte " +
