@@ -70,10 +70,7 @@ bool pack_off_cpu(RecordType type, uint32_t thread, const uint64_t* pairs, uint3
 }
 
 bool plausible_off_cpu_header(const OffCpuPackedHeader& h, uint64_t packed_bytes) {
-  if (h.type != static_cast<uint32_t>(RecordType::Preemptions) &&
-      h.type != static_cast<uint32_t>(RecordType::Blocked) &&
-      h.type != static_cast<uint32_t>(RecordType::SlowFaults))
-    return false;
+  if (!is_off_cpu_type(h.type)) return false;
   if (h.count == 0) return h.raw_size == 0 && packed_bytes == 0;
   return uint64_t{h.raw_size} >= 2ull * h.count && uint64_t{h.raw_size} <= 20ull * h.count &&
          packed_bytes > 0 && packed_bytes <= ZSTD_compressBound(h.raw_size);

@@ -15,6 +15,14 @@
 
 namespace tasklens::trace {
 
+// Whether a record type is one of the off-CPU interval records OffCpuPacked packs
+// (Preemptions, Blocked, SlowFaults: the same payload, format.hpp).
+inline bool is_off_cpu_type(uint32_t type) {
+  return type == static_cast<uint32_t>(RecordType::Preemptions) ||
+         type == static_cast<uint32_t>(RecordType::Blocked) ||
+         type == static_cast<uint32_t>(RecordType::SlowFaults);
+}
+
 // The payload of an OffCpuPacked record (its OffCpuPackedHeader, then the compressed varints)
 // for the `count` intervals at `pairs` (begin, end, begin, end, ...) of a record of `type` for
 // `thread`, zstd at `level` with `cctx`, into `payload`. Empty and reversed intervals are left

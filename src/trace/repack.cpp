@@ -103,10 +103,7 @@ bool is_off_cpu_record(const Bytes& rec) {
   if (rec.size < sizeof(RecordHeader) + 8) return false;
   RecordHeader rh;
   std::memcpy(&rh, rec.begin(), sizeof rh);
-  if (rh.type != static_cast<uint32_t>(RecordType::Preemptions) &&
-      rh.type != static_cast<uint32_t>(RecordType::Blocked) &&
-      rh.type != static_cast<uint32_t>(RecordType::SlowFaults))
-    return false;
+  if (!is_off_cpu_type(rh.type)) return false;
   uint32_t count;
   std::memcpy(&count, rec.begin() + sizeof rh + 4, sizeof count);
   return count >= kMinOffCpuPack && rec.size == sizeof rh + 8 + uint64_t{count} * 16;
@@ -162,10 +159,7 @@ bool has_raw_blocks(int fd, uint64_t at, uint64_t file_bytes) {
       std::memcpy(&bh, head + sizeof rh, sizeof bh);
       if (bh.compression == static_cast<uint8_t>(Compression::None)) return true;
     }
-    if ((rh.type == static_cast<uint32_t>(RecordType::Preemptions) ||
-         rh.type == static_cast<uint32_t>(RecordType::Blocked) ||
-         rh.type == static_cast<uint32_t>(RecordType::SlowFaults)) &&
-        rh.size >= sizeof(RecordHeader) + 8 + kMinOffCpuPack * 16)
+    if (is_off_cpu_type(rh.type) && rh.size >= sizeof(RecordHeader) + 8 + kMinOffCpuPack * 16)
       return true;
     at += rh.size;
   }
