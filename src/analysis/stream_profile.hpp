@@ -34,6 +34,7 @@
 #include "analysis/profile.hpp"
 #include "analysis/temp_blocks.hpp"
 #include "model/strand_sink.hpp"
+#include "trace/format.hpp"
 
 namespace tasklens::analysis {
 
@@ -41,8 +42,9 @@ namespace tasklens::analysis {
 // of the arrival order: its winning predecessor (kNoVia: none), its site and its weight on paths.
 // Entries are packed in 16 bytes: the predecessor as a distance back (40 bits), the site (24 bits;
 // the sites from kNoSite on, which no recording has, would lose their share of the path). Full
-// blocks are compressed (LZ4: the distances are mostly small) into a temporary file in $TMPDIR,
-// so that a billion strands hold one block in memory.
+// blocks go to a temporary file in $TMPDIR as three varints an entry (the distances are mostly
+// small), then zstd: about 1.4 bytes an entry, so that a billion strands hold one block in memory
+// and a few GB on disk.
 class PathLog {
  public:
   static constexpr uint64_t kNoVia = ~uint64_t{0};
@@ -59,6 +61,7 @@ class PathLog {
     log_.push({back << 24 | (site < kNoSite ? site : kNoSite), weight});
   }
   uint64_t size() const { return log_.size(); }
+  uint64_t file_bytes() const { return log_.file_bytes(); }
   Entry at(uint64_t index) {  // reads and decompresses a block when it must; best backwards
     const Packed& p = log_.at(index);
     const uint64_t back = p.back_site >> 24;
@@ -72,7 +75,26 @@ class PathLog {
     uint64_t weight;
   };
   static_assert(sizeof(Packed) == 16);
-  BlockLog<Packed> log_;
+  struct PackedCodec {
+    static size_t bound(size_t n) { return n * 30; }
+    static uint8_t* encode(const Packed* in, size_t n, uint8_t* out) {
+      for (size_t i = 0; i < n; ++i) {
+        out = trace::put_varint(out, in[i].back_site >> 24);
+        out = trace::put_varint(out, in[i].back_site & kNoSite);
+        out = trace::put_varint(out, in[i].weight);
+      }
+      return out;
+    }
+    static void decode(const uint8_t* in, size_t n, Packed* out) {
+      for (size_t i = 0; i < n; ++i) {
+        uint64_t back, site;
+        in = get_temp_varint(get_temp_varint(in, back), site);
+        in = get_temp_varint(in, out[i].weight);
+        out[i].back_site = back << 24 | site;
+      }
+    }
+  };
+  BlockLog<Packed, PackedCodec> log_;
 };
 
 class StreamProfile final : public model::StrandSink {
@@ -116,6 +138,8 @@ class StreamProfile final : public model::StrandSink {
 
   // Live strands at most so far: what the pass held.
   uint64_t peak_live_strands() const { return peak_live_; }
+  // What the critical path's log holds on disk (in $TMPDIR) so far.
+  uint64_t file_bytes() const { return log_.file_bytes(); }
   // Which of the last strand's predecessors its longest path came through (an index into its
   // `preds`; kNoWinner: none), and whether the last fold made the folded strand the join's: for
   // a caller following the same critical path (StreamWhatIf).

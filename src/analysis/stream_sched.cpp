@@ -9,28 +9,6 @@ namespace tasklens::analysis {
 
 // ---- SchedEventSort
 
-namespace {
-
-uint8_t* put_varint(uint8_t* p, uint64_t v) {
-  while (v >= 0x80) {
-    *p++ = static_cast<uint8_t>(v | 0x80);
-    v >>= 7;
-  }
-  *p++ = static_cast<uint8_t>(v);
-  return p;
-}
-
-const uint8_t* get_varint(const uint8_t* p, uint64_t& v) {
-  v = 0;
-  for (int shift = 0;; shift += 7) {
-    const uint8_t b = *p++;
-    v |= uint64_t{b & 0x7fu} << shift;
-    if (b < 0x80) return p;
-  }
-}
-
-}  // namespace
-
 SchedEventSort::SchedEventSort(size_t run_events, size_t block_events)
     : run_events_(std::max<size_t>(run_events, 1)),
       block_events_(std::max<size_t>(block_events, 1)) {}
@@ -63,13 +41,13 @@ void SchedEventSort::spill_run() {
       const uint64_t delta = e.time - previous;
       previous = e.time;
       if (delta >> 61) {  // too far for the kind's two bits: a marker, then the time alone
-        p = put_varint(p, 0);
-        p = put_varint(p, delta);
+        p = trace::put_varint(p, 0);
+        p = trace::put_varint(p, delta);
         *p++ = e.kind;
       } else {
-        p = put_varint(p, (delta << 2 | e.kind) << 1 | 1);
+        p = trace::put_varint(p, (delta << 2 | e.kind) << 1 | 1);
       }
-      p = put_varint(p, e.arg);
+      p = trace::put_varint(p, e.arg);
     }
     blocks_.put(bytes_.data(), static_cast<size_t>(p - bytes_.data()));
     ++run.blocks;
@@ -90,18 +68,18 @@ bool SchedEventSort::load(Run& r) {
   while (p < end) {
     SchedEvent e;
     uint64_t head;
-    p = get_varint(p, head);
+    p = get_temp_varint(p, head);
     if (head & 1) {
       time += head >> 3;
       e.kind = static_cast<uint8_t>(head >> 1 & 3);
     } else {
       uint64_t delta;
-      p = get_varint(p, delta);
+      p = get_temp_varint(p, delta);
       time += delta;
       e.kind = *p++;
     }
     uint64_t arg;
-    p = get_varint(p, arg);
+    p = get_temp_varint(p, arg);
     e.time = time;
     e.arg = static_cast<uint32_t>(arg);
     r.loaded.push_back(e);
@@ -258,7 +236,7 @@ StreamSchedule::Result StreamSchedule::finish(const std::vector<size_t>& point_c
   sweep.finish();
   for (size_t i = 0; i < point_counts.size(); ++i)
     out.sampled.emplace_back(point_counts[i], sampled[i].finish());
-  r.disk_bytes = events_.file_bytes() + links_.file_bytes();
+  r.disk_bytes = events_.file_bytes() + links_.file_bytes() + profile_.file_bytes();
   return r;
 }
 

@@ -59,10 +59,11 @@ std::string sched_text_of(analysis::StreamSchedule& sink, const load::Streamed& 
 // with memory that follows what the run had live; its events wait on disk to be swept in time
 // order.
 std::string sched_streamed_text(const SchedOptions& opt, report::Format format) {
-  // The strands' times take some 40 bytes per task on disk (docs/sched.md has the measured
-  // sizes): a disk without the room is said before the pass, not after it.
+  // The strands' times and the paths' logs take up to some 15 bytes per task on disk
+  // (docs/sched.md has the measured sizes): a disk without the room is said before the pass,
+  // not after it.
   const trace::TraceFile::Scan scan = trace::TraceFile::scan(opt.trace);
-  const uint64_t needed = scan.tasks_created * 40, free = analysis::temp_dir_free_bytes();
+  const uint64_t needed = scan.tasks_created * 20, free = analysis::temp_dir_free_bytes();
   if (scan.has_finish && free > 0 && free < needed)
     fmt::print(stderr,
                "tasklens: warning: sched keeps the strands' times on disk while it reads a "

@@ -45,6 +45,38 @@ analysis::Weights random_weights(std::mt19937_64& rng, const Model& m) {
   return w;
 }
 
+// The critical path's log goes to disk as varints: every entry comes back, with no predecessor
+// or one far back, the sites up to the last it can hold (those beyond read as kNoSite), weights
+// up to the largest, backwards as finish() reads it and in any order.
+TEST(StreamProfileTest, PathLogEntriesComeBackFromTheirBlocks) {
+  std::mt19937_64 rng(3);
+  using analysis::PathLog;
+  for (uint64_t block : {1, 3, 100, 5000}) {
+    PathLog log(block);
+    std::vector<PathLog::Entry> want;
+    for (uint64_t i = 0; i < 1000; ++i) {
+      PathLog::Entry e;
+      e.via = i == 0 || i % 7 == 0 ? PathLog::kNoVia : i - 1 - rng() % i;
+      e.site = i % 5 == 0 ? PathLog::kNoSite + uint32_t(rng() % 2) : uint32_t(rng() % 40);
+      e.weight = i % 9 == 0 ? ~uint64_t{0} : rng() >> (rng() % 64);
+      log.push(e.via, e.site, e.weight);
+      if (e.site > PathLog::kNoSite) e.site = PathLog::kNoSite;
+      want.push_back(e);
+    }
+    std::vector<uint64_t> order(want.size());
+    std::iota(order.rbegin(), order.rend(), uint64_t{0});
+    for (int pass = 0; pass < 2; ++pass) {
+      for (uint64_t i : order) {
+        const PathLog::Entry got = log.at(i);
+        ASSERT_EQ(got.via, want[i].via) << i << ", blocks of " << block;
+        ASSERT_EQ(got.site, want[i].site) << i << ", blocks of " << block;
+        ASSERT_EQ(got.weight, want[i].weight) << i << ", blocks of " << block;
+      }
+      std::shuffle(order.begin(), order.end(), rng);
+    }
+  }
+}
+
 TEST(StreamProfileTest, RandomModelsGiveTheSameProfile) {
   std::mt19937_64 rng(11);
   fixtures::RandomModelOptions opt;

@@ -69,6 +69,50 @@ TEST(StreamSched, EventsComeOutInTimeOrderWhateverTheRunsAndBlocks) {
 
 // The sampled step function against its definition: each interval's integrals and maxima taken
 // tick by tick.
+// The ready path's links go to disk as varints of differences: any times come back, the
+// clock's ends, ends before starts (a damaged trace) and distances of any size included, read
+// backwards as finish() does and in any order.
+TEST(StreamSched, PathLinksComeBackFromTheirBlocksWhateverTheirValues) {
+  std::mt19937_64 rng(11);
+  const uint64_t top = ~uint64_t{0};
+  std::vector<StreamSchedule::PathLink> links;
+  uint64_t t = 1000;
+  for (int i = 0; i < 500; ++i) {
+    StreamSchedule::PathLink l{};
+    switch (i % 5) {
+      case 0:  // near in time, as a pass meets them
+        l = {uint64_t(i % 3), t, t + rng() % 5000};
+        t += rng() % 2000;
+        break;
+      case 1:  // the clock's ends
+        l = {top, top - rng() % 3, rng() % 3};
+        break;
+      case 2:  // an end before its start
+        l = {rng(), t + 100, t};
+        break;
+      default:
+        l = {rng() >> (rng() % 64), rng(), rng()};
+    }
+    links.push_back(l);
+  }
+  for (uint64_t block : {1, 7, 64, 1000}) {
+    analysis::BlockLog<StreamSchedule::PathLink, StreamSchedule::PathLinkCodec> log("links", block);
+    for (const auto& l : links) log.push(l);
+    std::vector<size_t> order(links.size());
+    std::iota(order.rbegin(), order.rend(), size_t{0});  // backwards, then shuffled
+    for (int pass = 0; pass < 2; ++pass) {
+      for (size_t i : order) {
+        const StreamSchedule::PathLink& got = log.at(i);
+        ASSERT_EQ(std::make_tuple(got.back, got.start, got.end),
+                  std::make_tuple(links[i].back, links[i].start, links[i].end))
+            << "link " << i << ", blocks of " << block;
+      }
+      std::shuffle(order.begin(), order.end(), rng);
+    }
+    if (block < links.size()) EXPECT_GT(log.file_bytes(), 0u);
+  }
+}
+
 TEST(StreamSched, SampledStepsAreTheStepFunctionTickByTick) {
   std::mt19937_64 rng(11);
   for (int iter = 0; iter < 200; ++iter) {
