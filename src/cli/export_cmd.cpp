@@ -16,6 +16,7 @@
 #include "errors.hpp"
 #include "load/progress.hpp"
 #include "load/recording.hpp"
+#include "model/off_cpu_stream.hpp"
 #include "platform/platform.hpp"
 #include "report/export_dump.hpp"
 #include "report/export_flows.hpp"
@@ -42,14 +43,8 @@ std::vector<std::vector<std::pair<uint64_t, uint64_t>>> preemptions_in_tsc(
     const trace::TraceFile& t, const report::TimeWindow& window = {},
     const report::ExportClock& clock = {}) {
   std::vector<std::vector<std::pair<uint64_t, uint64_t>>> out;
-  const auto& syncs = t.clock_syncs();
-  const double hz = t.tsc_hz();
-  if (syncs.size() < 2 || hz <= 0) return out;
-  const trace::ClockSync& s0 = syncs.front();
-  auto to_tsc = [&](uint64_t ns) {
-    double v = double(s0.tsc) + (double(ns) - double(s0.monotonic_ns)) * hz / 1e9;
-    return v <= 0 ? uint64_t(0) : static_cast<uint64_t>(v);
-  };
+  model::detail::MonotonicToTsc to_tsc;
+  if (!model::detail::MonotonicToTsc::of(t, to_tsc)) return out;
   out.resize(t.off_cpu_threads(trace::OffCpuKind::Preempted));
   for (uint32_t i = 0; i < out.size(); ++i) {
     trace::OffCpuCursor c = t.off_cpu(trace::OffCpuKind::Preempted, i);

@@ -55,10 +55,7 @@ void Builder::load_preemptions() {
     if (off_cpu_causes_[k])
       threads = std::max(threads, trace_.off_cpu_threads(trace::OffCpuKind(k)));
   if (threads == 0) return;
-  const auto& syncs = trace_.clock_syncs();
-  if (syncs.size() < 2 || trace_.tsc_hz() <= 0) return;
-  monotonic_to_tsc_ = MonotonicToTsc{double(syncs.front().tsc), double(syncs.front().monotonic_ns),
-                                     trace_.tsc_hz() / 1e9};
+  if (!MonotonicToTsc::of(trace_, monotonic_to_tsc_)) return;
   off_cpu_.resize(threads);
   for (uint32_t t = 0; t < threads; ++t) {
     OffCpuWindow& w = off_cpu_[t];

@@ -20,6 +20,13 @@ struct OffCpu {
 // CLOCK_MONOTONIC ns onto the TSC through the first clock sync and the measured rate.
 struct MonotonicToTsc {
   double base_tsc = 0, base_ns = 0, ticks_per_ns = 0;
+  // A trace's mapping; false when it has too few clock syncs to measure the rate.
+  static bool of(const trace::TraceFile& t, MonotonicToTsc& out) {
+    const auto& syncs = t.clock_syncs();
+    if (syncs.size() < 2 || t.tsc_hz() <= 0) return false;
+    out = {double(syncs.front().tsc), double(syncs.front().monotonic_ns), t.tsc_hz() / 1e9};
+    return true;
+  }
   uint64_t operator()(uint64_t ns) const {
     const double t = base_tsc + (double(ns) - base_ns) * ticks_per_ns;
     // A corrupted time must not overflow the conversion.
