@@ -84,10 +84,16 @@ size_t TempBlocks::put(const void* data, size_t bytes) {
   if (compress_) {
     // zstd's fastest level: about half LZ4's bytes on these blocks (docs/benchmarks.md), and the
     // disk, not the time, is what a billion tasks run out of.
-    if (!cctx_) cctx_ = ZSTD_createCCtx();
-    if (!cctx_) throw std::bad_alloc();
+    // The frame's checksum: the codecs read back their varints unchecked, trusting that a
+    // block comes back as written (the file is this process's, but a disk can fail).
+    if (!cctx_) {
+      cctx_ = ZSTD_createCCtx();
+      if (!cctx_) throw std::bad_alloc();
+      ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, 1);
+      ZSTD_CCtx_setParameter(cctx_, ZSTD_c_checksumFlag, 1);
+    }
     scratch_.resize(ZSTD_compressBound(bytes));
-    packed = ZSTD_compressCCtx(cctx_, scratch_.data(), scratch_.size(), data, bytes, 1);
+    packed = ZSTD_compress2(cctx_, scratch_.data(), scratch_.size(), data, bytes);
     out = scratch_.data();
     if (ZSTD_isError(packed))
       throw EnvironmentError("cannot compress a block of " + what_ + " of " +

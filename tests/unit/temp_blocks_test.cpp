@@ -1,5 +1,6 @@
 // analysis/temp_blocks: blocks kept in an unnamed file in $TMPDIR, read back as they were; a
-// directory that cannot take them is named, and a disk that runs out of room says so.
+// directory that cannot take them is named, a disk that runs out of room says so, and a block
+// changed on disk is refused.
 #include "analysis/temp_blocks.hpp"
 
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -79,6 +81,44 @@ TEST(TempBlocks, TheFileIsMadeInTmpdir) {
   EXPECT_FALSE(has_file_in(dir));  // gone with the blocks
   EXPECT_TRUE(std::filesystem::is_empty(dir));
   std::filesystem::remove(dir);
+}
+
+// A block whose bytes changed on disk is refused, never read back wrong: the codecs trust what
+// comes back (zstd's checksum guards it).
+TEST(TempBlocks, ABlockChangedOnDiskIsRefused) {
+  char made[] = "/tmp/tasklens_tmpdir_testXXXXXX";
+  ASSERT_NE(mkdtemp(made), nullptr);
+  const std::string dir = made;
+  {
+    Tmpdir tmpdir(dir);
+    TempBlocks blocks("the test's blocks");
+    // The second block random: zstd stores it as it is, where only the checksum sees a change.
+    const std::vector<char> first = pattern(20000, 4);
+    std::vector<char> second(30000);
+    std::mt19937 rng(7);
+    for (char& c : second) c = static_cast<char>(rng());
+    blocks.put(first.data(), first.size());
+    blocks.put(second.data(), second.size());
+    int fd = -1;  // the blocks' file: the one this process has open in `dir`
+    for (const auto& link : std::filesystem::directory_iterator("/proc/self/fd")) {
+      std::error_code ec;
+      if (std::filesystem::read_symlink(link.path(), ec).string().rfind(dir + "/", 0) == 0)
+        fd = std::stoi(link.path().filename().string());
+    }
+    ASSERT_GE(fd, 0);
+    const off_t size = ::lseek(fd, 0, SEEK_END);
+    ASSERT_GT(size, 40);
+    char byte = 0;  // one byte of the second block flipped
+    ASSERT_EQ(::pread(fd, &byte, 1, size - 20), 1);
+    byte = static_cast<char>(byte ^ 0x10);
+    ASSERT_EQ(::pwrite(fd, &byte, 1, size - 20), 1);
+    std::vector<char> got(blocks.raw_bytes(0));
+    blocks.get(0, got.data());
+    EXPECT_EQ(got, first);
+    got.resize(blocks.raw_bytes(1));
+    EXPECT_THROW(blocks.get(1, got.data()), EnvironmentError);
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(TempBlocks, ATmpdirThatCannotTakeThemIsNamed) {
