@@ -18,7 +18,7 @@
  * counted, as it is in the thread's CPU time and in tasklens's work (neither can see it). A gap
  * with a wait is not counted at all: tasklens takes out the interval its perf records show the
  * thread switched out, which is the wait and the switches' own time, and that time is not known
- * here (usually a few us; on a virtual machine at times over 100 us: docs/benchmarks.md), so the
+ * here (usually little; on a virtual machine at times far more: docs/benchmarks.md), so the
  * spin leaves out the whole gap rather than count a part tasklens removes. So the spin behaves
  * like real computation that needs that much CPU time: preempted, it takes longer in wall time,
  * but its measured work is never below its units; paused by the host, the pause counts towards

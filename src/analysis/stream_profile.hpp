@@ -43,8 +43,8 @@ namespace tasklens::analysis {
 // Entries are packed in 16 bytes: the predecessor as a distance back (40 bits), the site (24 bits;
 // the sites from kNoSite on, which no recording has, would lose their share of the path). Full
 // blocks go to a temporary file in $TMPDIR as three varints an entry (the distances are mostly
-// small), then zstd: about 1.4 bytes an entry, so that a billion strands hold one block in memory
-// and a few GB on disk.
+// small), then zstd, so that a billion strands hold one block in memory and little disk
+// (docs/benchmarks.md has the sizes).
 class PathLog {
  public:
   static constexpr uint64_t kNoVia = ~uint64_t{0};

@@ -71,8 +71,8 @@ class SchedEventSort {
   std::vector<SchedEvent> run_;  // the run being filled; the last run, if it never spilled
   uint64_t events_ = 0;
   // A block holds its events as varints (sort_run's order: the difference from the previous
-  // event's time, shifted to hold the kind, then the argument), then zstd: 3.4 bytes an event
-  // as varints, 1.1 packed (docs/benchmarks.md).
+  // event's time, shifted to hold the kind, then the argument), then zstd, which packs
+  // the repeated threads and kinds (sizes: docs/benchmarks.md).
   TempBlocks blocks_{"the schedule's events"};
   std::vector<Run> runs_;
   std::vector<uint32_t> heap_;  // runs with events left, the least next event on top
@@ -121,8 +121,8 @@ class StreamSchedule final : public model::StrandSink {
   };
   static_assert(sizeof(PathLink) == 24);  // (kFixedBytes counts its blocks)
   // A link as three varints: the distance back, the start from the previous link's end (the
-  // strands come in a topological order: near in time), the length; about 2.2 bytes a link
-  // after zstd where the structs took 10.6 with LZ4 (docs/benchmarks.md).
+  // strands come in a topological order: near in time), the length: zstd packs them far
+  // better than the structs (docs/benchmarks.md).
   struct PathLinkCodec {
     static size_t bound(size_t n) { return n * 30; }
     static uint8_t* encode(const PathLink* in, size_t n, uint8_t* out) {

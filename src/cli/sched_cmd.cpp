@@ -59,7 +59,7 @@ std::string sched_text_of(analysis::StreamSchedule& sink, const load::Streamed& 
 // with memory that follows what the run had live; its events wait on disk to be swept in time
 // order.
 std::string sched_streamed_text(const SchedOptions& opt, report::Format format) {
-  // The strands' times and the paths' logs take up to some 15 bytes per task on disk
+  // The strands' times and the paths' logs take a few bytes per task on disk
   // (docs/sched.md has the measured sizes): a disk without the room is said before the pass,
   // not after it.
   const trace::TraceFile::Scan scan = trace::TraceFile::scan(opt.trace);
