@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -40,15 +41,34 @@ class Tmpdir {
   bool had_ = false;
 };
 
-// Whether this process has a file open in `dir` (an unnamed one reads "dir/#123 (deleted)").
-bool has_file_in(const std::string& dir) {
+// The descriptor of a file this process has open in `dir` (an unnamed one reads
+// "dir/#123 (deleted)"), or -1.
+int file_open_in(const std::string& dir) {
   for (const auto& fd : std::filesystem::directory_iterator("/proc/self/fd")) {
     std::error_code ec;
     const std::string target = std::filesystem::read_symlink(fd.path(), ec).string();
-    if (!ec && target.rfind(dir + "/", 0) == 0) return true;
+    if (!ec && target.rfind(dir + "/", 0) == 0) return std::stoi(fd.path().filename().string());
   }
-  return false;
+  return -1;
 }
+bool has_file_in(const std::string& dir) { return file_open_in(dir) >= 0; }
+
+// A fresh directory under /tmp, TMPDIR for the scope, removed with what it holds after.
+class FreshTmpdir {
+ public:
+  FreshTmpdir() : dir_(make()), tmpdir_(dir_) {}
+  ~FreshTmpdir() { std::filesystem::remove_all(dir_); }
+  const std::string& dir() const { return dir_; }
+
+ private:
+  static std::string make() {
+    char made[] = "/tmp/tasklens_tmpdir_testXXXXXX";
+    if (!mkdtemp(made)) throw std::runtime_error("mkdtemp failed");
+    return made;
+  }
+  std::string dir_;
+  Tmpdir tmpdir_;
+};
 
 TEST(TempBlocks, BlocksComeBackAsTheyWere) {
   for (bool compress : {true, false}) {
@@ -68,57 +88,42 @@ TEST(TempBlocks, BlocksComeBackAsTheyWere) {
 }
 
 TEST(TempBlocks, TheFileIsMadeInTmpdir) {
-  char made[] = "/tmp/tasklens_tmpdir_testXXXXXX";
-  ASSERT_NE(mkdtemp(made), nullptr);
-  const std::string dir = made;
+  FreshTmpdir tmpdir;
   {
-    Tmpdir tmpdir(dir);
     TempBlocks blocks("the test's blocks");
     const std::vector<char> block = pattern(4096, 1);
     blocks.put(block.data(), block.size());
-    EXPECT_TRUE(has_file_in(dir));
+    EXPECT_TRUE(has_file_in(tmpdir.dir()));
   }
-  EXPECT_FALSE(has_file_in(dir));  // gone with the blocks
-  EXPECT_TRUE(std::filesystem::is_empty(dir));
-  std::filesystem::remove(dir);
+  EXPECT_FALSE(has_file_in(tmpdir.dir()));  // gone with the blocks
+  EXPECT_TRUE(std::filesystem::is_empty(tmpdir.dir()));
 }
 
 // A block whose bytes changed on disk is refused, never read back wrong: the codecs trust what
 // comes back (zstd's checksum guards it).
 TEST(TempBlocks, ABlockChangedOnDiskIsRefused) {
-  char made[] = "/tmp/tasklens_tmpdir_testXXXXXX";
-  ASSERT_NE(mkdtemp(made), nullptr);
-  const std::string dir = made;
-  {
-    Tmpdir tmpdir(dir);
-    TempBlocks blocks("the test's blocks");
-    // The second block random: zstd stores it as it is, where only the checksum sees a change.
-    const std::vector<char> first = pattern(20000, 4);
-    std::vector<char> second(30000);
-    std::mt19937 rng(7);
-    for (char& c : second) c = static_cast<char>(rng());
-    blocks.put(first.data(), first.size());
-    blocks.put(second.data(), second.size());
-    int fd = -1;  // the blocks' file: the one this process has open in `dir`
-    for (const auto& link : std::filesystem::directory_iterator("/proc/self/fd")) {
-      std::error_code ec;
-      if (std::filesystem::read_symlink(link.path(), ec).string().rfind(dir + "/", 0) == 0)
-        fd = std::stoi(link.path().filename().string());
-    }
-    ASSERT_GE(fd, 0);
-    const off_t size = ::lseek(fd, 0, SEEK_END);
-    ASSERT_GT(size, 40);
-    char byte = 0;  // one byte of the second block flipped
-    ASSERT_EQ(::pread(fd, &byte, 1, size - 20), 1);
-    byte = static_cast<char>(byte ^ 0x10);
-    ASSERT_EQ(::pwrite(fd, &byte, 1, size - 20), 1);
-    std::vector<char> got(blocks.raw_bytes(0));
-    blocks.get(0, got.data());
-    EXPECT_EQ(got, first);
-    got.resize(blocks.raw_bytes(1));
-    EXPECT_THROW(blocks.get(1, got.data()), EnvironmentError);
-  }
-  std::filesystem::remove_all(dir);
+  FreshTmpdir tmpdir;
+  TempBlocks blocks("the test's blocks");
+  // The second block random: zstd stores it as it is, where only the checksum sees a change.
+  const std::vector<char> first = pattern(20000, 4);
+  std::vector<char> second(30000);
+  std::mt19937 rng(7);
+  for (char& c : second) c = static_cast<char>(rng());
+  blocks.put(first.data(), first.size());
+  blocks.put(second.data(), second.size());
+  const int fd = file_open_in(tmpdir.dir());  // the blocks' file
+  ASSERT_GE(fd, 0);
+  const off_t size = ::lseek(fd, 0, SEEK_END);
+  ASSERT_GT(size, 40);
+  char byte = 0;  // one byte of the second block flipped
+  ASSERT_EQ(::pread(fd, &byte, 1, size - 20), 1);
+  byte = static_cast<char>(byte ^ 0x10);
+  ASSERT_EQ(::pwrite(fd, &byte, 1, size - 20), 1);
+  std::vector<char> got(blocks.raw_bytes(0));
+  blocks.get(0, got.data());
+  EXPECT_EQ(got, first);
+  got.resize(blocks.raw_bytes(1));
+  EXPECT_THROW(blocks.get(1, got.data()), EnvironmentError);
 }
 
 TEST(TempBlocks, ATmpdirThatCannotTakeThemIsNamed) {
