@@ -19,6 +19,12 @@ namespace {
 // deepest one: the tasks past it add nothing.
 constexpr double kNearlyAll = 0.98;
 
+// The search for the fastest depth on the recorded threads evaluates every depth up to
+// kEveryDepthUpTo, a quarter more each step past it, at most kMachineDepths in all: deep trees
+// have a thousand levels, and one evaluation is a pass over the strands.
+constexpr uint32_t kEveryDepthUpTo = 24;
+constexpr size_t kMachineDepths = 48;
+
 bool is_task_like(NodeKind k) {
   return k == NodeKind::Task || k == NodeKind::ImplicitTask || k == NodeKind::Program;
 }
@@ -238,6 +244,12 @@ struct Context {
     }
   }
 
+  // The tasks a depth cut-off at `cut` makes, without evaluating it.
+  uint64_t tasks_within(uint32_t cut) const {
+    const uint32_t d = std::min(cut, max_depth);
+    return d >= 1 ? by_depth_begin[d + 1] - by_depth_begin[1] : 0;
+  }
+
   // `with_burden`: also the burdened span (a second longest path, as long again). `min_work`:
   // of the tasks within the depth, only those whose subtree does that much are made.
   CutoffLevel evaluate(uint32_t cut, uint64_t per_task, bool with_burden = true,
@@ -382,6 +394,14 @@ std::vector<Recursion> find_recursions(const Model& m) {
   return recursions;
 }
 
+CutoffMachine cutoff_machine(const RunLoss& loss, uint64_t per_task) {
+  CutoffMachine machine;
+  if (loss.threads < 2 || loss.elapsed == 0) return machine;
+  machine.per_task = std::max(loss.per_task, per_task);
+  if (machine.per_task > 0) machine.threads = loss.threads;
+  return machine;
+}
+
 CutoffLevel evaluate_cutoff(const Model& m, const Recursion& recursion, uint32_t depth,
                             uint64_t per_task) {
   const Context context(m, recursion);
@@ -399,9 +419,10 @@ CutoffLevel evaluate_size_cutoff(const Model& m, const Recursion& recursion, uin
 }
 
 CutoffAdvice advise_cutoff(const Model& m, const Recursion& recursion, double target,
-                           uint64_t per_task, uint32_t neighbours) {
+                           uint64_t per_task, uint32_t neighbours, const CutoffMachine& machine) {
   CutoffAdvice a;
   a.recursion = recursion;
+  if (machine.threads >= 2 && machine.per_task > 0) a.machine = machine;
   a.per_task = per_task;
   a.target = target;
   const Context context(m, recursion);
@@ -450,9 +471,55 @@ CutoffAdvice advise_cutoff(const Model& m, const Recursion& recursion, double ta
     chosen = shallowest(most * kNearlyAll);
   }
   a.recommended = chosen;
-  const uint32_t first = chosen > neighbours ? chosen - neighbours : 1;
-  for (uint32_t d = first; d <= std::min(deepest, chosen + neighbours); ++d)
-    a.levels.push_back(at(d));
+  // On the recorded threads: beyond the W / P every depth shares, ((P - 1) S_d + tasks_d c) / P
+  // (CutoffMachine); the shallowest depth within kSameTime of the least time. More depth, more
+  // tasks: once tasks_d c / P alone reaches the least so far, no deeper depth costs less.
+  const double threads = a.machine.threads;
+  auto time_on_machine = [&](uint64_t span, uint64_t tasks) -> uint64_t {
+    return static_cast<uint64_t>(
+        (static_cast<double>(span) * (threads - 1) +
+         static_cast<double>(tasks) * static_cast<double>(a.machine.per_task)) /
+        threads);
+  };
+  if (a.machine.threads > 0) {
+    std::vector<std::pair<uint32_t, uint64_t>> times;  // (depth, predicted), ascending depths
+    uint64_t least = UINT64_MAX;
+    bool pruned = false;
+    for (uint32_t d = 1; d <= deepest && times.size() < kMachineDepths;
+         d = d < kEveryDepthUpTo ? d + 1 : d + d / 4) {
+      if (time_on_machine(0, context.tasks_within(d)) >= least) {
+        pruned = true;
+        break;
+      }
+      const CutoffLevel& l = at(d, false);
+      times.emplace_back(d, time_on_machine(l.span, l.tasks_kept));
+      least = std::min(least, times.back().second);
+    }
+    if (!pruned && times.back().first != deepest) {  // the steps or the budget skipped it
+      const CutoffLevel& l = at(deepest, false);
+      times.emplace_back(deepest, time_on_machine(l.span, l.tasks_kept));
+      least = std::min(least, times.back().second);
+    }
+    // (The margin is on the whole predicted time, the work's share included: a run varies more
+    // than that.)
+    const double shared = static_cast<double>(a.work) / threads;
+    for (const auto& [d, t] : times)
+      if (shared + static_cast<double>(t) <= (shared + static_cast<double>(least)) * kSameTime) {
+        a.fastest = d;
+        break;
+      }
+  }
+  std::vector<uint32_t> shown;
+  auto show_around = [&](uint32_t centre, uint32_t around) {
+    for (uint32_t d = centre > around ? centre - around : 1;
+         d <= std::min(deepest, centre + around); ++d)
+      shown.push_back(d);
+  };
+  show_around(chosen, neighbours);
+  if (a.fastest > 0) show_around(a.fastest, std::min(neighbours, 1u));
+  std::sort(shown.begin(), shown.end());
+  shown.erase(std::unique(shown.begin(), shown.end()), shown.end());
+  for (uint32_t d : shown) a.levels.push_back(at(d));
   const CutoffLevel& advised = at(chosen);
   a.depth_helps = advised.tasks_kept * 2 <= a.recursion.tasks;
   if (!a.depth_helps && a.work > 1) {
@@ -484,6 +551,11 @@ CutoffAdvice advise_cutoff(const Model& m, const Recursion& recursion, double ta
         }
       }
     }
+  }
+  if (a.machine.threads > 0) {
+    for (CutoffLevel* l : {&a.recorded, &a.size_cutoff})
+      if (l->tasks_kept > 0) l->machine_cost = time_on_machine(l->span, l->tasks_kept);
+    for (CutoffLevel& l : a.levels) l.machine_cost = time_on_machine(l.span, l.tasks_kept);
   }
   return a;
 }

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "analysis/whatif.hpp"
 #include "model/model.hpp"
 
 namespace tasklens::analysis {
@@ -44,6 +45,28 @@ struct CutoffLevel {
   double parallelism = 0;      // the scope's work / span
   uint64_t burdened_span = 0;  // every task still made charged the tasking overhead
   double burdened_parallelism = 0;
+  // On CutoffMachine::threads, what this depth adds to the work / P every depth shares (ticks;
+  // 0: not predicted): ((P - 1) span + tasks_kept * per_task) / P.
+  uint64_t machine_cost = 0;
+};
+
+// What each depth would take on the threads the program was recorded with. A task costs the
+// program more than its one-thread overhead on several threads that contend (for the runtime's
+// queues, for the data its tasks share): the recording says how much, as the time its run took
+// beyond Brent's bound W/P + S, over its tasks, times P (RunLoss::per_task, c). With every task
+// a cut-off still makes costing that, a depth d's time there is about Graham's bound on a greedy
+// schedule, (W - S_d) / P + S_d, plus the tasks' cost shared by the threads:
+//   (W + (P - 1) S_d + tasks_d c) / P,
+// the recorded time itself, less S / P, at the recorded depth. (Brent's W/P + S_d would charge
+// a shallow cut-off, whose span is a large share of its time, half its span too much on two
+// threads.) Only the part after W/P is compared and shown: W is the same at every depth in the
+// model, and as recorded with tiny tasks it holds what the tasks cost inside their own code
+// (their data cold on another thread, the runtime's calls), which a cut-off takes away but one
+// recording cannot tell apart. A cut-off for the target parallelism aims at a larger machine;
+// this is the one for this one.
+struct CutoffMachine {
+  uint32_t threads = 0;   // P >= 2 (0: nothing predicted; on one thread, fewer tasks is faster)
+  uint64_t per_task = 0;  // TSC ticks: the run's loss per task, at least the one-thread overhead
 };
 
 struct Recursion {
@@ -88,7 +111,18 @@ struct CutoffAdvice {
   // one level in a few) does not help such trees: only the size of what is inlined does.
   // `size_cutoff.min_work` == 0: none.
   CutoffLevel size_cutoff;
+  // On machine.threads (threads == 0: not predicted): the depth predicted fastest, the one with
+  // the least machine_cost (the shallowest whose W/P + machine_cost is within kSameTime of the
+  // least), in `levels` with its neighbours.
+  CutoffMachine machine;
+  uint32_t fastest = 0;
 };
+// The recorded threads' cost per task from the run's loss (`per_task`: the one-thread overhead,
+// the least a task costs): none from one thread or when the loss is not known.
+CutoffMachine cutoff_machine(const RunLoss& loss, uint64_t per_task);
+
+// Predicted times this close count as the same (a run varies more): the fewer tasks win.
+inline constexpr double kSameTime = 1.05;
 
 // The program's span and burdened span with the tasks of `recursion` deeper than `depth` inlined
 // (depth >= max_depth: the recording itself). `per_task`: the tasking overhead charged to every
@@ -103,8 +137,10 @@ CutoffLevel evaluate_size_cutoff(const model::Model& m, const Recursion& recursi
                                  uint64_t min_work, uint64_t per_task);
 
 // The recommended cut-off of one recursion for `target` parallelism (see CutoffVerdict), with
-// the depths around it (`neighbours` on each side, within 1 .. max_depth) in `levels`.
+// the depths around it (`neighbours` on each side, within 1 .. max_depth) in `levels`; with a
+// `machine`, the fastest depth there too (and its neighbours), and every level's time there.
 CutoffAdvice advise_cutoff(const model::Model& m, const Recursion& recursion, double target,
-                           uint64_t per_task, uint32_t neighbours = 2);
+                           uint64_t per_task, uint32_t neighbours = 2,
+                           const CutoffMachine& machine = {});
 
 }  // namespace tasklens::analysis

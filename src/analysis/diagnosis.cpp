@@ -133,6 +133,7 @@ void tiny_tasks(const DiagnosisInput& in, double target, std::vector<DiagnosisFi
     return recursions.size();
   };
   uint64_t per_task = 0;
+  CutoffMachine machine;
   bool overhead_known = false;
   std::vector<uint8_t> done(recursions.size(), 0);
   for (const TypeSizes* first : tiny) {
@@ -164,10 +165,12 @@ void tiny_tasks(const DiagnosisInput& in, double target, std::vector<DiagnosisFi
     } else if (r < recursions.size()) {
       if (!overhead_known) {
         per_task = estimate_task_overhead(m).per_task;
+        // The recorded threads' cost per task, as `advise` finds it (the same depth for them).
+        machine = cutoff_machine(run_loss(m, work, in.profile->span, per_task), per_task);
         overhead_known = true;
       }
       f.advice = TinyAdvice::Cutoff;
-      f.cutoff = advise_cutoff(m, recursions[r], target, per_task, 0);
+      f.cutoff = advise_cutoff(m, recursions[r], target, per_task, 0, machine);
     } else {
       f.advice = TinyAdvice::LargerTasks;
     }

@@ -165,7 +165,8 @@ void run_advise(const AdviseOptions& opt) {
   if (recursions.size() > kCutoffRecursions) recursions.resize(kCutoffRecursions);
   for (const analysis::Recursion& rec : recursions)
     r.cutoffs.push_back(
-        analysis::advise_cutoff(l.model, rec, r.options.target, r.advice.overhead.per_task));
+        analysis::advise_cutoff(l.model, rec, r.options.target, r.advice.overhead.per_task, 2,
+                                analysis::cutoff_machine(r.loss, r.advice.overhead.per_task)));
   r.site_labels = &l.labels;
   load::Timings::global().lap("cut-off");
   warn_beside_csv(format, l.model.warnings);

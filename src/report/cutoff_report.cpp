@@ -11,11 +11,8 @@ using Json = nlohmann::ordered_json;
 
 namespace {
 
-const CutoffLevel& recommended_level(const CutoffAdvice& a) {
-  for (const CutoffLevel& l : a.levels)
-    if (l.depth == a.recommended) return l;
-  return a.recorded;
-}
+const CutoffLevel& level_at(const CutoffAdvice& a, uint32_t depth);
+const CutoffLevel& recommended_level(const CutoffAdvice& a) { return level_at(a, a.recommended); }
 
 std::string how_to_write(uint32_t depth) {
   return fmt::format(
@@ -26,27 +23,45 @@ std::string how_to_write(uint32_t depth) {
       depth);
 }
 
-Json level_json(const model::Model& m, const CutoffLevel& l) {
-  return {{"depth", l.depth},
-          {"tasks_kept", l.tasks_kept},
-          {"leaf_tasks", l.leaf_tasks},
-          {"leaf_median_work", l.leaf_median_work},
-          {"leaf_median_seconds", seconds_of(m, l.leaf_median_work)},
-          {"leaf_smallest_work", l.leaf_smallest_work},
-          {"span", l.span},
-          {"parallelism", l.parallelism},
-          {"burdened_span", l.burdened_span},
-          {"burdened_parallelism", l.burdened_parallelism}};
+Json level_json(const model::Model& m, const CutoffLevel& l, bool machine) {
+  return {
+      {"depth", l.depth},
+      {"tasks_kept", l.tasks_kept},
+      {"leaf_tasks", l.leaf_tasks},
+      {"leaf_median_work", l.leaf_median_work},
+      {"leaf_median_seconds", seconds_of(m, l.leaf_median_work)},
+      {"leaf_smallest_work", l.leaf_smallest_work},
+      {"span", l.span},
+      {"parallelism", l.parallelism},
+      {"burdened_span", l.burdened_span},
+      {"burdened_parallelism", l.burdened_parallelism},
+      {"cost_on_recorded_threads_seconds", machine ? Json(seconds_of(m, l.machine_cost)) : Json()}};
+}
+
+const CutoffLevel& level_at(const CutoffAdvice& a, uint32_t depth) {
+  for (const CutoffLevel& l : a.levels)
+    if (l.depth == depth) return l;
+  return a.recorded;
 }
 
 // A size cut-off's figures (null when none is proposed): the level's, with the size.
-Json size_json(const model::Model& m, const CutoffLevel& l) {
+Json size_json(const model::Model& m, const CutoffLevel& l, bool machine) {
   if (l.min_work == 0) return nullptr;
   Json j = {{"min_work", l.min_work}, {"min_seconds", seconds_of(m, l.min_work)}};
-  const Json level = level_json(m, l);
+  const Json level = level_json(m, l, machine);
   for (auto it = level.begin(); it != level.end(); ++it)
     if (it.key() != "depth") j[it.key()] = it.value();
   return j;
+}
+
+// The depth for the recorded threads (null when none is predicted).
+Json machine_json(const model::Model& m, const CutoffAdvice& a) {
+  if (a.fastest == 0) return nullptr;
+  return {{"threads", a.machine.threads},
+          {"per_task_cost", a.machine.per_task},
+          {"per_task_cost_seconds", seconds_of(m, a.machine.per_task)},
+          {"fastest_depth", a.fastest},
+          {"fastest", level_json(m, level_at(a, a.fastest), true)}};
 }
 
 // The construct the recursion's parallelism is measured in: its scope, or the nearest construct
@@ -106,12 +121,41 @@ std::string spread_sentence(const model::Model& m, const CutoffAdvice& a,
 std::string depth_sentence(const model::Model& m, const CutoffAdvice& a,
                            const std::vector<SiteLabel>& labels);
 
+// The depth for the threads the program was recorded with, beside the target's.
+std::string machine_sentence(const model::Model& m, const CutoffAdvice& a) {
+  const CutoffLevel& f = level_at(a, a.fastest);
+  const CutoffLevel& r = recommended_level(a);
+  const std::string cost = fmt::format(
+      "On the {} threads it was recorded with, a task cost about {} in this run (its time beyond "
+      "work / {} + span, over its tasks{})",
+      a.machine.threads, format_work(m, a.machine.per_task), a.machine.threads,
+      a.per_task ? fmt::format(", where one thread pays {}", format_work(m, a.per_task)) : "");
+  if (f.depth == r.depth)
+    return fmt::format(
+        "{}: depth {} is also the fastest there, adding the least to the work the threads share "
+        "(about {})",
+        cost, f.depth, format_work(m, f.machine_cost));
+  const bool shallower = f.depth < r.depth;
+  return fmt::format(
+      "{}: there depth {} would run fastest, adding about {} to the work the threads share against "
+      "{} at depth {}{}; write depth {} for this machine{}",
+      cost, f.depth, format_work(m, f.machine_cost), format_work(m, r.machine_cost), r.depth,
+      shallower ? fmt::format(", whose {} more tasks cost more than the parallelism they add "
+                              "brings on {} threads",
+                              r.tasks_kept - f.tasks_kept, a.machine.threads)
+                : fmt::format(": its {} more tasks pay for themselves even on {} threads",
+                              f.tasks_kept - r.tasks_kept, a.machine.threads),
+      f.depth,
+      shallower ? fmt::format(", depth {} to scale to more cores", r.depth) : std::string());
+}
+
 }  // namespace
 
 std::string cutoff_sentence(const model::Model& m, const CutoffAdvice& a,
                             const std::vector<SiteLabel>& labels) {
   const std::string by_depth = depth_sentence(m, a, labels);
-  return a.depth_helps ? by_depth : spread_sentence(m, a, by_depth);
+  const std::string advice = a.depth_helps ? by_depth : spread_sentence(m, a, by_depth);
+  return a.fastest > 0 ? advice + ". " + machine_sentence(m, a) : advice;
 }
 
 namespace {
@@ -169,32 +213,51 @@ std::string cutoff_table(const model::Model& m, const std::vector<CutoffAdvice>&
         "\ncut-off of the recursion at {}: {} tasks, nested up to {} deep; parallelism of the {}\n",
         recursion_name(a.recursion, labels), a.recursion.tasks, a.recursion.max_depth,
         scope_name(m, a.recursion, labels));
-    out += fmt::format("  {:>6} {:>12} {:>12} {:>16} {:>12} {:>10}\n", "depth", "tasks", "deepest",
-                       "deepest median", "parallelism", "burdened");
-    auto row = [&](const CutoffLevel& l, const char* mark) {
-      out += fmt::format("  {:>6} {:>12} {:>12} {:>16} {:>12.2f} {:>10.2f}{}\n", l.depth,
-                         l.tasks_kept, l.leaf_tasks, format_work(m, l.leaf_median_work),
-                         l.parallelism, l.burdened_parallelism, mark);
+    // With a machine prediction, one more column: the time on the recorded threads.
+    const bool timed = a.machine.threads > 0;
+    const std::string on_threads = timed ? fmt::format("on {} threads", a.machine.threads) : "";
+    const std::string column = timed ? fmt::format("cost, {} thr", a.machine.threads) : "";
+    out += fmt::format("  {:>6} {:>12} {:>12} {:>16} {:>12} {:>10}{}\n", "depth", "tasks",
+                       "deepest", "deepest median", "parallelism", "burdened",
+                       timed ? fmt::format(" {:>14}", column) : std::string());
+    auto row = [&](const CutoffLevel& l, const std::string& mark) {
+      out += fmt::format(
+          "  {:>6} {:>12} {:>12} {:>16} {:>12.2f} {:>10.2f}{}{}\n", l.depth, l.tasks_kept,
+          l.leaf_tasks, format_work(m, l.leaf_median_work), l.parallelism, l.burdened_parallelism,
+          timed ? fmt::format(" {:>14}", format_work(m, l.machine_cost)) : std::string(), mark);
+    };
+    auto mark_of = [&](const CutoffLevel& l) {
+      std::string mark;
+      if (l.depth == a.recommended) mark += "  <- recommended";
+      if (l.depth == a.fastest)
+        mark += mark.empty() ? "  <- fastest " + on_threads : ", fastest " + on_threads;
+      if (l.depth == a.recorded.depth) mark += mark.empty() ? "  (as recorded)" : " (as recorded)";
+      return mark;
     };
     bool recorded_listed = false;
     for (const CutoffLevel& l : a.levels) {
-      const bool recorded = l.depth == a.recorded.depth;
-      recorded_listed = recorded_listed || recorded;
-      row(l, l.depth == a.recommended
-                 ? (recorded ? "  <- recommended (as recorded)" : "  <- recommended")
-             : recorded ? "  (as recorded)"
-                        : "");
+      recorded_listed = recorded_listed || l.depth == a.recorded.depth;
+      row(l, mark_of(l));
     }
-    if (!recorded_listed) row(a.recorded, "  (as recorded)");
+    if (!recorded_listed) row(a.recorded, mark_of(a.recorded));
     if (a.size_cutoff.min_work > 0)
-      out +=
-          fmt::format("  {:>6} {:>12} {:>12} {:>16} {:>12.2f} {:>10.2f}  <- by size: work >= {}\n",
-                      "size", a.size_cutoff.tasks_kept, a.size_cutoff.leaf_tasks,
-                      format_work(m, a.size_cutoff.leaf_median_work), a.size_cutoff.parallelism,
-                      a.size_cutoff.burdened_parallelism, format_work(m, a.size_cutoff.min_work));
+      out += fmt::format(
+          "  {:>6} {:>12} {:>12} {:>16} {:>12.2f} {:>10.2f}{}  <- by size: work >= {}\n", "size",
+          a.size_cutoff.tasks_kept, a.size_cutoff.leaf_tasks,
+          format_work(m, a.size_cutoff.leaf_median_work), a.size_cutoff.parallelism,
+          a.size_cutoff.burdened_parallelism,
+          timed ? fmt::format(" {:>14}", format_work(m, a.size_cutoff.machine_cost))
+                : std::string(),
+          format_work(m, a.size_cutoff.min_work));
     out +=
         "  (tasks: made with that cut-off; deepest: those at that depth, each running the calls "
         "under it; burdened: every task charged the tasking overhead)\n";
+    if (timed)
+      out += fmt::format(
+          "  (cost, {0} thr: what the depth adds on {0} threads to the work / {0} every depth "
+          "shares, ({2} x span + tasks x {1}) / {0}, {1} being what a task cost there in this "
+          "run)\n",
+          a.machine.threads, format_work(m, a.machine.per_task), a.machine.threads - 1);
     if (a.size_cutoff.min_work > 0)
       out +=
           "  (size: a task only for a call whose work, the calls under it included, is at least "
@@ -216,7 +279,7 @@ Json cutoff_json(const model::Model& m, const std::vector<CutoffAdvice>& advice,
         if (function.empty()) function = labels[s].function;
       }
     Json levels = Json::array();
-    for (const CutoffLevel& l : a.levels) levels.push_back(level_json(m, l));
+    for (const CutoffLevel& l : a.levels) levels.push_back(level_json(m, l, a.machine.threads > 0));
     list.push_back({{"sites", sites},
                     {"function", function},
                     {"scope", scope_name(m, a.recursion, labels)},
@@ -227,11 +290,12 @@ Json cutoff_json(const model::Model& m, const std::vector<CutoffAdvice>& advice,
                     {"per_task_overhead", a.per_task},
                     {"verdict", analysis::to_string(a.verdict)},
                     {"recommended_depth", a.recommended},
-                    {"recommended", level_json(m, recommended_level(a))},
-                    {"recorded", level_json(m, a.recorded)},
+                    {"recommended", level_json(m, recommended_level(a), a.machine.threads > 0)},
+                    {"recorded", level_json(m, a.recorded, a.machine.threads > 0)},
                     {"levels", levels},
                     {"depth_cutoff_helps", a.depth_helps},
-                    {"size_cutoff", size_json(m, a.size_cutoff)},
+                    {"size_cutoff", size_json(m, a.size_cutoff, a.machine.threads > 0)},
+                    {"for_recorded_threads", machine_json(m, a)},
                     {"advice", cutoff_sentence(m, a, labels)}});
   }
   return list;

@@ -305,6 +305,32 @@ TEST_F(CutoffAdvice, TheReportsTinyTaskFindingGivesTheAdvisersCutoff) {
               !c["size_cutoff"].is_null())
         << c.dump(2);
   }
+  // The depth for the 4 threads it was recorded with, beside the target's, said in both.
+  const json& t = c["for_recorded_threads"];
+  ASSERT_TRUE(t.is_object()) << c.dump(2);
+  EXPECT_EQ(t["threads"], 4);
+  EXPECT_GE(t["per_task_cost"].get<uint64_t>(), c["per_task_overhead"].get<uint64_t>());
+  const int fastest = t["fastest_depth"].get<int>();
+  EXPECT_GE(fastest, 1);
+  EXPECT_LE(fastest, c["max_depth"].get<int>());
+  EXPECT_EQ(t["fastest"]["depth"], fastest);
+  bool listed = false;
+  for (const json& l : c["levels"]) {
+    listed = listed || l["depth"] == fastest;
+    EXPECT_TRUE(l["cost_on_recorded_threads_seconds"].is_number()) << l.dump();
+  }
+  EXPECT_TRUE(listed) << c.dump(2);
+  EXPECT_NE(advice.find("On the 4 threads it was recorded with"), std::string::npos) << advice;
+  // On one thread nothing is said of the threads.
+  const std::string one = path("fib1.tlens");
+  rec = record(example("suite_fib", "clang"), {"18"}, one, default_env(1));
+  ASSERT_TRUE(rec.exited(0)) << rec.describe();
+  const json a1 = tasklens_command_json("advise", {one});
+  ASSERT_FALSE(a1.is_null());
+  ASSERT_EQ(a1["cutoffs"].size(), 1u);
+  EXPECT_TRUE(a1["cutoffs"][0]["for_recorded_threads"].is_null()) << a1["cutoffs"][0].dump(2);
+  EXPECT_EQ(a1["cutoffs"][0]["advice"].get<std::string>().find("threads it was recorded with"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // tree: fixtures::unbalanced_tree_model).
 #include "report/cutoff_report.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "analysis/cutoff.hpp"
@@ -15,11 +16,13 @@ struct Advised {
   model::Model m;
   std::vector<report::SiteLabel> labels;
   std::vector<analysis::CutoffAdvice> advice;
-  Advised(model::Model model, double target, uint64_t per_task) : m(std::move(model)) {
+  Advised(model::Model model, double target, uint64_t per_task,
+          analysis::CutoffMachine machine = {})
+      : m(std::move(model)) {
     m.ticks_per_second = 1e9;  // 1 unit = 1 ns
     labels = {{"<program>", "", 0, "", false, ""}, {"t.c:7", "/src/t.c", 7, "search", false, ""}};
     for (const analysis::Recursion& r : analysis::find_recursions(m))
-      advice.push_back(analysis::advise_cutoff(m, r, target, per_task));
+      advice.push_back(analysis::advise_cutoff(m, r, target, per_task, 2, machine));
   }
 };
 
@@ -34,6 +37,43 @@ TEST(CutoffReport, ADepthThatHelpsIsAdvisedAloneAndTheJsonSaysSo) {
   EXPECT_EQ(said.rfind("write a cut-off at depth ", 0), 0u) << said;
   EXPECT_EQ(said.find("by size"), std::string::npos) << said;
   EXPECT_EQ(report::cutoff_table(a.m, a.advice, a.labels).find(" size "), std::string::npos);
+  // Nothing known of the recorded threads: nothing said of them.
+  EXPECT_TRUE(j[0]["for_recorded_threads"].is_null());
+  EXPECT_TRUE(j[0]["recommended"]["cost_on_recorded_threads_seconds"].is_null());
+  EXPECT_EQ(said.find("threads it was recorded with"), std::string::npos) << said;
+}
+
+// With the recorded threads' cost per task, the depth for them beside the target's: fib(16) for
+// a target of 16 is depth 6; on 2 threads where a task costs 100, fewer tasks win (depth 3).
+TEST(CutoffReport, TheDepthForTheRecordedThreadsIsGivenBesideTheTargets) {
+  const Advised a(fixtures::fib_model(16), 16, 0, {2, 100});
+  const analysis::CutoffAdvice& c = a.advice.at(0);
+  ASSERT_GT(c.fastest, 0u);
+  ASSERT_LT(c.fastest, c.recommended);
+  const auto j = report::cutoff_json(a.m, a.advice, a.labels);
+  const auto& t = j[0]["for_recorded_threads"];
+  ASSERT_TRUE(t.is_object()) << j[0].dump(2);
+  EXPECT_EQ(t["threads"], 2);
+  EXPECT_EQ(t["per_task_cost"], 100);
+  EXPECT_DOUBLE_EQ(t["per_task_cost_seconds"].get<double>(), 100e-9);
+  EXPECT_EQ(t["fastest_depth"], c.fastest);
+  EXPECT_EQ(t["fastest"]["depth"], c.fastest);
+  for (const auto& l : j[0]["levels"])
+    EXPECT_TRUE(l["cost_on_recorded_threads_seconds"].is_number()) << l.dump();
+  EXPECT_EQ(j[0]["recommended_depth"], c.recommended);  // the target's, as before
+  const std::string said = j[0]["advice"].get<std::string>();
+  EXPECT_NE(said.find(fmt::format("On the 2 threads it was recorded with, a task cost about 100 "
+                                  "ns in this run")),
+            std::string::npos)
+      << said;
+  EXPECT_NE(said.find(fmt::format("write depth {} for this machine, depth {} to scale to more "
+                                  "cores",
+                                  c.fastest, c.recommended)),
+            std::string::npos)
+      << said;
+  const std::string table = report::cutoff_table(a.m, a.advice, a.labels);
+  EXPECT_NE(table.find("cost, 2 thr"), std::string::npos) << table;
+  EXPECT_NE(table.find("<- fastest on 2 threads"), std::string::npos) << table;
 }
 
 TEST(CutoffReport, WhereNoDepthHelpsTheSizeCutoffIsWrittenWithItsFigures) {

@@ -270,6 +270,95 @@ TEST(Cutoff, ASizeCutoffMatchesBruteForceOnRandomRecursivePrograms) {
   EXPECT_GT(checked, 200);
 }
 
+// The depth for the recorded threads (CutoffMachine) against brute force on fib(16): every
+// depth's ((P - 1) span + tasks c) / P from the analytic span and the counted tasks, the fastest
+// the shallowest whose W / P + that is within kSameTime of the least; more cost per task, a
+// shallower (or the same) depth; 3 threads as well as 2.
+TEST(Cutoff, TheFastestDepthOnTheRecordedThreadsIsTheLeastPredictedTime) {
+  const uint32_t n = 16;
+  const Model m = fixtures::fib_model(n);
+  const Recursion r = analysis::find_recursions(m).at(0);
+  const double work = double(fib_work(n));
+  uint32_t last = n + 1;
+  for (uint32_t threads : {2u, 3u})
+    for (uint64_t c : {0u, 1u, 4u, 20u, 100u, 1000u}) {
+      SCOPED_TRACE(std::to_string(threads) + " threads, " + std::to_string(c) + " per task");
+      const analysis::CutoffAdvice a = analysis::advise_cutoff(m, r, 16, 0, 2, {threads, c});
+      if (c == 0) {  // nothing to predict from
+        EXPECT_EQ(a.fastest, 0u);
+        EXPECT_EQ(a.machine.threads, 0u);
+        continue;
+      }
+      std::vector<double> cost(n + 1);
+      double least = 1e300;
+      for (uint32_t d = 1; d <= n; ++d) {
+        const uint64_t kept = analysis::evaluate_cutoff(m, r, d, 0).tasks_kept;
+        cost[d] = (double(fib_span_cut(n, 1, d)) * (threads - 1) + double(kept * c)) / threads;
+        least = std::min(least, cost[d]);
+      }
+      uint32_t fastest = 0;
+      for (uint32_t d = n; d >= 1; --d)
+        if (work / threads + cost[d] <= (work / threads + least) * analysis::kSameTime) fastest = d;
+      EXPECT_EQ(a.fastest, fastest);
+      bool listed = false;
+      for (const analysis::CutoffLevel& l : a.levels) {
+        listed = listed || l.depth == a.fastest;
+        EXPECT_EQ(l.machine_cost, uint64_t(cost[l.depth])) << "depth " << l.depth;
+      }
+      EXPECT_TRUE(listed);
+      EXPECT_EQ(a.recorded.machine_cost, uint64_t(cost[n]));
+      if (threads == 2) {
+        EXPECT_LE(a.fastest, last);
+        last = a.fastest;
+      }
+      // The target's advice does not move.
+      EXPECT_EQ(a.recommended, analysis::advise_cutoff(m, r, 16, 0).recommended);
+    }
+  // One thread: fewer tasks is always faster; nothing predicted.
+  EXPECT_EQ(analysis::advise_cutoff(m, r, 16, 0, 2, {1, 50}).fastest, 0u);
+}
+
+// Deeper than the search visits one by one (41 levels, the unbalanced tree): the depth it finds
+// is within kSameTime of the best of every depth, whatever the cost per task.
+TEST(Cutoff, TheFastestDepthOfADeepTreeIsWithinTheMarginOfEveryDepths) {
+  const Model m = fixtures::unbalanced_tree_model();
+  const Recursion r = analysis::find_recursions(m).at(0);
+  for (uint64_t c : {1u, 3u, 10u, 30u, 100u}) {
+    SCOPED_TRACE(std::to_string(c) + " per task");
+    const analysis::CutoffAdvice a = analysis::advise_cutoff(m, r, 8, 2, 2, {2, c});
+    ASSERT_GT(a.fastest, 0u);
+    double best = 1e300, found = 0;
+    for (uint32_t d = 1; d <= r.max_depth; ++d) {
+      const analysis::CutoffLevel l = analysis::evaluate_cutoff(m, r, d, 0);
+      const double t = double(a.work) / 2 + (double(l.span) + double(l.tasks_kept * c)) / 2;
+      best = std::min(best, t);
+      if (d == a.fastest) found = t;
+    }
+    EXPECT_LE(found, best * analysis::kSameTime);
+  }
+}
+
+// The cost per task on the recorded threads: the run's loss per task, never less than the
+// one-thread overhead; none from one thread or a run whose time is not known.
+TEST(Cutoff, TheRecordedThreadsCostPerTaskIsTheRunsLossAtLeastTheOverhead) {
+  analysis::RunLoss loss;
+  loss.threads = 2;
+  loss.elapsed = 1000;
+  loss.per_task = 100;
+  EXPECT_EQ(analysis::cutoff_machine(loss, 48).per_task, 100u);
+  EXPECT_EQ(analysis::cutoff_machine(loss, 48).threads, 2u);
+  loss.per_task = 10;
+  EXPECT_EQ(analysis::cutoff_machine(loss, 48).per_task, 48u);
+  loss.per_task = 0;
+  EXPECT_EQ(analysis::cutoff_machine(loss, 0).threads, 0u);  // nothing to charge
+  loss.per_task = 100;
+  loss.threads = 1;
+  EXPECT_EQ(analysis::cutoff_machine(loss, 48).threads, 0u);
+  loss.threads = 2;
+  loss.elapsed = 0;
+  EXPECT_EQ(analysis::cutoff_machine(loss, 48).threads, 0u);
+}
+
 // fixtures::unbalanced_tree_model: its tasks are spread over its levels, so the depth that keeps
 // its parallelism keeps nearly all of them; a size cut-off (the leaves and small subtrees
 // inlined) keeps it with far fewer.
