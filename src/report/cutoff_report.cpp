@@ -126,9 +126,9 @@ std::string machine_sentence(const model::Model& m, const CutoffAdvice& a) {
   const CutoffLevel& f = level_at(a, a.fastest);
   const CutoffLevel& r = recommended_level(a);
   const std::string cost = fmt::format(
-      "On the {} threads it was recorded with, a task cost about {} in this run (its time beyond "
-      "work / {} + span, over its tasks{})",
-      a.machine.threads, format_work(m, a.machine.per_task), a.machine.threads,
+      "On the {0} threads it was recorded with, a task cost about {1} in this run (the run's "
+      "time beyond work / {0} + span, times {0} over its tasks{2})",
+      a.machine.threads, format_work(m, a.machine.per_task),
       a.per_task ? fmt::format(", where one thread pays {}", format_work(m, a.per_task)) : "");
   if (f.depth == r.depth)
     return fmt::format(
