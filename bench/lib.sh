@@ -27,6 +27,30 @@ timed() {
   ELAPSED_US=$((_T - t0))
 }
 
+# killable cmd...: runs cmd and returns its status, in a way that a TERM or INT sent to the
+# script (`pkill -f bench/scale.sh`) stops cmd and everything it started too: bash runs a trap
+# only once its foreground command has returned, so cmd runs in the background while the
+# script waits for it, and the trap (bench_stop_children_on_signal) takes the tree down.
+killable() {
+  "$@" &
+  local rc=0
+  wait "$!" || rc=$?
+  return "$rc"
+}
+
+# kill_tree PID: TERM to PID's descendants, then to PID.
+kill_tree() {
+  local child
+  for child in $(pgrep -P "$1"); do kill_tree "$child"; done
+  kill -TERM "$1" 2>/dev/null || true
+}
+
+# bench_stop_children_on_signal: on TERM or INT, stop every process the script started (their
+# whole trees) and exit (the EXIT trap still removes $WORK).
+bench_stop_children_on_signal() {
+  trap 'for c in $(pgrep -P $$); do kill_tree "$c"; done; exit 143' TERM INT
+}
+
 # median, minimum, maximum of the arguments (any numbers).
 median() {
   printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 }

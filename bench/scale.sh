@@ -37,6 +37,7 @@ SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 source "$SRC/bench/lib.sh"
 bench_build_dir scale "${1:-./build}"
 bench_scratch scale
+bench_stop_children_on_signal  # (a reader of 1 B tasks runs for an hour: stopping it stops it)
 [[ -x /usr/bin/time ]] || {
   echo "scale: /usr/bin/time not found (apt-get install time)" >&2
   exit 2
@@ -69,7 +70,7 @@ shape_cmd() {
 measure() {
   local name=$1 tasks=$2 rc=0
   shift 2
-  /usr/bin/time -f "%e %M" -o "$WORK/time" "$@" >"$WORK/out" 2>"$WORK/err" || rc=$?
+  killable /usr/bin/time -f "%e %M" -o "$WORK/time" "$@" >"$WORK/out" 2>"$WORK/err" || rc=$?
   # (GNU time writes a line about a failed command's status first.)
   read -r secs kib < <(tail -n 1 "$WORK/time") || true
   local verdict=ok
@@ -93,7 +94,7 @@ for size in $SIZES; do
     shape_cmd "$shape" "$size"
     trace=$DIR/$shape.$size.tlens
     rm -f "$trace" "$trace.old"
-    /usr/bin/time -f "%e %M" -o "$WORK/time" env OMP_NUM_THREADS=2 "$TL" record -o "$trace" \
+    killable /usr/bin/time -f "%e %M" -o "$WORK/time" env OMP_NUM_THREADS=2 "$TL" record -o "$trace" \
       -- "${CMD[@]}" >"$WORK/out" 2>"$WORK/err" || {
       echo "scale: recording $shape $size failed:" >&2
       tail -n 5 "$WORK/err" >&2
