@@ -31,8 +31,8 @@
 # TASKLENS_ADVICE_SWEEP (cut-offs, "1 2 3 4 5 6 7 8 10 12"),
 # and each shape's arguments before the cut-off: TASKLENS_ADVICE_FIB_ARGS ("29"), _NQUEENS_ARGS
 # ("12"), _HEALTH_ARGS ("6 1000"), _UTS_ARGS ("11 0"). (n-queens and the tree search run larger
-# than in the other benches: at 11 and "10 0" their cut-off runs take 12-25 ms and five of
-# them at one depth spread by up to 2x, more than the 10% judged.) A quick check of the script:
+# than in the other benches: at the smaller sizes their cut-off runs are too short for the 10%
+# judged; docs/benchmarks.md has the spread.) A quick check of the script:
 #   TASKLENS_ADVICE_RUNS=1 TASKLENS_ADVICE_FIB_ARGS=20 TASKLENS_ADVICE_NQUEENS_ARGS=8 \
 #   TASKLENS_ADVICE_HEALTH_ARGS="4 100" TASKLENS_ADVICE_UTS_ARGS="6 0" bash bench/advice.sh build
 set -euo pipefail

@@ -37,7 +37,7 @@ SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 source "$SRC/bench/lib.sh"
 bench_build_dir scale "${1:-./build}"
 bench_scratch scale
-bench_stop_children_on_signal  # (a reader of 1 B tasks runs for an hour: stopping it stops it)
+bench_stop_children_on_signal  # (a reader of a billion tasks runs long: stopping it stops it)
 [[ -x /usr/bin/time ]] || {
   echo "scale: /usr/bin/time not found (apt-get install time)" >&2
   exit 2
