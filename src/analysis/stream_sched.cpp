@@ -99,19 +99,26 @@ void SchedEventSort::start_merge() {
   std::vector<SchedEvent>().swap(scratch_);
   heap_.clear();
   for (uint32_t r = 0; r < runs_.size(); ++r)
-    if (load(runs_[r])) heap_.push_back(r);
-  std::make_heap(heap_.begin(), heap_.end(),
-                 [this](uint32_t a, uint32_t b) { return later_run(a, b); });
+    if (load(runs_[r])) heap_.push_back(head_of(r));
+  // A min-heap: the least next event on top.
+  std::make_heap(heap_.begin(), heap_.end(), [](const Head& a, const Head& b) { return b < a; });
 }
 
-// Whether run a's next event comes after run b's (the heap keeps the least on top; equal events
-// go to the earlier run, so that the merge is the same on every reading).
-bool SchedEventSort::later_run(uint32_t a, uint32_t b) const {
-  const SchedEvent& x = runs_[a].loaded[runs_[a].pos];
-  const SchedEvent& y = runs_[b].loaded[runs_[b].pos];
-  if (before(y, x)) return true;
-  if (before(x, y)) return false;
-  return a > b;
+// Puts h at the top and moves it down to its place. The runs cover nearly consecutive spans of
+// time (the pass hands strands over near their start), so the run just read from usually stays
+// on top: two comparisons, where a pop and a push take two walks of the heap's height.
+void SchedEventSort::sift_down(Head h) {
+  const size_t n = heap_.size();
+  size_t hole = 0;
+  for (;;) {
+    size_t child = 2 * hole + 1;
+    if (child >= n) break;
+    if (child + 1 < n && heap_[child + 1] < heap_[child]) ++child;
+    if (!(heap_[child] < h)) break;
+    heap_[hole] = heap_[child];
+    hole = child;
+  }
+  heap_[hole] = h;
 }
 
 bool SchedEventSort::next(SchedEvent& e) {
@@ -121,14 +128,16 @@ bool SchedEventSort::next(SchedEvent& e) {
     return true;
   }
   if (heap_.empty()) return false;
-  auto later = [this](uint32_t a, uint32_t b) { return later_run(a, b); };
-  std::pop_heap(heap_.begin(), heap_.end(), later);
-  Run& r = runs_[heap_.back()];
+  const uint32_t top = static_cast<uint32_t>(heap_[0].kind_run);
+  Run& r = runs_[top];
   e = r.loaded[r.pos++];
-  if (r.pos < r.loaded.size() || load(r))
-    std::push_heap(heap_.begin(), heap_.end(), later);
-  else
+  if (r.pos < r.loaded.size() || load(r)) {
+    sift_down(head_of(top));
+  } else {
+    const Head last = heap_.back();
     heap_.pop_back();
+    if (!heap_.empty()) sift_down(last);
+  }
   return true;
 }
 

@@ -57,12 +57,26 @@ class SchedEventSort {
     std::vector<SchedEvent> loaded;  // the loaded block
     size_t pos = 0;
   };
+  // A run's next event in the merge's heap: its time, then its kind and the run's index, so
+  // that a comparison reads no run (equal events go to the earlier run: the merge is the same
+  // on every reading).
+  struct Head {
+    uint64_t time;
+    uint64_t kind_run;  // kind << 32 | run
+    bool operator<(const Head& o) const {
+      return time != o.time ? time < o.time : kind_run < o.kind_run;
+    }
+  };
   void sort_run();
   void spill_run();
   void start_merge();
   bool load(Run& r);
   bool next(SchedEvent& e);
-  bool later_run(uint32_t a, uint32_t b) const;
+  Head head_of(uint32_t run) const {
+    const SchedEvent& e = runs_[run].loaded[runs_[run].pos];
+    return {e.time, uint64_t{e.kind} << 32 | run};
+  }
+  void sift_down(Head h);  // h replaces the top
   static bool before(const SchedEvent& a, const SchedEvent& b) {
     return a.time != b.time ? a.time < b.time : a.kind < b.kind;
   }
@@ -75,8 +89,8 @@ class SchedEventSort {
   // the repeated threads and kinds (sizes: docs/benchmarks.md).
   TempBlocks blocks_{"the schedule's events"};
   std::vector<Run> runs_;
-  std::vector<uint32_t> heap_;  // runs with events left, the least next event on top
-  size_t in_memory_ = 0;        // merge: the position in run_ when nothing spilled
+  std::vector<Head> heap_;  // the runs with events left, the least next event on top
+  size_t in_memory_ = 0;    // merge: the position in run_ when nothing spilled
   bool spilled_ = false;
   std::vector<uint8_t> bytes_;       // a block's bytes
   std::vector<SchedEvent> scratch_;  // the radix sort's
