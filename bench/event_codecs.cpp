@@ -6,7 +6,6 @@
 //
 // Usage: event_codecs TRACE.tlens (bench/event_path.sh runs it with EVENT_PATH_CODECS=1).
 #include <lz4.h>
-#include <time.h>
 #include <zstd.h>
 
 #include <cstdio>
@@ -14,17 +13,12 @@
 #include <vector>
 
 #include "recorder/buffer.hpp"
+#include "seconds.hpp"
 #include "trace/reader.hpp"
 
 namespace {
 
 using namespace tasklens;
-
-double cpu_s() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
 
 struct Codec {
   std::string name;
@@ -68,7 +62,7 @@ int main(int argc, char** argv) {
   std::printf("%-12s %14s %12s %8s\n", "codec", "MB/s per core", "bytes/task", "ratio");
   for (const Codec& c : codecs) {
     uint64_t packed = 0, done = 0;
-    const double t0 = cpu_s();
+    const double t0 = bench::seconds(CLOCK_THREAD_CPUTIME_ID);
     double elapsed = 0;
     // At least a second of CPU per codec, and whole passes over the data.
     for (int pass = 0; pass == 0 || elapsed < 1.0; ++pass) {
@@ -87,7 +81,7 @@ int main(int argc, char** argv) {
         done += chunk.size();
       }
       packed = bytes;
-      elapsed = cpu_s() - t0;
+      elapsed = bench::seconds(CLOCK_THREAD_CPUTIME_ID) - t0;
     }
     std::printf("%-12s %14.0f %12.2f %8.2f\n", c.name.c_str(),
                 static_cast<double>(done) / elapsed / 1e6,

@@ -8,24 +8,17 @@
 //
 // Usage: sched_merge [EVENTS_MILLIONS [RUN_EVENTS [BLOCK_EVENTS]]]
 //   (defaults: 60 M events in runs of 2^14: about 3,700 runs, as fib 43 makes with runs of 2^21)
-#include <time.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <random>
 
 #include "analysis/sched.hpp"
 #include "analysis/stream_sched.hpp"
+#include "seconds.hpp"
 
 namespace {
 
 using namespace tasklens;
-
-double now_s() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
 
 // Pushes `events` events or a few more; returns the number pushed.
 uint64_t push_events(analysis::SchedEventSort& sort, uint64_t events) {
@@ -71,9 +64,9 @@ int main(int argc, char** argv) {
   size_t runs = 0;
   for (int pass = 0; pass < 2; ++pass) {
     analysis::SchedEventSort sort(run, block);
-    const double t0 = now_s();
+    const double t0 = bench::seconds();
     pushed = push_events(sort, events);
-    const double t1 = now_s();
+    const double t1 = bench::seconds();
     uint64_t count = 0, last = 0;
     bool ordered = true;
     if (pass == 0) {
@@ -82,7 +75,7 @@ int main(int argc, char** argv) {
         last = e.time;
         ++count;
       });
-      merge_alone = (now_s() - t1) / static_cast<double>(pushed) * 1e9;
+      merge_alone = (bench::seconds() - t1) / static_cast<double>(pushed) * 1e9;
     } else {
       analysis::Schedule out;
       out.per_worker.resize(2);
@@ -99,7 +92,7 @@ int main(int argc, char** argv) {
         sweep.add(e);
       });
       sweep.finish();
-      with_sweep = (now_s() - t1) / static_cast<double>(pushed) * 1e9;
+      with_sweep = (bench::seconds() - t1) / static_cast<double>(pushed) * 1e9;
     }
     push = (t1 - t0) / static_cast<double>(pushed) * 1e9;
     runs = sort.runs();

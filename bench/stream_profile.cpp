@@ -8,23 +8,16 @@
 // Usage: stream_profile TRACE.tlens... (bench/stream_profile.sh records the shapes and runs it).
 #include "analysis/stream_profile.hpp"
 
-#include <time.h>
-
 #include <cstdio>
 #include <string>
 
 #include "model/builder.hpp"
+#include "seconds.hpp"
 #include "trace/reader.hpp"
 
 namespace {
 
 using namespace tasklens;
-
-double now_s() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
 
 bool same(const analysis::Profile& a, const analysis::Profile& b) {
   if (a.work != b.work || a.span != b.span || a.critical_path != b.critical_path ||
@@ -59,11 +52,11 @@ int main(int argc, char** argv) {
       analysis::Profile a, b;
       uint64_t peak = 0;
       for (int round = 0; round < 3; ++round) {
-        double t0 = now_s();
+        double t0 = bench::seconds();
         a = analysis::compute_profile(m);
-        double t1 = now_s();
+        double t1 = bench::seconds();
         b = tape.play(uint64_t{1} << 20, &peak);
-        double t2 = now_s();
+        double t2 = bench::seconds();
         full = std::min(full, t1 - t0);
         pass = std::min(pass, t2 - t1);
       }
