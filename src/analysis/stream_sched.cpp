@@ -2,6 +2,7 @@
 #include "analysis/stream_sched.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "analysis/radix_sort.hpp"
 
@@ -13,31 +14,35 @@ SchedEventSort::SchedEventSort(size_t run_events, size_t block_events)
     : run_events_(std::max<size_t>(run_events, 1)),
       block_events_(std::max<size_t>(block_events, 1)) {}
 
-void SchedEventSort::sort_run() {
-  if (run_.empty()) return;
-  uint64_t least = run_[0].time, most = run_[0].time;
-  for (const SchedEvent& e : run_) {
+SchedEventSort::~SchedEventSort() {
+  if (spiller_.joinable()) spiller_.join();
+}
+
+void SchedEventSort::sort_run(std::vector<SchedEvent>& run) {
+  if (run.empty()) return;
+  uint64_t least = run[0].time, most = run[0].time;
+  for (const SchedEvent& e : run) {
     least = std::min(least, e.time);
     most = std::max(most, e.time);
   }
   if (most - least < (uint64_t{1} << 61))
     radix_sort(
-        run_, [least](const SchedEvent& e) { return ((e.time - least) << 2) | e.kind; }, &scratch_);
+        run, [least](const SchedEvent& e) { return ((e.time - least) << 2) | e.kind; }, &scratch_);
   else  // (times further apart than a TSC counts in decades: a damaged clock)
-    std::stable_sort(run_.begin(), run_.end(), before);
+    std::stable_sort(run.begin(), run.end(), before);
 }
 
-void SchedEventSort::spill_run() {
-  sort_run();
+void SchedEventSort::write_run(std::vector<SchedEvent>& events) {
+  sort_run(events);
   Run run;
   run.first_block = blocks_.blocks();
-  for (size_t i = 0; i < run_.size(); i += block_events_) {
-    const size_t n = std::min(block_events_, run_.size() - i);
+  for (size_t i = 0; i < events.size(); i += block_events_) {
+    const size_t n = std::min(block_events_, events.size() - i);
     bytes_.resize(n * 16);  // (at most 10 bytes for the time and 5 for the argument)
     uint8_t* p = bytes_.data();
     uint64_t previous = 0;
     for (size_t k = 0; k < n; ++k) {
-      const SchedEvent& e = run_[i + k];
+      const SchedEvent& e = events[i + k];
       const uint64_t delta = e.time - previous;
       previous = e.time;
       if (delta >> 61) {  // too far for the kind's two bits: a marker, then the time alone
@@ -53,8 +58,26 @@ void SchedEventSort::spill_run() {
     ++run.blocks;
   }
   runs_.push_back(std::move(run));
+  events.clear();
+}
+
+void SchedEventSort::spill_in_background() {
+  wait_for_spill();
+  spilling_.swap(run_);  // (run_ takes the written run's room)
   run_.clear();
   spilled_ = true;
+  spiller_ = std::thread([this] {
+    try {
+      write_run(spilling_);
+    } catch (...) {
+      spill_error_ = std::current_exception();
+    }
+  });
+}
+
+void SchedEventSort::wait_for_spill() {
+  if (spiller_.joinable()) spiller_.join();
+  if (spill_error_) std::rethrow_exception(std::exchange(spill_error_, nullptr));
 }
 
 bool SchedEventSort::load(Run& r) {
@@ -89,13 +112,15 @@ bool SchedEventSort::load(Run& r) {
 }
 
 void SchedEventSort::start_merge() {
+  wait_for_spill();
   if (!spilled_) {
-    sort_run();
+    sort_run(run_);
     in_memory_ = 0;
     return;
   }
-  if (!run_.empty()) spill_run();
+  if (!run_.empty()) write_run(run_);
   std::vector<SchedEvent>().swap(run_);  // (the merge holds blocks only)
+  std::vector<SchedEvent>().swap(spilling_);
   std::vector<SchedEvent>().swap(scratch_);
   heap_.clear();
   for (uint32_t r = 0; r < runs_.size(); ++r)

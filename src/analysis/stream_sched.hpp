@@ -14,6 +14,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
+#include <thread>
 #include <vector>
 
 #include "analysis/profile.hpp"
@@ -24,18 +26,25 @@
 
 namespace tasklens::analysis {
 
-// Events in (time, kind) order, whatever order they were pushed in (equal ones in any order):
-// runs of `run_events` are sorted in memory and written in blocks of `block_events` to a
-// TempBlocks, then merged. Events that fit in one run never leave the memory.
+// Events in (time, kind) order, whatever order they were pushed in (equal ones in the order
+// pushed): runs of `run_events` are sorted in memory and written in blocks of `block_events` to
+// a TempBlocks, then merged. Events that fit in one run never leave the memory. A full run is
+// sorted and written on a thread of its own while the next one fills: on the pass's sink thread
+// the sort stalled the whole pipeline behind it (docs/benchmarks.md).
 class SchedEventSort {
  public:
   explicit SchedEventSort(size_t run_events = kRunEvents, size_t block_events = kBlockEvents);
-  // Runs of 2 M events (32 MB, and as much for the sort's copy), read back in blocks of 2048
-  // (32 KB per run while merging).
-  static constexpr size_t kRunEvents = size_t{1} << 21, kBlockEvents = size_t{1} << 11;
+  ~SchedEventSort();  // waits for the run being written
+  SchedEventSort(const SchedEventSort&) = delete;
+  SchedEventSort& operator=(const SchedEventSort&) = delete;
+  // Runs of 1 M events (16 MB each: one filling, one being sorted, and the sort's copy), read
+  // back in blocks of 1024 (16 KB per run while merging: half a run's block of 2 M, for twice
+  // the runs).
+  static constexpr size_t kRunEvents = size_t{1} << 20, kBlockEvents = size_t{1} << 10;
+  // (An error writing an earlier run, such as a full disk, comes out of a later push.)
   void push(const SchedEvent& e) {
     if (run_.size() == run_events_) [[unlikely]]
-      spill_run();
+      spill_in_background();
     run_.push_back(e);
     ++events_;
   }
@@ -47,6 +56,7 @@ class SchedEventSort {
     while (next(e)) f(e);
   }
   uint64_t events() const { return events_; }
+  // Once drained:
   uint64_t file_bytes() const { return blocks_.file_bytes(); }
   size_t runs() const { return runs_.size(); }
 
@@ -67,8 +77,10 @@ class SchedEventSort {
       return time != o.time ? time < o.time : kind_run < o.kind_run;
     }
   };
-  void sort_run();
-  void spill_run();
+  void sort_run(std::vector<SchedEvent>& run);
+  void write_run(std::vector<SchedEvent>& run);  // sorts it, writes it, empties it
+  void spill_in_background();
+  void wait_for_spill();  // rethrows what the writing thread threw
   void start_merge();
   bool load(Run& r);
   bool next(SchedEvent& e);
@@ -83,6 +95,11 @@ class SchedEventSort {
 
   size_t run_events_, block_events_;
   std::vector<SchedEvent> run_;  // the run being filled; the last run, if it never spilled
+  // The run being sorted and written by `spiller_`, which alone touches it, runs_, blocks_,
+  // bytes_ and scratch_ until joined.
+  std::vector<SchedEvent> spilling_;
+  std::thread spiller_;
+  std::exception_ptr spill_error_;
   uint64_t events_ = 0;
   // A block holds its events as varints (sort_run's order: the difference from the previous
   // event's time, shifted to hold the kind, then the argument), then zstd, which packs
@@ -123,10 +140,10 @@ class StreamSchedule final : public model::StrandSink {
   };
   Result finish(const std::vector<size_t>& point_counts);
 
-  // What it holds whatever the strand count, with its default sizes: a run being sorted (twice
-  // its events) and two blocks of the path's links.
+  // What it holds whatever the strand count, with its default sizes: a run being filled and one
+  // being sorted (twice its events), and two blocks of the path's links.
   static constexpr uint64_t kFixedBytes =
-      SchedEventSort::kRunEvents * sizeof(SchedEvent) * 2 + (uint64_t{1} << 18) * 24 * 2;
+      SchedEventSort::kRunEvents * sizeof(SchedEvent) * 3 + (uint64_t{1} << 18) * 24 * 2;
 
   // Per timed strand, in the order they came: what walking the ready path back needs.
   struct PathLink {

@@ -200,7 +200,7 @@ TEST_F(Cli, ATraceTooLargeForTheMemoryIsRefusedBeforeItIsRead) {
   EXPECT_NE(both.out.find("read in passes"), std::string::npos) << both.out;
   EXPECT_TRUE(run({TASKLENS_BIN, "diff", trace, trace}, roomy).exited(0));
   // `view` holds the DAG of each run it shows: where two do not fit together, the page of the
-  // two comes from passes, and says so in each run's sections. (Its passes need some 84 MiB
+  // two comes from passes, and says so in each run's sections. (Its passes need some 60 MiB
   // whatever the recording, the schedule's sort above all: 150,048 tasks, whose DAGs need 54 MiB
   // each, fit one at a time in 96 MiB but not together.)
   const std::string larger = path("t24.tlens");
