@@ -1,6 +1,7 @@
 // The sink on a thread of its own (sink_thread.hpp).
 #include "model/sink_thread.hpp"
 
+#include <algorithm>
 #include <utility>
 
 namespace tasklens::model {
@@ -182,6 +183,11 @@ void SinkThread::send() {
   if (failed_) std::rethrow_exception(failed_);
   chunk_.resize(used_);
   queue_.push_back(std::move(chunk_));
+  // The sink's thread is woken once half the queue waits, not for every chunk. Where it keeps
+  // up (the builder is `report`'s bound) a wake-up per chunk cost a system call, a switch of
+  // thread and, on two cores, often the builder's place on its core; where it does not, the
+  // queue stays full and the thread awake.
+  const bool wake = queue_.size() >= std::max<size_t>(1, max_chunks_ / 2);
   if (!spare_.empty()) {
     chunk_ = std::move(spare_.back());
     spare_.pop_back();
@@ -189,7 +195,7 @@ void SinkThread::send() {
     chunk_ = {};
   }
   lock.unlock();
-  ready_.notify_one();
+  if (wake) ready_.notify_one();
   chunk_.resize(chunk_words_ + 64);  // (a played chunk keeps its words: only a tail is filled)
   used_ = 0;
 }
@@ -197,6 +203,7 @@ void SinkThread::send() {
 void SinkThread::drain() {
   if (used_ != 0) send();
   std::unique_lock<std::mutex> lock(mutex_);
+  ready_.notify_one();  // (send() leaves fewer than half the queue's chunks waiting unplayed)
   taken_.wait(lock, [this] { return (queue_.empty() && !busy_) || failed_; });
   if (failed_) std::rethrow_exception(failed_);
 }
