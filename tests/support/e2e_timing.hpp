@@ -302,9 +302,10 @@ inline Violations analytic_violations(const json& j, const Analytic& a,
   v.soft = soft.str();
   if (!v.soft.empty()) {
     // What the figures exceed their bands by: the work beyond its band, and the span beyond the
-    // span that would put the parallelism in its band (never below the analytic span).
+    // longest span that puts the parallelism in its band, at its lower edge (never below the
+    // analytic span): a disturbance that lengthened the span by that much explains the sample.
     const double work_excess = std::max(0.0, work - (1 + a.work_over) * a.work);
-    const double span_band = std::max(a.span, work / (want_par * (1 + a.par_tol)));
+    const double span_band = std::max(a.span, work / (want_par * std::max(1e-9, 1 - a.par_tol)));
     const double span_excess = par < want_par ? std::max(0.0, span - span_band) : 0.0;
     v.disturbed = overrun.explains(std::max(work_excess, span_excess));
   }

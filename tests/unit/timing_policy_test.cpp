@@ -174,22 +174,23 @@ TEST(AnalyticViolations, AWorkAboveItsBandIsDisturbedOnlyWithinTheSpinsOverrun) 
   EXPECT_EQ(v.disturbed, "");
 }
 
-TEST(AnalyticViolations, ASpanAboveItsBandIsMeasuredFromTheSpanThatMeetsTheBand) {
-  // Work 1,000, span 125: parallelism 8 against 10; the band's span is the analytic 100.
+TEST(AnalyticViolations, ASpanAboveItsBandIsMeasuredFromTheLongestSpanInTheBand) {
+  // Work 1,000, span 125: parallelism 8 against 10, whose band goes down to 9: the longest span
+  // in the band is 1,000 / 9, and a disturbance of 125 - 1,000 / 9 explains the sample.
   Analytic a{1000, 100};
   SpinOverrun o;
   o.known = true;
-  o.total = 25;
+  o.total = 125 - 1000.0 / 9 + 0.01;
   Violations v = analytic_violations(report(1000, 125), a, o);
   EXPECT_NE(v.soft.find("parallelism"), std::string::npos);
   EXPECT_NE(v.disturbed, "");
-  o.total = 24.9;
+  o.total = 125 - 1000.0 / 9 - 0.01;
   EXPECT_EQ(analytic_violations(report(1000, 125), a, o).disturbed, "");
-  // A work within a wider band: the span that meets the parallelism's band is 1,180 / 11.
+  // A work within a wider band: the longest span in the parallelism's band is 1,180 / 9.
   a.work_over = 0.2;
-  o.total = 140 - 1180.0 / 11 + 0.01;
+  o.total = 140 - 1180.0 / 9 + 0.01;
   EXPECT_NE(analytic_violations(report(1180, 140), a, o).disturbed, "");
-  o.total = 140 - 1180.0 / 11 - 0.01;
+  o.total = 140 - 1180.0 / 9 - 0.01;
   EXPECT_EQ(analytic_violations(report(1180, 140), a, o).disturbed, "");
 }
 
