@@ -38,8 +38,8 @@ class SchedEventSort {
   SchedEventSort(const SchedEventSort&) = delete;
   SchedEventSort& operator=(const SchedEventSort&) = delete;
   // Runs of 1 M events (16 MB each: one filling, one being sorted, and the sort's copy), read
-  // back in blocks of 1024 (16 KB per run while merging: half a run's block of 2 M, for twice
-  // the runs).
+  // back in blocks of 1024 (16 KB per run while merging: a billion tasks make twice as many runs
+  // as with runs of 2 M and blocks of 2048, and the merge holds what it held then).
   static constexpr size_t kRunEvents = size_t{1} << 20, kBlockEvents = size_t{1} << 10;
   // (An error writing an earlier run, such as a full disk, comes out of a later push.)
   void push(const SchedEvent& e) {

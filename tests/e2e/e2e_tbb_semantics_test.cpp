@@ -79,7 +79,6 @@ struct Loop {
 E2E::Check loops_check(const std::vector<Loop>& loops) {
   return [loops](const E2E::Profiled& run) {
     Violations v;
-    bool explained = true;  // every row off its band is within what the spins overran
     for (const Loop& loop : loops) {
       std::vector<json> rows = rows_at(run.report, loop.marker, "parallel_for", 3);
       if (rows.size() != 1) {
@@ -87,17 +86,9 @@ E2E::Check loops_check(const std::vector<Loop>& loops) {
         continue;
       }
       // (The program's account of its spins bounds what a pause added to a row as well.)
-      const Violations row =
-          analytic_violations(json{{"program", rows[0]}}, loop.analytic, run.overrun);
-      if (!row.hard.empty()) v.hard += loop.marker + ": " + row.hard;
-      if (!row.soft.empty()) {
-        v.soft += loop.marker + ": " + row.soft;
-        explained = explained && !row.disturbed.empty();
-        if (!row.disturbed.empty())
-          v.disturbed += (v.disturbed.empty() ? "" : "; ") + row.disturbed;
-      }
+      add_violations(v, analytic_violations(json{{"program", rows[0]}}, loop.analytic, run.overrun),
+                     loop.marker + ": ");
     }
-    if (!explained) v.disturbed.clear();
     return v;
   };
 }

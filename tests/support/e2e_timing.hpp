@@ -252,6 +252,19 @@ struct Violations {
   std::string disturbed;
 };
 
+// Adds `part`'s violations to `v`, `prefix` before each of its parts. The program's account
+// explains the whole only if it explains every part off its band: once a part is unexplained
+// (soft, and nothing disturbed it) the whole stays so, whatever explains the parts after it.
+inline void add_violations(Violations& v, const Violations& part, const std::string& prefix = "") {
+  const bool explained =
+      (v.soft.empty() || !v.disturbed.empty()) && (part.soft.empty() || !part.disturbed.empty());
+  const std::string why =
+      v.disturbed + (v.disturbed.empty() || part.disturbed.empty() ? "" : "; ") + part.disturbed;
+  if (!part.hard.empty()) v.hard += prefix + part.hard;
+  if (!part.soft.empty()) v.soft += prefix + part.soft;
+  v.disturbed = explained ? why : "";
+}
+
 // The outcome of a judged check, for a caller that goes on with exact checks of the sample.
 enum class Verdict { Pass, Fail, Inconclusive };
 

@@ -606,18 +606,7 @@ class E2E : public ::testing::Test {
         exe, args, "its analytic profile",
         [&](const Profiled& run) {
           Violations v = analytic_violations(run.report, a, run.overrun);
-          if (also) {
-            const Violations more = also(run);
-            // The program's account explains the sample only if it explains every soft part.
-            const bool explained = (v.soft.empty() || !v.disturbed.empty()) &&
-                                   (more.soft.empty() || !more.disturbed.empty());
-            const std::string why = v.disturbed +
-                                    (v.disturbed.empty() || more.disturbed.empty() ? "" : "; ") +
-                                    more.disturbed;
-            v.hard += more.hard;
-            v.soft += more.soft;
-            v.disturbed = explained ? why : "";
-          }
+          if (also) add_violations(v, also(run));
           if (!v.hard.empty() || !v.soft.empty()) v.soft += "sites:\n" + site_list(run.report);
           return v;
         },

@@ -141,6 +141,30 @@ TEST(Health, ThreadsBeyondTheCpusDoNotCountAsOtherProcesses) {
   EXPECT_EQ(h.disturbed(Needs::SpinTiming).size(), 1u);
 }
 
+// Parts of one sample's check: explained only while every part off its band is.
+TEST(AddViolations, TheWholeIsExplainedOnlyIfEveryPartOffItsBandIs) {
+  const Violations fine, paused{"", "span off\n", "a pause"}, lost{"", "work off\n", ""},
+      broken{"span below\n", "", ""};
+  Violations v;
+  add_violations(v, fine);
+  add_violations(v, paused, "row: ");
+  EXPECT_EQ(v.soft, "row: span off\n");
+  EXPECT_EQ(v.disturbed, "a pause");
+  add_violations(v, paused);
+  EXPECT_EQ(v.disturbed, "a pause; a pause");
+  add_violations(v, lost);  // one unexplained part: the whole is
+  EXPECT_EQ(v.disturbed, "");
+  add_violations(v, paused);  // and stays so
+  EXPECT_EQ(v.disturbed, "");
+  EXPECT_EQ(v.soft, "row: span off\nspan off\nwork off\nspan off\n");
+  Violations w;
+  add_violations(w, lost);
+  add_violations(w, paused);
+  EXPECT_EQ(w.disturbed, "");
+  add_violations(w, broken, "row: ");
+  EXPECT_EQ(w.hard, "row: span below\n");
+}
+
 TEST(AnalyticViolations, BelowTheAnalyticWorkOrSpanIsHard) {
   const Analytic a{1000, 100};
   SpinOverrun plenty;
