@@ -86,7 +86,7 @@ struct BuildOptions {
   std::function<void(const Fragment& fragment, uint32_t index, uint32_t site)> place_fragment;
   // The streaming mode: how many events a child not ended when its parent's taskwait ended is
   // waited for before it is settled as it stands (its end lost), so that a lost end cannot hold
-  // back the rest of the run (builder_state.hpp, LateChild).
+  // back the rest of the run (builder_stream_state.hpp, LateChild).
   uint64_t late_end_events = uint64_t{1} << 20;
 };
 
