@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <deque>
 #include <numeric>
+#include <tuple>
 
 #include "analysis/algebra.hpp"
 
@@ -493,12 +494,12 @@ CutoffAdvice advise_cutoff(const Model& m, const Recursion& recursion, double ta
       }
       const CutoffLevel& l = at(d, false);
       times.emplace_back(d, time_on_machine(l.span, l.tasks_kept));
-      least = std::min(least, times.back().second);
+      if (times.back().second < least) std::tie(a.least_cost, least) = times.back();
     }
     if (!pruned && times.back().first != deepest) {  // the steps or the budget skipped it
       const CutoffLevel& l = at(deepest, false);
       times.emplace_back(deepest, time_on_machine(l.span, l.tasks_kept));
-      least = std::min(least, times.back().second);
+      if (times.back().second < least) std::tie(a.least_cost, least) = times.back();
     }
     // (The margin is on the whole predicted time, the work's share included: a run varies more
     // than that.)
@@ -517,6 +518,7 @@ CutoffAdvice advise_cutoff(const Model& m, const Recursion& recursion, double ta
   };
   show_around(chosen, neighbours);
   if (a.fastest > 0) show_around(a.fastest, std::min(neighbours, 1u));
+  if (a.least_cost > 0) show_around(a.least_cost, 0);
   std::sort(shown.begin(), shown.end());
   shown.erase(std::unique(shown.begin(), shown.end()), shown.end());
   for (uint32_t d : shown) a.levels.push_back(at(d));

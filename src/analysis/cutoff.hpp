@@ -113,9 +113,11 @@ struct CutoffAdvice {
   CutoffLevel size_cutoff;
   // On machine.threads (threads == 0: not predicted): the depth predicted fastest, the one with
   // the least machine_cost (the shallowest whose W/P + machine_cost is within kSameTime of the
-  // least), in `levels` with its neighbours.
+  // least), in `levels` with its neighbours; and the depth whose machine_cost is the least (in
+  // `levels` too): a deeper one when `fastest` won by its fewer tasks within the margin.
   CutoffMachine machine;
   uint32_t fastest = 0;
+  uint32_t least_cost = 0;
 };
 // The recorded threads' cost per task from the run's loss (`per_task`: the one-thread overhead,
 // the least a task costs): none from one thread or when the loss is not known.

@@ -61,6 +61,7 @@ Json machine_json(const model::Model& m, const CutoffAdvice& a) {
           {"per_task_cost", a.machine.per_task},
           {"per_task_cost_seconds", seconds_of(m, a.machine.per_task)},
           {"fastest_depth", a.fastest},
+          {"least_cost_depth", a.least_cost},
           {"fastest", level_json(m, level_at(a, a.fastest), true)}};
 }
 
@@ -121,32 +122,56 @@ std::string spread_sentence(const model::Model& m, const CutoffAdvice& a,
 std::string depth_sentence(const model::Model& m, const CutoffAdvice& a,
                            const std::vector<SiteLabel>& labels);
 
-// The depth for the threads the program was recorded with, beside the target's.
+// The depth for the threads the program was recorded with, beside the target's. The fastest is
+// the depth with the fewest tasks whose predicted time is within kSameTime of the least: when a
+// deeper depth adds less, the sentence says so rather than call the fastest the quickest.
 std::string machine_sentence(const model::Model& m, const CutoffAdvice& a) {
   const CutoffLevel& f = level_at(a, a.fastest);
   const CutoffLevel& r = recommended_level(a);
+  const CutoffLevel& least = level_at(a, a.least_cost);
+  const uint32_t threads = a.machine.threads;
   const std::string cost = fmt::format(
       "On the {0} threads it was recorded with, a task cost about {1} in this run (the run's "
       "time beyond work / {0} + span, times {0} over its tasks{2})",
-      a.machine.threads, format_work(m, a.machine.per_task),
+      threads, format_work(m, a.machine.per_task),
       a.per_task ? fmt::format(", where one thread pays {}", format_work(m, a.per_task)) : "");
+  const bool quickest = least.depth == f.depth || least.machine_cost >= f.machine_cost;
+  const std::string adds =
+      fmt::format("adding about {} to the work the threads share", format_work(m, f.machine_cost));
+  const std::string fast =
+      quickest ? fmt::format("depth {} would run fastest, {}", f.depth, adds)
+               : fmt::format(
+                     "depth {} would run within {:.0f}% of the quickest predicted, depth {}, with "
+                     "{} fewer tasks ({}, against {} at depth {}, on the {} of work / {} every "
+                     "depth shares)",
+                     f.depth, (analysis::kSameTime - 1) * 100, least.depth,
+                     least.tasks_kept - f.tasks_kept, adds, format_work(m, least.machine_cost),
+                     least.depth,
+                     format_work(m, static_cast<uint64_t>(static_cast<double>(a.work) / threads)),
+                     threads);
   if (f.depth == r.depth)
+    return fmt::format("{}: there {}; the target's depth is also the one for this machine", cost,
+                       fast);
+  if (f.depth > r.depth)
     return fmt::format(
-        "{}: depth {} is also the fastest there, adding the least to the work the threads share "
-        "(about {})",
-        cost, f.depth, format_work(m, f.machine_cost));
-  const bool shallower = f.depth < r.depth;
+        "{}: there {}, against {} at depth {}: its {} more tasks pay for themselves even on {} "
+        "threads; write depth {} for this machine",
+        cost, fast, format_work(m, r.machine_cost), r.depth, f.tasks_kept - r.tasks_kept, threads,
+        f.depth);
+  // Shallower than the target's: the target's more tasks either cost more than the parallelism
+  // they add brings here, or save less than the margin.
+  const std::string deeper =
+      r.machine_cost > f.machine_cost
+          ? fmt::format(
+                ", against {} at depth {}, whose {} more tasks cost more than the "
+                "parallelism they add brings on {} threads",
+                format_work(m, r.machine_cost), r.depth, r.tasks_kept - f.tasks_kept, threads)
+          : fmt::format("; depth {}, the target's, adds about {}", r.depth,
+                        format_work(m, r.machine_cost));
   return fmt::format(
-      "{}: there depth {} would run fastest, adding about {} to the work the threads share against "
-      "{} at depth {}{}; write depth {} for this machine{}",
-      cost, f.depth, format_work(m, f.machine_cost), format_work(m, r.machine_cost), r.depth,
-      shallower ? fmt::format(", whose {} more tasks cost more than the parallelism they add "
-                              "brings on {} threads",
-                              r.tasks_kept - f.tasks_kept, a.machine.threads)
-                : fmt::format(": its {} more tasks pay for themselves even on {} threads",
-                              f.tasks_kept - r.tasks_kept, a.machine.threads),
-      f.depth,
-      shallower ? fmt::format(", depth {} to scale to more cores", r.depth) : std::string());
+      "{}: there {}{}; write depth {} for this machine, depth {} to scale to more "
+      "cores",
+      cost, fast, deeper, f.depth, r.depth);
 }
 
 }  // namespace
@@ -231,6 +256,8 @@ std::string cutoff_table(const model::Model& m, const std::vector<CutoffAdvice>&
       if (l.depth == a.recommended) mark += "  <- recommended";
       if (l.depth == a.fastest)
         mark += mark.empty() ? "  <- fastest " + on_threads : ", fastest " + on_threads;
+      if (l.depth == a.least_cost && a.least_cost != a.fastest)
+        mark += mark.empty() ? "  <- least cost " + on_threads : ", least cost " + on_threads;
       if (l.depth == a.recorded.depth) mark += mark.empty() ? "  (as recorded)" : " (as recorded)";
       return mark;
     };
@@ -256,8 +283,9 @@ std::string cutoff_table(const model::Model& m, const std::vector<CutoffAdvice>&
       out += fmt::format(
           "  (cost, {0} thr: what the depth adds on {0} threads to the work / {0} every depth "
           "shares, ({2} x span + tasks x {1}) / {0}, {1} being what a task cost there in this "
-          "run)\n",
-          a.machine.threads, format_work(m, a.machine.per_task), a.machine.threads - 1);
+          "run; fastest: the fewest tasks within {3:.0f}% of the least predicted time)\n",
+          a.machine.threads, format_work(m, a.machine.per_task), a.machine.threads - 1,
+          (analysis::kSameTime - 1) * 100);
     if (a.size_cutoff.min_work > 0)
       out +=
           "  (size: a task only for a call whose work, the calls under it included, is at least "

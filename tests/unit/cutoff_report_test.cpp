@@ -76,6 +76,45 @@ TEST(CutoffReport, TheDepthForTheRecordedThreadsIsGivenBesideTheTargets) {
   EXPECT_NE(table.find("<- fastest on 2 threads"), std::string::npos) << table;
 }
 
+// The depth for the recorded threads is the one with the fewest tasks within kSameTime of the
+// least predicted time: where a deeper one is predicted quicker, the sentence names it and its
+// cost rather than call the fewer tasks the fastest, and the table marks both. fib(16) on 2
+// threads over costs per task that give both cases.
+TEST(CutoffReport, AFastestDepthWithinTheMarginOfAQuickerOneSaysSo) {
+  int within = 0, quickest = 0;
+  for (uint64_t c : {1u, 2u, 4u, 8u, 20u, 50u, 100u, 300u, 1000u}) {
+    SCOPED_TRACE(std::to_string(c) + " per task");
+    const Advised a(fixtures::fib_model(16), 16, 0, {2, c});
+    const analysis::CutoffAdvice& adv = a.advice.at(0);
+    ASSERT_GT(adv.fastest, 0u);
+    ASSERT_GT(adv.least_cost, 0u);
+    const auto j = report::cutoff_json(a.m, a.advice, a.labels);
+    EXPECT_EQ(j[0]["for_recorded_threads"]["least_cost_depth"], adv.least_cost);
+    const std::string said = j[0]["advice"].get<std::string>();
+    const std::string table = report::cutoff_table(a.m, a.advice, a.labels);
+    if (adv.least_cost == adv.fastest) {
+      ++quickest;
+      EXPECT_NE(said.find(fmt::format("there depth {} would run fastest", adv.fastest)),
+                std::string::npos)
+          << said;
+      EXPECT_EQ(table.find("least cost on 2 threads"), std::string::npos) << table;
+    } else {
+      ++within;
+      EXPECT_LT(adv.fastest, adv.least_cost);
+      EXPECT_NE(said.find(fmt::format("there depth {} would run within 5% of the quickest "
+                                      "predicted, depth {}, with ",
+                                      adv.fastest, adv.least_cost)),
+                std::string::npos)
+          << said;
+      EXPECT_EQ(said.find("would run fastest"), std::string::npos) << said;
+      EXPECT_NE(table.find("least cost on 2 threads"), std::string::npos) << table;
+    }
+    EXPECT_NE(table.find("fastest on 2 threads"), std::string::npos) << table;
+  }
+  EXPECT_GT(within, 0);
+  EXPECT_GT(quickest, 0);
+}
+
 TEST(CutoffReport, WhereNoDepthHelpsTheSizeCutoffIsWrittenWithItsFigures) {
   const Advised a(fixtures::unbalanced_tree_model(), 8, 2);
   ASSERT_EQ(a.advice.size(), 1u);

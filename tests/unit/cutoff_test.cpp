@@ -296,16 +296,21 @@ TEST(Cutoff, TheFastestDepthOnTheRecordedThreadsIsTheLeastPredictedTime) {
         cost[d] = (double(fib_span_cut(n, 1, d)) * (threads - 1) + double(kept * c)) / threads;
         least = std::min(least, cost[d]);
       }
-      uint32_t fastest = 0;
-      for (uint32_t d = n; d >= 1; --d)
+      uint32_t fastest = 0, least_depth = 0;
+      for (uint32_t d = n; d >= 1; --d) {
         if (work / threads + cost[d] <= (work / threads + least) * analysis::kSameTime) fastest = d;
+        if (uint64_t(cost[d]) == uint64_t(least)) least_depth = d;  // the shallowest of the least
+      }
       EXPECT_EQ(a.fastest, fastest);
-      bool listed = false;
+      EXPECT_EQ(a.least_cost, least_depth);
+      bool listed = false, least_listed = false;
       for (const analysis::CutoffLevel& l : a.levels) {
         listed = listed || l.depth == a.fastest;
+        least_listed = least_listed || l.depth == a.least_cost;
         EXPECT_EQ(l.machine_cost, uint64_t(cost[l.depth])) << "depth " << l.depth;
       }
       EXPECT_TRUE(listed);
+      EXPECT_TRUE(least_listed);
       EXPECT_EQ(a.recorded.machine_cost, uint64_t(cost[n]));
       if (threads == 2) {
         EXPECT_LE(a.fastest, last);
