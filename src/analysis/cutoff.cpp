@@ -93,6 +93,69 @@ std::vector<uint8_t> site_set(const Model& m, const Recursion& r) {
   return in_set;
 }
 
+// Each strand's work at its thread's usual pace: what a thread's strands did in one of
+// kPaceSlices equal slices of the run, against what their code fragments take on average over the
+// whole run, is the thread's pace then, and a strand weighs its work over that pace. Why: a
+// recording with a task per call runs a subtree of tiny tasks slower while both threads contend
+// for the runtime than while one runs it alone, and a depth cut-off's span is one serialized
+// subtree's sum, so the estimate followed the recording's contention where the cut-off program
+// (its subtrees plain calls) has none (docs/benchmarks.md, "Cut-off advice against a sweep").
+// Strands of fragments met fewer than kPaceFragmentStrands times, untimed ones and those of slices
+// with fewer than kPaceSliceStrands keep their work; the others' sum is the same as before.
+constexpr size_t kPaceSlices = 256;
+constexpr uint64_t kPaceFragmentStrands = 200, kPaceSliceStrands = 32;
+
+std::vector<uint64_t> paced_work(const Model& m) {
+  const uint32_t n = static_cast<uint32_t>(m.strands.size());
+  std::vector<uint64_t> weight(n);
+  for (uint32_t s = 0; s < n; ++s) weight[s] = m.strands[s].work;
+  std::vector<double> fragment_work(m.fragments.size(), 0);
+  std::vector<uint64_t> fragment_count(m.fragments.size(), 0);
+  uint64_t first = UINT64_MAX, last = 0;
+  uint32_t threads = 0;
+  auto paced = [&](const model::Strand& x) {
+    return model::is_timed(x) && x.fragment != 0 && x.fragment < fragment_count.size();
+  };
+  for (const model::Strand& x : m.strands) {
+    if (!paced(x)) continue;
+    fragment_work[x.fragment] += static_cast<double>(x.work);
+    ++fragment_count[x.fragment];
+    first = std::min(first, x.start);
+    last = std::max(last, x.start);
+    threads = std::max(threads, x.thread + 1);
+  }
+  if (threads == 0) return weight;
+  std::vector<double> mean(fragment_work.size(), -1);  // -1: too rare to have a usual work
+  for (size_t f = 0; f < mean.size(); ++f)
+    if (fragment_count[f] >= kPaceFragmentStrands)
+      mean[f] = fragment_work[f] / static_cast<double>(fragment_count[f]);
+  const double width = static_cast<double>(last - first + 1) / kPaceSlices;
+  auto slice = [&](const model::Strand& x) {
+    const size_t k = std::min(kPaceSlices - 1, static_cast<size_t>((x.start - first) / width));
+    return size_t{x.thread} * kPaceSlices + k;
+  };
+  struct Slice {
+    double work = 0, usual = 0;
+    uint64_t strands = 0;
+  };
+  std::vector<Slice> slices(size_t{threads} * kPaceSlices);
+  for (const model::Strand& x : m.strands) {
+    if (!paced(x) || mean[x.fragment] < 0) continue;
+    Slice& c = slices[slice(x)];
+    c.work += static_cast<double>(x.work);
+    c.usual += mean[x.fragment];
+    ++c.strands;
+  }
+  for (uint32_t s = 0; s < n; ++s) {
+    const model::Strand& x = m.strands[s];
+    if (!paced(x) || mean[x.fragment] < 0) continue;
+    const Slice& c = slices[slice(x)];
+    if (c.strands >= kPaceSliceStrands && c.work > 0)
+      weight[s] = static_cast<uint64_t>(static_cast<double>(x.work) * c.usual / c.work + 0.5);
+  }
+  return weight;
+}
+
 // What every depth's evaluation of one recursion shares: per strand, whether it starts a task
 // (the burden) and which inlinable task's own code it ends; per depth, the recursion's tasks'
 // work.
@@ -121,8 +184,10 @@ struct Context {
   // The longest paths of one evaluation, kept for the next: faulting in two arrays of 8 bytes
   // per strand again for every depth cost as much as the pass itself.
   mutable std::vector<uint64_t> dist, burdened;
+  // Each strand's weight: its work at its thread's usual pace (paced_work).
+  std::vector<uint64_t> weight_of;
 
-  Context(const Model& model, const Recursion& r) : m(model) {
+  Context(const Model& model, const Recursion& r) : m(model), weight_of(paced_work(model)) {
     const uint32_t nodes = static_cast<uint32_t>(m.nodes.size());
     const uint32_t n = static_cast<uint32_t>(m.strands.size());
     const Extent extent = extent_of(m, site_set(m, r));
@@ -141,7 +206,7 @@ struct Context {
       if (v < nodes) own_last[owner[v]] = s;
     }
     std::vector<uint64_t> prefix(size_t(n) + 1, 0);
-    for (uint32_t s = 0; s < n; ++s) prefix[s + 1] = prefix[s] + m.strands[s].work;
+    for (uint32_t s = 0; s < n; ++s) prefix[s + 1] = prefix[s] + weight_of[s];
     work = prefix[hi] - prefix[lo];
     ending_call.assign(n, kNone);
     starting_depth.assign(n, kNone);
@@ -222,7 +287,7 @@ struct Context {
         longest = std::max(longest, d[p]);
         if constexpr (Burden) longest_burdened = std::max(longest_burdened, b[p]);
       }
-      uint64_t weight = m.strands[s].work;
+      uint64_t weight = weight_of[s];
       if (divisible != divisible_end && divisible->strand == s)
         weight = iteration_span(weight, (divisible++)->iterations);
       d[s] = longest + weight;

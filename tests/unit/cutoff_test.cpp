@@ -515,5 +515,50 @@ TEST(Cutoff, AnUnreachableTargetRecommendsTheShallowestDepthWithNearlyTheMost) {
   EXPECT_EQ(advice.work, work);
 }
 
+// The estimates weigh each strand at its thread's usual pace (cutoff.cpp's paced_work): the
+// unbalanced tree's strands timed in preorder on one thread, two kinds of code; a stretch of the
+// run where the thread did the same code three times slower (as while both threads of a
+// recording contend for the runtime) moves each level's parallelism by less than 3%, where the
+// work as measured moves some level's by more than 10%. With every fragment's strands alike,
+// pacing changes nothing.
+Model timed_tree(bool timed, bool slowed) {
+  Model m = fixtures::unbalanced_tree_model();
+  m.fragments.resize(3);
+  const uint32_t n = static_cast<uint32_t>(m.strands.size());
+  for (uint32_t s = 0; s < n; ++s) {
+    model::Strand& x = m.strands[s];
+    x.fragment = x.work == 2 ? 1 : 2;
+    x.work *= 1000;  // (ticks enough that rounding a paced weight loses nothing)
+    // In bursts of 64 strands far apart, so that each of the run's slices holds whole bursts,
+    // slowed or not.
+    const uint32_t burst = s / 64, bursts = n / 64;
+    if (slowed && burst >= bursts / 3 && burst < bursts / 2) x.work *= 3;
+    x.thread = timed ? 0 : model::kNone;
+    x.start = timed ? 1000 + uint64_t{burst} * 100000 + (s % 64) * 10 : 0;
+    x.end = timed ? x.start + 5 : 0;
+  }
+  return m;
+}
+
+TEST(Cutoff, AStretchOfTheRunAtAnotherPaceDoesNotMoveTheEstimates) {
+  const Model truth = timed_tree(false, false);
+  const Recursion r = analysis::find_recursions(truth).at(0);
+  const Model timed = timed_tree(true, false), paced = timed_tree(true, true),
+              measured = timed_tree(false, true);
+  double worst_measured = 0;
+  for (uint32_t d = 1; d <= 8; ++d) {
+    SCOPED_TRACE("depth " + std::to_string(d));
+    const analysis::CutoffLevel t = analysis::evaluate_cutoff(truth, r, d, 0);
+    const analysis::CutoffLevel same = analysis::evaluate_cutoff(timed, r, d, 0);
+    EXPECT_EQ(same.span, t.span);
+    EXPECT_EQ(same.parallelism, t.parallelism);
+    const double p = analysis::evaluate_cutoff(paced, r, d, 0).parallelism;
+    EXPECT_NEAR(p / t.parallelism, 1.0, 0.03) << p << " against " << t.parallelism;
+    const double raw = analysis::evaluate_cutoff(measured, r, d, 0).parallelism;
+    worst_measured = std::max(worst_measured, std::abs(raw / t.parallelism - 1));
+  }
+  EXPECT_GT(worst_measured, 0.10);
+}
+
 }  // namespace
 }  // namespace tasklens
