@@ -32,8 +32,8 @@
 # and each shape's arguments before the cut-off: TASKLENS_ADVICE_FIB_ARGS ("32"), _NQUEENS_ARGS
 # ("12"), _HEALTH_ARGS ("6 1000"), _UTS_ARGS ("11 0"). (fib, n-queens and the tree search run
 # larger than in the other benches: at the smaller sizes their cut-off runs are too short for
-# the 10% judged, and a cut-off fib 29 runs 4 ms, about 40% of its span the program's start-up and
-# its first leaves on cold caches, which no recording of the program without a cut-off shows;
+# the 10% judged, and a short cut-off fib's span is largely the program's start-up and its first
+# leaves on cold caches, which no recording of the program without a cut-off shows;
 # docs/benchmarks.md has the spread.) A quick check of the script:
 #   TASKLENS_ADVICE_RUNS=1 TASKLENS_ADVICE_FIB_ARGS=20 TASKLENS_ADVICE_NQUEENS_ARGS=8 \
 #   TASKLENS_ADVICE_HEALTH_ARGS="4 100" TASKLENS_ADVICE_UTS_ARGS="6 0" bash bench/advice.sh build

@@ -135,7 +135,9 @@ std::string machine_sentence(const model::Model& m, const CutoffAdvice& a) {
       "time beyond work / {0} + span, times {0} over its tasks{2})",
       threads, format_work(m, a.machine.per_task),
       a.per_task ? fmt::format(", where one thread pays {}", format_work(m, a.per_task)) : "");
-  const bool quickest = least.depth == f.depth || least.machine_cost >= f.machine_cost;
+  // (least_cost is the shallowest of the least: it is the fastest unless a deeper depth is
+  // predicted quicker within the margin.)
+  const bool quickest = least.depth == f.depth;
   const std::string adds =
       fmt::format("adding about {} to the work the threads share", format_work(m, f.machine_cost));
   const std::string fast =
