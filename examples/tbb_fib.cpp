@@ -66,15 +66,15 @@ int main(int argc, char** argv) {
   const int n = static_cast<int>(tl_arg(argc, argv, 1, 12, "n"));
   g_units = tl_arg(argc, argv, 2, 200, "g");
   const unsigned long cutoff = tl_arg(argc, argv, 3, 0, "cutoff");
-  if (n > 40 || cutoff > 40) {
-    std::fprintf(stderr, "%s: n and cutoff must be at most 40\n", argv[0]);
+  if (n > 50 || cutoff > 50) {  // (F(52), the largest number used below, fits in 64 bits)
+    std::fprintf(stderr, "%s: n and cutoff must be at most 50\n", argv[0]);
     return 2;
   }
   g_cutoff = static_cast<int>(cutoff);
 
   const long result = fib(n);
 
-  unsigned long long f[43];
+  unsigned long long f[53];
   fibonacci_numbers(n + 2, f);
   const int c = g_cutoff > 1 ? g_cutoff : 1;
   auto calls = [&f](int m) { return 2 * f[m + 1] - 1; };
