@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "analysis/algebra.hpp"
+#include "analysis/tasks.hpp"
 
 namespace tasklens::analysis {
 
@@ -186,6 +187,11 @@ struct Context {
   mutable std::vector<uint64_t> dist, burdened;
   // Each strand's weight: its work at its thread's usual pace (paced_work).
   std::vector<uint64_t> weight_of;
+  // Per strand starting a task of the recursion: its place among the tasks of the recursion its
+  // creating task made before it (0: the first), and the last strand of the task's own code made
+  // just before it by the same task (kNone: none), for tasks made several calls at a time; beside
+  // each of by_depth, the place.
+  std::vector<uint32_t> sibling_index, previous_sibling_end, by_depth_sibling;
 
   Context(const Model& model, const Recursion& r) : m(model), weight_of(paced_work(model)) {
     const uint32_t nodes = static_cast<uint32_t>(m.nodes.size());
@@ -217,6 +223,10 @@ struct Context {
     for (size_t d = 1; d < by_depth_begin.size(); ++d) by_depth_begin[d] += by_depth_begin[d - 1];
     by_depth.resize(by_depth_begin.back());
     largest_child.resize(by_depth_begin.back());
+    by_depth_sibling.resize(by_depth_begin.back());
+    sibling_index.assign(n, 0);
+    previous_sibling_end.assign(n, kNone);
+    std::vector<uint32_t> made_so_far(nodes, 0), last_made(nodes, kNone);
     auto subtree_of = [&](const model::Node& node) {
       const bool has_strands = node.strand_begin < node.strand_end && node.strand_end <= n;
       return has_strands ? prefix[node.strand_end] - prefix[node.strand_begin] : uint64_t{0};
@@ -233,12 +243,23 @@ struct Context {
     for (uint32_t v = 0; v < nodes; ++v) {
       const model::Node& node = m.nodes[v];
       const bool has_strands = node.strand_begin < node.strand_end && node.strand_end <= n;
+      uint32_t sibling = 0, previous = kNone;
+      if (member[v] && node.parent != kNone && node.parent < nodes) {
+        // (Nodes are in preorder: a task's children of the recursion come in the order made.)
+        const uint32_t creating_task = owner[node.parent];
+        sibling = made_so_far[creating_task]++;
+        if (last_made[creating_task] != kNone) previous = own_last[last_made[creating_task]];
+        last_made[creating_task] = v;
+      }
       if (member[v]) {
         largest_child[fill[depth[v]]] = largest[v];
+        by_depth_sibling[fill[depth[v]]] = sibling;
         by_depth[fill[depth[v]]++] = subtree_of(node);
       }
       if (node.kind != NodeKind::Task || !has_strands) continue;
       starting_depth[node.strand_begin] = member[v] ? depth[v] : 0;
+      sibling_index[node.strand_begin] = sibling;
+      previous_sibling_end[node.strand_begin] = previous;
       const uint64_t subtree = prefix[node.strand_end] - prefix[node.strand_begin];
       if (member[v]) starting_subtree[node.strand_begin] = subtree;
       if (!member[v] || own_last[v] == kNone || node.parent == kNone) continue;
@@ -262,8 +283,14 @@ struct Context {
   struct Rule {
     uint32_t cut;
     uint64_t min_work;
+    uint32_t group = 1;  // the tasks of depth `cut` made this many calls at a time
     bool keeps(uint32_t depth, uint64_t subtree) const {
       return depth == 0 || (depth <= cut && subtree >= min_work);
+    }
+    // A task of depth `cut` that is not the first of its group: a call in the task of the one
+    // made before it.
+    bool joins_group(uint32_t depth, uint32_t sibling) const {
+      return group > 1 && depth == cut && sibling % group != 0;
     }
   };
 
@@ -287,6 +314,15 @@ struct Context {
         longest = std::max(longest, d[p]);
         if constexpr (Burden) longest_burdened = std::max(longest_burdened, b[p]);
       }
+      const uint32_t starts = starting_depth[s];
+      // A call run in the task of the one made before it starts once that one has returned.
+      const bool in_group = starts != kNone && rule.joins_group(starts, sibling_index[s]) &&
+                            previous_sibling_end[s] != kNone && previous_sibling_end[s] >= lo;
+      if (in_group) {
+        longest = std::max(longest, d[previous_sibling_end[s]]);
+        if constexpr (Burden)
+          longest_burdened = std::max(longest_burdened, b[previous_sibling_end[s]]);
+      }
       uint64_t weight = weight_of[s];
       if (divisible != divisible_end && divisible->strand == s)
         weight = iteration_span(weight, (divisible++)->iterations);
@@ -294,8 +330,7 @@ struct Context {
       best = std::max(best, d[s]);
       if constexpr (Burden) {
         // A task still made (of the recursion at a kept depth, or of no recursion) pays.
-        const uint32_t starts = starting_depth[s];
-        const bool made = starts != kNone && rule.keeps(starts, starting_subtree[s]);
+        const bool made = starts != kNone && !in_group && rule.keeps(starts, starting_subtree[s]);
         b[s] = longest_burdened + weight + (made ? per_task : 0);
         best_burdened = std::max(best_burdened, b[s]);
       }
@@ -319,11 +354,12 @@ struct Context {
   // `with_burden`: also the burdened span (a second longest path, as long again). `min_work`:
   // of the tasks within the depth, only those whose subtree does that much are made.
   CutoffLevel evaluate(uint32_t cut, uint64_t per_task, bool with_burden = true,
-                       uint64_t min_work = 0) const {
+                       uint64_t min_work = 0, uint32_t group = 1) const {
     CutoffLevel level;
     level.depth = std::min(cut, max_depth);
     level.min_work = min_work;
-    const Rule rule{level.depth, min_work};
+    level.group = group > 1 ? group : 0;
+    const Rule rule{level.depth, min_work, std::max(group, 1u)};
     const uint32_t n = static_cast<uint32_t>(m.strands.size());
     dist.resize(n);  // (every entry is written before it is read)
     burdened.resize(with_burden ? n : 0);
@@ -337,7 +373,19 @@ struct Context {
     // The tasks made; the leaves are those of the deepest level (a depth cut-off: each runs the
     // calls under it), or every task made whose children are all calls (a size cut-off).
     std::vector<uint64_t> leaves;
-    if (min_work == 0) {
+    if (min_work == 0 && group > 1) {
+      if (level.depth >= 1) {
+        // The tasks above the depth, then one per group: its calls' work together.
+        level.tasks_kept = by_depth_begin[level.depth] - by_depth_begin[1];
+        for (size_t i = by_depth_begin[level.depth]; i < by_depth_begin[level.depth + 1]; ++i) {
+          if (by_depth_sibling[i] % group == 0 || leaves.empty()) {
+            ++level.tasks_kept;
+            leaves.push_back(0);
+          }
+          leaves.back() += by_depth[i];
+        }
+      }
+    } else if (min_work == 0) {
       if (level.depth >= 1) {
         level.tasks_kept = by_depth_begin[level.depth + 1] - by_depth_begin[1];
         leaves.assign(
@@ -472,6 +520,14 @@ CutoffLevel evaluate_cutoff(const Model& m, const Recursion& recursion, uint32_t
                             uint64_t per_task) {
   const Context context(m, recursion);
   CutoffLevel level = context.evaluate(depth, per_task);
+  finish(level, context.work);
+  return level;
+}
+
+CutoffLevel evaluate_group_cutoff(const Model& m, const Recursion& recursion, uint32_t depth,
+                                  uint32_t group, uint64_t per_task) {
+  const Context context(m, recursion);
+  CutoffLevel level = context.evaluate(depth, per_task, true, 0, group);
   finish(level, context.work);
   return level;
 }
@@ -619,8 +675,45 @@ CutoffAdvice advise_cutoff(const Model& m, const Recursion& recursion, double ta
       }
     }
   }
+  // The recommended depth's own tasks still tiny: the same depth, its tasks made several calls
+  // at a time. More calls per task, fewer tasks and (grouping only adds constraints: a group of
+  // 2g is two of g) no more parallelism without the burden, so a binary search finds the
+  // largest power of two whose parallelism reaches the bar; burdened, the first of the few
+  // below it that does, as for the size cut-off.
+  if (per_task > 0 && advised.leaf_tasks >= 2 &&
+      advised.leaf_median_work < kTinyTaskCosts * per_task) {
+    const size_t begin = context.by_depth_begin[advised.depth],
+                 end = context.by_depth_begin[advised.depth + 1];
+    uint32_t widest = 1;  // the most calls one task makes at that depth
+    for (size_t i = begin; i < end; ++i) widest = std::max(widest, context.by_depth_sibling[i] + 1);
+    auto group_level = [&](uint32_t k, bool with_burden) {
+      CutoffLevel l = context.evaluate(advised.depth, per_task, with_burden, 0, 1u << k);
+      finish(l, a.work);
+      return l;
+    };
+    const double bar = a.verdict == CutoffVerdict::NotReached ? most * kNearlyAll : target;
+    uint32_t lo = 0, hi = 31 - static_cast<uint32_t>(__builtin_clz(widest));
+    if (hi >= 1 && group_level(1, false).parallelism >= bar) {
+      lo = 1;
+      while (lo < hi) {
+        const uint32_t mid = lo + (hi - lo + 1) / 2;
+        if (group_level(mid, false).parallelism >= bar)
+          lo = mid;
+        else
+          hi = mid - 1;
+      }
+      for (uint32_t k = lo + 1; k-- > 1 && k + 4 >= lo;) {
+        const CutoffLevel l = group_level(k, true);
+        const bool meets = a.verdict != CutoffVerdict::Reached || l.burdened_parallelism >= target;
+        if (meets && l.tasks_kept * 2 <= advised.tasks_kept) {  // (fewer by half: worth a rewrite)
+          a.group_cutoff = l;
+          break;
+        }
+      }
+    }
+  }
   if (a.machine.threads > 0) {
-    for (CutoffLevel* l : {&a.recorded, &a.size_cutoff})
+    for (CutoffLevel* l : {&a.recorded, &a.size_cutoff, &a.group_cutoff})
       if (l->tasks_kept > 0) l->machine_cost = time_on_machine(l->span, l->tasks_kept);
     for (CutoffLevel& l : a.levels) l.machine_cost = time_on_machine(l.span, l.tasks_kept);
   }

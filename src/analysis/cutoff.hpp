@@ -35,8 +35,11 @@
 namespace tasklens::analysis {
 
 struct CutoffLevel {
-  uint32_t depth = 0;             // tasks nested at most this deep are kept
-  uint64_t min_work = 0;          // > 0: of those, only the tasks whose subtree does this much
+  uint32_t depth = 0;     // tasks nested at most this deep are kept
+  uint64_t min_work = 0;  // > 0: of those, only the tasks whose subtree does this much
+  // > 1: the tasks of depth `depth` made `group` at a time: one task runs that many calls in a
+  // row, of those one task created one after the other (CutoffAdvice::group_cutoff).
+  uint32_t group = 0;
   uint64_t tasks_kept = 0;        // tasks of the recursion still made
   uint64_t leaf_tasks = 0;        // of them, those of depth `depth` (each runs its subtree)
   uint64_t leaf_median_work = 0;  // their median work, their inlined calls included
@@ -111,6 +114,14 @@ struct CutoffAdvice {
   // one level in a few) does not help such trees: only the size of what is inlined does.
   // `size_cutoff.min_work` == 0: none.
   CutoffLevel size_cutoff;
+  // When the recommended depth's own tasks are still tiny (their median work, the calls under
+  // them included, below kTinyTaskCosts times `per_task`: a wide level of calls that do almost
+  // nothing, like a search whose root has thousands of children that are mostly leaves), the
+  // same depth with those tasks made `group_cutoff.group` calls at a time (the largest power of
+  // two that reaches the verdict's bar, as the size cut-off), when that makes at most half the
+  // recommended depth's tasks: fewer, larger tasks.
+  // `group_cutoff.group` == 0: none.
+  CutoffLevel group_cutoff;
   // On machine.threads (threads == 0: not predicted): the depth predicted fastest, the one with
   // the least machine_cost (the shallowest whose W/P + machine_cost is within kSameTime of the
   // least), in `levels` with its neighbours; and the depth whose machine_cost is the least (in
@@ -135,6 +146,14 @@ CutoffLevel evaluate_cutoff(const model::Model& m, const Recursion& recursion, u
 // The program with a task of `recursion` made only for a call whose subtree (the task's work,
 // the calls under it included, as recorded) does `min_work` or more, the others inlined as
 // plain calls, at every depth.
+// The depth cut-off at `depth` with its tasks of that depth made `group` calls at a time: of
+// the calls one task makes at that depth, one after the other, each task runs `group` (the first
+// task's creation, then the calls in order; the calls under them inlined). Every recorded edge
+// is kept, as for a depth: a call still starts after what preceded its creation in the creating
+// task, which the loop that makes the groups runs anyway.
+CutoffLevel evaluate_group_cutoff(const model::Model& m, const Recursion& recursion, uint32_t depth,
+                                  uint32_t group, uint64_t per_task);
+
 CutoffLevel evaluate_size_cutoff(const model::Model& m, const Recursion& recursion,
                                  uint64_t min_work, uint64_t per_task);
 

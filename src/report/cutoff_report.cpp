@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "analysis/tasks.hpp"
+
 namespace tasklens::report {
 
 using analysis::CutoffAdvice;
@@ -51,6 +53,15 @@ Json size_json(const model::Model& m, const CutoffLevel& l, bool machine) {
   const Json level = level_json(m, l, machine);
   for (auto it = level.begin(); it != level.end(); ++it)
     if (it.key() != "depth") j[it.key()] = it.value();
+  return j;
+}
+
+// The recommended depth with its tasks made several calls at a time (null when none is proposed).
+Json group_json(const model::Model& m, const CutoffLevel& l, bool machine) {
+  if (l.group == 0) return nullptr;
+  Json j = {{"calls_per_task", l.group}};
+  const Json level = level_json(m, l, machine);
+  for (auto it = level.begin(); it != level.end(); ++it) j[it.key()] = it.value();
   return j;
 }
 
@@ -122,6 +133,27 @@ std::string spread_sentence(const model::Model& m, const CutoffAdvice& a,
 std::string depth_sentence(const model::Model& m, const CutoffAdvice& a,
                            const std::vector<SiteLabel>& labels);
 
+// Why the recommended depth's tasks are still too small, and the grouping that makes them
+// larger.
+std::string group_sentence(const model::Model& m, const CutoffAdvice& a,
+                           const std::vector<SiteLabel>& labels) {
+  const CutoffLevel& l = recommended_level(a);
+  const CutoffLevel& g = a.group_cutoff;
+  const std::string overhead =
+      fmt::format(" ({:.1f} with every task charged the tasking overhead)", g.burdened_parallelism);
+  return fmt::format(
+      "but its {} tasks at depth {} are still tiny (median {}, under {} times the tasking "
+      "overhead of {}): most calls at that depth do almost nothing, and no depth gathers them. "
+      "Make each task run {} of those calls instead: where a task makes its calls at depth {}, "
+      "make one task per {} of them, each running its calls one after the other (a loop over "
+      "them inside the task); then {} tasks in all, the {} at depth {} doing about {} each "
+      "(median), and the parallelism of the {} would be about {:.1f}{}, for a target of {:g}",
+      l.leaf_tasks, l.depth, format_work(m, l.leaf_median_work), analysis::kTinyTaskCosts,
+      format_work(m, a.per_task), g.group, l.depth, g.group, g.tasks_kept, g.leaf_tasks, l.depth,
+      format_work(m, g.leaf_median_work), scope_name(m, a.recursion, labels), g.parallelism,
+      overhead, a.target);
+}
+
 // The depth for the threads the program was recorded with, beside the target's. The fastest is
 // the depth with the fewest tasks whose predicted time is within kSameTime of the least: when a
 // deeper depth adds less, the sentence says so rather than call the fastest the quickest.
@@ -176,13 +208,26 @@ std::string machine_sentence(const model::Model& m, const CutoffAdvice& a) {
       cost, fast, deeper, f.depth, r.depth);
 }
 
+// The grouped form against the fastest depth on the recorded threads, when it costs less there.
+std::string group_machine_sentence(const model::Model& m, const CutoffAdvice& a) {
+  const CutoffLevel& g = a.group_cutoff;
+  const CutoffLevel& f = level_at(a, a.fastest);
+  if (g.group <= 1 || g.machine_cost >= f.machine_cost) return "";
+  return fmt::format(
+      "; with {} calls per task at depth {}, about {} instead: that form is the one for this "
+      "machine too",
+      g.group, g.depth, format_work(m, g.machine_cost));
+}
+
 }  // namespace
 
 std::string cutoff_sentence(const model::Model& m, const CutoffAdvice& a,
                             const std::vector<SiteLabel>& labels) {
   const std::string by_depth = depth_sentence(m, a, labels);
-  const std::string advice = a.depth_helps ? by_depth : spread_sentence(m, a, by_depth);
-  return a.fastest > 0 ? advice + ". " + machine_sentence(m, a) : advice;
+  std::string advice = a.depth_helps ? by_depth : spread_sentence(m, a, by_depth);
+  if (a.group_cutoff.group > 1) advice += "; " + group_sentence(m, a, labels);
+  return a.fastest > 0 ? advice + ". " + machine_sentence(m, a) + group_machine_sentence(m, a)
+                       : advice;
 }
 
 namespace {
@@ -278,6 +323,14 @@ std::string cutoff_table(const model::Model& m, const std::vector<CutoffAdvice>&
           timed ? fmt::format(" {:>14}", format_work(m, a.size_cutoff.machine_cost))
                 : std::string(),
           format_work(m, a.size_cutoff.min_work));
+    const CutoffLevel& g = a.group_cutoff;
+    if (g.group > 1)
+      out += fmt::format(
+          "  {:>6} {:>12} {:>12} {:>16} {:>12.2f} {:>10.2f}{}  <- depth {}, {} calls per task\n",
+          fmt::format("{}x{}", g.depth, g.group), g.tasks_kept, g.leaf_tasks,
+          format_work(m, g.leaf_median_work), g.parallelism, g.burdened_parallelism,
+          timed ? fmt::format(" {:>14}", format_work(m, g.machine_cost)) : std::string(), g.depth,
+          g.group);
     out +=
         "  (tasks: made with that cut-off; deepest: those at that depth, each running the calls "
         "under it; burdened: every task charged the tasking overhead)\n";
@@ -292,6 +345,11 @@ std::string cutoff_table(const model::Model& m, const std::vector<CutoffAdvice>&
       out +=
           "  (size: a task only for a call whose work, the calls under it included, is at least "
           "that much, at any depth; deepest: the tasks made whose calls are all plain)\n";
+    if (g.group > 1)
+      out += fmt::format(
+          "  ({0}x{1}: depth {0} with each of its tasks running {1} calls made one after the "
+          "other; deepest: those tasks)\n",
+          g.depth, g.group);
     out += fmt::format("  {}\n", cutoff_sentence(m, a, labels));
   }
   return out;
@@ -325,6 +383,7 @@ Json cutoff_json(const model::Model& m, const std::vector<CutoffAdvice>& advice,
                     {"levels", levels},
                     {"depth_cutoff_helps", a.depth_helps},
                     {"size_cutoff", size_json(m, a.size_cutoff, a.machine.threads > 0)},
+                    {"group_cutoff", group_json(m, a.group_cutoff, a.machine.threads > 0)},
                     {"for_recorded_threads", machine_json(m, a)},
                     {"advice", cutoff_sentence(m, a, labels)}});
   }

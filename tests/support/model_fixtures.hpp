@@ -377,4 +377,40 @@ inline Model unbalanced_tree_model(uint64_t seed = 7) {
   return b.finish();
 }
 
+// A search whose top call makes 512 calls of 10 units, one after the other, every 64th of them
+// with 100 calls of 10 under it (UTS's binomial tree in small: a wide level of calls that mostly
+// do nothing, a few deep ones). 1,313 tasks of one site, 3 deep; work 13,121.
+inline Model wide_search_model() {
+  ModelBuilder b;
+  const uint32_t site = b.add_site(SiteKind::Task);
+  const uint32_t start = b.strand(1);
+  b.open(NodeKind::Task, site);
+  const uint32_t top = b.strand(0, {start});
+  std::vector<uint32_t> ends;
+  uint32_t current = top;
+  for (uint32_t i = 0; i < 512; ++i) {
+    b.open(NodeKind::Task, site);
+    uint32_t last = b.strand(10, {current});
+    if (i % 64 == 0) {
+      std::vector<uint32_t> joined{last};
+      for (uint32_t k = 0; k < 100; ++k) {
+        b.open(NodeKind::Task, site);
+        joined.push_back(b.strand(10, {last}));
+        b.close();
+        last = b.strand(0, {last});
+        joined[0] = last;
+      }
+      last = b.strand(0, joined);
+    }
+    b.close();
+    ends.push_back(last);
+    current = b.strand(0, {current});
+  }
+  ends.push_back(current);
+  const uint32_t wait = b.strand(0, ends);
+  b.close();
+  b.strand(1, {wait});
+  return b.finish();
+}
+
 }  // namespace tasklens::fixtures

@@ -144,5 +144,38 @@ TEST(CutoffReport, WhereNoDepthHelpsTheSizeCutoffIsWrittenWithItsFigures) {
   EXPECT_NE(table.find("<- by size: work >= 16 ns"), std::string::npos) << table;
 }
 
+// A wide level of calls that mostly do nothing (fixtures::wide_search_model): the advised depth's
+// 512 tasks are still tiny, and the sentence says so and gives the grouping (32 calls a task),
+// the table has its row, the JSON its figures; fib's advice has none.
+TEST(CutoffReport, TinyTasksAtTheAdvisedDepthAreGroupedSeveralCallsATask) {
+  const Advised a(fixtures::wide_search_model(), 8, 1);
+  ASSERT_EQ(a.advice.size(), 1u);
+  ASSERT_EQ(a.advice[0].group_cutoff.group, 32u);
+  const auto j = report::cutoff_json(a.m, a.advice, a.labels);
+  const auto& group = j[0]["group_cutoff"];
+  ASSERT_TRUE(group.is_object()) << j[0].dump(2);
+  EXPECT_EQ(group["calls_per_task"], 32);
+  EXPECT_EQ(group["depth"], 2);
+  EXPECT_EQ(group["tasks_kept"], 1 + 512 / 32);
+  EXPECT_EQ(group["leaf_tasks"], 512 / 32);
+  for (const char* key : {"span", "parallelism", "burdened_parallelism", "leaf_median_work"})
+    EXPECT_TRUE(group.contains(key)) << key;
+  const std::string said = j[0]["advice"].get<std::string>();
+  EXPECT_NE(said.find("but its 512 tasks at depth 2 are still tiny (median 10 ns, under 20 times "
+                      "the tasking overhead of 1 ns)"),
+            std::string::npos)
+      << said;
+  EXPECT_NE(said.find("Make each task run 32 of those calls instead"), std::string::npos) << said;
+  EXPECT_NE(said.find("then 17 tasks in all, the 16 at depth 2"), std::string::npos) << said;
+  const std::string table = report::cutoff_table(a.m, a.advice, a.labels);
+  EXPECT_NE(table.find("<- depth 2, 32 calls per task"), std::string::npos) << table;
+  EXPECT_NE(table.find("(2x32: depth 2 with each of its tasks running 32 calls"), std::string::npos)
+      << table;
+  const Advised fib(fixtures::fib_model(16), 16, 1);
+  const auto k = report::cutoff_json(fib.m, fib.advice, fib.labels);
+  EXPECT_TRUE(k[0]["group_cutoff"].is_null());
+  EXPECT_EQ(k[0]["advice"].get<std::string>().find("still tiny"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tasklens

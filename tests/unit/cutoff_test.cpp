@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "analysis/profile.hpp"
+#include "analysis/tasks.hpp"
 #include "model_fixtures.hpp"
 
 namespace tasklens {
@@ -82,6 +83,7 @@ TEST(Cutoff, FibSpanAtEveryDepthIsTheAnalyticOne) {
 // on each other. `calls` records each recursion task's creator, own last strand and depth.
 struct Call {
   uint32_t first, creator, last, depth;
+  uint32_t parent = model::kNone;  // the call that created it (kNone: the program's code)
 };
 struct RandomProgram {
   Model model;
@@ -101,8 +103,8 @@ RandomProgram random_program(std::mt19937_64& rng) {
   std::vector<uint32_t> ends;  // strands the program's last strand joins (unwaited tasks)
   uint32_t budget = 120;
   // Returns the task's own last strand.
-  auto task = [&](auto&& self, uint32_t creator, uint32_t depth, bool member,
-                  uint32_t dep) -> uint32_t {
+  auto task = [&](auto&& self, uint32_t creator, uint32_t depth, bool member, uint32_t dep,
+                  uint32_t this_call) -> uint32_t {
     // The recursion's two sites alternate with the depth (like fib's two spawns, they nest in
     // each other); the other site's tasks are leaves, created by the recursion, not part of it.
     b.open(NodeKind::Task, member ? (depth % 2 ? rec_a : rec_b) : other);
@@ -120,9 +122,10 @@ RandomProgram random_program(std::mt19937_64& rng) {
       const uint32_t sibling_dep =
           !children.empty() && pick(4) == 0 ? children.back() : model::kNone;
       const size_t call_index = p.calls.size();
-      if (child_member) p.calls.push_back({0, current, 0, depth + 1});
+      if (child_member) p.calls.push_back({0, current, 0, depth + 1, this_call});
       const uint32_t child_first = b.strand_count();
-      const uint32_t last = self(self, current, depth + 1, child_member, sibling_dep);
+      const uint32_t last = self(self, current, depth + 1, child_member, sibling_dep,
+                                 child_member ? static_cast<uint32_t>(call_index) : model::kNone);
       if (child_member) {
         p.calls[call_index].first = child_first;
         p.calls[call_index].last = last;
@@ -151,7 +154,8 @@ RandomProgram random_program(std::mt19937_64& rng) {
     const size_t root_call = p.calls.size();
     p.calls.push_back({0, start, 0, 1});
     p.calls[root_call].first = b.strand_count();
-    p.calls[root_call].last = task(task, start, 1, true, model::kNone);
+    p.calls[root_call].last =
+        task(task, start, 1, true, model::kNone, static_cast<uint32_t>(root_call));
     ends.push_back(p.calls[root_call].last);
   }
   ends.push_back(start);
@@ -170,8 +174,11 @@ RandomProgram random_program(std::mt19937_64& rng) {
 // The program with a cut-off, by explicit edges: an inlined call's last strand precedes every
 // successor of its creator that comes after it; then the longest path by relaxation, within the
 // recursion's scope (random_program's scope_lo .. scope_hi).
+// `group` > 1: the calls of depth `cut` made `group` at a time (evaluate_group_cutoff): of
+// those one call (or the program) makes, each one not first of its group starts after the one
+// before it has returned (its strands, and those of the calls inlined under it), and is not made.
 uint64_t brute_cut_span(const RandomProgram& p, uint32_t cut, uint64_t per_task,
-                        uint64_t min_work = 0) {
+                        uint64_t min_work = 0, uint32_t group = 1) {
   const Model& m = p.model;
   const size_t n = m.strands.size();
   // A task of the recursion is made when its depth is `cut` or less and its subtree (its
@@ -194,10 +201,32 @@ uint64_t brute_cut_span(const RandomProgram& p, uint32_t cut, uint64_t per_task,
       for (uint32_t q : m.preds_of(x))
         if (q == c.creator) preds[x].push_back(c.last);
   }
+  std::vector<uint8_t> grouped(n, 0);  // by first strand: a call run in its group's task
+  if (group > 1) {
+    std::vector<uint32_t> made(p.calls.size() + 1, 0), previous(p.calls.size() + 1, model::kNone);
+    for (uint32_t i = 0; i < p.calls.size(); ++i) {
+      const Call& c = p.calls[i];
+      if (c.depth != cut) continue;
+      const size_t key = c.parent == model::kNone ? p.calls.size() : c.parent;
+      if (made[key]++ % group != 0) {
+        grouped[c.first] = 1;
+        const Call& before = p.calls[previous[key]];
+        for (uint32_t x = before.first; x <= before.last; ++x) {
+          // Its own strands and those of the calls under it (all inlined: deeper than `cut`).
+          bool under = x == before.last;
+          for (const Call& d : p.calls)
+            under = under || (d.last == x && d.first >= before.first && d.last <= before.last);
+          if (under) preds[c.first].push_back(x);
+        }
+      }
+      previous[key] = i;
+    }
+  }
   std::vector<uint64_t> weight(n);
   for (uint32_t s = 0; s < n; ++s) weight[s] = m.strands[s].work;
   for (size_t i = 0; i < p.task_firsts.size(); ++i)
-    if (kept(p.first_depth[i], p.task_firsts[i])) weight[p.task_firsts[i]] += per_task;
+    if (kept(p.first_depth[i], p.task_firsts[i]) && !grouped[p.task_firsts[i]])
+      weight[p.task_firsts[i]] += per_task;
   std::vector<uint64_t> dist(weight);
   for (bool changed = true; changed;) {
     changed = false;
@@ -268,6 +297,75 @@ TEST(Cutoff, ASizeCutoffMatchesBruteForceOnRandomRecursivePrograms) {
     }
   }
   EXPECT_GT(checked, 200);
+}
+
+// A depth cut-off with its deepest tasks made several calls at a time: the same brute force, and
+// the tasks it makes counted (those above the depth, and one per group).
+TEST(Cutoff, ADepthMadeSeveralCallsATaskMatchesBruteForceOnRandomRecursivePrograms) {
+  std::mt19937_64 rng(20261203);
+  int checked = 0, changed = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    const RandomProgram p = random_program(rng);
+    const std::vector<Recursion> r = analysis::find_recursions(p.model);
+    if (r.empty()) continue;
+    for (uint32_t cut = 1; cut <= r[0].max_depth; ++cut)
+      for (uint32_t group : {2u, 3u}) {
+        SCOPED_TRACE("trial " + std::to_string(trial) + ", cut " + std::to_string(cut) +
+                     ", group " + std::to_string(group));
+        const analysis::CutoffLevel l =
+            analysis::evaluate_group_cutoff(p.model, r[0], cut, group, 5);
+        EXPECT_EQ(l.group, group);
+        EXPECT_EQ(l.span, brute_cut_span(p, cut, 0, 0, group));
+        EXPECT_EQ(l.burdened_span, brute_cut_span(p, cut, 5, 0, group));
+        changed += l.span != brute_cut_span(p, cut, 0);
+        uint64_t kept = 0, groups = 0;
+        std::vector<uint32_t> made(p.calls.size() + 1, 0);
+        for (const Call& c : p.calls) {
+          kept += c.depth < cut;
+          if (c.depth == cut)
+            groups += made[c.parent == model::kNone ? p.calls.size() : c.parent]++ % group == 0;
+        }
+        EXPECT_EQ(l.tasks_kept, kept + groups);
+        EXPECT_EQ(l.leaf_tasks, groups);
+        ++checked;
+      }
+  }
+  EXPECT_GT(checked, 300);
+  EXPECT_GT(changed, 30) << "the groups must lengthen some spans, or the test checks nothing";
+}
+
+// A search whose root makes many calls that mostly do nothing (UTS's binomial tree): depth 1
+// keeps all of them, tiny; the same depth with its calls made many at a time reaches the target
+// with far fewer tasks. fib's deepest tasks at its advised depth are large: no grouping.
+TEST(Cutoff, WhereTheAdvisedDepthsTasksAreTinyTheyAreMadeSeveralCallsATask) {
+  const Model m = fixtures::wide_search_model();
+  ASSERT_EQ(fixtures::check_model(m), "");
+  const Recursion r = analysis::find_recursions(m).at(0);
+  ASSERT_EQ(r.max_depth, 3u);
+  const analysis::CutoffAdvice a = analysis::advise_cutoff(m, r, 8, 1);
+  ASSERT_EQ(a.recommended, 2u);
+  const analysis::CutoffLevel advised = analysis::evaluate_cutoff(m, r, 2, 1);
+  EXPECT_EQ(advised.leaf_tasks, 512u);
+  EXPECT_LT(advised.leaf_median_work, analysis::kTinyTaskCosts * 1);
+  EXPECT_TRUE(a.depth_helps);
+  // Groups of g calls: the largest power of two whose burdened parallelism reaches 8. The work
+  // is 13,121; a group of 32 holding a call with calls under it spans 31 x 10 + 1,010 (about
+  // 9.9), one of 64 spans 63 x 10 + 1,010 (8.0 without the overhead, less with it).
+  const analysis::CutoffLevel& g = a.group_cutoff;
+  ASSERT_EQ(g.group, 32u);
+  EXPECT_EQ(g.depth, 2u);
+  EXPECT_GE(g.burdened_parallelism, 8);
+  EXPECT_EQ(g.tasks_kept, 1 + 512 / g.group);
+  EXPECT_LT(analysis::evaluate_group_cutoff(m, r, 2, 2 * g.group, 1).burdened_parallelism, 8);
+  const analysis::CutoffLevel again = analysis::evaluate_group_cutoff(m, r, 2, g.group, 1);
+  EXPECT_EQ(g.span, again.span);
+  EXPECT_EQ(g.burdened_span, again.burdened_span);
+  // Without a tasking overhead nothing is tiny.
+  EXPECT_EQ(analysis::advise_cutoff(m, r, 8, 0).group_cutoff.group, 0u);
+  const Model fib = fixtures::fib_model(16);
+  EXPECT_EQ(
+      analysis::advise_cutoff(fib, analysis::find_recursions(fib).at(0), 16, 1).group_cutoff.group,
+      0u);
 }
 
 // The depth for the recorded threads (CutoffMachine) against brute force on fib(16): every
