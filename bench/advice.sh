@@ -26,11 +26,18 @@
 # helps, its size cut-off is printed but not run: the suite's tree search cannot know a
 # subtree's size before making its task (that is what the adviser's sentence says).
 #
+# uts_wide is the same search on its binomial tree (UTS T3-like: the root has 80,000 children,
+# mostly leaves). Its advised depth's tasks are still tiny, and the adviser proposes them made
+# several calls at a time (`group_cutoff`): the program's fourth argument does that, so the
+# sweep adds that depth with TASKLENS_ADVICE_GROUPS calls per task ("4 16 64 256 1024 2048
+# 4096 8192", and the proposed one), shown as depth:calls. The advised form for 2 threads is the
+# grouped one when the adviser says it costs less there than its fastest depth.
+#
 # Knobs (environment): TASKLENS_ADVICE_RUNS (5), TASKLENS_ADVICE_RECORDINGS (3),
-# TASKLENS_ADVICE_SHAPES ("fib nqueens health uts"), TASKLENS_ADVICE_TARGET (16),
+# TASKLENS_ADVICE_SHAPES ("fib nqueens health uts uts_wide"), TASKLENS_ADVICE_TARGET (16),
 # TASKLENS_ADVICE_SWEEP (cut-offs, "1 2 3 4 5 6 7 8 10 12"),
 # and each shape's arguments before the cut-off: TASKLENS_ADVICE_FIB_ARGS ("32"), _NQUEENS_ARGS
-# ("12"), _HEALTH_ARGS ("6 1000"), _UTS_ARGS ("11 0"). (fib, n-queens and the tree search run
+# ("12"), _HEALTH_ARGS ("6 1000"), _UTS_ARGS ("11 0"), _UTS_WIDE_ARGS ("80000 1"). (fib, n-queens and the tree search run
 # larger than in the other benches: at the smaller sizes their cut-off runs are too short for
 # the 10% judged, and a short cut-off fib's span is largely the program's start-up and its first
 # leaves on cold caches, which no recording of the program without a cut-off shows;
@@ -50,7 +57,9 @@ bench_scratch advice
 RUNS=${TASKLENS_ADVICE_RUNS:-5}
 RECORDINGS=${TASKLENS_ADVICE_RECORDINGS:-3}
 : "${TASKLENS_ADVICE_FIB_ARGS:=32}" "${TASKLENS_ADVICE_NQUEENS_ARGS:=12}" "${TASKLENS_ADVICE_UTS_ARGS:=11 0}"
-SHAPES=${TASKLENS_ADVICE_SHAPES:-fib nqueens health uts}
+: "${TASKLENS_ADVICE_UTS_WIDE_ARGS:=80000 1}"
+SHAPES=${TASKLENS_ADVICE_SHAPES:-fib nqueens health uts uts_wide}
+CALLS_SWEEP=${TASKLENS_ADVICE_GROUPS:-4 16 64 256 1024 2048 4096 8192}
 TARGET=${TASKLENS_ADVICE_TARGET:-16}
 SWEEP=${TASKLENS_ADVICE_SWEEP:-1 2 3 4 5 6 7 8 10 12}
 
@@ -78,8 +87,9 @@ print(p[0] if p else "-")' "$1"
 
 echo "advice: $RUNS runs per cut-off, 2 threads, target $TARGET, runtime $RT"
 for shape in $SHAPES; do
-  plain=$EXAMPLES/suite_${shape}_clang
-  cut=$EXAMPLES/suite_${shape}_cutoff_manual_clang
+  program=${shape%_wide}
+  plain=$EXAMPLES/suite_${program}_clang
+  cut=$EXAMPLES/suite_${program}_cutoff_manual_clang
   read -r -a args <<<"$(suite_args TASKLENS_ADVICE "$shape")"
   timed "$WORK/rec.out" env OMP_NUM_THREADS=2 "$TL" record -o "$WORK/$shape.tlens" -- "$plain" "${args[@]}"
   timed "$WORK/advice.json" "$TL" advise "$WORK/$shape.tlens" --target "$TARGET" --format json
@@ -92,19 +102,32 @@ for shape in $SHAPES; do
   size=$(advice_field "$WORK/advice.json" \
     '"%d ticks: %d tasks, parallelism %.2f" % (c["size_cutoff"]["min_work"], c["size_cutoff"]["tasks_kept"], c["size_cutoff"]["parallelism"]) if c.get("size_cutoff") else None')
   tasks=$(advice_field "$WORK/advice.json" 'c["tasks"]')
+  group=$(advice_field "$WORK/advice.json" \
+    '"%d:%d" % (c["group_cutoff"]["depth"], c["group_cutoff"]["calls_per_task"]) if c.get("group_cutoff") else None')
+  group_wins=$(advice_field "$WORK/advice.json" \
+    'bool(c.get("group_cutoff") and c.get("for_recorded_threads") and c["group_cutoff"]["cost_on_recorded_threads_seconds"] < c["for_recorded_threads"]["fastest"]["cost_on_recorded_threads_seconds"])')
+  if [[ $group != - && $group_wins == True ]]; then
+    depth=$group
+    estimate=$(advice_field "$WORK/advice.json" 'c["group_cutoff"]["parallelism"]')
+  fi
   echo
   echo "== $shape ${args[*]}: $tasks tasks; advised depth $depth on 2 threads (estimated" \
     "parallelism $estimate), $target_depth for the target," \
-    "a depth helps: $helps${size:+; by size: $size}"
+    "a depth helps: $helps${size:+; by size: $size}; several calls a task: $group"
   if [[ $depth == - ]]; then
     echo "   no recursion found: nothing to sweep"
     continue
   fi
-  cutoffs=$(printf '%s\n' $SWEEP "$depth" "$target_depth" | sort -n -u)
+  extra=()
+  if [[ $group != - ]]; then
+    for g in $CALLS_SWEEP "${group#*:}"; do extra+=("${group%%:*}:$g"); done
+  fi
+  cutoffs=$(printf '%s\n' $SWEEP "$depth" "$target_depth" "${extra[@]}" | sort -t: -k1,1n -k2,2n -u)
   declare -A times=() made=()
   for ((round = 0; round < RUNS; round++)); do
     for c in $cutoffs; do
-      timed "$WORK/run.out" env OMP_NUM_THREADS=2 LD_PRELOAD="$RT" "$cut" "${args[@]}" "$c"
+      # (depth:calls: the program's fourth argument, its tasks at that depth calls at a time)
+      timed "$WORK/run.out" env OMP_NUM_THREADS=2 LD_PRELOAD="$RT" "$cut" "${args[@]}" ${c//:/ }
       times[$c]="${times[$c]:-} $(region_seconds "$WORK/run.out")"
       made[$c]=$(out_tasks "$WORK/run.out")
     done
@@ -135,7 +158,7 @@ for shape in $SHAPES; do
   recorded=()
   for ((r = 0; r < RECORDINGS; r++)); do
     timed "$WORK/rec2.out" env OMP_NUM_THREADS=2 "$TL" record -o "$WORK/${shape}_cut.tlens" -- \
-      "$cut" "${args[@]}" "$depth"
+      "$cut" "${args[@]}" ${depth//:/ }
     timed "$WORK/cut.json" "$TL" report "$WORK/${shape}_cut.tlens" --format json
     recorded+=("$(scope_parallelism "$WORK/cut.json")")
   done

@@ -1,7 +1,7 @@
 /* uts.c: unbalanced tree search (in the style of UTS): counts the nodes of an implicit random
  * tree, a task per node.
  *
- *   usage: suite_uts_<variant> [size=6] [shape=0] [cutoff=4]
+ *   usage: suite_uts_<variant> [size=6] [shape=0] [cutoff=4] [group=1]
  *
  * A node is a 64-bit hash; its i-th child's hash is mix(hash, i), and its number of children
  * comes from its own hash, so the tree is fixed by the root's seed and the shape:
@@ -15,6 +15,11 @@
  * 6991 for size 6 (tests), 1757193 for size 10 (the benches), shape 0; shape 1: 21136 for
  * size 1000, 2113464 for size 80000. The count is checked against a sequential traversal
  * (cheap: a hash per node).
+ *
+ * group (the manual cut-off variant only): the tasks at the cut-off depth (those a node at depth
+ * cutoff - 1 creates) are made `group` children at a time, each task counting its children one
+ * after the other (what `tasklens advise` proposes when that depth's tasks are still tiny: the
+ * binomial root's children, mostly leaves).
  */
 #include <math.h>
 
@@ -25,7 +30,7 @@
 #define BIN_Q 0.24
 #define MAX_CHILDREN 256
 
-static int g_shape, g_size;
+static int g_shape, g_size, g_group = 1;
 
 static uint64_t child_hash(uint64_t h, int i) { return suite_mix(h ^ suite_mix((uint64_t)i + 1)); }
 
@@ -60,10 +65,21 @@ static unsigned long long children_par(uint64_t h, int depth, int n) {
   }
   unsigned long long small[16];
   unsigned long long* below = n <= 16 ? small : malloc((size_t)n * sizeof *below);
-  if (!below) { perror("malloc"); exit(2); }
-  for (int i = 0; i < n; i++) {
+  if (!below) {
+    perror("malloc");
+    exit(2);
+  }
+  if (g_group > 1 && SUITE_SERIAL(depth + 1)) {
+    for (int i = 0; i < n; i += g_group) {
+#pragma omp task firstprivate(i) shared(below) SUITE_UNTIED
+      for (int k = i; k < i + g_group && k < n; k++)
+        below[k] = count_par(child_hash(h, k), depth + 1);
+    }
+  } else {
+    for (int i = 0; i < n; i++) {
 #pragma omp task firstprivate(i) shared(below) SUITE_UNTIED SUITE_CUTOFF(depth)
-    below[i] = count_par(child_hash(h, i), depth + 1);
+      below[i] = count_par(child_hash(h, i), depth + 1);
+    }
   }
 #pragma omp taskwait
   unsigned long long c = 0;
@@ -82,6 +98,8 @@ static unsigned long long tasks_of(uint64_t h, int depth) {
   if (SUITE_SERIAL(depth)) return 0;
   const int n = num_children(h, depth);
   unsigned long long t = 0;
+  if (g_group > 1 && SUITE_SERIAL(depth + 1))
+    return (unsigned long long)((n + g_group - 1) / g_group);
   for (int i = 0; i < n; i++) t += 1 + tasks_of(child_hash(h, i), depth + 1);
   return t;
 }
@@ -90,6 +108,7 @@ int main(int argc, char** argv) {
   g_size = (int)suite_arg(argc, argv, 1, 6, 0, 1000000, "size");
   g_shape = (int)suite_arg(argc, argv, 2, 0, 0, 1, "shape");
   suite_cutoff_arg(argc, argv, 3, 4);
+  g_group = (int)suite_arg(argc, argv, 4, 1, 1, 1000000, "group");
   if (g_shape == 0 && g_size > 40) {
     fprintf(stderr, "%s: the geometric tree's depth must be at most 40\n", argv[0]);
     return 2;
