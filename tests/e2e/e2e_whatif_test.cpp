@@ -341,5 +341,42 @@ TEST_F(CutoffAdvice, TheReportsTinyTaskFindingGivesTheAdvisersCutoff) {
             std::string::npos);
 }
 
+// UTS's binomial tree (the root makes 8000 calls, most of them leaves): the depth for the target
+// keeps every root call, tiny; the adviser proposes them made several calls at a time, says so,
+// and the program with that grouping (the manual cut-off's fourth argument) makes exactly the
+// tasks it said.
+TEST_F(CutoffAdvice, TinyTasksAtTheAdvisedDepthAreMadeSeveralCallsATask) {
+  const std::string trace = path("uts.tlens");
+  RunResult rec = record(example("suite_uts", "clang"), {"8000", "1"}, trace, default_env(2));
+  ASSERT_TRUE(rec.exited(0)) << rec.describe();
+  const json a = tasklens_command_json("advise", {trace, "--target", "8"});
+  ASSERT_FALSE(a.is_null());
+  ASSERT_EQ(a["cutoffs"].size(), 1u);
+  const json& c = a["cutoffs"][0];
+  EXPECT_EQ(c["tasks"], 222108);
+  ASSERT_EQ(c["recommended_depth"], 1) << c.dump(2);
+  EXPECT_EQ(c["recommended"]["tasks_kept"], 8000);
+  const json& g = c["group_cutoff"];
+  ASSERT_TRUE(g.is_object()) << c.dump(2);
+  const uint64_t calls = g["calls_per_task"].get<uint64_t>();
+  EXPECT_GE(calls, 2u);
+  EXPECT_EQ(g["depth"], 1);
+  EXPECT_EQ(g["tasks_kept"].get<uint64_t>(), (8000 + calls - 1) / calls);
+  EXPECT_GE(g["burdened_parallelism"].get<double>(), 8) << g.dump(2);
+  const std::string advice = c["advice"];
+  EXPECT_NE(advice.find("but its 8000 tasks at depth 1 are still tiny"), std::string::npos)
+      << advice;
+  EXPECT_NE(advice.find("Make each task run " + std::to_string(calls) + " of those calls"),
+            std::string::npos)
+      << advice;
+  const std::string grouped = path("uts_grouped.tlens");
+  rec = record(example("suite_uts_cutoff_manual", "clang"),
+               {"8000", "1", "1", std::to_string(calls)}, grouped, default_env(2));
+  ASSERT_TRUE(rec.exited(0)) << rec.describe();
+  const json r = report_json(grouped);
+  ASSERT_FALSE(r.is_null());
+  EXPECT_EQ(r["tasks"], g["tasks_kept"]) << "the program made what the advice said";
+}
+
 }  // namespace
 }  // namespace tasklens::e2e
