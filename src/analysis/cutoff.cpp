@@ -416,6 +416,30 @@ void finish(CutoffLevel& level, uint64_t work) {
   level.burdened_parallelism = parallelism_of(work, level.burdened_span);
 }
 
+// Of a family of coarser forms level(k, with_burden), k = first .. last, where more k makes fewer
+// tasks and no more parallelism without the burden: the largest k whose parallelism reaches
+// `bar` (a binary search, when `first`'s does), then, burdened, the first of it and the few
+// below it that `accept` takes (fewer tasks are fewer overheads, but only a smaller k gives the
+// span back). A level of nothing ({}) when none does.
+template <typename Level, typename Accept>
+CutoffLevel coarsest_reaching(uint32_t first, uint32_t last, double bar, Level level,
+                              Accept accept) {
+  if (first > last || level(first, false).parallelism < bar) return {};
+  uint32_t lo = first, hi = last;
+  while (lo < hi) {
+    const uint32_t mid = lo + (hi - lo + 1) / 2;
+    if (level(mid, false).parallelism >= bar)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  for (uint32_t k = lo + 1; k-- > first && k + 4 >= lo;) {
+    const CutoffLevel l = level(k, true);
+    if (accept(l)) return l;
+  }
+  return {};
+}
+
 }  // namespace
 
 const char* to_string(CutoffVerdict verdict) {
@@ -645,41 +669,27 @@ CutoffAdvice advise_cutoff(const Model& m, const Recursion& recursion, double ta
   for (uint32_t d : shown) a.levels.push_back(at(d));
   const CutoffLevel& advised = at(chosen);
   a.depth_helps = advised.tasks_kept * 2 <= a.recursion.tasks;
+  // What a coarser form than the depth must reach (the verdict's bar), and burdened for a
+  // reached target.
+  const double bar = a.verdict == CutoffVerdict::NotReached ? most * kNearlyAll : target;
+  auto meets = [&](const CutoffLevel& l) {
+    return a.verdict != CutoffVerdict::Reached || l.burdened_parallelism >= target;
+  };
   if (!a.depth_helps && a.work > 1) {
     // A size cut-off, min_work = 2^k: more k, fewer tasks and (inlining only adds constraints)
-    // no more parallelism without the burden, so a binary search finds the largest k whose
-    // parallelism reaches the bar; burdened, the first of the few below it that does (fewer
-    // tasks are fewer overheads, but only a smaller cut gives the span back).
+    // no more parallelism without the burden.
     auto size_level = [&](uint32_t k, bool with_burden) {
       CutoffLevel l = context.evaluate(deepest, per_task, with_burden, uint64_t{1} << k);
       finish(l, a.work);
       return l;
     };
-    const double bar = a.verdict == CutoffVerdict::NotReached ? most * kNearlyAll : target;
-    uint32_t lo = 0, hi = 63 - static_cast<uint32_t>(__builtin_clzll(a.work));
-    if (size_level(lo, false).parallelism >= bar) {
-      while (lo < hi) {
-        const uint32_t mid = lo + (hi - lo + 1) / 2;
-        if (size_level(mid, false).parallelism >= bar)
-          lo = mid;
-        else
-          hi = mid - 1;
-      }
-      for (uint32_t k = lo + 1; k-- > 0 && k + 4 >= lo;) {
-        const CutoffLevel l = size_level(k, true);
-        const bool meets = a.verdict != CutoffVerdict::Reached || l.burdened_parallelism >= target;
-        if (meets && l.tasks_kept < advised.tasks_kept) {
-          a.size_cutoff = l;
-          break;
-        }
-      }
-    }
+    a.size_cutoff = coarsest_reaching(
+        0, 63 - static_cast<uint32_t>(__builtin_clzll(a.work)), bar, size_level,
+        [&](const CutoffLevel& l) { return meets(l) && l.tasks_kept < advised.tasks_kept; });
   }
   // The recommended depth's own tasks still tiny: the same depth, its tasks made several calls
-  // at a time. More calls per task, fewer tasks and (grouping only adds constraints: a group of
-  // 2g is two of g) no more parallelism without the burden, so a binary search finds the
-  // largest power of two whose parallelism reaches the bar; burdened, the first of the few
-  // below it that does, as for the size cut-off.
+  // at a time, 2^k: more k, fewer tasks and (grouping only adds constraints: a group of 2g is
+  // two of g) no more parallelism without the burden.
   if (per_task > 0 && advised.leaf_tasks >= 2 &&
       advised.leaf_median_work < kTinyTaskCosts * per_task) {
     const size_t begin = context.by_depth_begin[advised.depth],
@@ -691,26 +701,10 @@ CutoffAdvice advise_cutoff(const Model& m, const Recursion& recursion, double ta
       finish(l, a.work);
       return l;
     };
-    const double bar = a.verdict == CutoffVerdict::NotReached ? most * kNearlyAll : target;
-    uint32_t lo = 0, hi = 31 - static_cast<uint32_t>(__builtin_clz(widest));
-    if (hi >= 1 && group_level(1, false).parallelism >= bar) {
-      lo = 1;
-      while (lo < hi) {
-        const uint32_t mid = lo + (hi - lo + 1) / 2;
-        if (group_level(mid, false).parallelism >= bar)
-          lo = mid;
-        else
-          hi = mid - 1;
-      }
-      for (uint32_t k = lo + 1; k-- > 1 && k + 4 >= lo;) {
-        const CutoffLevel l = group_level(k, true);
-        const bool meets = a.verdict != CutoffVerdict::Reached || l.burdened_parallelism >= target;
-        if (meets && l.tasks_kept * 2 <= advised.tasks_kept) {  // (fewer by half: worth a rewrite)
-          a.group_cutoff = l;
-          break;
-        }
-      }
-    }
+    // (At most half the depth's tasks: fewer by less is not worth a rewrite.)
+    a.group_cutoff = coarsest_reaching(
+        1, 31 - static_cast<uint32_t>(__builtin_clz(widest)), bar, group_level,
+        [&](const CutoffLevel& l) { return meets(l) && l.tasks_kept * 2 <= advised.tasks_kept; });
   }
   if (a.machine.threads > 0) {
     for (CutoffLevel* l : {&a.recorded, &a.size_cutoff, &a.group_cutoff})
