@@ -51,7 +51,8 @@ TEST_F(Recorder, StallsForBuffersAreTakenOutOfTheWork) {
     if (!(num(j, "recorder_stalls") >= 1 && removed_s > 0.03 &&
           removed_s * hz / kUnitTicks > 0.25 * want && work >= 0.99 * want))
       v.hard = m.str();
-    if (work > 1.25 * want) v.soft = "the stalls were removed but the work still exceeds: " + m.str();
+    if (work > 1.25 * want)
+      v.soft = "the stalls were removed but the work still exceeds: " + m.str();
     return v;
   };
   profile_judged(example("fib", "clang"), {"24", "2"}, "stalls taken out of the work", stalls_out,
@@ -107,9 +108,9 @@ TEST_F(Recorder, TheRuntimesOwnCostIsTakenOutOfTheWork) {
       v.soft = "less of the runtime's cost taken out than a fib of empty calls holds: " + m.str();
     return v;
   };
-  const Profiled p = profile_judged(example("fib", "clang"), {"20", "0"},
-                                    "the runtime's cost taken out", taken_out, default_env(1), 0,
-                                    Needs::RealTiming);
+  const Profiled p =
+      profile_judged(example("fib", "clang"), {"20", "0"}, "the runtime's cost taken out",
+                     taken_out, default_env(1), 0, Needs::RealTiming);
   const std::string& trace = p.trace;
   EXPECT_EQ(p.rec.err.find("runtime's own cost was not measured"), std::string::npos) << p.rec.err;
   json j = p.report;
@@ -161,46 +162,82 @@ TEST_F(Recorder, TheRuntimesOwnCostIsTakenOutOfTheWork) {
 // once it has ended: the trace the user gets is as compressed as one compressed on the fly, and
 // reads the same. TASKLENS_DEFER_COMPRESSION=0 compresses on the fly.
 TEST_F(Recorder, CompressionWaitsUntilTheProgramHasEnded) {
-  const std::string after = path("after.tlens"), during = path("during.tlens"),
-                    none = path("none.tlens");
+  const std::string none = path("none.tlens");
   EnvOverrides on_the_fly = default_env(2);
   on_the_fly["TASKLENS_DEFER_COMPRESSION"] = "0";
-  RunResult a = record(example("fib", "clang"), {"22", "1"}, after, default_env(2));
-  RunResult d = record(example("fib", "clang"), {"22", "1"}, during, on_the_fly);
   RunResult n =
       record(example("fib", "clang"), {"22", "1"}, none, default_env(2), {"--compression", "none"});
-  ASSERT_TRUE(a.exited(0)) << a.describe();
-  ASSERT_TRUE(d.exited(0)) << d.describe();
   ASSERT_TRUE(n.exited(0)) << n.describe();
-  const trace::TraceFile ta = trace::TraceFile::open(after), td = trace::TraceFile::open(during),
-                         tn = trace::TraceFile::open(none);
-  const trace::TraceFile::BlockCounts ca = ta.block_counts(), cd = td.block_counts(),
-                                      cn = tn.block_counts();
+  const trace::TraceFile tn = trace::TraceFile::open(none);
+  const trace::TraceFile::BlockCounts cn = tn.block_counts();
   // C(22) - 1 = 57312 tasks (the first call is no task): a few hundred KiB of events, every block
   // of them compressible. Only a flush's small tail may stay raw (a block that would not shrink).
   EXPECT_GT(cn.raw_bytes, 500000u);
   EXPECT_EQ(cn.packed_blocks, 0u);
-  EXPECT_GT(ca.packed_blocks, 0u);
-  EXPECT_LT(ca.raw_bytes, cn.raw_bytes / 20) << ca.raw_blocks << " raw blocks left";
-  EXPECT_GT(cd.packed_blocks, 0u);
-  // As compressed as on the fly: per byte of events, since the two runs' events differ in their
-  // context switches and timestamps (how many preemptions and flushes each run had), and within
-  // what the blocks' boundaries move from run to run (flushes cut blocks short: a tenth either
-  // way). The stored bytes of the event blocks, over the events they hold.
+  // The stored bytes of the event blocks, over the events they hold.
   auto per_event_byte = [](const trace::TraceFile& t) {
     const trace::TraceFile::BlockCounts c = t.block_counts();
     uint64_t events = 0;
     for (uint32_t i = 0; i < t.stream_count(); ++i) events += t.stream_bytes(i);
     return double(c.raw_bytes + c.packed_bytes) / double(events);
   };
-  EXPECT_LT(per_event_byte(ta), 0.6 * per_event_byte(tn));
-  EXPECT_LT(per_event_byte(ta), 1.25 * per_event_byte(td))
-      << "deferred " << per_event_byte(ta) << " bytes per event byte, on the fly "
-      << per_event_byte(td);
+  // A sample: the program recorded with deferred compression and with compression on the fly.
+  struct Pair {
+    std::string after, during;
+    RunResult a, d;
+    json report_a, report_d;
+  };
+  int taken = 0;
+  auto take = [&] {
+    Pair p;
+    ++taken;
+    p.after = path("after" + std::to_string(taken) + ".tlens");
+    p.during = path("during" + std::to_string(taken) + ".tlens");
+    p.a = record(example("fib", "clang"), {"22", "1"}, p.after, default_env(2));
+    p.d = record(example("fib", "clang"), {"22", "1"}, p.during, on_the_fly);
+    if (p.a.exited(0)) p.report_a = report_json(p.after);
+    if (p.d.exited(0)) p.report_d = report_json(p.during);
+    return p;
+  };
+  // As compressed as on the fly, per byte of events, within what the blocks' boundaries move
+  // from run to run (a quarter). The two runs' events differ in their context switches and
+  // flushes, which a busy machine multiplies: the ratio is judged by the policy (e2e_timing.hpp)
+  // against the recordings' own account of their disturbance; what each trace holds is exact.
+  auto as_compressed = [&](const Pair& p) {
+    Violations v;
+    if (!p.a.exited(0) || !p.d.exited(0) || p.report_a.is_null() || p.report_d.is_null()) {
+      v.hard = "a recording failed: " + p.a.describe() + p.d.describe() + "\n";
+      return v;
+    }
+    const trace::TraceFile ta = trace::TraceFile::open(p.after),
+                           td = trace::TraceFile::open(p.during);
+    const trace::TraceFile::BlockCounts ca = ta.block_counts(), cd = td.block_counts();
+    if (!(ca.packed_blocks > 0 && cd.packed_blocks > 0 && ca.raw_bytes < cn.raw_bytes / 20))
+      v.hard += "blocks left uncompressed: deferred " + std::to_string(ca.raw_blocks) +
+                " raw blocks (" + std::to_string(ca.raw_bytes) + " bytes), on the fly " +
+                std::to_string(cd.packed_blocks) + " packed\n";
+    if (!(per_event_byte(ta) < 0.6 * per_event_byte(tn)))
+      v.hard +=
+          "deferred compression did not shrink the events: " + std::to_string(per_event_byte(ta)) +
+          " bytes per event byte\n";
+    if (!(per_event_byte(ta) < 1.25 * per_event_byte(td)))
+      v.soft += "deferred " + std::to_string(per_event_byte(ta)) +
+                " bytes per event byte, on the fly " + std::to_string(per_event_byte(td)) + "\n";
+    return v;
+  };
+  Pair last;
+  judge_timing<Pair>(
+      "deferred compression against compression on the fly", Needs::SpinTiming, take, as_compressed,
+      [](const Pair& p) {
+        return std::vector<json>{p.report_a, p.report_d};
+      },
+      &last);
+  ASSERT_TRUE(last.a.exited(0)) << last.a.describe();
   // The summary line gives the compressed size, and the trace reads like the others.
-  EXPECT_NE(a.err.find("57312 tasks"), std::string::npos) << a.err;
-  EXPECT_EQ(a.err.find("uncompressed"), std::string::npos) << a.err;
-  json ja = report_json(after), jn = report_json(none);
+  EXPECT_NE(last.a.err.find("57312 tasks"), std::string::npos) << last.a.err;
+  EXPECT_EQ(last.a.err.find("uncompressed"), std::string::npos) << last.a.err;
+  const json& ja = last.report_a;
+  json jn = report_json(none);
   ASSERT_FALSE(ja.is_null());
   ASSERT_FALSE(jn.is_null());
   EXPECT_EQ(num(ja, "tasks"), 57312);
