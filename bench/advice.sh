@@ -37,7 +37,8 @@
 # TASKLENS_ADVICE_SHAPES ("fib nqueens health uts uts_wide"), TASKLENS_ADVICE_TARGET (16),
 # TASKLENS_ADVICE_SWEEP (cut-offs, "1 2 3 4 5 6 7 8 10 12"),
 # and each shape's arguments before the cut-off: TASKLENS_ADVICE_FIB_ARGS ("32"), _NQUEENS_ARGS
-# ("12"), _HEALTH_ARGS ("6 1000"), _UTS_ARGS ("11 0"), _UTS_WIDE_ARGS ("80000 1"). (fib, n-queens and the tree search run
+# ("12"), _HEALTH_ARGS ("6 1000"), _UTS_ARGS ("11 0"), _UTS_WIDE_ARGS ("80000 1"). (fib,
+# n-queens and the tree search run
 # larger than in the other benches: at the smaller sizes their cut-off runs are too short for
 # the 10% judged, and a short cut-off fib's span is largely the program's start-up and its first
 # leaves on cold caches, which no recording of the program without a cut-off shows;
