@@ -349,15 +349,7 @@ void run_predict(const PredictOptions& opt) {
   for (size_t i = 0; i < runs.size(); ++i)
     if (auto note = report::removed_time_note(paths[i], runs[i]->removed_share))
       view.notes.push_back(*note);
-  // Oversubscription (more threads than CPUs) shows as preemption: the gaps between a worker's
-  // strands then hold other workers' turns, and the overheads measured from them grow with it.
-  if (m.preempted > 0 && m.preempted * 10 > std::max<uint64_t>(1, view.work_ticks))
-    view.notes.push_back(fmt::format(
-        "the recording's workers were switched out for other threads for {:.0f}% of their work "
-        "(more threads than free CPUs?): the overheads measured between strands include those "
-        "waits, so predictions are pessimistic; record with at most as many threads as idle "
-        "CPUs",
-        100.0 * double(m.preempted) / double(std::max<uint64_t>(1, view.work_ticks))));
+  if (auto note = report::preemption_note(m, view.work_ticks)) view.notes.push_back(*note);
   if (view.overheads.one_worker_task > 0)
     view.notes.push_back(fmt::format(
         "one worker pays {} per task (what a task costs this program's runtime on one thread, "

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -180,6 +181,30 @@ std::optional<std::string> removed_time_note(const std::string& path, double rem
       "{} of {}'s elapsed time is tasklens's own cost and other processes' preemption, taken "
       "out: its measured time is mostly an estimate; record it again on an idle machine",
       share, path);
+}
+
+std::optional<std::string> preemption_note(const model::Model& m, uint64_t work_ticks) {
+  // Oversubscription (more threads than CPUs) shows as preemption inside the strands: the gaps
+  // between a worker's strands then hold other workers' turns too.
+  const uint64_t work = std::max<uint64_t>(1, work_ticks);
+  if (m.preempted > 0 && m.preempted * 100 > kSwitchedOutPercent * work)
+    return fmt::format(
+        "the recording's workers were switched out for other threads for {:.0f}% of their work "
+        "(more threads than free CPUs?): the overheads measured between strands include those "
+        "waits, so predictions are pessimistic; record with at most as many threads as idle "
+        "CPUs",
+        100.0 * double(m.preempted) / double(work));
+  // Switched out between strands (in the runtime, waiting for work) leaves the strands' work
+  // alone but stretches the gaps every overhead is measured from: on a loaded machine the same
+  // program's predictions from two recordings differed by several times.
+  if (m.threads_time > 0 && m.preempted_in_run * 100 >= kSwitchedOutPercent * m.threads_time)
+    return fmt::format(
+        "other processes held the CPUs for {:.0f}% of the recording's threads' time during the "
+        "run: the gaps between strands that the overheads are measured from hold those waits, "
+        "so these predictions are pessimistic and move from one recording to the next; record "
+        "it again on an idle machine",
+        100.0 * double(m.preempted_in_run) / double(m.threads_time));
+  return std::nullopt;
 }
 
 }  // namespace tasklens::report

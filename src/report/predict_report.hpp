@@ -62,4 +62,12 @@ std::string render_predict(const PredictView& view, Format format);
 // estimate. None below half.
 std::optional<std::string> removed_time_note(const std::string& path, double removed_share);
 
+// The note for a recording whose workers other threads switched out for a tenth
+// (kSwitchedOutPercent) of their strands' work (`work_ticks`: more threads than free CPUs), or else
+// of the threads' time anywhere in the run (Model::preempted_in_run: a loaded machine, whose waits
+// land in the gaps between strands): the overheads are measured from those gaps, so the predictions
+// are pessimistic and move between recordings. None below.
+inline constexpr uint64_t kSwitchedOutPercent = 10;
+std::optional<std::string> preemption_note(const model::Model& m, uint64_t work_ticks);
+
 }  // namespace tasklens::report

@@ -432,5 +432,34 @@ TEST(Predict, ARecordingMostlyTakenOutSaysItsMeasuredTimeIsAnEstimate) {
   EXPECT_EQ(all->rfind("all of b.tlens's elapsed time", 0), 0u) << *all;
 }
 
+// A recording whose workers were switched out for a tenth of their work (more threads than
+// CPUs), or for a tenth of the threads' time anywhere in the run (a loaded machine: the waits
+// land in the gaps the overheads are measured from), says so; less, or no measure, says nothing.
+TEST(Predict, ARecordingTheMachineSwitchedOutSaysItsPredictionsArePessimistic) {
+  model::Model m;
+  EXPECT_FALSE(report::preemption_note(m, 1000).has_value());
+  m.preempted = 100;  // exactly a tenth of the work: not yet
+  EXPECT_FALSE(report::preemption_note(m, 1000).has_value());
+  m.preempted = 101;
+  const auto oversubscribed = report::preemption_note(m, 1000);
+  ASSERT_TRUE(oversubscribed.has_value());
+  EXPECT_NE(oversubscribed->find("switched out for other threads for 10% of their work"),
+            std::string::npos)
+      << *oversubscribed;
+  m.preempted = 0;
+  m.threads_time = 10000;
+  m.preempted_in_run = 999;  // under a tenth of the threads' time
+  EXPECT_FALSE(report::preemption_note(m, 1000).has_value());
+  m.preempted_in_run = 7300;
+  const auto loaded = report::preemption_note(m, 1000);
+  ASSERT_TRUE(loaded.has_value());
+  EXPECT_NE(loaded->find("other processes held the CPUs for 73% of the recording's threads' time"),
+            std::string::npos)
+      << *loaded;
+  EXPECT_NE(loaded->find("record it again on an idle machine"), std::string::npos) << *loaded;
+  m.threads_time = 0;  // a recording without the measure
+  EXPECT_FALSE(report::preemption_note(m, 1000).has_value());
+}
+
 }  // namespace
 }  // namespace tasklens
