@@ -192,6 +192,11 @@ struct Context {
   // just before it by the same task (kNone: none), for tasks made several calls at a time; beside
   // each of by_depth, the place.
   std::vector<uint32_t> sibling_index, previous_sibling_end, by_depth_sibling;
+  // Per strand: the first strand of the one task it creates (kNone: none; kSeveral: more than
+  // one). A call run in the task of the one made before it takes the code that created it along
+  // (the loop's step, the task's creation) off the creating task's path: see longest_paths.
+  static constexpr uint32_t kSeveral = kNone - 1;
+  std::vector<uint32_t> creates;
 
   Context(const Model& model, const Recursion& r) : m(model), weight_of(paced_work(model)) {
     const uint32_t nodes = static_cast<uint32_t>(m.nodes.size());
@@ -226,6 +231,7 @@ struct Context {
     by_depth_sibling.resize(by_depth_begin.back());
     sibling_index.assign(n, 0);
     previous_sibling_end.assign(n, kNone);
+    creates.assign(n, kNone);
     std::vector<uint32_t> made_so_far(nodes, 0), last_made(nodes, kNone);
     auto subtree_of = [&](const model::Node& node) {
       const bool has_strands = node.strand_begin < node.strand_end && node.strand_end <= n;
@@ -262,7 +268,7 @@ struct Context {
       previous_sibling_end[node.strand_begin] = previous;
       const uint64_t subtree = prefix[node.strand_end] - prefix[node.strand_begin];
       if (member[v]) starting_subtree[node.strand_begin] = subtree;
-      if (!member[v] || own_last[v] == kNone || node.parent == kNone) continue;
+      if (node.parent == kNone) continue;
       // The creator: the latest predecessor of the task's first strand that runs the code of
       // the task the new one was created in (the others are dependences).
       const uint32_t creating_task = owner[node.parent];
@@ -272,6 +278,8 @@ struct Context {
             (creator == kNone || p > creator))
           creator = p;
       if (creator == kNone) continue;
+      creates[creator] = creates[creator] == kNone ? node.strand_begin : kSeveral;
+      if (!member[v] || own_last[v] == kNone) continue;
       ending_call[own_last[v]] = static_cast<uint32_t>(calls.size());
       calls.push_back({depth[v], creator, subtree});
     }
@@ -293,6 +301,14 @@ struct Context {
       return group > 1 && depth == cut && sibling % group != 0;
     }
   };
+
+  // Whether the task first strand `s` starts is a call run in the task of the one made before
+  // it (not the first of its group).
+  bool joins_group(const Rule& rule, uint32_t s) const {
+    const uint32_t starts = starting_depth[s];
+    return starts != kNone && rule.joins_group(starts, sibling_index[s]) &&
+           previous_sibling_end[s] != kNone && previous_sibling_end[s] >= lo;
+  }
 
   // The longest paths with the tasks `rule` does not make inlined, the burdened one if `Burden`.
   template <bool Burden>
@@ -316,16 +332,24 @@ struct Context {
       }
       const uint32_t starts = starting_depth[s];
       // A call run in the task of the one made before it starts once that one has returned.
-      const bool in_group = starts != kNone && rule.joins_group(starts, sibling_index[s]) &&
-                            previous_sibling_end[s] != kNone && previous_sibling_end[s] >= lo;
+      const bool in_group = joins_group(rule, s);
+      uint64_t weight = weight_of[s];
       if (in_group) {
         longest = std::max(longest, d[previous_sibling_end[s]]);
         if constexpr (Burden)
           longest_burdened = std::max(longest_burdened, b[previous_sibling_end[s]]);
+        // The code that created it in the recording (the loop's step and the task's creation,
+        // what a plain loop over the group's calls runs before each) runs in the group's task
+        // now, right before the call: on the creating task's path it weighs nothing (below).
+        for (uint32_t i = begin[s], e = begin[s + 1]; i < e; ++i)
+          if (preds[i] >= lo && creates[preds[i]] == s) {
+            weight += weight_of[preds[i]];
+            break;
+          }
       }
-      uint64_t weight = weight_of[s];
       if (divisible != divisible_end && divisible->strand == s)
         weight = iteration_span(weight, (divisible++)->iterations);
+      if (creates[s] < kSeveral && joins_group(rule, creates[s])) weight = 0;
       d[s] = longest + weight;
       best = std::max(best, d[s]);
       if constexpr (Burden) {

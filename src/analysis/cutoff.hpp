@@ -143,17 +143,21 @@ inline constexpr double kSameTime = 1.05;
 CutoffLevel evaluate_cutoff(const model::Model& m, const Recursion& recursion, uint32_t depth,
                             uint64_t per_task);
 
-// The program with a task of `recursion` made only for a call whose subtree (the task's work,
-// the calls under it included, as recorded) does `min_work` or more, the others inlined as
-// plain calls, at every depth.
 // The depth cut-off at `depth` with its tasks of that depth made `group` calls at a time: of
 // the calls one task makes at that depth, one after the other, each task runs `group` (the first
 // task's creation, then the calls in order; the calls under them inlined). Every recorded edge
 // is kept, as for a depth: a call still starts after what preceded its creation in the creating
-// task, which the loop that makes the groups runs anyway.
+// task, which the loop that makes the groups runs anyway. The strand that created a call not
+// first of its group, when it created no other task (the loop's step and the task's creation),
+// runs in the group's task right before that call, off the creating task's path: the grouped
+// loop makes one task per group, so the creating task no longer goes through every call's
+// creation before the last group can start.
 CutoffLevel evaluate_group_cutoff(const model::Model& m, const Recursion& recursion, uint32_t depth,
                                   uint32_t group, uint64_t per_task);
 
+// The program with a task of `recursion` made only for a call whose subtree (the task's work,
+// the calls under it included, as recorded) does `min_work` or more, the others inlined as
+// plain calls, at every depth.
 CutoffLevel evaluate_size_cutoff(const model::Model& m, const Recursion& recursion,
                                  uint64_t min_work, uint64_t per_task);
 

@@ -173,7 +173,7 @@ class CutoffAdvice : public E2E {
   }
 };
 
-// n-queens 9 with a task per square (72378 tasks): the adviser's cut-off for a target of 16,
+// n-queens 10 with a task per square (348150 tasks): the adviser's cut-off for a target of 16,
 // written into the program (the suite's manual cut-off variant at that depth), makes exactly the
 // tasks it said and gives the parallelism it estimated, within what a recording of tiny tasks
 // allows (2.5x: their recorded work includes costs that the plain calls of the cut-off program
@@ -184,12 +184,12 @@ TEST_F(CutoffAdvice, TheRecommendedCutoffMakesTheTasksItSaysWithAboutItsParallel
   // computation: both recordings' threads must have run together).
   json advice;
   auto take = [&] {
-    Profiles runs{profile(example("suite_nqueens", "clang"), {"9"})};
+    Profiles runs{profile(example("suite_nqueens", "clang"), {"10"})};
     advice = tasklens_command_json("advise", {runs[0].trace, "--target", "16"});
     if (advice.is_object() && advice["cutoffs"].size() == 1) {
       const int depth = advice["cutoffs"][0]["recommended_depth"].get<int>();
       runs.push_back(
-          profile(example("suite_nqueens_cutoff_manual", "clang"), {"9", std::to_string(depth)}));
+          profile(example("suite_nqueens_cutoff_manual", "clang"), {"10", std::to_string(depth)}));
     }
     return runs;
   };
@@ -228,8 +228,8 @@ TEST_F(CutoffAdvice, TheRecommendedCutoffMakesTheTasksItSaysWithAboutItsParallel
   const json& c = advice["cutoffs"][0];
   ASSERT_EQ(c["sites"].size(), 1u);
   EXPECT_EQ(c["sites"][0].get<std::string>().rfind("nqueens.c:", 0), 0u) << c.dump(2);
-  EXPECT_EQ(c["tasks"], 72378);
-  EXPECT_EQ(c["max_depth"], 9);  // a queen per row, a row per level
+  EXPECT_EQ(c["tasks"], 348150);
+  EXPECT_EQ(c["max_depth"], 10);  // a queen per row, a row per level
   EXPECT_NE(c["scope"].get<std::string>().find("single"), std::string::npos) << c.dump(2);
   // (Whether it reaches the target, burdened, is the policy's to judge above: a sample judged
   // inconclusive comes here too, and its verdict may be a disturbed recording's.)
@@ -238,7 +238,7 @@ TEST_F(CutoffAdvice, TheRecommendedCutoffMakesTheTasksItSaysWithAboutItsParallel
   EXPECT_TRUE(c.contains("size_cutoff") && c["size_cutoff"].is_null()) << c.dump(2);
   const int depth = c["recommended_depth"].get<int>();
   ASSERT_GE(depth, 1);
-  ASSERT_LT(depth, 9);
+  ASSERT_LT(depth, 10);
   // More depth, more tasks and more parallelism; the depth above the recommended one misses.
   double last = 0;
   uint64_t last_tasks = 0;

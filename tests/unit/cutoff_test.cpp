@@ -90,6 +90,7 @@ struct RandomProgram {
   std::vector<Call> calls;
   std::vector<uint32_t> task_firsts;    // every task's first strand (burden)
   std::vector<uint32_t> first_depth;    // its recursion depth, 0 if not the recursion's
+  std::vector<uint32_t> task_creators;  // the strand that created it
   uint32_t scope_lo = 0, scope_hi = 0;  // the recursion's scope's strands
 };
 
@@ -113,6 +114,7 @@ RandomProgram random_program(std::mt19937_64& rng) {
     const uint32_t first = b.strand(work(), first_preds);
     p.task_firsts.push_back(first);
     p.first_depth.push_back(member ? depth : 0);
+    p.task_creators.push_back(creator);
     uint32_t current = first;
     std::vector<uint32_t> children;
     const uint32_t kids = member && budget > 3 && depth < 7 ? pick(4) : 0;
@@ -176,7 +178,9 @@ RandomProgram random_program(std::mt19937_64& rng) {
 // recursion's scope (random_program's scope_lo .. scope_hi).
 // `group` > 1: the calls of depth `cut` made `group` at a time (evaluate_group_cutoff): of
 // those one call (or the program) makes, each one not first of its group starts after the one
-// before it has returned (its strands, and those of the calls inlined under it), and is not made.
+// before it has returned (its strands, and those of the calls inlined under it), and is not made;
+// the strand that created it, when it created no other task, runs in the group's task right
+// before the call: its work moves to the call's first strand.
 uint64_t brute_cut_span(const RandomProgram& p, uint32_t cut, uint64_t per_task,
                         uint64_t min_work = 0, uint32_t group = 1) {
   const Model& m = p.model;
@@ -224,6 +228,13 @@ uint64_t brute_cut_span(const RandomProgram& p, uint32_t cut, uint64_t per_task,
   }
   std::vector<uint64_t> weight(n);
   for (uint32_t s = 0; s < n; ++s) weight[s] = m.strands[s].work;
+  std::vector<uint32_t> created(n, 0);  // tasks each strand created
+  for (uint32_t c : p.task_creators) ++created[c];
+  for (const Call& c : p.calls)
+    if (grouped[c.first] && created[c.creator] == 1 && c.creator >= lo) {
+      weight[c.first] += weight[c.creator];
+      weight[c.creator] = 0;
+    }
   for (size_t i = 0; i < p.task_firsts.size(); ++i)
     if (kept(p.first_depth[i], p.task_firsts[i]) && !grouped[p.task_firsts[i]])
       weight[p.task_firsts[i]] += per_task;
