@@ -302,7 +302,7 @@ struct Context {
     }
   };
 
-  // Whether the task first strand `s` starts is a call run in the task of the one made before
+  // Whether the task whose first strand is `s` is a call run in the task of the one made before
   // it (not the first of its group).
   bool joins_group(const Rule& rule, uint32_t s) const {
     const uint32_t starts = starting_depth[s];
