@@ -27,23 +27,22 @@
 # subtree's size before making its task (that is what the adviser's sentence says).
 #
 # uts_wide is the same search on its binomial tree (UTS T3-like: the root has 400,000 children,
-# mostly leaves; at 80,000 the grouped programs run 20 ms, and whether the second thread joined in
-# time decided a run's time more than the grouping did). Its advised depth's tasks are still tiny,
-# and the adviser proposes them made several calls at a time (`group_cutoff`): the program's fourth
-# argument does that, so the sweep adds that depth with TASKLENS_ADVICE_GROUPS calls per task ("4 16
-# 64 256 1024 2048 4096 8192", and the proposed one), shown as depth:calls. The advised form for 2
-# threads is the grouped one when the adviser says it costs less there than its fastest depth.
+# mostly leaves; at 80,000 the grouped programs are too short to judge on a noisy host:
+# docs/benchmarks.md). Its advised depth's tasks are still tiny, and the adviser proposes them made
+# several calls at a time (`group_cutoff`): the program's fourth argument does that, so the sweep
+# adds that depth with TASKLENS_ADVICE_GROUPS calls per task ("4 16 64 256 1024 2048 4096 8192", and
+# the proposed one), shown as depth:calls. The advised form for 2 threads is the grouped one when
+# the adviser says it costs less there than its fastest depth.
 #
 # Knobs (environment): TASKLENS_ADVICE_RUNS (5), TASKLENS_ADVICE_RECORDINGS (3),
 # TASKLENS_ADVICE_SHAPES ("fib nqueens health uts uts_wide"), TASKLENS_ADVICE_TARGET (16),
-# TASKLENS_ADVICE_SWEEP (cut-offs, "1 2 3 4 5 6 7 8 10 12"),
-# and each shape's arguments before the cut-off: TASKLENS_ADVICE_FIB_ARGS ("32"), _NQUEENS_ARGS
-# ("12"), _HEALTH_ARGS ("6 1000"), _UTS_ARGS ("11 0"), _UTS_WIDE_ARGS ("400000 1"). (fib,
-# n-queens and the tree search run
-# larger than in the other benches: at the smaller sizes their cut-off runs are too short for
-# the 10% judged, and a short cut-off fib's span is largely the program's start-up and its first
-# leaves on cold caches, which no recording of the program without a cut-off shows;
-# docs/benchmarks.md has the spread.) A quick check of the script:
+# TASKLENS_ADVICE_SWEEP (cut-offs, "1 2 3 4 5 6 7 8 10 12"), and each shape's arguments before the
+# cut-off: TASKLENS_ADVICE_FIB_ARGS ("32"), _NQUEENS_ARGS ("12"), _HEALTH_ARGS ("6 1000"), _UTS_ARGS
+# ("11 0"), _UTS_WIDE_ARGS ("400000 1"). (fib, n-queens and the tree search run larger than in the
+# other benches: at the smaller sizes their cut-off runs are too short for the 10% judged, and a
+# short cut-off fib's span is largely the program's start-up and its first leaves on cold caches,
+# which no recording of the program without a cut-off shows; docs/benchmarks.md has the spread.) A
+# quick check of the script:
 #   TASKLENS_ADVICE_RUNS=1 TASKLENS_ADVICE_FIB_ARGS=20 TASKLENS_ADVICE_NQUEENS_ARGS=8 \
 #   TASKLENS_ADVICE_HEALTH_ARGS="4 100" TASKLENS_ADVICE_UTS_ARGS="6 0" bash bench/advice.sh build
 set -euo pipefail

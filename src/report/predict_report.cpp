@@ -195,8 +195,8 @@ std::optional<std::string> preemption_note(const model::Model& m, uint64_t work_
         "CPUs",
         100.0 * double(m.preempted) / double(work));
   // Switched out between strands (in the runtime, waiting for work) leaves the strands' work
-  // alone but stretches the gaps every overhead is measured from: on a loaded machine the same
-  // program's predictions from two recordings differed by several times.
+  // alone but stretches the gaps every overhead is measured from, so the predictions follow the
+  // machine's load rather than the program.
   if (m.threads_time > 0 && m.preempted_in_run * 100 >= kSwitchedOutPercent * m.threads_time)
     return fmt::format(
         "other processes held the CPUs for {:.0f}% of the recording's threads' time during the "
