@@ -95,64 +95,25 @@ std::vector<uint8_t> site_set(const Model& m, const Recursion& r) {
 }
 
 // Each strand's work at its thread's usual pace: what a thread's strands did in one of
-// kPaceSlices equal slices of the run, against what their code fragments take on average over the
-// whole run, is the thread's pace then, and a strand weighs its work over that pace. Why: a
-// recording with a task per call runs a subtree of tiny tasks slower while both threads contend
+// PaceTable::kSlices equal slices of the run, against what their code fragments take on average
+// over the whole run, is the thread's pace then, and a strand weighs its work over that pace. Why:
+// a recording with a task per call runs a subtree of tiny tasks slower while both threads contend
 // for the runtime than while one runs it alone, and a depth cut-off's span is one serialized
 // subtree's sum, so the estimate followed the recording's contention where the cut-off program
 // (its subtrees plain calls) has none (docs/benchmarks.md, "Cut-off advice against a sweep").
-// Strands of fragments met fewer than kPaceFragmentStrands times, untimed ones and those of slices
-// with fewer than kPaceSliceStrands keep their work; the others' sum is the same as before.
-constexpr size_t kPaceSlices = 256;
-constexpr uint64_t kPaceFragmentStrands = 200, kPaceSliceStrands = 32;
-
+// Strands of fragments met fewer than PaceTable::kFragmentStrands times, untimed ones and those
+// of slices with fewer than kSliceStrands keep their work; the others' sum is about the same.
 std::vector<uint64_t> paced_work(const Model& m) {
-  const uint32_t n = static_cast<uint32_t>(m.strands.size());
-  std::vector<uint64_t> weight(n);
-  for (uint32_t s = 0; s < n; ++s) weight[s] = m.strands[s].work;
-  std::vector<double> fragment_work(m.fragments.size(), 0);
-  std::vector<uint64_t> fragment_count(m.fragments.size(), 0);
-  uint64_t first = UINT64_MAX, last = 0;
-  uint32_t threads = 0;
-  auto paced = [&](const model::Strand& x) {
-    return model::is_timed(x) && x.fragment != 0 && x.fragment < fragment_count.size();
-  };
-  for (const model::Strand& x : m.strands) {
-    if (!paced(x)) continue;
-    fragment_work[x.fragment] += static_cast<double>(x.work);
-    ++fragment_count[x.fragment];
-    first = std::min(first, x.start);
-    last = std::max(last, x.start);
-    threads = std::max(threads, x.thread + 1);
-  }
-  if (threads == 0) return weight;
-  std::vector<double> mean(fragment_work.size(), -1);  // -1: too rare to have a usual work
-  for (size_t f = 0; f < mean.size(); ++f)
-    if (fragment_count[f] >= kPaceFragmentStrands)
-      mean[f] = fragment_work[f] / static_cast<double>(fragment_count[f]);
-  const double width = static_cast<double>(last - first + 1) / kPaceSlices;
-  auto slice = [&](const model::Strand& x) {
-    const size_t k = std::min(kPaceSlices - 1, static_cast<size_t>((x.start - first) / width));
-    return size_t{x.thread} * kPaceSlices + k;
-  };
-  struct Slice {
-    double work = 0, usual = 0;
-    uint64_t strands = 0;
-  };
-  std::vector<Slice> slices(size_t{threads} * kPaceSlices);
-  for (const model::Strand& x : m.strands) {
-    if (!paced(x) || mean[x.fragment] < 0) continue;
-    Slice& c = slices[slice(x)];
-    c.work += static_cast<double>(x.work);
-    c.usual += mean[x.fragment];
-    ++c.strands;
-  }
-  for (uint32_t s = 0; s < n; ++s) {
+  PaceTable pace;
+  for (const model::Strand& x : m.strands)
+    pace.add_mean(x.work, x.thread, x.start, x.end, x.fragment);
+  pace.means();
+  for (const model::Strand& x : m.strands)
+    pace.add_slice(x.work, x.thread, x.start, x.end, x.fragment);
+  std::vector<uint64_t> weight(m.strands.size());
+  for (size_t s = 0; s < weight.size(); ++s) {
     const model::Strand& x = m.strands[s];
-    if (!paced(x) || mean[x.fragment] < 0) continue;
-    const Slice& c = slices[slice(x)];
-    if (c.strands >= kPaceSliceStrands && c.work > 0)
-      weight[s] = static_cast<uint64_t>(static_cast<double>(x.work) * c.usual / c.work + 0.5);
+    weight[s] = pace.weight(x.work, x.thread, x.start, x.end, x.fragment);
   }
   return weight;
 }
@@ -466,6 +427,54 @@ CutoffLevel coarsest_reaching(uint32_t first, uint32_t last, double bar, Level l
 
 }  // namespace
 
+bool PaceTable::paced(uint32_t thread, uint64_t start, uint64_t end, uint32_t fragment) const {
+  return thread != kNoThread && (start != 0 || end != 0) && fragment != 0 &&
+         fragment < fragments_.size() && fragments_[fragment].mean != kUnknown;
+}
+
+size_t PaceTable::slice(uint32_t thread, uint64_t start) const {
+  const double width = static_cast<double>(last_ - first_ + 1) / kSlices;
+  const size_t k = std::min(kSlices - 1, static_cast<size_t>((start - first_) / width));
+  return size_t{thread} * kSlices + k;
+}
+
+void PaceTable::add_mean(uint64_t work, uint32_t thread, uint64_t start, uint64_t end,
+                         uint32_t fragment) {
+  if (thread == kNoThread || (start == 0 && end == 0) || fragment == 0) return;  // untimed
+  if (fragment >= fragments_.size()) fragments_.resize(size_t{fragment} + 1);
+  fragments_[fragment].work += work;
+  ++fragments_[fragment].strands;
+  first_ = std::min(first_, start);
+  last_ = std::max(last_, start);
+  threads_ = std::max(threads_, thread + 1);
+}
+
+void PaceTable::means() {
+  for (Fragment& f : fragments_)
+    if (f.strands >= kFragmentStrands)
+      f.mean = static_cast<uint64_t>(((f.work << 16) + f.strands / 2) / f.strands);
+  slices_.assign(size_t{threads_} * kSlices, {});
+}
+
+void PaceTable::add_slice(uint64_t work, uint32_t thread, uint64_t start, uint64_t end,
+                          uint32_t fragment) {
+  if (!paced(thread, start, end, fragment) || thread >= threads_) return;
+  Slice& c = slices_[slice(thread, start)];
+  c.work += work;
+  c.usual += fragments_[fragment].mean;
+  ++c.strands;
+}
+
+uint64_t PaceTable::weight(uint64_t work, uint32_t thread, uint64_t start, uint64_t end,
+                           uint32_t fragment) const {
+  if (!paced(thread, start, end, fragment) || thread >= threads_) return work;
+  const Slice& c = slices_[slice(thread, start)];
+  if (c.strands < kSliceStrands || c.work == 0) return work;
+  return static_cast<uint64_t>(static_cast<double>(work) * static_cast<double>(c.usual) /
+                                   (65536.0 * static_cast<double>(c.work)) +
+                               0.5);
+}
+
 const char* to_string(CutoffVerdict verdict) {
   switch (verdict) {
     case CutoffVerdict::Reached:
@@ -478,28 +487,10 @@ const char* to_string(CutoffVerdict verdict) {
   return "?";
 }
 
-std::vector<Recursion> find_recursions(const Model& m) {
-  const uint32_t sites = static_cast<uint32_t>(m.sites.size());
-  // The site graph: a -> b when a task of site b has a task of site a as its nearest explicit
-  // task ancestor. A recursion is a strongly connected set of sites with a cycle: a leaf task
-  // type that a recursion creates (and that creates none of its tasks) is not part of it.
-  std::vector<std::vector<uint32_t>> next(sites);
-  std::vector<uint32_t> nearest(m.nodes.size(), kNone);
-  std::vector<uint64_t> count(sites, 0);
-  std::vector<uint8_t> self_loop(sites, 0);
-  for (uint32_t v = 0; v < m.nodes.size(); ++v) {
-    const model::Node& node = m.nodes[v];
-    const uint32_t above = node.parent != kNone && node.parent < v ? nearest[node.parent] : kNone;
-    const bool member = is_site_task(m, v);
-    nearest[v] = member ? v : above;
-    if (!member) continue;
-    ++count[node.site];
-    if (above == kNone) continue;
-    const uint32_t from = m.nodes[above].site;
-    if (from == node.site) self_loop[from] = 1;
-    auto& out = next[from];
-    if (std::find(out.begin(), out.end(), node.site) == out.end()) out.push_back(node.site);
-  }
+std::vector<Recursion> recursion_groups(const std::vector<std::vector<uint32_t>>& next,
+                                        const std::vector<uint64_t>& count,
+                                        const std::vector<uint8_t>& self_loop) {
+  const uint32_t sites = static_cast<uint32_t>(count.size());
   // Tarjan's strongly connected components, iteratively (a program may have many sites).
   std::vector<uint32_t> index(sites, kNone), low(sites, 0), component(sites, kNone), stack;
   std::vector<uint8_t> on_stack(sites, 0);
@@ -544,8 +535,37 @@ std::vector<Recursion> find_recursions(const Model& m) {
       groups[component[s]].tasks += count[s];
     }
   std::vector<Recursion> recursions;
+  for (Recursion& r : groups)
+    if (r.sites.size() >= 2 || (r.sites.size() == 1 && self_loop[r.sites[0]]))
+      recursions.push_back(std::move(r));
+  return recursions;
+}
+
+std::vector<Recursion> find_recursions(const Model& m) {
+  const uint32_t sites = static_cast<uint32_t>(m.sites.size());
+  // The site graph: a -> b when a task of site b has a task of site a as its nearest explicit
+  // task ancestor. A recursion is a strongly connected set of sites with a cycle: a leaf task
+  // type that a recursion creates (and that creates none of its tasks) is not part of it.
+  std::vector<std::vector<uint32_t>> next(sites);
+  std::vector<uint32_t> nearest(m.nodes.size(), kNone);
+  std::vector<uint64_t> count(sites, 0);
+  std::vector<uint8_t> self_loop(sites, 0);
+  for (uint32_t v = 0; v < m.nodes.size(); ++v) {
+    const model::Node& node = m.nodes[v];
+    const uint32_t above = node.parent != kNone && node.parent < v ? nearest[node.parent] : kNone;
+    const bool member = is_site_task(m, v);
+    nearest[v] = member ? v : above;
+    if (!member) continue;
+    ++count[node.site];
+    if (above == kNone) continue;
+    const uint32_t from = m.nodes[above].site;
+    if (from == node.site) self_loop[from] = 1;
+    auto& out = next[from];
+    if (std::find(out.begin(), out.end(), node.site) == out.end()) out.push_back(node.site);
+  }
+  std::vector<Recursion> groups = recursion_groups(next, count, self_loop);
+  std::vector<Recursion> recursions;
   for (Recursion& r : groups) {
-    if (r.sites.size() < 2 && !(r.sites.size() == 1 && self_loop[r.sites[0]])) continue;
     const Extent e = extent_of(m, site_set(m, r));
     r.max_depth = e.max_depth;
     r.scope = e.scope;
@@ -590,24 +610,54 @@ CutoffLevel evaluate_size_cutoff(const Model& m, const Recursion& recursion, uin
 
 CutoffAdvice advise_cutoff(const Model& m, const Recursion& recursion, double target,
                            uint64_t per_task, uint32_t neighbours, const CutoffMachine& machine) {
+  const Context context(m, recursion);
+  CutoffSource source;
+  source.work = context.work;
+  source.max_depth = context.max_depth;
+  source.scope = context.scope;
+  source.tasks_within = [&context](uint32_t cut) { return context.tasks_within(cut); };
+  source.depth = [&](uint32_t d, bool with_burden) {
+    CutoffLevel l = context.evaluate(d, per_task, with_burden);
+    finish(l, context.work);
+    return l;
+  };
+  source.size = [&](uint64_t min_work, bool with_burden) {
+    CutoffLevel l = context.evaluate(context.max_depth, per_task, with_burden, min_work);
+    finish(l, context.work);
+    return l;
+  };
+  source.widest = [&context](uint32_t depth) {
+    uint32_t widest = 1;  // the most calls one task makes at that depth
+    for (size_t i = context.by_depth_begin[depth]; i < context.by_depth_begin[depth + 1]; ++i)
+      widest = std::max(widest, context.by_depth_sibling[i] + 1);
+    return widest;
+  };
+  source.group = [&](uint32_t depth, uint32_t group, bool with_burden) {
+    CutoffLevel l = context.evaluate(depth, per_task, with_burden, 0, group);
+    finish(l, context.work);
+    return l;
+  };
+  return advise_cutoff(recursion, source, target, per_task, neighbours, machine);
+}
+
+CutoffAdvice advise_cutoff(const Recursion& recursion, const CutoffSource& source, double target,
+                           uint64_t per_task, uint32_t neighbours, const CutoffMachine& machine) {
   CutoffAdvice a;
   a.recursion = recursion;
+  a.coarser_forms_evaluated = source.size && source.group;
   if (machine.threads >= 2 && machine.per_task > 0) a.machine = machine;
   a.per_task = per_task;
   a.target = target;
-  const Context context(m, recursion);
-  a.work = context.work;
-  a.recursion.max_depth = context.max_depth;
-  a.recursion.scope = context.scope;
-  const uint32_t deepest = std::max(1u, context.max_depth);
+  a.work = source.work;
+  a.recursion.max_depth = source.max_depth;
+  a.recursion.scope = source.scope;
+  const uint32_t deepest = std::max(1u, source.max_depth);
   // Evaluated depths, any order (a deque: references stay valid), with or without the burden.
   std::deque<std::pair<CutoffLevel, bool>> known;
   auto at = [&](uint32_t d, bool with_burden = true) -> const CutoffLevel& {
     for (auto& [l, burdened] : known)
       if (l.depth == d && (burdened || !with_burden)) return l;
-    CutoffLevel l = context.evaluate(d, per_task, with_burden);
-    finish(l, a.work);
-    known.emplace_back(l, with_burden);
+    known.emplace_back(source.depth(d, with_burden), with_burden);
     return known.back().first;
   };
   a.recorded = at(deepest);
@@ -657,7 +707,7 @@ CutoffAdvice advise_cutoff(const Model& m, const Recursion& recursion, double ta
     bool pruned = false;
     for (uint32_t d = 1; d <= deepest && times.size() < kMachineDepths;
          d = d < kEveryDepthUpTo ? d + 1 : d + d / 4) {
-      if (time_on_machine(0, context.tasks_within(d)) >= least) {
+      if (time_on_machine(0, source.tasks_within(d)) >= least) {
         pruned = true;
         break;
       }
@@ -699,13 +749,11 @@ CutoffAdvice advise_cutoff(const Model& m, const Recursion& recursion, double ta
   auto meets = [&](const CutoffLevel& l) {
     return a.verdict != CutoffVerdict::Reached || l.burdened_parallelism >= target;
   };
-  if (!a.depth_helps && a.work > 1) {
+  if (!a.depth_helps && a.work > 1 && source.size) {
     // A size cut-off, min_work = 2^k: more k, fewer tasks and (inlining only adds constraints)
     // no more parallelism without the burden.
     auto size_level = [&](uint32_t k, bool with_burden) {
-      CutoffLevel l = context.evaluate(deepest, per_task, with_burden, uint64_t{1} << k);
-      finish(l, a.work);
-      return l;
+      return source.size(uint64_t{1} << k, with_burden);
     };
     a.size_cutoff = coarsest_reaching(
         0, 63 - static_cast<uint32_t>(__builtin_clzll(a.work)), bar, size_level,
@@ -715,15 +763,10 @@ CutoffAdvice advise_cutoff(const Model& m, const Recursion& recursion, double ta
   // at a time, 2^k: more k, fewer tasks and (grouping only adds constraints: a group of 2g is
   // two of g) no more parallelism without the burden.
   if (per_task > 0 && advised.leaf_tasks >= 2 &&
-      advised.leaf_median_work < kTinyTaskCosts * per_task) {
-    const size_t begin = context.by_depth_begin[advised.depth],
-                 end = context.by_depth_begin[advised.depth + 1];
-    uint32_t widest = 1;  // the most calls one task makes at that depth
-    for (size_t i = begin; i < end; ++i) widest = std::max(widest, context.by_depth_sibling[i] + 1);
+      advised.leaf_median_work < kTinyTaskCosts * per_task && source.group) {
+    const uint32_t widest = source.widest(advised.depth);
     auto group_level = [&](uint32_t k, bool with_burden) {
-      CutoffLevel l = context.evaluate(advised.depth, per_task, with_burden, 0, 1u << k);
-      finish(l, a.work);
-      return l;
+      return source.group(advised.depth, 1u << k, with_burden);
     };
     // (At most half the depth's tasks: fewer by less is not worth a rewrite.)
     a.group_cutoff = coarsest_reaching(

@@ -27,6 +27,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "analysis/whatif.hpp"
@@ -80,6 +81,44 @@ struct Recursion {
   // call, say): the recursion's work and span are that node's, which the code outside it (the
   // program's serial part, that a cut-off does not change) does not dilute.
   uint32_t scope = 0;
+  // Read in passes (stream_cutoff.hpp), where no node is kept: the site of the scope or of the
+  // nearest construct around it with one (model::kNone: none, or `scope` names it).
+  uint32_t scope_site = model::kNone;
+};
+
+// Each strand's weight on the cut-off's paths: its work at its thread's usual pace (why:
+// cutoff.cpp's paced_work). Built in two sweeps over the strands, in any order, each giving
+// the same weights whatever the order (the sums are of integers): add_mean() for every strand,
+// means(), then add_slice() for every strand, then weight().
+class PaceTable {
+ public:
+  static constexpr size_t kSlices = 256;
+  static constexpr uint64_t kFragmentStrands = 200, kSliceStrands = 32;
+  static constexpr uint32_t kNoThread = ~0u;
+  void add_mean(uint64_t work, uint32_t thread, uint64_t start, uint64_t end, uint32_t fragment);
+  void means();
+  void add_slice(uint64_t work, uint32_t thread, uint64_t start, uint64_t end, uint32_t fragment);
+  uint64_t weight(uint64_t work, uint32_t thread, uint64_t start, uint64_t end,
+                  uint32_t fragment) const;
+
+ private:
+  // Timed, of a fragment met kFragmentStrands times or more (its mean known).
+  bool paced(uint32_t thread, uint64_t start, uint64_t end, uint32_t fragment) const;
+  size_t slice(uint32_t thread, uint64_t start) const;
+  static constexpr uint64_t kUnknown = ~uint64_t{0};
+  struct Fragment {
+    unsigned __int128 work = 0;
+    uint64_t strands = 0;
+    uint64_t mean = kUnknown;  // in 1/65536 of the metric's unit
+  };
+  std::vector<Fragment> fragments_;
+  uint64_t first_ = UINT64_MAX, last_ = 0;
+  uint32_t threads_ = 0;
+  struct Slice {
+    unsigned __int128 work = 0, usual = 0;  // usual: in 1/65536 of the unit
+    uint64_t strands = 0;
+  };
+  std::vector<Slice> slices_;
 };
 
 // The recursions of a model: groups of task sites nested in each other at least once. A task
@@ -122,6 +161,9 @@ struct CutoffAdvice {
   // recommended depth's tasks: fewer, larger tasks.
   // `group_cutoff.group` == 0: none.
   CutoffLevel group_cutoff;
+  // False when the reading did not evaluate the size cut-off and the grouped form (a recording
+  // read in passes, stream_cutoff.hpp): then `size_cutoff` and `group_cutoff` say nothing.
+  bool coarser_forms_evaluated = true;
   // On machine.threads (threads == 0: not predicted): the depth predicted fastest, the one with
   // the least machine_cost (the shallowest whose W/P + machine_cost is within kSameTime of the
   // least), in `levels` with its neighbours; and the depth whose machine_cost is the least (in
@@ -161,11 +203,36 @@ CutoffLevel evaluate_group_cutoff(const model::Model& m, const Recursion& recurs
 CutoffLevel evaluate_size_cutoff(const model::Model& m, const Recursion& recursion,
                                  uint64_t min_work, uint64_t per_task);
 
+// What advise_cutoff asks of a reading of the recording: the DAG in memory (the Model) or
+// passes over it (stream_cutoff.hpp). `depth`, `size` and `group` give finished levels
+// (parallelism set) of the recursion's scope; `size`, `group` and `widest` may be empty (the
+// form is not evaluated in that reading).
+struct CutoffSource {
+  uint64_t work = 0;                                   // the scope's
+  uint32_t max_depth = 0;                              // the deepest task recorded
+  uint32_t scope = 0;                                  // Recursion::scope
+  std::function<uint64_t(uint32_t cut)> tasks_within;  // the tasks a depth cut-off makes
+  std::function<CutoffLevel(uint32_t depth, bool with_burden)> depth;
+  std::function<CutoffLevel(uint64_t min_work, bool with_burden)> size;
+  std::function<uint32_t(uint32_t depth)> widest;  // the most calls one task makes at a depth
+  std::function<CutoffLevel(uint32_t depth, uint32_t group, bool with_burden)> group;
+};
+
 // The recommended cut-off of one recursion for `target` parallelism (see CutoffVerdict), with
 // the depths around it (`neighbours` on each side, within 1 .. max_depth) in `levels`; with a
 // `machine`, the fastest depth there too (and its neighbours), and every level's time there.
 CutoffAdvice advise_cutoff(const model::Model& m, const Recursion& recursion, double target,
                            uint64_t per_task, uint32_t neighbours = 2,
                            const CutoffMachine& machine = {});
+CutoffAdvice advise_cutoff(const Recursion& recursion, const CutoffSource& source, double target,
+                           uint64_t per_task, uint32_t neighbours, const CutoffMachine& machine);
+
+// The strongly connected groups of task sites that form recursions, from the site graph:
+// next[a] holds b when a task of site b had a task of site a as its nearest explicit task
+// ancestor; count[s] the tasks of site s, self_loop[s] whether one of them nested in another.
+// Each group's sites ascending and its task count; max_depth and scope unset; unsorted.
+std::vector<Recursion> recursion_groups(const std::vector<std::vector<uint32_t>>& next,
+                                        const std::vector<uint64_t>& count,
+                                        const std::vector<uint8_t>& self_loop);
 
 }  // namespace tasklens::analysis

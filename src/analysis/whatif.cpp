@@ -220,16 +220,21 @@ Burdened burdened(const Model& m, const uint64_t* span_weights, uint64_t work, u
 }
 
 RunLoss run_loss(const Model& m, uint64_t work, uint64_t span, uint64_t per_task) {
-  RunLoss l;
-  l.threads = m.thread_count;
-  l.tasks = m.task_count;
-  if (!m.metric_is_time || l.threads == 0 || l.tasks == 0) return l;
   uint64_t first = UINT64_MAX, last = 0;
   for (const model::Strand& st : m.strands)
     if (model::is_timed(st)) {
       first = std::min(first, st.start);
       last = std::max(last, st.end);
     }
+  return run_loss(m, first, last, work, span, per_task);
+}
+
+RunLoss run_loss(const Model& m, uint64_t first, uint64_t last, uint64_t work, uint64_t span,
+                 uint64_t per_task) {
+  RunLoss l;
+  l.threads = m.thread_count;
+  l.tasks = m.task_count;
+  if (!m.metric_is_time || l.threads == 0 || l.tasks == 0) return l;
   if (last <= first) return l;
   // The threads switched out anywhere in the run (in strands, in the runtime, idle) when the
   // recording saw it: said beside the loss, not taken out of it (a thread switched out for

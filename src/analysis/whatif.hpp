@@ -136,6 +136,10 @@ inline constexpr double kLossMultiple = 10;
 inline constexpr double kMinLostSeconds = 0.1;
 // `work`, `span`: the program's; `per_task`: the tasking overhead on one thread.
 RunLoss run_loss(const model::Model& m, uint64_t work, uint64_t span, uint64_t per_task);
+// The same from the timed strands' first start and last end (a recording read in passes keeps no
+// strand: analysis::CutoffScan measures them).
+RunLoss run_loss(const model::Model& m, uint64_t first_start, uint64_t last_end, uint64_t work,
+                 uint64_t span, uint64_t per_task);
 
 // ---- The adviser: greedily parallelize the code fragment with the most work on the current
 // critical path until the target parallelism is reached.

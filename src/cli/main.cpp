@@ -197,7 +197,8 @@ int run(int argc, char** argv) {
       "--stream", ad.stream,
       "Read the recording in one pass per step, as `report --stream` reads it (memory that\n"
       "follows what the run had live, not its task count): the same steps and burdened figures,\n"
-      "without the cut-off advice. advise does this by itself when the DAG does not fit in memory");
+      "and the cut-off advice by depth in a few passes more (not the size cut-off or the grouped\n"
+      "form). advise does this by itself when the DAG does not fit in memory");
 
   TasksOptions tk;
   CLI::App* tasks = app.add_subcommand(

@@ -86,6 +86,7 @@ void Builder::on_create(const Event& e, uint32_t thread) {
   cs.node = cs.scope = new_node(NodeKind::Task, scope);
   if (!in_taskloop) {  // taskloop's tasks are parts of the taskloop instance
     nodes_[cs.node].site = site(e.f[3], SiteKind::Task, scope);
+    keep_site_code(cs.node);
     nodes_[cs.node].instance = instance_count_++;
   } else if (out_) {
     stream_taskloop_task(scope, cs.node);
@@ -201,6 +202,7 @@ void Builder::on_sync_begin(const Event& e, uint32_t thread) {
     uint32_t prev = close_strand(t);
     uint32_t g = new_node(NodeKind::Taskgroup, ts.scope);
     nodes_[g].site = site(e.f[2], SiteKind::Taskgroup, ts.scope);
+    keep_site_code(g);
     nodes_[g].instance = instance_count_++;
     ts.scope = g;
     edge(prev, open_strand(t, thread, e.time));
@@ -523,6 +525,7 @@ void Builder::handle(const Event& e, uint32_t thread) {
       first_parallel_ = false;
       r.node = new_node(NodeKind::Parallel, es.scope);
       nodes_[r.node].site = site(e.f[4], SiteKind::Parallel, es.scope);
+      keep_site_code(r.node);
       nodes_[r.node].instance = instance_count_++;
       es.waiting = true;
       break;
@@ -657,6 +660,7 @@ void Builder::handle(const Event& e, uint32_t thread) {
       if (e.kind == EventKind::MaskedBegin) {
         uint32_t n = new_node(NodeKind::Masked, ts.scope);
         nodes_[n].site = site(e.f[1], SiteKind::Masked, ts.scope);
+        keep_site_code(n);
         nodes_[n].instance = instance_count_++;
         ts.scope = n;
       } else if (nodes_[ts.scope].kind == NodeKind::Masked) {

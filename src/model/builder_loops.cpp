@@ -23,6 +23,7 @@ void Builder::on_work_begin(const Event& e, uint32_t thread) {
     bool loop = is_loop(w);
     uint32_t n = new_node(loop ? NodeKind::Loop : NodeKind::Sections, ts.scope);
     nodes_[n].site = site(e.f[3], loop ? SiteKind::Loop : SiteKind::Sections, ts.scope);
+    keep_site_code(n);
     nodes_[n].instance = ws_instance();
     if (loop) {
       LoopCoverage& c = loop_coverage_[nodes_[n].instance];
@@ -66,6 +67,7 @@ void Builder::on_work_begin(const Event& e, uint32_t thread) {
     }
     uint32_t n = new_node(single ? NodeKind::Single : NodeKind::Taskloop, scope);
     nodes_[n].site = st;
+    keep_site_code(n);
     nodes_[n].instance = single ? ws_instance() : instance_count_++;
     if (!single && out_) {  // its trip count waits for its tasks (held until shared)
       stream_taskloops_[n].trip = e.f[2];

@@ -242,9 +242,10 @@ class Builder {
   uint32_t site(uint64_t address, SiteKind kind, uint32_t scope) {
     const uint64_t key = address * 16 + static_cast<uint64_t>(kind);
     SiteSlot& slot = site_cache_[(key * 0x9e3779b97f4a7c15ull) >> 60];  // kSiteCache = 16
+    site_code_ = address;
     if (address != 0 && slot.key == key) return slot.site;
     const bool own = address != 0 && !in_runtime(address);
-    if (!own) address = enclosing_address(scope);
+    if (!own) site_code_ = address = enclosing_address(scope);
     const uint64_t site_key = address * 16 + static_cast<uint64_t>(kind);
     auto [it, inserted] = site_ids_.try_emplace(site_key, static_cast<uint32_t>(sites_.size()));
     if (inserted) {
@@ -304,7 +305,14 @@ class Builder {
     slot = {address, id};
     return id;
   }
+  // The streaming mode's sites merge as they come (BuildOptions::place_site), so a node's site
+  // may have another's address; its own is kept for the fragments of its strands, which are the
+  // DAG's reading's (there sites merge after the build).
+  void keep_site_code(uint32_t node) {
+    if (out_) sn_[node].code = site_code_;
+  }
   uint64_t site_address(uint32_t node) const {
+    if (out_ && node != kNone && sn_[node].code != 0) return sn_[node].code;
     uint32_t st = node == kNone ? kNone : nodes_[node].site;
     return st == kNone ? 0 : sites_[st].address;
   }
@@ -712,6 +720,7 @@ class Builder {
   // The code address of the event being handled (0 if it has none): strands opened or closed
   // by it start or end there.
   uint64_t cur_code_ = 0;
+  uint64_t site_code_ = 0;          // the address the last site() looked up (keep_site_code)
   std::vector<uint64_t> codes_{0};  // code id -> address; id 0 is "unknown"
   std::unordered_map<uint64_t, uint32_t> code_ids_;
   struct CodeSlot {

@@ -56,6 +56,7 @@ struct StreamNode {
   uint32_t pending = 0;        // itself while open, its live strands and child nodes
   uint32_t chain = kNone;      // its instances (stream_chain), once a strand needed them
   uint32_t site = 0;           // the innermost site around it (Strand::site), with the chain
+  uint64_t code = 0;           // its own site's address (Builder::keep_site_code; 0: its site's)
   uint32_t join_node = kNone;  // its innermost enclosing taskgroup or phase
   uint32_t join = kNone;       // taskgroup, phase: the join of the tasks that end in it
   // Its Node::instance as the DAG's reading has it (a library's construct folded into the one

@@ -114,6 +114,7 @@ void Builder::on_tbb_spawn(const Event& e, uint32_t thread) {
     if (out_) sn_[cs.node].inherits_instance = true;
   } else {
     nodes_[cs.node].site = site(e.f[4], site_kind_of(kind), scope);
+    keep_site_code(cs.node);
     // An algorithm call may start with several tasks from the caller (parallel_invoke spawns
     // all its functions but the last, then runs that one with execute_and_wait): the tasks one
     // task spawns into one group for one algorithm call are one instance. task_group::run's

@@ -36,6 +36,7 @@ void Builder::on_user_thread(const Event& e, uint32_t thread) {
       cs.joined_in_scope = true;  // no structural join: only pthread_join waits for it
       cs.node = cs.scope = new_node(NodeKind::Task, ps.scope);
       nodes_[cs.node].site = site(e.f[1], SiteKind::Thread, ps.scope);
+      keep_site_code(cs.node);
       nodes_[cs.node].instance = instance_count_++;
       if (out_) {
         ++st_[p].children;  // its creator outlives it (maybe_retire_task)

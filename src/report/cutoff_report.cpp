@@ -80,6 +80,11 @@ Json machine_json(const model::Model& m, const CutoffAdvice& a) {
 // around it with a site ("single at nqueens.c:85").
 std::string scope_name(const model::Model& m, const analysis::Recursion& r,
                        const std::vector<SiteLabel>& labels) {
+  const uint32_t read_in_passes = r.scope_site;  // (no node kept: its site came with it)
+  if (read_in_passes != model::kNone && read_in_passes != 0 && read_in_passes < labels.size() &&
+      read_in_passes < m.sites.size())
+    return fmt::format("{} at {}", model::to_string(m.sites[read_in_passes].kind),
+                       labels[read_in_passes].site);
   for (uint32_t v = r.scope; v < m.nodes.size(); v = m.nodes[v].parent) {
     const uint32_t site = m.nodes[v].site;
     if (site != model::kNone && site != 0 && site < labels.size() && site < m.sites.size())
@@ -114,6 +119,11 @@ std::string spread_sentence(const model::Model& m, const CutoffAdvice& a,
       "over its levels (a deep or unbalanced tree), not gathered at its bottom",
       l.depth, l.tasks_kept, a.recursion.tasks);
   const CutoffLevel& s = a.size_cutoff;
+  if (s.min_work == 0 && !a.coarser_forms_evaluated)
+    return out +
+           "; whether a cut-off by size does is not evaluated when the recording is read in "
+           "passes (read it without --stream where its DAG fits in the memory): " +
+           otherwise;
   if (s.min_work == 0) return out + "; nor does a cut-off by size: " + otherwise;
   const std::string overhead =
       a.per_task ? fmt::format(" ({:.1f} with every task charged the tasking overhead of {})",
@@ -226,6 +236,14 @@ std::string cutoff_sentence(const model::Model& m, const CutoffAdvice& a,
   const std::string by_depth = depth_sentence(m, a, labels);
   std::string advice = a.depth_helps ? by_depth : spread_sentence(m, a, by_depth);
   if (a.group_cutoff.group > 1) advice += "; " + group_sentence(m, a, labels);
+  const CutoffLevel& r = recommended_level(a);
+  if (!a.coarser_forms_evaluated && a.per_task > 0 && r.leaf_tasks >= 2 &&
+      r.leaf_median_work < analysis::kTinyTaskCosts * a.per_task)
+    advice += fmt::format(
+        "; its {} tasks at depth {} are still tiny (median {}): making each task run several of "
+        "those calls may help, which is not evaluated when the recording is read in passes (read "
+        "it without --stream where its DAG fits in the memory)",
+        r.leaf_tasks, r.depth, format_work(m, r.leaf_median_work));
   return a.fastest > 0 ? advice + ". " + machine_sentence(m, a) + group_machine_sentence(m, a)
                        : advice;
 }
@@ -384,6 +402,7 @@ Json cutoff_json(const model::Model& m, const std::vector<CutoffAdvice>& advice,
                     {"depth_cutoff_helps", a.depth_helps},
                     {"size_cutoff", size_json(m, a.size_cutoff, a.machine.threads > 0)},
                     {"group_cutoff", group_json(m, a.group_cutoff, a.machine.threads > 0)},
+                    {"coarser_forms_evaluated", a.coarser_forms_evaluated},
                     {"for_recorded_threads", machine_json(m, a)},
                     {"advice", cutoff_sentence(m, a, labels)}});
   }

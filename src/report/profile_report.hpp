@@ -65,6 +65,12 @@ class SitesAsTheyCome {
     std::lock_guard<std::mutex> lock(mutex_);
     return index < kinds_.size() && kinds_[index] != model::SiteKind::Program;
   }
+  // Is `index` a site placed so far of a task construct (analysis::TaskSiteTest)? During the
+  // reading too, from any thread.
+  bool is_task(uint32_t index) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return index < kinds_.size() && kinds_[index] == model::SiteKind::Task;
+  }
   // Is `index` a construct site labelled `label`, a fragment labelled `label`? During the reading
   // too, from any thread (a one-pass sink runs on a thread of its own: model/sink_thread.hpp).
   bool construct_site_is(uint32_t index, const std::string& label) const {

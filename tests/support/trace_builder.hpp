@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "analyze_all.hpp"
+#include "cutoff_streaming_mismatch.hpp"
 #include "model/builder.hpp"
 #include "one_pass_mismatch.hpp"
 #include "trace/format.hpp"
@@ -129,6 +130,7 @@ class TraceBuilder {
       EXPECT_EQ(predict_streaming_mismatch(file, m, options), "");
       EXPECT_EQ(structure_streaming_mismatch(file, m, options), "");
       EXPECT_EQ(timeline_streaming_mismatch(file, m, options), "");
+      EXPECT_EQ(cutoff_streaming_mismatch(file, m, options), "");
     }
     return m;
   }
