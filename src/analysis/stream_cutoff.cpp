@@ -53,12 +53,6 @@ void CutoffScan::node(uint64_t key, uint64_t parent, uint8_t kind, uint32_t site
   if (std::find(out.begin(), out.end(), site) == out.end()) out.push_back(site);
 }
 
-void CutoffScan::times(uint64_t start, uint64_t end, uint32_t thread) {
-  start_ = start;
-  end_ = end;
-  thread_ = thread;
-}
-
 StrandSink::Strand CutoffScan::strand(uint64_t work, uint64_t, uint32_t, const Strand*, uint32_t,
                                       const Instance*, uint32_t, uint64_t, uint32_t fragment,
                                       uint64_t) {
@@ -137,12 +131,6 @@ void CutoffExtents::node(uint64_t key, uint64_t parent, uint8_t kind, uint32_t s
     }
   }
   nodes_[key] = std::move(n);
-}
-
-void CutoffExtents::times(uint64_t start, uint64_t end, uint32_t thread) {
-  start_ = start;
-  end_ = end;
-  thread_ = thread;
 }
 
 StrandSink::Strand CutoffExtents::strand(uint64_t work, uint64_t, uint32_t, const Strand*, uint32_t,
@@ -345,12 +333,6 @@ void StreamCutoffPass::node_done(uint64_t key) {
   n.chains.reset();
   s.free_nodes.push_back(it->second);
   s.node_slot.erase(it);
-}
-
-void StreamCutoffPass::times(uint64_t start, uint64_t end, uint32_t thread) {
-  start_ = start;
-  end_ = end;
-  thread_ = thread;
 }
 
 StrandSink::Strand StreamCutoffPass::strand(uint64_t work, uint64_t, uint32_t, const Strand* preds,

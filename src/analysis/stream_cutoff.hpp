@@ -46,15 +46,29 @@ class CutoffDepthNotExact : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Pass 1: the recursions' site groups and the pacing's fragment means.
-class CutoffScan final : public model::OptionalCallsSink {
+// The passes' common part: they want the construct tree and each strand's times (which come
+// just before the strand).
+class NodesAndTimesSink : public model::OptionalCallsSink {
  public:
-  explicit CutoffScan(TaskSiteTest is_task_site) : is_task_site_(std::move(is_task_site)) {}
   bool wants_nodes() const override { return true; }
   bool wants_times() const override { return true; }
+  void times(uint64_t start, uint64_t end, uint32_t thread) override {
+    start_ = start;
+    end_ = end;
+    thread_ = thread;
+  }
+
+ protected:
+  uint64_t start_ = 0, end_ = 0;
+  uint32_t thread_ = ~0u;  // (model::kNone: untimed)
+};
+
+// Pass 1: the recursions' site groups and the pacing's fragment means.
+class CutoffScan final : public NodesAndTimesSink {
+ public:
+  explicit CutoffScan(TaskSiteTest is_task_site) : is_task_site_(std::move(is_task_site)) {}
   void node(uint64_t key, uint64_t parent, uint8_t kind, uint32_t site, uint32_t) override;
   void node_done(uint64_t key) override { nodes_.erase(key); }
-  void times(uint64_t start, uint64_t end, uint32_t thread) override;
   Strand strand(uint64_t work, uint64_t, uint32_t, const Strand*, uint32_t, const Instance*,
                 uint32_t, uint64_t, uint32_t fragment, uint64_t) override;
   // The recursions' site groups (sites ascending, tasks counted; not yet max_depth or scope)
@@ -75,8 +89,6 @@ class CutoffScan final : public model::OptionalCallsSink {
   std::vector<std::vector<uint32_t>> next_;
   std::vector<uint64_t> count_;
   std::vector<uint8_t> self_loop_;
-  uint64_t start_ = 0, end_ = 0;
-  uint32_t thread_ = ~0u;
   PaceTable pace_;
   uint64_t first_start_ = UINT64_MAX, last_end_ = 0;
 };
@@ -91,15 +103,12 @@ struct RecursionExtent {
 };
 
 // Pass 2: every recursion's extent and the pacing's slices (the means from pass 1).
-class CutoffExtents final : public model::OptionalCallsSink {
+class CutoffExtents final : public NodesAndTimesSink {
  public:
   CutoffExtents(const std::vector<Recursion>& recursions, TaskSiteTest is_task_site,
                 PaceTable pace);
-  bool wants_nodes() const override { return true; }
-  bool wants_times() const override { return true; }
   void node(uint64_t key, uint64_t parent, uint8_t kind, uint32_t site, uint32_t) override;
   void node_done(uint64_t key) override { nodes_.erase(key); }
-  void times(uint64_t start, uint64_t end, uint32_t thread) override;
   Strand strand(uint64_t work, uint64_t, uint32_t, const Strand*, uint32_t, const Instance*,
                 uint32_t, uint64_t, uint32_t fragment, uint64_t) override;
   std::vector<RecursionExtent> extents() const;
@@ -120,29 +129,21 @@ class CutoffExtents final : public model::OptionalCallsSink {
   // Per recursion, the path from the root to the innermost node holding every depth-1 task so
   // far (keys, root first) and the sites along it.
   std::vector<std::vector<std::pair<uint64_t, uint32_t>>> scope_path_;
-  uint64_t start_ = 0, end_ = 0;
-  uint32_t thread_ = ~0u;
 };
 
 // Pass 3: one recursion's span and burdened span at each of `cuts` (ascending depths >= 1),
 // with the tasks of the recursion deeper than the cut inlined; per_task charged to every task
 // still made. The pacing from pass 2.
-class StreamCutoffPass final : public model::StrandSink {
+class StreamCutoffPass final : public NodesAndTimesSink {
  public:
   StreamCutoffPass(const Recursion& recursion, const RecursionExtent& extent,
                    TaskSiteTest is_task_site, const PaceTable& pace, std::vector<uint32_t> cuts,
                    uint64_t per_task);
   ~StreamCutoffPass() override;
-  Instance open_instance(uint32_t) override { return 0; }
-  void not_outermost(Instance) override {}
-  void close_instance(Instance) override {}
-  bool wants_nodes() const override { return true; }
-  bool wants_times() const override { return true; }
   bool wants_task_starts() const override { return true; }
   void node(uint64_t key, uint64_t parent, uint8_t kind, uint32_t site, uint32_t) override;
   void node_done(uint64_t key) override;
   void strand_node(uint64_t key) override { strand_node_ = key; }
-  void times(uint64_t start, uint64_t end, uint32_t thread) override;
   void task_start() override { task_start_ = true; }
   Strand strand(uint64_t work, uint64_t span_weight, uint32_t site, const Strand* preds,
                 uint32_t pred_count, const Instance* instances, uint32_t instance_count,
@@ -166,8 +167,6 @@ class StreamCutoffPass final : public model::StrandSink {
   std::unique_ptr<State> s_;
   uint64_t strand_node_ = kNoNode;
   bool task_start_ = false;
-  uint64_t start_ = 0, end_ = 0;
-  uint32_t thread_ = ~0u;
 };
 
 // The cut-off advice of the recursions with the most tasks (at most `recursions`), each with its
