@@ -18,9 +18,9 @@
 // fragment's mean work for the pacing (cutoff.cpp's paced_work); (2) CutoffExtents: per
 // recursion its tasks per depth and its scope, and the pacing's slices; (3) StreamCutoffPass per
 // recursion, for a set of depths; more such passes when the adviser's search asks for a depth not
-// evaluated yet. Not in passes: the size cut-off and the grouped form (their programs inline by
-// subtree size, not by depth), and the leaves' median is a quantile sketch's (QuantileSketch's
-// bound below the exact one).
+// evaluated yet. Not in passes: the size cut-off (its program inlines by subtree size, known
+// only once a subtree has run) and the grouped form (not built: its calls would be chains per
+// creating task); the leaves' median is a quantile sketch's (at most 1/128 below the exact one).
 #pragma once
 
 #include <cstdint>
