@@ -21,12 +21,6 @@ namespace {
 // deepest one: the tasks past it add nothing.
 constexpr double kNearlyAll = 0.98;
 
-// The search for the fastest depth on the recorded threads evaluates every depth up to
-// kEveryDepthUpTo, a quarter more each step past it, at most kMachineDepths in all: deep trees
-// have a thousand levels, and one evaluation is a pass over the strands.
-constexpr uint32_t kEveryDepthUpTo = 24;
-constexpr size_t kMachineDepths = 48;
-
 bool is_task_like(NodeKind k) {
   return k == NodeKind::Task || k == NodeKind::ImplicitTask || k == NodeKind::Program;
 }

@@ -176,6 +176,13 @@ struct CutoffAdvice {
 // the least a task costs): none from one thread or when the loss is not known.
 CutoffMachine cutoff_machine(const RunLoss& loss, uint64_t per_task);
 
+// The search for the fastest depth on the recorded threads evaluates every depth up to
+// kEveryDepthUpTo, a quarter more each step past it, at most kMachineDepths in all: deep trees
+// have a thousand levels, and one evaluation is a pass over the strands (stream_cutoff.cpp
+// evaluates the same depths in its first pass).
+inline constexpr uint32_t kEveryDepthUpTo = 24;
+inline constexpr size_t kMachineDepths = 48;
+
 // Predicted times this close count as the same (a run varies more): the fewer tasks win.
 inline constexpr double kSameTime = 1.05;
 

@@ -18,11 +18,6 @@ namespace {
 
 constexpr uint32_t kNo = ~0u;
 
-// As cutoff.cpp's paced_work and advise_cutoff's search (kept equal to them: the DAG's reading
-// and these passes must weigh every strand alike and try the same depths).
-constexpr uint32_t kEveryDepthUpTo = 24;
-constexpr size_t kMachineDepths = 48;
-
 bool is_explicit_task(uint8_t kind, uint8_t parent_kind) {
   return kind == static_cast<uint8_t>(NodeKind::Task) &&
          parent_kind != static_cast<uint8_t>(NodeKind::Taskloop);
