@@ -10,7 +10,9 @@
 # two recordings of one program at two sizes: (instructions of the large - of the small) /
 # (tasks of the large - of the small) is the cost of one more task.
 #
-# `report --stream` runs on three threads: the events' decoding and merge (trace::EventDecoder,
+# `report --stream --raw-span` (one pass: `report --stream`'s robust span reads the recording a
+# second time when it clips strands, which two recordings of one program need not both do, so its
+# cost per task is that of one pass, or two) runs on three threads: the events' decoding and merge (trace::EventDecoder,
 # model::detail::EventPipe), the builder (model::detail::Builder), and its sink
 # (model::SinkThread playing into analysis::StreamProfile). Each is named here by the function
 # that executes most of its instructions. What count 5 M tasks a second asks for on two cores,
@@ -18,8 +20,8 @@
 #
 # For each shape (examples/suite, clang-14, tied, no cut-off, 2 threads) at two small sizes,
 # prints each command's instructions per task, in all and per thread. About 5 minutes.
-# Knobs: TASKLENS_READER_SHAPES ("fib uts nqueens"), TASKLENS_READER_COMMANDS ("report --stream"
-# and "report": a comma-separated list).
+# Knobs: TASKLENS_READER_SHAPES ("fib uts nqueens"), TASKLENS_READER_COMMANDS ("report --stream
+# --raw-span" and "report": a comma-separated list).
 set -euo pipefail
 export LC_ALL=C
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -34,7 +36,7 @@ for tool in valgrind callgrind_annotate; do
   }
 done
 SHAPES=${TASKLENS_READER_SHAPES:-fib uts nqueens}
-IFS=, read -r -a COMMANDS <<<"${TASKLENS_READER_COMMANDS:-report --stream,report}"
+IFS=, read -r -a COMMANDS <<<"${TASKLENS_READER_COMMANDS:-report --stream --raw-span,report}"
 # Two sizes each, about 40 K and 400 K tasks.
 declare -A SMALL=([fib]="21" [uts]="7 0" [nqueens]="8") LARGE=([fib]="26" [uts]="9 0" [nqueens]="10")
 

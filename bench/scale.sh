@@ -12,7 +12,9 @@
 #             100 M; 2360 2: about 1 G)
 #   tbb_fib   oneTBB's task_group recursion, 1 unit of work per leaf (tbb_fib 34 1: 9.2 M; 39 1:
 #             102 M; 44 1: 1.13 G)
-# Then runs report, stream (`report --stream`: the recording read in one pass), whatif (the first
+# Then runs report, stream (`report --stream`: the recording read in passes, the robust span's
+# census beside the profile, a second pass when it clips strands), stream-raw (`report --stream
+# --raw-span`: one pass), whatif (the first
 # site `whatif --list` shows), whatif-stream (the same, `whatif --stream`), advise,
 # advise-stream (`advise --stream`: one pass per step), tasks, tasks-stream (`tasks --stream`),
 # sched, sched-stream (`sched --stream`), predict, predict-stream (`predict --stream`: the
@@ -25,7 +27,7 @@
 # Recording: the program's wall time recorded, trace bytes per task.
 #
 # Knobs: TASKLENS_SCALE_SIZES ("10M"), TASKLENS_SCALE_SHAPES ("fib uts nqueens sparselu
-# tbb_fib"), TASKLENS_SCALE_COMMANDS ("report stream whatif whatif-stream advise advise-stream
+# tbb_fib"), TASKLENS_SCALE_COMMANDS ("report stream stream-raw whatif whatif-stream advise advise-stream
 # tasks tasks-stream sched sched-stream predict predict-stream diff diff-stream export
 # export-stream view view-stream"), TASKLENS_SCALE_DIR (where the
 # traces go; default a scratch directory removed at exit: a 1B recording takes several GB).
@@ -46,7 +48,7 @@ DIR=${TASKLENS_SCALE_DIR:-$WORK}
 mkdir -p "$DIR"
 SIZES=${TASKLENS_SCALE_SIZES:-10M}
 SHAPES=${TASKLENS_SCALE_SHAPES:-fib uts nqueens sparselu tbb_fib}
-COMMANDS=${TASKLENS_SCALE_COMMANDS:-report stream whatif whatif-stream advise advise-stream tasks tasks-stream sched sched-stream predict predict-stream diff diff-stream export export-stream view view-stream}
+COMMANDS=${TASKLENS_SCALE_COMMANDS:-report stream stream-raw whatif whatif-stream advise advise-stream tasks tasks-stream sched sched-stream predict predict-stream diff diff-stream export export-stream view view-stream}
 
 # shape_cmd SHAPE SIZE: sets CMD to the generator's command line.
 shape_cmd() {
@@ -118,6 +120,7 @@ for size in $SIZES; do
           measure "$command" "$tasks" "$TL" whatif "${one_pass[@]}" --site "$site" "$trace"
           ;;
         stream) measure stream "$tasks" "$TL" report --stream "$trace" ;;
+        stream-raw) measure stream-raw "$tasks" "$TL" report --stream --raw-span "$trace" ;;
         tasks-stream) measure tasks-stream "$tasks" "$TL" tasks --stream "$trace" ;;
         advise-stream) measure advise-stream "$tasks" "$TL" advise --stream "$trace" ;;
         sched-stream) measure sched-stream "$tasks" "$TL" sched --stream "$trace" ;;

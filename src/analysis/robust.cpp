@@ -9,13 +9,11 @@
 #include "analysis/profile.hpp"
 
 namespace tasklens::analysis {
-namespace {
 
 using model::kNone;
 using model::Model;
 
-// The floor in metric units, or 0 when the metric has none (see robust.hpp).
-uint64_t floor_of(const Model& m, double seconds) {
+uint64_t outlier_floor(const Model& m, double seconds) {
   double rate = 0;
   if (m.metric_is_time)
     rate = m.ticks_per_second;
@@ -25,14 +23,11 @@ uint64_t floor_of(const Model& m, double seconds) {
   return std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(seconds * rate)));
 }
 
-// A strand the rule looked at closely: above the floor and above the lower factor.
-struct Suspect {
-  uint32_t strand;
-  uint32_t thread;
-  uint64_t start, end;
-  bool strong;  // above the full factor: an outlier by itself
-  bool overlap = false;
-};
+size_t quantile_rank(double q, size_t size) {
+  const size_t others = size - 1;
+  const size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(others)));
+  return std::clamp<size_t>(rank, 1, others) - 1;
+}
 
 // Marks the suspects that overlap in time a suspect of another thread. Sorted by start, a
 // suspect overlaps an earlier one of another thread iff the latest end among the earlier ones of
@@ -73,6 +68,8 @@ void mark_overlaps(std::vector<Suspect>& sus) {
     }
   }
 }
+
+namespace {
 
 // Runs part(0) and part(1) at once, the second on another thread, when `two`; else part(0)
 // alone. (The passes over millions of strands are memory-bound: two cores read twice as fast.)
@@ -145,12 +142,10 @@ void measure(const Model& m, const std::vector<Census>& parts, double q, Measure
       if (part_of[i] != p) continue;
       T* b = works.data() + x.offset[i];
       const size_t size = size_of(i);
-      const size_t others = size - 1;
-      size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(others)));
-      rank = std::clamp<size_t>(rank, 1, others) - 1;
+      const size_t rank = quantile_rank(q, size);
       std::nth_element(b, b + rank, b + size);
       x.quantile[i] = b[rank];
-      const size_t mid = size / 2;  // (the upper median: a strand's work, never an average)
+      const size_t mid = median_rank(size);
       if (mid < rank) std::nth_element(b, b + mid, b + rank);
       x.median[i] = b[mid];
     }
@@ -161,7 +156,7 @@ void measure(const Model& m, const std::vector<Census>& parts, double q, Measure
 
 Clipping find_outliers(const Model& m, const OutlierRule& rule, uint32_t two_threads_from) {
   Clipping c;
-  c.floor = floor_of(m, rule.floor_seconds);
+  c.floor = outlier_floor(m, rule.floor_seconds);
   if (c.floor == 0) return c;
   c.tested = true;
   const size_t n = m.strands.size();
@@ -259,7 +254,7 @@ void apply_clipping(Model& m, const Clipping& c) {
     // Region work is sorted by strand: the clipped strand's entries shrink in proportion.
     auto it = std::lower_bound(
         m.region_work.begin(), m.region_work.end(), cs.strand,
-        [](const model::RegionWork& r, uint32_t strand) { return r.strand < strand; });
+        [](const model::RegionWork& r, uint64_t strand) { return r.strand < strand; });
     for (; it != m.region_work.end() && it->strand == cs.strand; ++it)
       it->work = cs.work_raw ? static_cast<uint64_t>(static_cast<double>(it->work) *
                                                      static_cast<double>(cs.work_clipped) /

@@ -54,7 +54,9 @@ struct OutlierRule {
 };
 
 struct ClippedStrand {
-  uint32_t strand = 0;
+  // Its id in the model (Strand index); read in passes (stream_robust.hpp), the order the pass
+  // handed it over in, which can pass 2^32 on a recording of a billion tasks.
+  uint64_t strand = 0;
   uint32_t thread = model::kNone;  // the worker that ran it
   uint64_t begin = 0, end = 0;     // its Strand::start and Strand::end (TSC)
   uint64_t work_raw = 0;           // as measured
@@ -72,6 +74,27 @@ struct Clipping {
   std::vector<ClippedStrand> strands;  // sorted by strand id
   uint64_t clipped_work = 0;           // sum of work_raw - work_clipped
 };
+
+// The rule's absolute floor in the metric's units, or 0 when the metric has none (see above).
+uint64_t outlier_floor(const model::Model& model, double seconds);
+
+// A strand the rule looks at closely: above the floor and above the lower factor. `strong`: above
+// the full factor, an outlier by itself.
+struct Suspect {
+  uint64_t strand;
+  uint32_t thread;
+  uint64_t start, end;
+  bool strong;
+  bool overlap = false;
+};
+// Sets `overlap` on each suspect that overlaps in time a suspect of another thread (sorts them
+// by start, then strand).
+void mark_overlaps(std::vector<Suspect>& suspects);
+
+// The rule's quantile position: the 0-based rank, in a fragment of `size` strands sorted by
+// work, whose work is q for any suspect of the fragment (see find_outliers), and the median's.
+size_t quantile_rank(double quantile, size_t size);
+inline size_t median_rank(size_t size) { return size / 2; }  // the upper median: a strand's work
 
 // Applies the rule above to the model as it is (no change to it). Models of `two_threads_from`
 // strands or more are read on two threads (the result is the same, which the tests check by

@@ -125,9 +125,11 @@ int run(int argc, char** argv) {
                      "threads (contention, false sharing), as `tasklens diff` does in full");
   report->add_flag(
       "--stream", rep.stream,
-      "Read the recording in one pass, with memory that follows what the run had live (the\n"
-      "recursion's depth times the threads) rather than its task count: the profile as measured,\n"
-      "without the diagnosis. report does this by itself when the DAG does not fit in memory.\n"
+      "Read the recording in passes, with memory that follows what the run had live (the\n"
+      "recursion's depth times the threads) rather than its task count: the same profile and\n"
+      "robust span, without the diagnosis. One pass when no strand is far longer than the rest\n"
+      "of its code, three when some are clipped (--raw-span: always one). report does this by\n"
+      "itself when the DAG does not fit in memory.\n"
       "For OpenMP tasks (depend included), taskwait, taskgroup, taskloops, parallel regions,\n"
       "barriers, worksharing loops, sections, single and masked, and user regions");
 

@@ -50,15 +50,19 @@ analysis::Diff compare_with_base(const load::Loaded& base,
 
 }  // namespace
 
-// The profile of a recording read in one pass: no DAG, so no robust span and no diagnosis.
+// The profile of a recording read in passes: no DAG, so no diagnosis; the robust span unless
+// --raw-span (load::load_streaming).
 [[noreturn]] void report_streamed(const ReportOptions& opt, report::Format format) {
   if (!opt.base.empty())
     throw UsageError("--base needs the DAG in memory: leave out --stream (or --base)");
-  load::Streamed st = load::load_streaming(opt.trace);
+  load::Streamed st = load::load_streaming(opt.trace, load::span_mode(opt.raw_span));
   report::RunInfo info = report::run_info(*st.trace);
-  info.span_mode = "raw";
+  info.span_mode = st.robust ? "robust" : "raw";
   report::SpanAccount account;
-  account.measured = {st.profile.work, st.profile.span, st.profile.parallelism};
+  account.clipping = &st.clipping;
+  account.measured = st.measured;
+  for (uint32_t f : st.clipped_fragments)
+    account.fragments.push_back(f < st.fragment_labels.size() ? st.fragment_labels[f] : "");
   size_t top = opt.top                           ? opt.top
                : format == report::Format::Table ? 20
                                                  : std::numeric_limits<size_t>::max();

@@ -9,10 +9,12 @@
 #include "analysis/algebra.hpp"
 #include "analysis/profile.hpp"
 #include "analysis/stream_profile.hpp"
+#include "analysis/stream_robust.hpp"
 #include "errors.hpp"
 #include "load/progress.hpp"
 #include "load/timings.hpp"
 #include "model/builder.hpp"
+#include "model/tee_sink.hpp"
 #include "platform/platform.hpp"
 #include "report/printable.hpp"
 
@@ -127,6 +129,18 @@ report::RunInfo run_info_of(const Loaded& l) {
   return info;
 }
 
+std::string clipping_warning(const model::Model& model, const analysis::Clipping& clipping) {
+  const size_t n = clipping.strands.size();
+  return fmt::format(
+      "{} strand{} held far more work than the rest of {} code fragment (over 20 times "
+      "the fragment's 99th percentile, or 5 times while another thread's strand was "
+      "stretched too: a paused machine, page faults, interrupts): counted at the "
+      "fragment's median, {} of work in all, so that one disturbance does not decide the "
+      "critical path (--raw-span counts {} as measured)",
+      n, n == 1 ? "" : "s", n == 1 ? "its" : "their",
+      report::format_work(model, clipping.clipped_work), n == 1 ? "it" : "them");
+}
+
 Loaded load(const std::string& path, SpanMode mode) {
   Loaded l;
   Timings& timings = Timings::global();
@@ -177,15 +191,8 @@ Loaded load(const std::string& path, SpanMode mode) {
     progress.phase("looking for disturbed strands in " + name);
     l.clipping = analysis::clip_outliers(l.model);
     l.robust = l.clipping.tested;
-    if (size_t n = l.clipping.strands.size())
-      l.model.warnings.push_back(fmt::format(
-          "{} strand{} held far more work than the rest of {} code fragment (over 20 times "
-          "the fragment's 99th percentile, or 5 times while another thread's strand was "
-          "stretched too: a paused machine, page faults, interrupts): counted at the "
-          "fragment's median, {} of work in all, so that one disturbance does not decide the "
-          "critical path (--raw-span counts {} as measured)",
-          n, n == 1 ? "" : "s", n == 1 ? "its" : "their",
-          report::format_work(l.model, l.clipping.clipped_work), n == 1 ? "it" : "them"));
+    if (!l.clipping.strands.empty())
+      l.model.warnings.push_back(clipping_warning(l.model, l.clipping));
     timings.lap("robust");
   }
   progress.phase("analysing " + name);
@@ -266,18 +273,94 @@ void check_read_alike(const Streamed& first, const Streamed& again) {
                      "fragments); read it again once nothing writes to the file");
 }
 
-Streamed load_streaming(const std::string& path) {
-  analysis::StreamProfile profile(analysis::StreamProfile::kSitesAsTheyCome);
-  Streamed st = read_in_one_pass(
-      path, "finding the critical path of",
-      [&profile](const report::SitesAsTheyCome&, const trace::TraceFile&) -> model::StrandSink& {
-        return profile;
-      });
-  st.profile = profile.finish(false);
-  st.model.warnings.push_back(
-      "read in one pass (--stream, or its DAG does not fit in the memory): the profile as "
-      "measured, without the robust span, the diagnosis or the serial code's fragments");
+namespace {
+
+// load_streaming's robust span: the census of the first pass planned, then one pass to refine
+// it and, when it clips strands, one more for the profile with them clipped.
+void clip_in_passes(const std::string& path, const analysis::OutlierCensus& census, Streamed& st) {
+  const analysis::OutlierRule rule;
+  const uint64_t floor = analysis::outlier_floor(st.model, rule.floor_seconds);
+  if (floor == 0) return;  // a metric the rule does not judge
+  st.robust = true;
+  st.clipping.tested = true;
+  st.clipping.floor = floor;
+  std::vector<analysis::FragmentMeasure> plan = census.plan(floor, rule);
+  if (plan.empty()) return;  // no strand above the floor: nothing to clip
+  try {
+    std::optional<analysis::OutlierDecision> decided = census.decide(floor, rule);
+    if (!decided) {
+      analysis::OutlierRefine refine(std::move(plan), floor, rule);
+      {  // (its trace and model gone before the next pass)
+        const Streamed again = read_in_one_pass(
+            path, "looking for disturbed strands in",
+            [&refine](const report::SitesAsTheyCome&,
+                      const trace::TraceFile&) -> model::StrandSink& { return refine; });
+        check_read_alike(st, again);
+      }
+      decided = refine.decide();
+    }
+    analysis::OutlierDecision& d = *decided;
+    st.clipping = std::move(d.clipping);
+    st.clipped_fragments = std::move(d.fragments);
+    Timings::global().lap("robust");
+    if (st.clipping.strands.empty()) return;
+    analysis::StreamProfile robust(analysis::StreamProfile::kSitesAsTheyCome);
+    analysis::ClippingSink clipped(robust, st.clipping, st.clipped_fragments);
+    const Streamed third = read_in_one_pass(
+        path, "finding the robust critical path of",
+        [&clipped](const report::SitesAsTheyCome&, const trace::TraceFile&) -> model::StrandSink& {
+          return clipped;
+        });
+    check_read_alike(st, third);
+    st.profile = robust.finish(false);
+  } catch (const analysis::ClippingSink::NotReadAlike& e) {
+    throw UsageError(fmt::format("{}: {}; read it again", path, e.what()));
+  }
+  st.model.warnings.push_back(clipping_warning(st.model, st.clipping));
   Timings::global().lap("profile");
+}
+
+}  // namespace
+
+// The robust rule's floor from the trace alone, before its model is built: the metric's facts
+// as model::build_streaming gives them (clip_in_passes checks that it is the model's).
+uint64_t outlier_floor_of(const trace::TraceFile& trace) {
+  model::Model facts;
+  facts.metric = model::metric_of(trace);
+  facts.metric_is_time = trace::is_time(trace.metric());
+  facts.tsc_per_second = trace.tsc_hz();
+  facts.ticks_per_second = trace.metric() == trace::Metric::Tsc         ? trace.tsc_hz()
+                           : trace.metric() == trace::Metric::TaskClock ? 1e9
+                                                                        : 0;
+  return analysis::outlier_floor(facts, analysis::OutlierRule{}.floor_seconds);
+}
+
+Streamed load_streaming(const std::string& path, SpanMode mode) {
+  std::optional<analysis::OutlierCensus> census;
+  const bool robust = mode == SpanMode::Robust;
+  Streamed st;
+  {  // (the pass's profile and its log gone before the next pass)
+    analysis::StreamProfile profile(analysis::StreamProfile::kSitesAsTheyCome);
+    std::optional<model::TeeSink> both;
+    st = read_in_one_pass(
+        path, "finding the critical path of",
+        [&](const report::SitesAsTheyCome&, const trace::TraceFile& trace) -> model::StrandSink& {
+          if (!robust) return profile;
+          census.emplace(outlier_floor_of(trace));
+          both.emplace(std::vector<model::StrandSink*>{&profile, &*census});
+          return *both;
+        });
+    st.profile = profile.finish(false);
+  }
+  st.measured = {st.profile.work, st.profile.span, st.profile.parallelism};
+  Timings::global().lap("profile");
+  if (robust) clip_in_passes(path, *census, st);
+  st.model.warnings.push_back(
+      st.robust ? "read in passes (--stream, or its DAG does not fit in the memory): the profile "
+                  "without the diagnosis or the serial code's fragments"
+                : "read in one pass (--stream, or its DAG does not fit in the memory): the profile "
+                  "as measured, without the robust span, the diagnosis or the serial code's "
+                  "fragments");
   Progress::global().phase("analysing " + std::filesystem::path(path).filename().string());
   return st;
 }

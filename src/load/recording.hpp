@@ -53,12 +53,14 @@ struct Loaded {
 };
 Loaded load(const std::string& path, SpanMode mode = SpanMode::Raw);
 
-// A recording read in one pass (model::build_streaming into analysis::StreamProfile): its
+// A recording read in passes (model::build_streaming into analysis::StreamProfile): its
 // profile, with memory that follows what the run had live rather than its task count, for a
 // recording whose DAG does not fit in memory (or `report --stream`). The model has the sites
 // and the run's facts, no DAG; the profile has no critical path of strands (its site shares are
-// there). The span is as measured (no robust clipping). Throws as load() does, and
-// model::ModelError for the constructs build_streaming cannot read yet.
+// there). Raw: one pass, the span as measured. Robust: the same clipping as load()'s, exactly
+// (analysis/stream_robust.hpp): one pass when no strand is above the rule's floor, two when none
+// is clipped, three otherwise. Throws as load() does, and model::ModelError for the constructs
+// build_streaming cannot read yet.
 struct Streamed {
   std::unique_ptr<trace::TraceFile> trace;
   model::Model model;
@@ -66,8 +68,16 @@ struct Streamed {
   std::vector<std::string> fragment_labels;     // by Model::fragments index (file:first-last)
   std::vector<std::string> fragment_functions;  // by Model::fragments index (may be empty)
   analysis::Profile profile;
+  // Robust mode: what was clipped (ClippedStrand::strand the order strands are handed over in)
+  // and each clipped strand's fragment; `measured` the program's figures as measured.
+  analysis::Clipping clipping;
+  std::vector<uint32_t> clipped_fragments;
+  analysis::SpanFigures measured;
+  bool robust = false;
 };
-Streamed load_streaming(const std::string& path);
+Streamed load_streaming(const std::string& path, SpanMode mode = SpanMode::Raw);
+// The warning a model gets when the robust rule clipped strands (load() and load_streaming).
+std::string clipping_warning(const model::Model& model, const analysis::Clipping& clipping);
 // The same pass into another sink: `make_sink` is called once the trace is open, with the sites'
 // labels and the trace (its header and records: the events are still to read); the labels grow as
 // the pass meets the sites (a sink may read a site's label from its first strand on). The result

@@ -437,12 +437,35 @@ void expect_same_timeline(const std::string& trace, const std::string& name) {
   }
 }
 
+// `report --stream` (the robust span in passes: analysis/stream_robust.hpp) against `report` on
+// the same recording: the same figures robust and as measured, the same rows and the same
+// clipped strands (named by their order in the pass, not the DAG's strand id).
+void expect_same_robust_report(const std::string& trace, const std::string& name) {
+  const json memory = report_of({TASKLENS_BIN, "report", "--format", "json", trace});
+  const json passes = report_of({TASKLENS_BIN, "report", "--stream", "--format", "json", trace});
+  ASSERT_FALSE(memory.is_null() || passes.is_null()) << name;
+  EXPECT_EQ(passes["span_mode"], memory["span_mode"]) << name;
+  EXPECT_EQ(passes["program"], memory["program"]) << name;
+  EXPECT_EQ(rows_of(passes), rows_of(memory)) << name;
+  EXPECT_EQ(passes["clipped_count"], memory["clipped_count"]) << name;
+  EXPECT_EQ(passes["clipped_work"], memory["clipped_work"]) << name;
+  json a = passes["clipped_strands"], b = memory["clipped_strands"];
+  for (json* list : {&a, &b})
+    for (json& c : *list) c.erase("strand");
+  EXPECT_EQ(a, b) << name;
+  const std::string said = passes["warnings"].dump();
+  EXPECT_NE(said.find(memory["span_mode"] == "robust" ? "read in passes" : "read in one pass"),
+            std::string::npos)
+      << name << ": " << said;
+}
+
 // Every reader that reads in one pass or in passes gives what it gives from the DAG in memory on
 // `trace`: report (work, span, strands, tasks, rows with their critical path shares: the span
-// as measured, one pass has no robust span), whatif, tasks, advise, sched and predict.
+// as measured with --raw-span, the robust one without), whatif, tasks, advise, sched and predict.
 void expect_one_pass_reads_it_as_the_dag(const std::string& trace, const std::string& name) {
   const json memory = report_of({TASKLENS_BIN, "report", "--raw-span", "--format", "json", trace});
-  const json one_pass = report_of({TASKLENS_BIN, "report", "--stream", "--format", "json", trace});
+  const json one_pass =
+      report_of({TASKLENS_BIN, "report", "--stream", "--raw-span", "--format", "json", trace});
   ASSERT_FALSE(memory.is_null() || one_pass.is_null()) << name;
   EXPECT_EQ(one_pass["program"]["work"], memory["program"]["work"]) << name;
   EXPECT_EQ(one_pass["program"]["span"], memory["program"]["span"]) << name;
@@ -453,6 +476,7 @@ void expect_one_pass_reads_it_as_the_dag(const std::string& trace, const std::st
   EXPECT_TRUE(one_pass["diagnosis"].empty()) << name;
   const std::string said = one_pass["warnings"].dump();
   EXPECT_NE(said.find("read in one pass"), std::string::npos) << name << ": " << said;
+  expect_same_robust_report(trace, name);
   expect_same_whatif(trace, memory, name);
   expect_same_tasks(trace, name);
   expect_same_advise(trace, name);
@@ -611,7 +635,8 @@ TEST_F(Stream, ACsvReadInOnePassSaysSoOnStderr) {
   for (const char* command : {"report", "tasks", "sched", "advise"}) {
     const RunResult r = run({TASKLENS_BIN, command, "--stream", "--format", "csv", fib});
     ASSERT_TRUE(r.exited(0)) << r.describe();
-    EXPECT_NE(r.err.find("tasklens: warning: read in one pass"), std::string::npos)
+    // ("in passes" for report's robust span: e2e_stream_test's expect_same_robust_report)
+    EXPECT_NE(r.err.find("tasklens: warning: read in "), std::string::npos)
         << command << ": " << r.err;
     EXPECT_EQ(r.out.find("warning"), std::string::npos) << command << ": " << r.out;
     EXPECT_NE(r.out.find(','), std::string::npos) << command << ": " << r.out;
@@ -672,7 +697,10 @@ TEST_F(Stream, WhatOnePassCannotReadIsSaidInOneLine) {
   ASSERT_TRUE(record(example("suite_fib", "clang"), {"16"}, fib).exited(0));  // 3192 tasks
   const json j = report_of({TASKLENS_BIN, "report", "--format", "json", fib}, tight);
   ASSERT_FALSE(j.is_null());
-  EXPECT_NE(j["warnings"].dump().find("read in one pass"), std::string::npos) << j["warnings"];
+  // (In one pass, or in passes for the robust span when it clips strands.)
+  EXPECT_NE(j["warnings"].dump().find("(--stream, or its DAG does not fit in the memory)"),
+            std::string::npos)
+      << j["warnings"];
   EXPECT_EQ(j["tasks"], 3192);
   const json tasks = report_of({TASKLENS_BIN, "tasks", "--format", "json", fib}, tight);
   ASSERT_FALSE(tasks.is_null());
