@@ -165,9 +165,10 @@ int run(int argc, char** argv) {
   whatif->add_flag("--raw-span", wi.raw_span, kRawSpanHelp);
   whatif->add_flag(
       "--stream", wi.stream,
-      "Read the recording in one pass, as `report --stream` does (memory that follows what the\n"
-      "run had live, not its task count), with every kind of unit. whatif does this by itself\n"
-      "when the DAG does not fit in memory");
+      "Read the recording in passes, as `report --stream` does (memory that follows what the\n"
+      "run had live, not its task count), with every kind of unit and the robust span (a second\n"
+      "pass when strands are clipped; --raw-span: one). whatif does this by itself when the DAG\n"
+      "does not fit in memory");
 
   AdviseOptions ad;
   CLI::App* advise = app.add_subcommand(

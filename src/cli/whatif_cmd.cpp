@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "analysis/algebra.hpp"
@@ -139,16 +140,19 @@ double after_factor_of(const std::vector<double>& factors) {
 constexpr const char* kOnePassWarning =
     "read in one pass (--stream, or its DAG does not fit in the memory): the figures as "
     "measured, without the robust span";
+constexpr const char* kPassesWarning =
+    "read in passes (--stream, or its DAG does not fit in the memory): the robust span's census "
+    "beside the what-ifs, and the what-ifs again with the strands it clipped";
 
-// whatif --list on a recording read in one pass.
+// whatif --list on a recording read in passes (the robust span's: load::read_with_robust_span).
 [[noreturn]] void list_streamed(const WhatIfOptions& opt) {
-  analysis::StreamUnitList list;
-  load::Streamed st = load::read_in_one_pass(
-      opt.trace, "finding the critical path of",
+  std::optional<analysis::StreamUnitList> list;
+  load::Streamed st = load::read_with_robust_span(
+      opt.trace, "finding the critical path of", load::span_mode(opt.raw_span),
       [&list](const report::SitesAsTheyCome&, const trace::TraceFile&) -> model::StrandSink& {
-        return list;
+        return list.emplace();
       });
-  const analysis::StreamUnitList::Result r = list.finish();
+  const analysis::StreamUnitList::Result r = list->finish();
   // Fragments with one label are one (label_fragments' groups).
   const report::FragmentLabels fl =
       report::group_fragments(st.fragment_labels, st.fragment_functions);
@@ -158,9 +162,10 @@ constexpr const char* kOnePassWarning =
     crit[fl.group_of[f]] += r.fragments.critical[f];
   }
   write_and_exit(fmt::format(
-      "Units for --region, --site and --fragment in {} (read in one pass: its DAG does not fit "
+      "Units for --region, --site and --fragment in {} (read in {}: its DAG does not fit "
       "in the memory, or --stream):\n\n{}{}{}",
-      st.trace->path(), list_regions(st.model, r.regions.work, r.regions.critical, r.profile.span),
+      st.trace->path(), st.clipping.strands.empty() ? "one pass" : "passes, the robust span's",
+      list_regions(st.model, r.regions.work, r.regions.critical, r.profile.span),
       list_sites(st.model, r.profile, st.labels),
       list_fragments(st.model, fl.label, fl.function, work, crit, r.profile.span, opt.top)));
 }
@@ -285,23 +290,23 @@ std::string WhatIfPass::text(const load::Streamed& st, report::Format format, si
   r.after_factor = after_factor_of(factors_);
   r.after = std::move(result.after);
   model::Model m = st.model;  // (no DAG: its sites and facts, with this reading's warning)
-  m.warnings.push_back(kOnePassWarning);
+  m.warnings.push_back(st.robust ? kPassesWarning : kOnePassWarning);
   report::RunInfo info = report::run_info(*st.trace);
-  info.span_mode = "raw";
+  info.span_mode = st.robust ? "robust" : "raw";
   warn_beside_csv(format, m.warnings);
   return report::render_whatif(m, r, st.labels, info, format, top);
 }
 
-// whatif on a recording read in one pass (analysis/stream_whatif.hpp): region, site and fragment
-// units.
+// whatif on a recording read in passes (analysis/stream_whatif.hpp): region, site and fragment
+// units; the robust span's passes around it (load::read_with_robust_span) unless --raw-span.
 std::string whatif_streamed_text(const WhatIfOptions& opt, report::Format format,
                                  analysis::WhatIfMode mode, const std::vector<double>& factors) {
   const size_t top = opt.top                           ? opt.top
                      : format == report::Format::Table ? 20
                                                        : std::numeric_limits<size_t>::max();
   WhatIfPass pass(opt, mode, factors);
-  const load::Streamed st = load::read_in_one_pass(
-      opt.trace, "weighing the what-ifs of",
+  const load::Streamed st = load::read_with_robust_span(
+      opt.trace, "weighing the what-ifs of", load::span_mode(opt.raw_span),
       [&pass](const report::SitesAsTheyCome& sites, const trace::TraceFile&) -> model::StrandSink& {
         return pass.sink(sites);
       });

@@ -200,10 +200,8 @@ Loaded load(const std::string& path, SpanMode mode) {
 }
 
 Streamed read_in_one_pass(const std::string& path, const std::string& reading,
-                          const std::function<model::StrandSink&(
-                              const report::SitesAsTheyCome&, const trace::TraceFile&)>& make_sink,
-                          uint64_t sink_bytes, uint64_t sink_bytes_per_strand,
-                          uint64_t sink_strands_cap) {
+                          const SinkMaker& make_sink, uint64_t sink_bytes,
+                          uint64_t sink_bytes_per_strand, uint64_t sink_strands_cap) {
   Streamed st;
   Timings& timings = Timings::global();
   Progress& progress = Progress::global();
@@ -275,9 +273,25 @@ void check_read_alike(const Streamed& first, const Streamed& again) {
 
 namespace {
 
-// load_streaming's robust span: the census of the first pass planned, then one pass to refine
-// it and, when it clips strands, one more for the profile with them clipped.
-void clip_in_passes(const std::string& path, const analysis::OutlierCensus& census, Streamed& st) {
+// The robust rule's floor from the trace alone, before its model is built: the metric's facts
+// as model::build_streaming gives them (clip_in_passes checks that it is the model's).
+uint64_t outlier_floor_of(const trace::TraceFile& trace) {
+  model::Model facts;
+  facts.metric = model::metric_of(trace);
+  facts.metric_is_time = trace::is_time(trace.metric());
+  facts.tsc_per_second = trace.tsc_hz();
+  facts.ticks_per_second = trace.metric() == trace::Metric::Tsc         ? trace.tsc_hz()
+                           : trace.metric() == trace::Metric::TaskClock ? 1e9
+                                                                        : 0;
+  return analysis::outlier_floor(facts, analysis::OutlierRule{}.floor_seconds);
+}
+
+// read_with_robust_span's passes after the first: the census planned, one pass to refine it
+// when it cannot decide, and, when strands are clipped, the caller's pass again through a
+// ClippingSink (`st` then that pass's reading).
+void clip_in_passes(const std::string& path, const std::string& reading,
+                    const analysis::OutlierCensus& census, const SinkMaker& make_sink,
+                    Streamed& st) {
   const analysis::OutlierRule rule;
   const uint64_t floor = analysis::outlier_floor(st.model, rule.floor_seconds);
   if (floor == 0) return;  // a metric the rule does not judge
@@ -304,57 +318,65 @@ void clip_in_passes(const std::string& path, const analysis::OutlierCensus& cens
     st.clipped_fragments = std::move(d.fragments);
     Timings::global().lap("robust");
     if (st.clipping.strands.empty()) return;
-    analysis::StreamProfile robust(analysis::StreamProfile::kSitesAsTheyCome);
-    analysis::ClippingSink clipped(robust, st.clipping, st.clipped_fragments);
-    const Streamed third = read_in_one_pass(
-        path, "finding the robust critical path of",
-        [&clipped](const report::SitesAsTheyCome&, const trace::TraceFile&) -> model::StrandSink& {
-          return clipped;
-        });
-    check_read_alike(st, third);
-    st.profile = robust.finish(false);
+    std::optional<analysis::ClippingSink> clipped;
+    Streamed last = read_in_one_pass(path, reading,
+                                     [&](const report::SitesAsTheyCome& sites,
+                                         const trace::TraceFile& trace) -> model::StrandSink& {
+                                       clipped.emplace(make_sink(sites, trace), st.clipping,
+                                                       st.clipped_fragments);
+                                       return *clipped;
+                                     });
+    check_read_alike(st, last);
+    last.clipping = std::move(st.clipping);
+    last.clipped_fragments = std::move(st.clipped_fragments);
+    last.robust = true;
+    st = std::move(last);
   } catch (const analysis::ClippingSink::NotReadAlike& e) {
     throw UsageError(fmt::format("{}: {}; read it again", path, e.what()));
   }
   st.model.warnings.push_back(clipping_warning(st.model, st.clipping));
-  Timings::global().lap("profile");
 }
 
 }  // namespace
 
-// The robust rule's floor from the trace alone, before its model is built: the metric's facts
-// as model::build_streaming gives them (clip_in_passes checks that it is the model's).
-uint64_t outlier_floor_of(const trace::TraceFile& trace) {
-  model::Model facts;
-  facts.metric = model::metric_of(trace);
-  facts.metric_is_time = trace::is_time(trace.metric());
-  facts.tsc_per_second = trace.tsc_hz();
-  facts.ticks_per_second = trace.metric() == trace::Metric::Tsc         ? trace.tsc_hz()
-                           : trace.metric() == trace::Metric::TaskClock ? 1e9
-                                                                        : 0;
-  return analysis::outlier_floor(facts, analysis::OutlierRule{}.floor_seconds);
+Streamed read_with_robust_span(const std::string& path, const std::string& reading, SpanMode mode,
+                               const SinkMaker& make_sink) {
+  std::optional<analysis::OutlierCensus> census;
+  std::optional<model::TeeSink> both;
+  Streamed st = read_in_one_pass(path, reading,
+                                 [&](const report::SitesAsTheyCome& sites,
+                                     const trace::TraceFile& trace) -> model::StrandSink& {
+                                   model::StrandSink& sink = make_sink(sites, trace);
+                                   if (mode != SpanMode::Robust) return sink;
+                                   census.emplace(outlier_floor_of(trace));
+                                   both.emplace(std::vector<model::StrandSink*>{&sink, &*census});
+                                   return *both;
+                                 });
+  both.reset();
+  if (mode == SpanMode::Robust) clip_in_passes(path, reading, *census, make_sink, st);
+  return st;
 }
 
 Streamed load_streaming(const std::string& path, SpanMode mode) {
-  std::optional<analysis::OutlierCensus> census;
-  const bool robust = mode == SpanMode::Robust;
-  Streamed st;
-  {  // (the pass's profile and its log gone before the next pass)
-    analysis::StreamProfile profile(analysis::StreamProfile::kSitesAsTheyCome);
-    std::optional<model::TeeSink> both;
-    st = read_in_one_pass(
-        path, "finding the critical path of",
-        [&](const report::SitesAsTheyCome&, const trace::TraceFile& trace) -> model::StrandSink& {
-          if (!robust) return profile;
-          census.emplace(outlier_floor_of(trace));
-          both.emplace(std::vector<model::StrandSink*>{&profile, &*census});
-          return *both;
-        });
-    st.profile = profile.finish(false);
-  }
-  st.measured = {st.profile.work, st.profile.span, st.profile.parallelism};
+  // (A fresh profile for each pass that gives one; the first's figures are the ones as measured.)
+  std::optional<analysis::StreamProfile> profile;
+  analysis::SpanFigures measured;
+  Streamed st = read_with_robust_span(
+      path, "finding the critical path of", mode,
+      [&](const report::SitesAsTheyCome&, const trace::TraceFile&) -> model::StrandSink& {
+        if (profile) {
+          const analysis::Profile as_measured = profile->finish(false);
+          measured = {as_measured.work, as_measured.span, as_measured.parallelism};
+        }
+        profile.emplace(analysis::StreamProfile::kSitesAsTheyCome);
+        return *profile;
+      });
+  st.profile = profile->finish(false);
+  st.measured =
+      st.clipping.strands.empty()
+          ? analysis::SpanFigures{st.profile.work, st.profile.span, st.profile.parallelism}
+          : measured;
   Timings::global().lap("profile");
-  if (robust) clip_in_passes(path, *census, st);
   st.model.warnings.push_back(
       st.robust ? "read in passes (--stream, or its DAG does not fit in the memory): the profile "
                   "without the diagnosis or the serial code's fragments"

@@ -86,11 +86,18 @@ std::string clipping_warning(const model::Model& model, const analysis::Clipping
 // `sink_bytes`: what the sink holds whatever the recording's size, in the memory the pass needs;
 // `sink_bytes_per_strand`: what it holds per strand, up to `sink_strands_cap` strands (the
 // strands estimated from the trace's task count).
+using SinkMaker =
+    std::function<model::StrandSink&(const report::SitesAsTheyCome&, const trace::TraceFile&)>;
 Streamed read_in_one_pass(const std::string& path, const std::string& reading,
-                          const std::function<model::StrandSink&(
-                              const report::SitesAsTheyCome&, const trace::TraceFile&)>& make_sink,
-                          uint64_t sink_bytes = 0, uint64_t sink_bytes_per_strand = 0,
-                          uint64_t sink_strands_cap = 0);
+                          const SinkMaker& make_sink, uint64_t sink_bytes = 0,
+                          uint64_t sink_bytes_per_strand = 0, uint64_t sink_strands_cap = 0);
+// read_in_one_pass with the robust span (analysis/stream_robust.hpp) in Robust mode: the census
+// beside `make_sink`'s sink, and, when strands are clipped, `make_sink` called again for a fresh
+// sink that gets them clipped (one more pass, and one before it when the census cannot decide).
+// The result is the last pass's reading, with `clipping`, `clipped_fragments` and `robust` set
+// and the clipping's warning; the last sink made holds the robust figures.
+Streamed read_with_robust_span(const std::string& path, const std::string& reading, SpanMode mode,
+                               const SinkMaker& make_sink);
 // A recording read in several passes (advise, diff) is read alike each time: a pass numbers the
 // sites and the code fragments as the first did, and the figures of one pass are used with the
 // units of another. Throws UsageError when `again` met other sites or fragments than `first`
