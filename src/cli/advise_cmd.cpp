@@ -12,6 +12,7 @@
 #include "analysis/profile.hpp"
 #include "analysis/stream_advise.hpp"
 #include "analysis/stream_cutoff.hpp"
+#include "analysis/stream_robust.hpp"
 #include "analysis/whatif.hpp"
 #include "cli/command_support.hpp"
 #include "errors.hpp"
@@ -45,6 +46,11 @@ constexpr const char* kOnePassWarning =
     "measured, without the robust span or the notes on regions entered again and again; the "
     "cut-off advice by depth alone (not the size cut-off or tasks made several calls at a time) "
     "and its leaves' median work within 1% below the exact one";
+constexpr const char* kPassesWarning =
+    "read in one pass per step (--stream, or its DAG does not fit in the memory), after one for "
+    "the robust span: without the notes on regions entered again and again; the cut-off advice "
+    "by depth alone (not the size cut-off or tasks made several calls at a time) and its leaves' "
+    "median work within 1% below the exact one";
 
 }  // namespace
 
@@ -61,6 +67,14 @@ std::string advise_streamed_text(const AdviseOptions& opt, report::Format format
     if (header.task_cost > 0) header.task_cost_tasks = trace.task_cost().tasks;
   }
   report::AdviceReport r = advice_options(opt, header);
+  // The robust span: its clipping decided first, then every pass reads through it.
+  const load::StreamClipping clip =
+      load::clipping_in_passes(opt.trace, load::span_mode(opt.raw_span));
+  std::optional<analysis::ClippingSink> clipping;
+  auto clipped = [&](model::StrandSink& sink) -> model::StrandSink& {
+    if (clip.clipping.strands.empty()) return sink;
+    return clipping.emplace(sink, clip.clipping, clip.fragments);
+  };
   std::optional<load::Streamed> first;  // the first pass's model, labels and trace
   report::FragmentLabels fl;            // the fragments' groups, from the first pass
   analysis::StreamAdvisePass::Result last;
@@ -91,10 +105,10 @@ std::string advise_streamed_text(const AdviseOptions& opt, report::Format format
           sites_now = &sites;
           sink = std::make_unique<analysis::StreamAdvisePass>(
               chosen, analysis::advise_factor(r.options), r.options.mode, header.task_cost);
-          if (passes > 1) return *sink;
+          if (passes > 1) return clipped(*sink);
           tee =
               std::make_unique<model::TeeSink>(std::vector<model::StrandSink*>{sink.get(), &scan});
-          return *tee;
+          return clipped(*tee);
         });
     last = sink->finish();
     if (!first) {
@@ -138,7 +152,7 @@ std::string advise_streamed_text(const AdviseOptions& opt, report::Format format
                                    [&](const report::SitesAsTheyCome& sites,
                                        const trace::TraceFile&) -> model::StrandSink& {
                                      sites_now = &sites;
-                                     return sink;
+                                     return clipped(sink);
                                    });
         load::check_read_alike(*first, st);
       },
@@ -146,7 +160,9 @@ std::string advise_streamed_text(const AdviseOptions& opt, report::Format format
       analysis::cutoff_machine(r.loss, per_task));
   r.cutoffs = cutoffs.cutoffs;
   load::Timings::global().lap("cut-off");
-  m.warnings.push_back(kOnePassWarning);
+  if (!clip.clipping.strands.empty())
+    m.warnings.push_back(load::clipping_warning(m, clip.clipping));
+  m.warnings.push_back(clip.robust ? kPassesWarning : kOnePassWarning);
   for (const std::string& why : cutoffs.not_evaluated)
     m.warnings.push_back("a recursion's cut-off advice needs its DAG in memory (" + why +
                          "): read the recording without --stream where its DAG fits in the memory");
@@ -158,7 +174,7 @@ std::string advise_streamed_text(const AdviseOptions& opt, report::Format format
         "estimate from the shortest task strands");
   r.site_labels = &first->labels;
   report::RunInfo info = report::run_info(*first->trace);
-  info.span_mode = "raw";
+  info.span_mode = clip.robust ? "robust" : "raw";
   warn_beside_csv(format, m.warnings);
   return report::render_advice(m, r, fl, info, format);
 }

@@ -199,9 +199,10 @@ int run(int argc, char** argv) {
   advise->add_flag(
       "--stream", ad.stream,
       "Read the recording in one pass per step, as `report --stream` reads it (memory that\n"
-      "follows what the run had live, not its task count): the same steps and burdened figures,\n"
-      "and the cut-off advice by depth in a few passes more (not the size cut-off or the grouped\n"
-      "form). advise does this by itself when the DAG does not fit in memory");
+      "follows what the run had live, not its task count), after one for the robust span\n"
+      "(--raw-span: none): the same steps and burdened figures, and the cut-off advice by depth\n"
+      "in a few passes more (not the size cut-off or the grouped form). advise does this by\n"
+      "itself when the DAG does not fit in memory");
 
   TasksOptions tk;
   CLI::App* tasks = app.add_subcommand(

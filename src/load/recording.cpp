@@ -286,12 +286,9 @@ uint64_t outlier_floor_of(const trace::TraceFile& trace) {
   return analysis::outlier_floor(facts, analysis::OutlierRule{}.floor_seconds);
 }
 
-// read_with_robust_span's passes after the first: the census planned, one pass to refine it
-// when it cannot decide, and, when strands are clipped, the caller's pass again through a
-// ClippingSink (`st` then that pass's reading).
-void clip_in_passes(const std::string& path, const std::string& reading,
-                    const analysis::OutlierCensus& census, const SinkMaker& make_sink,
-                    Streamed& st) {
+// The census's decision on `st` (the reading it was taken beside): st's clipping, its clipped
+// strands' fragments and `robust` set, after one more pass when the census cannot decide.
+void decide_clipping(const std::string& path, const analysis::OutlierCensus& census, Streamed& st) {
   const analysis::OutlierRule rule;
   const uint64_t floor = analysis::outlier_floor(st.model, rule.floor_seconds);
   if (floor == 0) return;  // a metric the rule does not judge
@@ -300,44 +297,49 @@ void clip_in_passes(const std::string& path, const std::string& reading,
   st.clipping.floor = floor;
   std::vector<analysis::FragmentMeasure> plan = census.plan(floor, rule);
   if (plan.empty()) return;  // no strand above the floor: nothing to clip
-  try {
-    std::optional<analysis::OutlierDecision> decided = census.decide(floor, rule);
-    if (!decided) {
-      analysis::OutlierRefine refine(std::move(plan), floor, rule);
-      {  // (its trace and model gone before the next pass)
-        const Streamed again = read_in_one_pass(
-            path, "looking for disturbed strands in",
-            [&refine](const report::SitesAsTheyCome&,
-                      const trace::TraceFile&) -> model::StrandSink& { return refine; });
-        check_read_alike(st, again);
-      }
-      decided = refine.decide();
+  std::optional<analysis::OutlierDecision> decided = census.decide(floor, rule);
+  if (!decided) {
+    analysis::OutlierRefine refine(std::move(plan), floor, rule);
+    {  // (its trace and model gone before the next pass)
+      const Streamed again = read_in_one_pass(
+          path, "looking for disturbed strands in",
+          [&refine](const report::SitesAsTheyCome&, const trace::TraceFile&) -> model::StrandSink& {
+            return refine;
+          });
+      check_read_alike(st, again);
     }
-    analysis::OutlierDecision& d = *decided;
-    st.clipping = std::move(d.clipping);
-    st.clipped_fragments = std::move(d.fragments);
-    Timings::global().lap("robust");
-    if (st.clipping.strands.empty()) return;
-    std::optional<analysis::ClippingSink> clipped;
-    Streamed last = read_in_one_pass(path, reading,
-                                     [&](const report::SitesAsTheyCome& sites,
-                                         const trace::TraceFile& trace) -> model::StrandSink& {
-                                       clipped.emplace(make_sink(sites, trace), st.clipping,
-                                                       st.clipped_fragments);
-                                       return *clipped;
-                                     });
-    check_read_alike(st, last);
-    last.clipping = std::move(st.clipping);
-    last.clipped_fragments = std::move(st.clipped_fragments);
-    last.robust = true;
-    st = std::move(last);
-  } catch (const analysis::ClippingSink::NotReadAlike& e) {
-    throw UsageError(fmt::format("{}: {}; read it again", path, e.what()));
+    decided = refine.decide();
   }
-  st.model.warnings.push_back(clipping_warning(st.model, st.clipping));
+  st.clipping = std::move(decided->clipping);
+  st.clipped_fragments = std::move(decided->fragments);
+  Timings::global().lap("robust");
+}
+
+UsageError not_read_alike(const std::string& path, const std::exception& e) {
+  return UsageError(fmt::format("{}: {}; read it again", path, e.what()));
 }
 
 }  // namespace
+
+StreamClipping clipping_in_passes(const std::string& path, SpanMode mode) {
+  StreamClipping c;
+  if (mode != SpanMode::Robust) return c;
+  std::optional<analysis::OutlierCensus> census;
+  Streamed st = read_in_one_pass(path, "looking for disturbed strands in",
+                                 [&census](const report::SitesAsTheyCome&,
+                                           const trace::TraceFile& trace) -> model::StrandSink& {
+                                   return census.emplace(outlier_floor_of(trace));
+                                 });
+  try {
+    decide_clipping(path, *census, st);
+  } catch (const analysis::ClippingSink::NotReadAlike& e) {
+    throw not_read_alike(path, e);
+  }
+  c.clipping = std::move(st.clipping);
+  c.fragments = std::move(st.clipped_fragments);
+  c.robust = st.robust;
+  return c;
+}
 
 Streamed read_with_robust_span(const std::string& path, const std::string& reading, SpanMode mode,
                                const SinkMaker& make_sink) {
@@ -353,7 +355,28 @@ Streamed read_with_robust_span(const std::string& path, const std::string& readi
                                    return *both;
                                  });
   both.reset();
-  if (mode == SpanMode::Robust) clip_in_passes(path, reading, *census, make_sink, st);
+  if (mode != SpanMode::Robust) return st;
+  try {
+    decide_clipping(path, *census, st);
+    if (st.clipping.strands.empty()) return st;
+    // The caller's pass again, through a ClippingSink (`st` then this pass's reading).
+    std::optional<analysis::ClippingSink> clipped;
+    Streamed last = read_in_one_pass(path, reading,
+                                     [&](const report::SitesAsTheyCome& sites,
+                                         const trace::TraceFile& trace) -> model::StrandSink& {
+                                       clipped.emplace(make_sink(sites, trace), st.clipping,
+                                                       st.clipped_fragments);
+                                       return *clipped;
+                                     });
+    check_read_alike(st, last);
+    last.clipping = std::move(st.clipping);
+    last.clipped_fragments = std::move(st.clipped_fragments);
+    last.robust = true;
+    st = std::move(last);
+  } catch (const analysis::ClippingSink::NotReadAlike& e) {
+    throw not_read_alike(path, e);
+  }
+  st.model.warnings.push_back(clipping_warning(st.model, st.clipping));
   return st;
 }
 

@@ -76,6 +76,16 @@ struct Streamed {
   bool robust = false;
 };
 Streamed load_streaming(const std::string& path, SpanMode mode = SpanMode::Raw);
+// The robust rule's clipping of a recording read in passes, decided before a caller's own passes
+// (which then each read through an analysis::ClippingSink): the census's pass, and a refining
+// one when it cannot decide. Nothing (robust false) in Raw mode or for a metric the rule does not
+// judge.
+struct StreamClipping {
+  analysis::Clipping clipping;
+  std::vector<uint32_t> fragments;  // per clipped strand
+  bool robust = false;
+};
+StreamClipping clipping_in_passes(const std::string& path, SpanMode mode);
 // The warning a model gets when the robust rule clipped strands (load() and load_streaming).
 std::string clipping_warning(const model::Model& model, const analysis::Clipping& clipping);
 // The same pass into another sink: `make_sink` is called once the trace is open, with the sites'
