@@ -162,10 +162,9 @@ constexpr const char* kPassesWarning =
     crit[fl.group_of[f]] += r.fragments.critical[f];
   }
   write_and_exit(fmt::format(
-      "Units for --region, --site and --fragment in {} (read in {}: its DAG does not fit "
+      "Units for --region, --site and --fragment in {} (read without its DAG: it does not fit "
       "in the memory, or --stream):\n\n{}{}{}",
-      st.trace->path(), st.clipping.strands.empty() ? "one pass" : "passes, the robust span's",
-      list_regions(st.model, r.regions.work, r.regions.critical, r.profile.span),
+      st.trace->path(), list_regions(st.model, r.regions.work, r.regions.critical, r.profile.span),
       list_sites(st.model, r.profile, st.labels),
       list_fragments(st.model, fl.label, fl.function, work, crit, r.profile.span, opt.top)));
 }

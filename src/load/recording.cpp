@@ -274,7 +274,8 @@ void check_read_alike(const Streamed& first, const Streamed& again) {
 namespace {
 
 // The robust rule's floor from the trace alone, before its model is built: the metric's facts
-// as model::build_streaming gives them (clip_in_passes checks that it is the model's).
+// as model::build_streaming gives them. (Were it not the model's, the census could not decide
+// by itself and decide_clipping would take the refining pass: still exact.)
 uint64_t outlier_floor_of(const trace::TraceFile& trace) {
   model::Model facts;
   facts.metric = model::metric_of(trace);
