@@ -616,7 +616,9 @@ uint64_t task_cost_of(const trace::TraceFile& trace) {
                                   : trace.metric() == trace::Metric::TaskClock ? 1e9
                                                                                : 0;
   if (!trace.has_task_cost() || !(ticks_per_second > 0)) return 0;
-  return uint64_t(double(trace.task_cost().pico_per_task) * 1e-12 * ticks_per_second + 0.5);
+  const double ticks = double(trace.task_cost().pico_per_task) * 1e-12 * ticks_per_second + 0.5;
+  // A damaged record (or clock) can make it absurd: no cost rather than a value that does not fit.
+  return ticks < 0x1p63 ? uint64_t(ticks) : 0;
 }
 
 Model build_model(const trace::TraceFile& trace, const BuildOptions& options) {
