@@ -11,7 +11,7 @@
 //     rank and the one holding the median's.
 //     The census also counts the works under 2^16 ticks exactly, and keeps the strands above the
 //     floor that ran on a worker (up to a million): where the p99s and medians are such works
-//     (strands of up to some 30 us) and the kept strands are all of them, it decides at once.
+//     (tens of microseconds on a GHz clock) and the kept strands are all of them, it decides at once.
 //  2. Otherwise OutlierRefine: the exact works inside those two buckets (counted by value),
 //     hence the exact p99 and median; and the strands that could be suspects (on a worker, above
 //     the floor, above 5 times the p99 bucket's lower bound), with their times and the order
