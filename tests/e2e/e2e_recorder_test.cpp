@@ -120,7 +120,10 @@ TEST_F(Recorder, TheRuntimesOwnCostIsTakenOutOfTheWork) {
   EXPECT_NE(text.out.find("of the OpenMP runtime's own cost"), std::string::npos) << text.out;
 
   // The measure is cached per machine and runtime: a second recording takes the same one,
-  // without running the calibration; --recalibrate measures again.
+  // without running the calibration; --recalibrate measures again. (The per-task cost is timed
+  // once more on every recording and replaces the cached one only when clearly lower, as a
+  // first calibration disturbed by the host gives: the file may then be rewritten, with the
+  // same runtime costs and a lower task cost.)
   const std::string cache = path("cache");
   EnvOverrides cached = default_env(1);
   cached["TASKLENS_CACHE_DIR"] = cache;
@@ -131,8 +134,12 @@ TEST_F(Recorder, TheRuntimesOwnCostIsTakenOutOfTheWork) {
   ASSERT_EQ(files.size(), 1u) << "no cached measure in " << cache;
   const auto written = std::filesystem::last_write_time(files[0]);
   ASSERT_TRUE(record(example("fib", "clang"), {"16", "0"}, second, cached).exited(0));
-  EXPECT_EQ(std::filesystem::last_write_time(files[0]), written);
   const trace::TraceFile t1 = trace::TraceFile::open(first), t2 = trace::TraceFile::open(second);
+  if (std::filesystem::last_write_time(files[0]) != written) {
+    ASSERT_TRUE(t1.has_task_cost() && t2.has_task_cost());
+    EXPECT_LT(t2.task_cost().pico_per_task * 10, t1.task_cost().pico_per_task * 9)
+        << "the cache was rewritten without a clearly lower task cost";
+  }
   ASSERT_FALSE(t1.runtime_costs().empty());
   ASSERT_EQ(t1.runtime_costs().size(), t2.runtime_costs().size());
   EXPECT_EQ(std::memcmp(t1.runtime_costs().data(), t2.runtime_costs().data(),
