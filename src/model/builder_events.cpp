@@ -416,6 +416,16 @@ void Builder::handle(const Event& e, uint32_t thread) {
     }
     if (ts.open != kNone && !ts.waiting && !mutex_wait_[thread]) {
       PStrand& s = strands_[ts.open];
+      // (Before main() or the first parallel region: what is taken out of the program's first
+      // strand below is given back if its start-up is cleared.)
+      const bool start_up = __builtin_expect(first_parallel_ && !main_marked_, 0) &&
+                            cur == root_task_ && ts.open != kNone;
+      RemovedTotals before;
+      if (start_up) {
+        if (start_up_strand_ != ts.open) start_up_removed_ = {};
+        start_up_strand_ = ts.open;
+        before = removed_totals();
+      }
       if (wait_pending_[thread] != 0) {
         if (wait_strand_[thread] == ts.open) waited_total_ += wait_pending_[thread];
         wait_pending_[thread] = 0;
@@ -474,6 +484,7 @@ void Builder::handle(const Event& e, uint32_t thread) {
           }
         }
       }
+      if (start_up) start_up_removed_ += removed_totals() - before;
     }
   }
   switch (e.kind) {

@@ -798,13 +798,48 @@ class Builder {
     if (extra_work_.size() < at + extra_count_) extra_work_.resize(strands_.size() * extra_count_);
     for (uint32_t m = 0; m < extra_count_; ++m) extra_work_[at + m] += delta[m];
   }
-  // What the builder does to a strand's work (runtime start-up is not work) it does to all.
+  // What the builder does to a strand's work (runtime start-up is not work) it does to all,
+  // and what it took out of that work (preemption, blocking, ... before main(): the program's
+  // loading) is no longer taken out of any strand either.
   void clear_work(uint32_t strand) {
     strands_[strand].work = 0;
     size_t at = size_t(strand) * extra_count_;
     for (uint32_t m = 0; m < extra_count_ && at + m < extra_work_.size(); ++m)
       extra_work_[at + m] = 0;
+    if (strand != start_up_strand_) return;
+    const RemovedTotals now = removed_totals();
+    set_removed_totals(now - start_up_removed_);
+    start_up_removed_ = {};
+    if (out_) ss_[strand].blocked = 0;
+    std::erase_if(blocked_work_, [strand](const StrandBlocked& b) { return b.strand == strand; });
   }
+  // What was taken out of strands' work, by cause (the model's totals).
+  struct RemovedTotals {
+    uint64_t stalled = 0, blocked = 0, faults = 0, preempted = 0, probe = 0, waited = 0,
+             runtime = 0;
+    RemovedTotals operator-(const RemovedTotals& o) const {
+      return {stalled - o.stalled, blocked - o.blocked, faults - o.faults,  preempted - o.preempted,
+              probe - o.probe,     waited - o.waited,   runtime - o.runtime};
+    }
+    RemovedTotals& operator+=(const RemovedTotals& o) {
+      stalled += o.stalled, blocked += o.blocked, faults += o.faults, preempted += o.preempted;
+      probe += o.probe, waited += o.waited, runtime += o.runtime;
+      return *this;
+    }
+  };
+  RemovedTotals removed_totals() const {
+    return {stalled_total_, blocked_total_, faults_total_, preempted_total_,
+            probe_total_,   waited_total_,  runtime_total_};
+  }
+  void set_removed_totals(const RemovedTotals& t) {
+    stalled_total_ = t.stalled, blocked_total_ = t.blocked, faults_total_ = t.faults;
+    preempted_total_ = t.preempted, probe_total_ = t.probe, waited_total_ = t.waited;
+    runtime_total_ = t.runtime;
+  }
+  // The program's first strand until main() or its first parallel region (the start-up the
+  // builder clears), and what was taken out of it so far.
+  uint32_t start_up_strand_ = kNone;
+  RemovedTotals start_up_removed_;
   // Per thread: the intervals it was off the CPU (preempted, or blocked unless that counts as
   // work) or in a slow page fault (unless kept), in TSC ticks and time order, read as events
   // reach them (events come in time order); empty when the trace has none.
