@@ -509,7 +509,9 @@ std::string format_work(const model::Model& m, uint64_t v) {
 
 namespace {
 
-// The clipped strands the JSON lists: the largest clips first (what moved the span most).
+// The clipped strands the JSON lists: the largest clips first (what moved the span most), equal
+// clips by their start and thread (an order every reading gives: the strands' ids are the DAG's
+// with it in memory, the order met in passes).
 constexpr size_t kClippedListed = 20;
 
 nlohmann::ordered_json clipped_json(const SpanAccount* a) {
@@ -519,8 +521,12 @@ nlohmann::ordered_json clipped_json(const SpanAccount* a) {
   std::vector<size_t> order(cs.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   auto excess = [&](size_t i) { return cs[i].work_raw - cs[i].work_clipped; };
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t x, size_t y) { return excess(x) > excess(y); });
+  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    if (excess(x) != excess(y)) return excess(x) > excess(y);
+    if (cs[x].begin != cs[y].begin) return cs[x].begin < cs[y].begin;
+    if (cs[x].thread != cs[y].thread) return cs[x].thread < cs[y].thread;
+    return x < y;
+  });
   order.resize(std::min(order.size(), kClippedListed));
   for (size_t i : order) {
     list.push_back({{"strand", cs[i].strand},
