@@ -55,7 +55,8 @@ constexpr const char* kPassesWarning =
 }  // namespace
 
 // advise on a recording read in one pass per step (analysis/stream_advise.hpp).
-std::string advise_streamed_text(const AdviseOptions& opt, report::Format format) {
+std::string advise_streamed_text(const AdviseOptions& opt, report::Format format,
+                                 const load::StreamClipping* clipping_decided) {
   // The target (from the threads recorded) and the tasking overhead (what `record` measured; a
   // recording without that measure has none here: the DAG's estimate needs every task strand)
   // come from the trace's records, before any pass.
@@ -69,7 +70,8 @@ std::string advise_streamed_text(const AdviseOptions& opt, report::Format format
   report::AdviceReport r = advice_options(opt, header);
   // The robust span: its clipping decided first, then every pass reads through it.
   const load::StreamClipping clip =
-      load::clipping_in_passes(opt.trace, load::span_mode(opt.raw_span));
+      clipping_decided ? *clipping_decided
+                       : load::clipping_in_passes(opt.trace, load::span_mode(opt.raw_span));
   std::optional<analysis::ClippingSink> clipping;
   auto clipped = [&](model::StrandSink& sink) -> model::StrandSink& {
     if (clip.clipping.strands.empty()) return sink;

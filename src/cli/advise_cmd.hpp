@@ -8,6 +8,10 @@
 #include "model/model.hpp"
 #include "report/whatif_report.hpp"
 
+namespace tasklens::load {
+struct StreamClipping;
+}
+
 namespace tasklens::cli {
 
 struct AdviseOptions {
@@ -30,7 +34,10 @@ struct AdviseOptions {
 // advise's options checked and resolved (target, factor, k); the target, unless given, is the
 // report's for this recording (analysis::parallelism_target).
 // advise in one pass per step (--stream, or when the DAG does not fit): the text in `format`.
-std::string advise_streamed_text(const AdviseOptions& options, report::Format format);
+// `clipping`: the robust span's clipping when the caller decided it already (view --stream);
+// else decided here (none with --raw-span).
+std::string advise_streamed_text(const AdviseOptions& options, report::Format format,
+                                 const load::StreamClipping* clipping = nullptr);
 
 report::AdviceReport advice_options(const AdviseOptions& options, const model::Model& model);
 

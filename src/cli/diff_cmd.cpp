@@ -8,10 +8,12 @@
 #include <future>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 
 #include "analysis/diff.hpp"
 #include "analysis/stream_diff.hpp"
+#include "analysis/stream_robust.hpp"
 #include "cli/command_support.hpp"
 #include "errors.hpp"
 #include "load/recording.hpp"
@@ -97,41 +99,47 @@ void check_same_program(const analysis::Diff& d, const DiffOptions& opt) {
         construct_sites(d, false)));
 }
 
-// One recording read in one pass for diff: its units' figures (analysis/stream_diff.hpp).
+// One recording read for diff: its units' figures (analysis/stream_diff.hpp), in one pass, or
+// in the robust span's passes (load::read_with_robust_span) with the clipped strands' works.
 struct Measured {
   load::Streamed st;
   report::FragmentLabels fragments;
   analysis::DiffFigures figures;
 };
 
-Measured measure_in_one_pass(const std::string& path) {
+Measured measure_in_passes(const std::string& path, load::SpanMode mode) {
   Measured r;
-  analysis::StreamUnitList list;
-  r.st = load::read_in_one_pass(
-      path, "measuring the units of",
+  std::optional<analysis::StreamUnitList> list;
+  r.st = load::read_with_robust_span(
+      path, "measuring the units of", mode,
       [&list](const report::SitesAsTheyCome&, const trace::TraceFile&) -> model::StrandSink& {
-        return list;
+        return list.emplace();
       });
   r.fragments = report::group_fragments(r.st.fragment_labels, r.st.fragment_functions);
   analysis::DiffInput names;
   for (const report::SiteLabel& label : r.st.labels) names.site_names.push_back(label.site);
   names.fragment_group = r.fragments.group_of;
   names.fragment_names = r.fragments.label;
-  r.figures = analysis::diff_figures(list.finish(), r.st.model, names);
+  r.figures = analysis::diff_figures(list->finish(), r.st.model, names);
   return r;
 }
 
-constexpr const char* kPassesWarning =
+constexpr const char* kOnePassWarning =
     "read in passes (--stream, or the two DAGs do not fit in the memory together): the figures "
     "as measured, without the robust span";
+constexpr const char* kPassesWarning =
+    "read in passes (--stream, or the two DAGs do not fit in the memory together): each "
+    "recording's units beside the robust span's census, again with the strands it clipped, and "
+    "other's costs with them clipped";
 
 }  // namespace
 
 // diff on recordings read in passes: each once for its units, then other once more for the
 // spans its costs need (one longest path per unit costed, all in that pass).
 std::string diff_in_passes_text(const DiffOptions& opt, report::Format format, size_t top) {
-  Measured base = measure_in_one_pass(opt.traces[0]);
-  Measured other = measure_in_one_pass(opt.traces[1]);
+  const load::SpanMode mode = load::span_mode(opt.raw_span);
+  Measured base = measure_in_passes(opt.traces[0], mode);
+  Measured other = measure_in_passes(opt.traces[1], mode);
   check_metrics(base.st.model, other.st.model, opt);
   const auto [metrics, sort] = analysis::diff_metrics(
       analysis::metric_names(base.st.model), analysis::metric_names(other.st.model), opt.metric);
@@ -144,22 +152,25 @@ std::string diff_in_passes_text(const DiffOptions& opt, report::Format format, s
         // events in the same order; check_read_alike makes sure), so its units' ids hold.
         analysis::StreamScaledSpans spans(
             analysis::rescaled_paths(requests, other.figures, other.fragments.group_of));
+        std::optional<analysis::ClippingSink> clipped;  // (its strands as the units saw them)
         const load::Streamed again = load::read_in_one_pass(
             opt.traces[1], "costing the units of",
-            [&spans](const report::SitesAsTheyCome&,
-                     const trace::TraceFile&) -> model::StrandSink& { return spans; });
+            [&](const report::SitesAsTheyCome&, const trace::TraceFile&) -> model::StrandSink& {
+              if (other.st.clipping.strands.empty()) return spans;
+              return clipped.emplace(spans, other.st.clipping, other.st.clipped_fragments);
+            });
         load::check_read_alike(other.st, again);
         return spans.finish();
       });
   check_same_program(d, opt);
   auto run = [](Measured& m) {
-    m.st.model.warnings.push_back(kPassesWarning);
+    m.st.model.warnings.push_back(m.st.robust ? kPassesWarning : kOnePassWarning);
     report::DiffRun r;
     r.model = &m.st.model;
     r.labels = &m.st.labels;
     r.fragments = &m.fragments;
     r.info = report::run_info(*m.st.trace);
-    r.info.span_mode = "raw";
+    r.info.span_mode = m.st.robust ? "robust" : "raw";
     r.tsc_hz = m.st.trace->tsc_hz();
     return r;
   };

@@ -263,7 +263,8 @@ int run(int argc, char** argv) {
   predict->add_flag(
       "--stream", pr.stream,
       "Read the recordings in one pass, as `report --stream` does (memory bounded whatever the\n"
-      "task count): the simulation runs on a graph of at most --max-nodes nodes, strands\n"
+      "task count; the robust span's clipping takes a pass first, --raw-span: none): the\n"
+      "simulation runs on a graph of at most --max-nodes nodes, strands\n"
       "collapsed into nodes run by one worker when there are more; the output says by how much\n"
       "that can move the predictions. predict does this by itself when the DAGs do not fit in\n"
       "memory");
@@ -327,8 +328,9 @@ int run(int argc, char** argv) {
   view->add_flag("--raw-span", vw.raw_span, kRawSpanHelp);
   view->add_flag("--stream", vw.stream,
                  "Read the recordings in passes, holding no DAG (as view does by itself when "
-                 "they do not fit in the memory): the same page, without the robust span, the "
-                 "diagnosis or the construct groups' spans");
+                 "they do not fit in the memory): the same page, without the diagnosis or the "
+                 "construct groups' spans (the robust span's clipping takes a pass first; "
+                 "--raw-span: none)");
   DiffOptions df;
   CLI::App* diff = app.add_subcommand(
       "diff",
@@ -353,8 +355,9 @@ int run(int argc, char** argv) {
   diff->add_flag(
       "--stream", df.stream,
       "Read the recordings in passes, as `report --stream` reads one (memory that follows what\n"
-      "the runs had live, not their task counts): each recording once, then other once more for\n"
-      "the costs. diff does this by itself when the two DAGs do not fit in memory together");
+      "the runs had live, not their task counts): each recording once (twice when the robust\n"
+      "span clips strands; --raw-span: once), then other once more for the costs. diff does\n"
+      "this by itself when the two DAGs do not fit in memory together");
 
   // Every command that reads traces builds their models the same way.
   for (CLI::App* sub : {report, whatif, advise, tasks, sched, predict, exp, view, diff})

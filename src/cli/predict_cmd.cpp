@@ -8,11 +8,13 @@
 #include <future>
 #include <map>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "analysis/predict.hpp"
 #include "analysis/sched.hpp"
 #include "analysis/stream_predict.hpp"
+#include "analysis/stream_robust.hpp"
 #include "analysis/stream_tasks.hpp"
 #include "analysis/tasks.hpp"
 #include "cli/command_support.hpp"
@@ -76,8 +78,14 @@ uint64_t first_grain(const trace::TraceFile& trace, uint32_t max_nodes) {
   return most_work / 4 / max_nodes;
 }
 
-void read_in_one_pass(Run& r, const std::string& path, uint32_t max_nodes, bool task_types) {
+// Read without the DAG: in one pass, after the robust span's passes decided which strands to
+// clip (load::clipping_in_passes; none with --raw-span): the simulated strands' works clipped as
+// read_dag's model has them.
+void read_in_passes(Run& r, const std::string& path, load::SpanMode mode, uint32_t max_nodes,
+                    bool task_types) {
+  const load::StreamClipping clip = load::clipping_in_passes(path, mode);
   std::unique_ptr<analysis::StreamPredict> sink;
+  std::optional<analysis::ClippingSink> clipped;
   load::Streamed st = load::read_in_one_pass(
       path, "simulating from",
       [&](const report::SitesAsTheyCome&, const trace::TraceFile& trace) -> model::StrandSink& {
@@ -89,10 +97,12 @@ void read_in_one_pass(Run& r, const std::string& path, uint32_t max_nodes, bool 
         sink = std::make_unique<analysis::StreamPredict>(
             max_nodes, model::metric_of(trace) == "tsc", trace.stream_count(), r.stream_tasks.get(),
             first_grain(trace, max_nodes));
-        return *sink;
+        if (clip.clipping.strands.empty()) return *sink;
+        return clipped.emplace(*sink, clip.clipping, clip.fragments);
       },
       0, kBytesPerNode, max_nodes);
   r.info = report::run_info(*st.trace);
+  r.info.span_mode = clip.robust ? "robust" : "raw";
   r.trace = std::move(st.trace);
   r.model = std::move(st.model);
   r.labels = std::move(st.labels);
@@ -106,7 +116,7 @@ std::unique_ptr<Run> load_run(const std::string& path, load::SpanMode mode, bool
                               uint32_t max_nodes, bool task_types) {
   auto r = std::make_unique<Run>();
   if (stream)
-    read_in_one_pass(*r, path, max_nodes, task_types);
+    read_in_passes(*r, path, mode, max_nodes, task_types);
   else
     read_dag(*r, path, mode);
   const model::Model& m = r->model;
@@ -185,23 +195,27 @@ std::pair<uint64_t, uint64_t> work_and_span(const model::Model& m,
 }
 
 // What the one-pass reading simulated, and how far collapsing it can move the prediction.
-std::string one_pass_note(const report::PredictView& v) {
+// `robust`: the simulating pass came after the robust span's (its strands clipped as the DAG's).
+std::string one_pass_note(const report::PredictView& v, bool robust) {
   const report::PredictView::Graph& g = v.graph;
+  const char* read = robust ? "read in passes (--stream, or its DAG does not fit in the memory: "
+                              "the robust span's clipping first, then one pass simulating)"
+                            : "read in one pass (--stream, or its DAG does not fit in the memory)";
   if (g.grain == 0)
     return fmt::format(
-        "read in one pass (--stream, or its DAG does not fit in the memory): simulated on the "
-        "{} strands as recorded, each join a node of its own: the DAG's prediction (beyond a "
-        "million gaps of a kind, the overheads' means are taken from buckets, within 1%)",
-        g.strands);
+        "{}: simulated on the {} strands as recorded, each join a node of its own: the DAG's "
+        "prediction (beyond a million gaps of a kind, the overheads' means are taken from "
+        "buckets, within 1%)",
+        read, g.strands);
   const double longer =
       v.span_ticks ? 100.0 * (double(g.span) - double(v.span_ticks)) / double(v.span_ticks) : 0;
   return fmt::format(
-      "read in one pass (--stream, or its DAG does not fit in the memory): the {} strands were "
-      "simulated as {} nodes, each a strand or strands run one after another by one worker "
-      "(at most {} each; more with --max-nodes); that makes the longest path {} instead of {} "
+      "{}: the {} strands were simulated as {} nodes, each a strand or strands run one after "
+      "another by one worker (at most {} each; more with --max-nodes); that makes the longest path "
+      "{} instead of {} "
       "({:+.2f}%), by which the greedy bound T1/P + Tinf, and about as much the predictions, "
       "may grow",
-      g.strands, g.nodes, report::format_amount(double(g.grain), v.tsc_hz),
+      read, g.strands, g.nodes, report::format_amount(double(g.grain), v.tsc_hz),
       report::format_amount(double(g.span), v.tsc_hz),
       report::format_amount(double(v.span_ticks), v.tsc_hz), longer);
 }
@@ -326,7 +340,7 @@ void run_predict(const PredictOptions& opt) {
     load::Progress::global().phase("simulating " + paths[from]);
     simulator = std::make_unique<analysis::Simulator>(g.graph);
     g.graph = analysis::SimGraph{};
-    view.notes.push_back(one_pass_note(view));
+    view.notes.push_back(one_pass_note(view, simulated_run.info.span_mode == "robust"));
   } else {
     // The overheads are measured while the simulator is set up (both read the model only).
     std::future<analysis::Overheads> overheads =

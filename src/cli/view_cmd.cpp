@@ -9,10 +9,12 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <optional>
 
 #include "analysis/profile.hpp"
 #include "analysis/sched.hpp"
 #include "analysis/stream_profile.hpp"
+#include "analysis/stream_robust.hpp"
 #include "analysis/stream_sched.hpp"
 #include "analysis/stream_structure.hpp"
 #include "analysis/tasks.hpp"
@@ -222,18 +224,24 @@ std::string diff_section(const Recording& base, const Recording& other, const Vi
 
 // ---- The page of recordings read in passes (view --stream, or when a DAG does not fit)
 
-// Two passes through TeeSinks: the first for the profile, the timeline's bounds, the regions'
-// work, the schedule and the tasks; the second, which needs the bounds, the critical path and
-// the what-if units of the first, for the structure and the what-if curves. Then advise's own
-// passes (one per step). Each section is the text of the command's one-pass form.
+// The robust span's clipping decided first (load::clipping_in_passes; nothing with --raw-span),
+// then two passes through TeeSinks, each behind a ClippingSink (every section computed on the
+// strands as the DAG's robust model has them): the first for the profile, the timeline's
+// bounds, the regions' work, the schedule and the tasks; the second, which needs the bounds, the
+// critical path and the what-if units of the first, for the structure and the what-if curves.
+// Then advise's own passes (one per step). Each section is the text of the command's one-pass
+// form.
 report::ViewRun view_run_streamed(const std::string& path, const ViewOptions& opt,
                                   const std::vector<double>& factors, analysis::WhatIfMode mode) {
   report::ViewRun run;
   run.label = path;
+  const load::StreamClipping clip = load::clipping_in_passes(path, load::span_mode(opt.raw_span));
+  const bool clipped = !clip.clipping.strands.empty();
   // The first pass's sinks go once their figures are out (the schedule's buffers above all).
   load::Streamed st;
   analysis::Profile profile;
   std::vector<std::pair<uint64_t, uint64_t>> path_weights;
+  analysis::SpanFigures measured;
   analysis::TimelineBounds bounds;
   std::vector<uint64_t> region_work;
   std::string sched, tasks_text;
@@ -243,16 +251,28 @@ report::ViewRun view_run_streamed(const std::string& path, const ViewOptions& op
     analysis::StreamRegionWork regions_sink;
     analysis::StreamSchedule sched_sink;
     TasksPass tasks(TasksOptions{}.bins);
-    std::unique_ptr<model::TeeSink> first;
+    // (With strands clipped, the profile as measured beside them: the figures `report` gives.)
+    std::optional<analysis::StreamProfile> measured_sink;
+    std::optional<model::TeeSink> first, both;
+    std::optional<analysis::ClippingSink> clipping;
     st = load::read_in_one_pass(
         path, "finding the critical path of",
         [&](const report::SitesAsTheyCome&, const trace::TraceFile& trace) -> model::StrandSink& {
-          first = std::make_unique<model::TeeSink>(std::vector<model::StrandSink*>{
-              &profile_sink, &bounds_sink, &regions_sink, &sched_sink, &tasks.sink(trace)});
-          return *first;
+          first.emplace(std::vector<model::StrandSink*>{&profile_sink, &bounds_sink, &regions_sink,
+                                                        &sched_sink, &tasks.sink(trace)});
+          if (!clipped) return *first;
+          clipping.emplace(*first, clip.clipping, clip.fragments);
+          measured_sink.emplace(analysis::StreamProfile::kSitesAsTheyCome);
+          return both.emplace(std::vector<model::StrandSink*>{&*clipping, &*measured_sink});
         },
         analysis::StreamSchedule::kFixedBytes);
     profile = profile_sink.finish(false, nullptr, &path_weights);
+    if (measured_sink) {
+      const analysis::Profile raw = measured_sink->finish(false);
+      measured = {raw.work, raw.span, raw.parallelism};
+    } else {
+      measured = {profile.work, profile.span, profile.parallelism};
+    }
     bounds = bounds_sink.finish();
     region_work = regions_sink.work();
     SchedOptions so;
@@ -271,14 +291,20 @@ report::ViewRun view_run_streamed(const std::string& path, const ViewOptions& op
   }
   {
     model::Model m = st.model;  // (no DAG: its sites and facts, with this reading's warning)
+    if (clip.robust) m.warnings.push_back(load::clipping_warning(m, clip.clipping));
     m.warnings.push_back(
-        "read in passes (view --stream, or its DAG does not fit in the memory): the figures as "
-        "measured, without the robust span or the diagnosis; the construct tree without its "
-        "groups' spans");
+        clip.robust ? "read in passes (view --stream, or its DAG does not fit in the memory): "
+                      "without the diagnosis; the construct tree without its groups' spans"
+                    : "read in passes (view --stream, or its DAG does not fit in the memory): the "
+                      "figures as measured, without the robust span or the diagnosis; the "
+                      "construct tree without its groups' spans");
     report::RunInfo info = report::run_info(*st.trace);
-    info.span_mode = "raw";
+    info.span_mode = clip.robust ? "robust" : "raw";
     report::SpanAccount account;
-    account.measured = {profile.work, profile.span, profile.parallelism};
+    account.clipping = &clip.clipping;
+    account.measured = measured;
+    for (uint32_t f : clip.fragments)
+      account.fragments.push_back(f < st.fragment_labels.size() ? st.fragment_labels[f] : "");
     run.sections.push_back(
         {"profile", report::render_profile(m, profile, st.labels, info, report::Format::Json, kAll,
                                            &account)});
@@ -313,16 +339,24 @@ report::ViewRun view_run_streamed(const std::string& path, const ViewOptions& op
   sto.max_slices = opt.slices;
   analysis::StreamStructure structure(bounds, sto.max_slices, sto.max_nodes,
                                       std::move(path_weights));
-  std::unique_ptr<model::TeeSink> second;
-  const load::Streamed again = load::read_in_one_pass(
+  std::optional<model::TeeSink> second;
+  std::optional<analysis::ClippingSink> clipping;
+  load::Streamed again = load::read_in_one_pass(
       path, "drawing the structure and the what-ifs of",
       [&](const report::SitesAsTheyCome& sites, const trace::TraceFile&) -> model::StrandSink& {
         std::vector<model::StrandSink*> sinks = {&structure};
         if (whatif) sinks.push_back(&whatif->sink(sites));
-        second = std::make_unique<model::TeeSink>(std::move(sinks));
-        return *second;
+        second.emplace(std::move(sinks));
+        if (!clipped) return *second;
+        return clipping.emplace(*second, clip.clipping, clip.fragments);
       });
   load::check_read_alike(st, again);
+  if (clip.robust) {  // (what the what-if section says of its reading)
+    again.robust = true;
+    again.clipping = clip.clipping;
+    again.clipped_fragments = clip.fragments;
+    again.model.warnings.push_back(load::clipping_warning(again.model, clip.clipping));
+  }
   try {
     run.sections.push_back(
         {"whatif", whatif ? whatif->text(again, report::Format::Json, kAll)
@@ -334,7 +368,8 @@ report::ViewRun view_run_streamed(const std::string& path, const ViewOptions& op
   AdviseOptions ao;
   ao.trace = path;
   ao.mode = opt.mode;
-  run.sections.push_back({"advise", advise_streamed_text(ao, report::Format::Json)});
+  ao.raw_span = opt.raw_span;
+  run.sections.push_back({"advise", advise_streamed_text(ao, report::Format::Json, &clip)});
   run.sections.push_back({"sched", std::move(sched)});
   run.sections.push_back({"tasks", std::move(tasks_text)});
 
@@ -359,6 +394,7 @@ void write_page(const ViewOptions& opt, std::vector<report::ViewRun>& runs,
     DiffOptions dopt;
     dopt.traces = {opt.trace, opt.compare};
     dopt.format = "json";
+    dopt.raw_span = opt.raw_span;
     std::string diff;
     try {
       diff = diff_in_passes_text(dopt, report::Format::Json, kAll);

@@ -241,7 +241,12 @@ Streamed read_in_one_pass(const std::string& path, const std::string& reading,
   options.folds_into_enclosing = [&sites](uint32_t site, bool outer_is_program) {
     return sites.folds_into_enclosing(site, outer_is_program);
   };
-  st.model = model::build_streaming(*st.trace, sink, options);
+  try {
+    st.model = model::build_streaming(*st.trace, sink, options);
+  } catch (const analysis::ClippingSink::NotReadAlike& e) {
+    // (a pass through the robust span's clipping met other strands than the census's pass)
+    throw UsageError(fmt::format("{}: {}; read it again", path, e.what()));
+  }
   if (!st.model.one_pass.tbb_chunks &&
       std::any_of(st.model.sites.begin(), st.model.sites.end(),
                   [](const model::Site& s) { return is_tbb_algorithm(s.kind); }))
@@ -316,10 +321,6 @@ void decide_clipping(const std::string& path, const analysis::OutlierCensus& cen
   Timings::global().lap("robust");
 }
 
-UsageError not_read_alike(const std::string& path, const std::exception& e) {
-  return UsageError(fmt::format("{}: {}; read it again", path, e.what()));
-}
-
 }  // namespace
 
 StreamClipping clipping_in_passes(const std::string& path, SpanMode mode) {
@@ -331,11 +332,7 @@ StreamClipping clipping_in_passes(const std::string& path, SpanMode mode) {
                                            const trace::TraceFile& trace) -> model::StrandSink& {
                                    return census.emplace(outlier_floor_of(trace));
                                  });
-  try {
-    decide_clipping(path, *census, st);
-  } catch (const analysis::ClippingSink::NotReadAlike& e) {
-    throw not_read_alike(path, e);
-  }
+  decide_clipping(path, *census, st);
   c.clipping = std::move(st.clipping);
   c.fragments = std::move(st.clipped_fragments);
   c.robust = st.robust;
@@ -357,9 +354,8 @@ Streamed read_with_robust_span(const std::string& path, const std::string& readi
                                  });
   both.reset();
   if (mode != SpanMode::Robust) return st;
-  try {
-    decide_clipping(path, *census, st);
-    if (st.clipping.strands.empty()) return st;
+  decide_clipping(path, *census, st);
+  if (!st.clipping.strands.empty()) {
     // The caller's pass again, through a ClippingSink (`st` then this pass's reading).
     std::optional<analysis::ClippingSink> clipped;
     Streamed last = read_in_one_pass(path, reading,
@@ -374,8 +370,6 @@ Streamed read_with_robust_span(const std::string& path, const std::string& readi
     last.clipped_fragments = std::move(st.clipped_fragments);
     last.robust = true;
     st = std::move(last);
-  } catch (const analysis::ClippingSink::NotReadAlike& e) {
-    throw not_read_alike(path, e);
   }
   st.model.warnings.push_back(clipping_warning(st.model, st.clipping));
   return st;

@@ -298,26 +298,31 @@ void expect_same_advise(const std::string& trace, const std::string& name) {
   }
 }
 
-// `diff --stream` (three passes) against `diff --raw-span` on two recordings of one program: the
-// same JSON, but for the warnings.
+// `diff --stream` against `diff` on two recordings of one program, with --raw-span (three
+// passes) and without (the robust span's passes too, each recording's units and other's costs
+// with the same strands clipped): the same JSON, but for the warnings.
 void expect_same_diff(const std::string& base, const std::string& other, const std::string& name) {
-  const std::vector<std::string> argv = {TASKLENS_BIN, "diff", "--format", "json", base, other};
-  std::vector<std::string> raw = argv, stream = argv;
-  raw.insert(raw.begin() + 2, "--raw-span");
-  stream.insert(stream.begin() + 2, "--stream");
-  const RunResult a = run(raw), b = run(stream);
-  if (!a.exited(0)) {  // not comparable (no construct site in common): the same refusal
-    EXPECT_EQ(b.exit_code, a.exit_code) << a.describe() << b.describe();
-    EXPECT_EQ(b.err, a.err) << name;
-    return;
+  for (const bool raw_span : {true, false}) {
+    std::vector<std::string> memory_argv = {TASKLENS_BIN, "diff", "--format", "json", base, other};
+    if (raw_span) memory_argv.insert(memory_argv.begin() + 2, "--raw-span");
+    std::vector<std::string> stream_argv = memory_argv;
+    stream_argv.insert(stream_argv.begin() + 2, "--stream");
+    const RunResult a = run(memory_argv), b = run(stream_argv);
+    const std::string mode = raw_span ? " (--raw-span)" : " (robust)";
+    if (!a.exited(0)) {  // not comparable (no construct site in common): the same refusal
+      EXPECT_EQ(b.exit_code, a.exit_code) << a.describe() << b.describe();
+      EXPECT_EQ(b.err, a.err) << name << mode;
+      return;
+    }
+    ASSERT_TRUE(b.exited(0)) << b.describe();
+    json memory = json::parse(a.out, nullptr, false), one_pass = json::parse(b.out, nullptr, false);
+    ASSERT_FALSE(memory.is_null() || one_pass.is_null()) << name << mode;
+    EXPECT_NE(one_pass["other"]["warnings"].dump().find("read in passes"), std::string::npos)
+        << name << mode;
+    for (json* j : {&memory, &one_pass})
+      for (const char* side : {"base", "other"}) (*j)[side].erase("warnings");
+    EXPECT_EQ(one_pass, memory) << name << " diff" << mode;
   }
-  ASSERT_TRUE(b.exited(0)) << b.describe();
-  json memory = json::parse(a.out, nullptr, false), one_pass = json::parse(b.out, nullptr, false);
-  ASSERT_FALSE(memory.is_null() || one_pass.is_null()) << name;
-  EXPECT_NE(one_pass["other"]["warnings"].dump().find("read in passes"), std::string::npos) << name;
-  for (json* j : {&memory, &one_pass})
-    for (const char* side : {"base", "other"}) (*j)[side].erase("warnings");
-  EXPECT_EQ(one_pass, memory) << name << " diff";
 }
 
 // `sched --stream` against `sched` on the same recording: the same JSON (the time series at 57
@@ -334,19 +339,30 @@ void expect_same_sched(const std::string& trace, const std::string& name) {
   EXPECT_EQ(one_pass, memory) << name << " sched";
 }
 
-// `predict --stream` against `predict --raw-span`: without collapsing (the default budget is
-// above these recordings' strands), the same JSON but for what was simulated and the notes.
+// `predict --stream` against `predict`, with --raw-span (one pass) and without (the robust
+// span's passes first, then the simulating pass with the same strands clipped): without
+// collapsing (the default budget is above these recordings' strands), the same JSON but for what
+// was simulated and the notes.
 void expect_same_predict(const std::string& trace, const std::string& name) {
-  json memory = report_of({TASKLENS_BIN, "predict", "--raw-span", "--format", "json", trace});
-  json one_pass = report_of({TASKLENS_BIN, "predict", "--stream", "--format", "json", trace});
-  ASSERT_FALSE(memory.is_null() || one_pass.is_null()) << name;
-  EXPECT_EQ(one_pass["simulated_graph"]["read"], "one pass") << name;
-  EXPECT_EQ(one_pass["simulated_graph"]["grain"], 0) << name;
-  EXPECT_EQ(one_pass["simulated_graph"]["strands"], memory["simulated_graph"]["strands"]) << name;
-  EXPECT_NE(one_pass["notes"].dump().find("read in one pass"), std::string::npos) << name;
-  for (json* j : {&memory, &one_pass})
-    for (const char* k : {"simulated_graph", "notes", "span_mode"}) j->erase(k);
-  EXPECT_EQ(one_pass, memory) << name << " predict";
+  for (const bool raw_span : {true, false}) {
+    std::vector<std::string> argv = {TASKLENS_BIN, "predict", "--format", "json", trace};
+    if (raw_span) argv.insert(argv.begin() + 2, "--raw-span");
+    json memory = report_of(argv);
+    argv.insert(argv.begin() + 2, "--stream");
+    json one_pass = report_of(argv);
+    const std::string mode = raw_span ? " (--raw-span)" : " (robust)";
+    ASSERT_FALSE(memory.is_null() || one_pass.is_null()) << name << mode;
+    EXPECT_EQ(one_pass["simulated_graph"]["read"], "one pass") << name;
+    EXPECT_EQ(one_pass["simulated_graph"]["grain"], 0) << name;
+    EXPECT_EQ(one_pass["simulated_graph"]["strands"], memory["simulated_graph"]["strands"])
+        << name << mode;
+    EXPECT_NE(one_pass["notes"].dump().find(raw_span ? "read in one pass" : "read in passes"),
+              std::string::npos)
+        << name << mode;
+    for (json* j : {&memory, &one_pass})
+      for (const char* k : {"simulated_graph", "notes"}) j->erase(k);
+    EXPECT_EQ(one_pass, memory) << name << " predict" << mode;
+  }
 }
 
 // The page of `view` (-o -) and its structure section: the construct tree as its groups' root
@@ -398,20 +414,24 @@ Structure structure_of(const std::vector<std::string>& argv, const std::string& 
   return s;
 }
 
-// `view --stream` (the recording read in passes) against `view --raw-span` on the same
-// recording: the same structure (tree groups with their counts, work, strands, critical-path
-// work and cuts; the timeline's slices), but for the groups' spans, which one pass leaves out.
-// Small budgets, so that the tree is cut and the timeline merged into buckets.
+// `view --stream` (the recording read in passes) against `view` on the same recording: the
+// same structure (tree groups with their counts, work, strands, critical-path work and cuts; the
+// timeline's slices), but for the groups' spans, which one pass leaves out. With --raw-span, also
+// with small budgets, so that the tree is cut and the timeline merged into buckets; and with the
+// robust span (its clipping decided in passes first, every pass through it).
 void expect_same_view_structure(const std::string& trace, const std::string& name) {
-  for (const std::vector<std::string>& budget :
-       {std::vector<std::string>{}, {"--tree-nodes", "40", "--slices", "64"}}) {
+  for (const std::vector<std::string>& options :
+       {std::vector<std::string>{"--raw-span"},
+        {"--raw-span", "--tree-nodes", "40", "--slices", "64"},
+        {}}) {
     std::vector<std::string> argv = {TASKLENS_BIN, "view", "-o", "-", trace};
-    argv.insert(argv.end(), budget.begin(), budget.end());
-    std::vector<std::string> raw = argv, stream = argv;
-    raw.push_back("--raw-span");
+    argv.insert(argv.end(), options.begin(), options.end());
+    std::vector<std::string> stream = argv;
     stream.push_back("--stream");
-    const Structure memory = structure_of(raw, name), passes = structure_of(stream, name);
-    const std::string what = name + (budget.empty() ? "" : " (small budgets)");
+    const Structure memory = structure_of(argv, name), passes = structure_of(stream, name);
+    const std::string what = name + (options.size() > 1 ? " (small budgets)"
+                                     : options.empty()  ? " (robust)"
+                                                        : "");
     EXPECT_EQ(passes.program, memory.program) << what;
     EXPECT_EQ(passes.tree_meta, memory.tree_meta) << what;
     EXPECT_EQ(passes.groups, memory.groups) << what;
