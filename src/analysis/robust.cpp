@@ -286,6 +286,8 @@ uint64_t measured_span(const Model& m, const Clipping& c) {
   const uint32_t* begin = m.pred_begin.data();
   const uint32_t* preds = m.preds.data();
   auto next = c.strands.begin();
+  // Loop iterations seen only together weigh one iteration, as in longest_path.
+  auto divisible = m.divisible.begin();
   uint64_t best = 0;
   for (uint32_t s = 0; s < n; ++s) {
     uint64_t longest = 0;
@@ -293,6 +295,8 @@ uint64_t measured_span(const Model& m, const Clipping& c) {
       longest = std::max(longest, d[preds[i]]);
     uint64_t w = m.strands[s].work;
     if (next != c.strands.end() && next->strand == s) w = (next++)->work_raw;
+    if (divisible != m.divisible.end() && divisible->strand == s)
+      w = iteration_span(w, (divisible++)->iterations);
     d[s] = longest + w;
     best = std::max(best, d[s]);
   }

@@ -77,6 +77,17 @@ TEST(RobustSpanTest, AnOutlierOnTheCriticalPathIsClippedToTheUndisturbedSpan) {
   EXPECT_EQ(measured[tasks[victim]], 5'000'000u);
   EXPECT_EQ(longest_path(m, nullptr, measured.data()), disturbed);
   EXPECT_EQ(analysis::measured_span(m, c), disturbed);
+
+  // Loop iterations seen only together (divisible strands, the clipped one among them) weigh
+  // one iteration in the measured span as in every longest path.
+  for (uint32_t s : {tasks[0], tasks[victim]})
+    if (s != tasks[0] || victim != 0) m.divisible.push_back({s, 4});
+  std::sort(m.divisible.begin(), m.divisible.end(),
+            [](const model::DivisibleStrand& a, const model::DivisibleStrand& b) {
+              return a.strand < b.strand;
+            });
+  EXPECT_EQ(analysis::measured_span(m, c), longest_path(m, nullptr, measured.data()));
+  EXPECT_LT(analysis::measured_span(m, c), disturbed);
 }
 
 TEST(RobustSpanTest, WorksBeyond32BitsAreJudgedAlike) {
