@@ -101,6 +101,8 @@ void read_in_passes(Run& r, const std::string& path, load::SpanMode mode, uint32
         return clipped.emplace(*sink, clip.clipping, clip.fragments);
       },
       0, kBytesPerNode, max_nodes);
+  if (!clip.clipping.strands.empty())
+    st.model.warnings.push_back(load::clipping_warning(st.model, clip.clipping));
   r.info = report::run_info(*st.trace);
   r.info.span_mode = clip.robust ? "robust" : "raw";
   r.trace = std::move(st.trace);
@@ -468,6 +470,10 @@ void run_predict(const PredictOptions& opt) {
                          " threads is below the lower bound max(T1/P, Tinf): its model scales task "
                          "times without the critical path; trust the simulation there");
   }
+  for (size_t i = 0; i < runs.size(); ++i)
+    for (const std::string& w : runs[i]->model.warnings)
+      view.warnings.push_back(runs.size() == 1 ? w : paths[i] + ": " + w);
+  warn_beside_csv(format, view.warnings);
   write_and_exit(report::render_predict(view, format));
 }
 

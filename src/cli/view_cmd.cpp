@@ -291,7 +291,8 @@ report::ViewRun view_run_streamed(const std::string& path, const ViewOptions& op
   }
   {
     model::Model m = st.model;  // (no DAG: its sites and facts, with this reading's warning)
-    if (clip.robust) m.warnings.push_back(load::clipping_warning(m, clip.clipping));
+    if (!clip.clipping.strands.empty())
+      m.warnings.push_back(load::clipping_warning(m, clip.clipping));
     m.warnings.push_back(
         clip.robust ? "read in passes (view --stream, or its DAG does not fit in the memory): "
                       "without the diagnosis; the construct tree without its groups' spans"
@@ -355,7 +356,8 @@ report::ViewRun view_run_streamed(const std::string& path, const ViewOptions& op
     again.robust = true;
     again.clipping = clip.clipping;
     again.clipped_fragments = clip.fragments;
-    again.model.warnings.push_back(load::clipping_warning(again.model, clip.clipping));
+    if (!clip.clipping.strands.empty())
+      again.model.warnings.push_back(load::clipping_warning(again.model, clip.clipping));
   }
   try {
     run.sections.push_back(

@@ -371,7 +371,8 @@ Streamed read_with_robust_span(const std::string& path, const std::string& readi
     last.robust = true;
     st = std::move(last);
   }
-  st.model.warnings.push_back(clipping_warning(st.model, st.clipping));
+  if (!st.clipping.strands.empty())
+    st.model.warnings.push_back(clipping_warning(st.model, st.clipping));
   return st;
 }
 

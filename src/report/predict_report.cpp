@@ -68,6 +68,7 @@ std::string render_predict(const PredictView& v, Format format) {
                             {"grain", v.graph.grain},
                             {"span", v.graph.span}};
     j["notes"] = v.notes;
+    j["warnings"] = v.warnings;
     Json rows = Json::array();
     for (const PredictRow& r : v.rows) {
       Json row;
@@ -131,6 +132,7 @@ std::string render_predict(const PredictView& v, Format format) {
       v.span_ticks ? double(v.work_ticks) / double(v.span_ticks) : 0.0,
       cost_text(v, v.overheads.spawn), cost_text(v, v.overheads.steal),
       cost_text(v, v.overheads.sync), cost_text(v, v.overheads.cont));
+  for (const std::string& w : v.warnings) out += "warning: " + w + "\n";
   for (const std::string& n : v.notes) out += "note: " + n + "\n";
   const bool extra = v.recordings.size() >= 2;
   bool any_measured = false;

@@ -53,6 +53,9 @@ struct PredictView {
   } graph;
   std::vector<PredictRow> rows;
   std::vector<std::string> notes;
+  // The recordings' warnings as `report` gives them (the robust span's clipping, lost events,
+  // the host's steal ...), each prefixed by its recording's path when there are several.
+  std::vector<std::string> warnings;
 };
 
 std::string render_predict(const PredictView& view, Format format);

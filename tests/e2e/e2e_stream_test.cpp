@@ -339,6 +339,13 @@ void expect_same_sched(const std::string& trace, const std::string& name) {
   EXPECT_EQ(one_pass, memory) << name << " sched";
 }
 
+// The robust span's warning in a JSON output (the strands clipped, their work), or null.
+json clipping_warning_of(const json& j) {
+  for (const json& w : j.value("warnings", json::array()))
+    if (w.get<std::string>().find("held far more work") != std::string::npos) return w;
+  return json();
+}
+
 // `predict --stream` against `predict`, with --raw-span (one pass) and without (the robust
 // span's passes first, then the simulating pass with the same strands clipped): without
 // collapsing (the default budget is above these recordings' strands), the same JSON but for what
@@ -359,8 +366,9 @@ void expect_same_predict(const std::string& trace, const std::string& name) {
     EXPECT_NE(one_pass["notes"].dump().find(raw_span ? "read in one pass" : "read in passes"),
               std::string::npos)
         << name << mode;
+    EXPECT_EQ(clipping_warning_of(one_pass), clipping_warning_of(memory)) << name << mode;
     for (json* j : {&memory, &one_pass})
-      for (const char* k : {"simulated_graph", "notes"}) j->erase(k);
+      for (const char* k : {"simulated_graph", "notes", "warnings"}) j->erase(k);
     EXPECT_EQ(one_pass, memory) << name << " predict" << mode;
   }
 }
@@ -486,6 +494,7 @@ void expect_same_robust_report(const std::string& trace, const std::string& name
   EXPECT_EQ(rows_of(passes), rows_of(memory)) << name;
   EXPECT_EQ(passes["clipped_count"], memory["clipped_count"]) << name;
   EXPECT_EQ(passes["clipped_work"], memory["clipped_work"]) << name;
+  EXPECT_EQ(clipping_warning_of(passes), clipping_warning_of(memory)) << name;
   json a = passes["clipped_strands"], b = memory["clipped_strands"];
   for (json* list : {&a, &b})
     for (json& c : *list) c.erase("strand");
