@@ -11,7 +11,8 @@
 //     rank and the one holding the median's.
 //     The census also counts the works under 2^16 ticks exactly, and keeps the strands above the
 //     floor that ran on a worker (up to a million): where the p99s and medians are such works
-//     (tens of microseconds on a GHz clock) and the kept strands are all of them, it decides at once.
+//     (tens of microseconds on a GHz clock) and the kept strands are all of them, it decides at
+//     once.
 //  2. Otherwise OutlierRefine: the exact works inside those two buckets (counted by value),
 //     hence the exact p99 and median; and the strands that could be suspects (on a worker, above
 //     the floor, above 5 times the p99 bucket's lower bound), with their times and the order
@@ -196,5 +197,14 @@ class ClippingSink final : public model::StrandSink {
   size_t next_ = 0;       // the next clipped strand (they are sorted by order)
   uint64_t strands_ = 0;  // handed over so far
 };
+
+// The sink a pass hands its strands to: `target` itself when nothing is clipped, else a
+// ClippingSink in front of it, made in `slot` (one per pass).
+inline model::StrandSink& through_clipping(std::optional<ClippingSink>& slot,
+                                           model::StrandSink& target, const Clipping& clipping,
+                                           const std::vector<uint32_t>& fragments) {
+  if (clipping.strands.empty()) return target;
+  return slot.emplace(target, clipping, fragments);
+}
 
 }  // namespace tasklens::analysis

@@ -74,8 +74,7 @@ std::string advise_streamed_text(const AdviseOptions& opt, report::Format format
                        : load::clipping_in_passes(opt.trace, load::span_mode(opt.raw_span));
   std::optional<analysis::ClippingSink> clipping;
   auto clipped = [&](model::StrandSink& sink) -> model::StrandSink& {
-    if (clip.clipping.strands.empty()) return sink;
-    return clipping.emplace(sink, clip.clipping, clip.fragments);
+    return analysis::through_clipping(clipping, sink, clip.clipping, clip.fragments);
   };
   std::optional<load::Streamed> first;  // the first pass's model, labels and trace
   report::FragmentLabels fl;            // the fragments' groups, from the first pass
@@ -162,8 +161,7 @@ std::string advise_streamed_text(const AdviseOptions& opt, report::Format format
       analysis::cutoff_machine(r.loss, per_task));
   r.cutoffs = cutoffs.cutoffs;
   load::Timings::global().lap("cut-off");
-  if (!clip.clipping.strands.empty())
-    m.warnings.push_back(load::clipping_warning(m, clip.clipping));
+  load::add_clipping_warning(m, clip.clipping);
   m.warnings.push_back(clip.robust ? kPassesWarning : kOnePassWarning);
   for (const std::string& why : cutoffs.not_evaluated)
     m.warnings.push_back("a recursion's cut-off advice needs its DAG in memory (" + why +

@@ -156,8 +156,8 @@ std::string diff_in_passes_text(const DiffOptions& opt, report::Format format, s
         const load::Streamed again = load::read_in_one_pass(
             opt.traces[1], "costing the units of",
             [&](const report::SitesAsTheyCome&, const trace::TraceFile&) -> model::StrandSink& {
-              if (other.st.clipping.strands.empty()) return spans;
-              return clipped.emplace(spans, other.st.clipping, other.st.clipped_fragments);
+              return analysis::through_clipping(clipped, spans, other.st.clipping,
+                                                other.st.clipped_fragments);
             });
         load::check_read_alike(other.st, again);
         return spans.finish();

@@ -97,12 +97,10 @@ void read_in_passes(Run& r, const std::string& path, load::SpanMode mode, uint32
         sink = std::make_unique<analysis::StreamPredict>(
             max_nodes, model::metric_of(trace) == "tsc", trace.stream_count(), r.stream_tasks.get(),
             first_grain(trace, max_nodes));
-        if (clip.clipping.strands.empty()) return *sink;
-        return clipped.emplace(*sink, clip.clipping, clip.fragments);
+        return analysis::through_clipping(clipped, *sink, clip.clipping, clip.fragments);
       },
       0, kBytesPerNode, max_nodes);
-  if (!clip.clipping.strands.empty())
-    st.model.warnings.push_back(load::clipping_warning(st.model, clip.clipping));
+  load::add_clipping_warning(st.model, clip.clipping);
   r.info = report::run_info(*st.trace);
   r.info.span_mode = clip.robust ? "robust" : "raw";
   r.trace = std::move(st.trace);
@@ -213,10 +211,9 @@ std::string one_pass_note(const report::PredictView& v, bool robust) {
       v.span_ticks ? 100.0 * (double(g.span) - double(v.span_ticks)) / double(v.span_ticks) : 0;
   return fmt::format(
       "{}: the {} strands were simulated as {} nodes, each a strand or strands run one after "
-      "another by one worker (at most {} each; more with --max-nodes); that makes the longest path "
-      "{} instead of {} "
-      "({:+.2f}%), by which the greedy bound T1/P + Tinf, and about as much the predictions, "
-      "may grow",
+      "another by one worker (at most {} each; more with --max-nodes); that makes the longest "
+      "path {} instead of {} ({:+.2f}%), by which the greedy bound T1/P + Tinf, and about as "
+      "much the predictions, may grow",
       read, g.strands, g.nodes, report::format_amount(double(g.grain), v.tsc_hz),
       report::format_amount(double(g.span), v.tsc_hz),
       report::format_amount(double(v.span_ticks), v.tsc_hz), longer);

@@ -236,7 +236,6 @@ report::ViewRun view_run_streamed(const std::string& path, const ViewOptions& op
   report::ViewRun run;
   run.label = path;
   const load::StreamClipping clip = load::clipping_in_passes(path, load::span_mode(opt.raw_span));
-  const bool clipped = !clip.clipping.strands.empty();
   // The first pass's sinks go once their figures are out (the schedule's buffers above all).
   load::Streamed st;
   analysis::Profile profile;
@@ -260,7 +259,7 @@ report::ViewRun view_run_streamed(const std::string& path, const ViewOptions& op
         [&](const report::SitesAsTheyCome&, const trace::TraceFile& trace) -> model::StrandSink& {
           first.emplace(std::vector<model::StrandSink*>{&profile_sink, &bounds_sink, &regions_sink,
                                                         &sched_sink, &tasks.sink(trace)});
-          if (!clipped) return *first;
+          if (clip.clipping.strands.empty()) return *first;
           clipping.emplace(*first, clip.clipping, clip.fragments);
           measured_sink.emplace(analysis::StreamProfile::kSitesAsTheyCome);
           return both.emplace(std::vector<model::StrandSink*>{&*clipping, &*measured_sink});
@@ -291,8 +290,7 @@ report::ViewRun view_run_streamed(const std::string& path, const ViewOptions& op
   }
   {
     model::Model m = st.model;  // (no DAG: its sites and facts, with this reading's warning)
-    if (!clip.clipping.strands.empty())
-      m.warnings.push_back(load::clipping_warning(m, clip.clipping));
+    load::add_clipping_warning(m, clip.clipping);
     m.warnings.push_back(
         clip.robust ? "read in passes (view --stream, or its DAG does not fit in the memory): "
                       "without the diagnosis; the construct tree without its groups' spans"
@@ -348,16 +346,14 @@ report::ViewRun view_run_streamed(const std::string& path, const ViewOptions& op
         std::vector<model::StrandSink*> sinks = {&structure};
         if (whatif) sinks.push_back(&whatif->sink(sites));
         second.emplace(std::move(sinks));
-        if (!clipped) return *second;
-        return clipping.emplace(*second, clip.clipping, clip.fragments);
+        return analysis::through_clipping(clipping, *second, clip.clipping, clip.fragments);
       });
   load::check_read_alike(st, again);
   if (clip.robust) {  // (what the what-if section says of its reading)
     again.robust = true;
     again.clipping = clip.clipping;
     again.clipped_fragments = clip.fragments;
-    if (!clip.clipping.strands.empty())
-      again.model.warnings.push_back(load::clipping_warning(again.model, clip.clipping));
+    load::add_clipping_warning(again.model, clip.clipping);
   }
   try {
     run.sections.push_back(

@@ -129,16 +129,17 @@ report::RunInfo run_info_of(const Loaded& l) {
   return info;
 }
 
-std::string clipping_warning(const model::Model& model, const analysis::Clipping& clipping) {
+void add_clipping_warning(model::Model& model, const analysis::Clipping& clipping) {
   const size_t n = clipping.strands.size();
-  return fmt::format(
+  if (n == 0) return;
+  model.warnings.push_back(fmt::format(
       "{} strand{} held far more work than the rest of {} code fragment (over 20 times "
       "the fragment's 99th percentile, or 5 times while another thread's strand was "
       "stretched too: a paused machine, page faults, interrupts): counted at the "
       "fragment's median, {} of work in all, so that one disturbance does not decide the "
       "critical path (--raw-span counts {} as measured)",
       n, n == 1 ? "" : "s", n == 1 ? "its" : "their",
-      report::format_work(model, clipping.clipped_work), n == 1 ? "it" : "them");
+      report::format_work(model, clipping.clipped_work), n == 1 ? "it" : "them"));
 }
 
 Loaded load(const std::string& path, SpanMode mode) {
@@ -191,8 +192,7 @@ Loaded load(const std::string& path, SpanMode mode) {
     progress.phase("looking for disturbed strands in " + name);
     l.clipping = analysis::clip_outliers(l.model);
     l.robust = l.clipping.tested;
-    if (!l.clipping.strands.empty())
-      l.model.warnings.push_back(clipping_warning(l.model, l.clipping));
+    add_clipping_warning(l.model, l.clipping);
     timings.lap("robust");
   }
   progress.phase("analysing " + name);
@@ -371,8 +371,7 @@ Streamed read_with_robust_span(const std::string& path, const std::string& readi
     last.robust = true;
     st = std::move(last);
   }
-  if (!st.clipping.strands.empty())
-    st.model.warnings.push_back(clipping_warning(st.model, st.clipping));
+  add_clipping_warning(st.model, st.clipping);
   return st;
 }
 

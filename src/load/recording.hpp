@@ -86,8 +86,9 @@ struct StreamClipping {
   bool robust = false;
 };
 StreamClipping clipping_in_passes(const std::string& path, SpanMode mode);
-// The warning a model gets when the robust rule clipped strands (load() and load_streaming).
-std::string clipping_warning(const model::Model& model, const analysis::Clipping& clipping);
+// Adds the warning a model gets when the robust rule clipped strands (none when it clipped none),
+// whatever the reading (load(), the readings in passes).
+void add_clipping_warning(model::Model& model, const analysis::Clipping& clipping);
 // The same pass into another sink: `make_sink` is called once the trace is open, with the sites'
 // labels and the trace (its header and records: the events are still to read); the labels grow as
 // the pass meets the sites (a sink may read a site's label from its first strand on). The result

@@ -418,8 +418,8 @@ void Builder::handle(const Event& e, uint32_t thread) {
       PStrand& s = strands_[ts.open];
       // (Before main() or the first parallel region: what is taken out of the program's first
       // strand below is given back if its start-up is cleared.)
-      const bool start_up = __builtin_expect(first_parallel_ && !main_marked_, 0) &&
-                            cur == root_task_ && ts.open != kNone;
+      const bool start_up =
+          __builtin_expect(first_parallel_ && !main_marked_, 0) && cur == root_task_;
       RemovedTotals before;
       if (start_up) {
         if (start_up_strand_ != ts.open) start_up_removed_ = {};
