@@ -235,7 +235,8 @@ report::ViewRun view_run_streamed(const std::string& path, const ViewOptions& op
                                   const std::vector<double>& factors, analysis::WhatIfMode mode) {
   report::ViewRun run;
   run.label = path;
-  const load::StreamClipping clip = load::clipping_in_passes(path, load::span_mode(opt.raw_span));
+  const load::StreamClipping clip =
+      load::clipping_in_passes(path, load::span_mode(opt.raw_span), /*measure_profile=*/true);
   // The first pass's sinks go once their figures are out (the schedule's buffers above all).
   load::Streamed st;
   analysis::Profile profile;
@@ -250,28 +251,21 @@ report::ViewRun view_run_streamed(const std::string& path, const ViewOptions& op
     analysis::StreamRegionWork regions_sink;
     analysis::StreamSchedule sched_sink;
     TasksPass tasks(TasksOptions{}.bins);
-    // (With strands clipped, the profile as measured beside them: the figures `report` gives.)
-    std::optional<analysis::StreamProfile> measured_sink;
-    std::optional<model::TeeSink> first, both;
+    std::optional<model::TeeSink> first;
     std::optional<analysis::ClippingSink> clipping;
     st = load::read_in_one_pass(
         path, "finding the critical path of",
         [&](const report::SitesAsTheyCome&, const trace::TraceFile& trace) -> model::StrandSink& {
           first.emplace(std::vector<model::StrandSink*>{&profile_sink, &bounds_sink, &regions_sink,
                                                         &sched_sink, &tasks.sink(trace)});
-          if (clip.clipping.strands.empty()) return *first;
-          clipping.emplace(*first, clip.clipping, clip.fragments);
-          measured_sink.emplace(analysis::StreamProfile::kSitesAsTheyCome);
-          return both.emplace(std::vector<model::StrandSink*>{&*clipping, &*measured_sink});
+          return analysis::through_clipping(clipping, *first, clip.clipping, clip.fragments);
         },
         analysis::StreamSchedule::kFixedBytes);
     profile = profile_sink.finish(false, nullptr, &path_weights);
-    if (measured_sink) {
-      const analysis::Profile raw = measured_sink->finish(false);
-      measured = {raw.work, raw.span, raw.parallelism};
-    } else {
-      measured = {profile.work, profile.span, profile.parallelism};
-    }
+    // (With strands clipped, the figures as measured come from the census's pass.)
+    measured = clip.clipping.strands.empty()
+                   ? analysis::SpanFigures{profile.work, profile.span, profile.parallelism}
+                   : clip.measured;
     bounds = bounds_sink.finish();
     region_work = regions_sink.work();
     SchedOptions so;

@@ -323,15 +323,26 @@ void decide_clipping(const std::string& path, const analysis::OutlierCensus& cen
 
 }  // namespace
 
-StreamClipping clipping_in_passes(const std::string& path, SpanMode mode) {
+StreamClipping clipping_in_passes(const std::string& path, SpanMode mode, bool measure_profile) {
   StreamClipping c;
   if (mode != SpanMode::Robust) return c;
   std::optional<analysis::OutlierCensus> census;
-  Streamed st = read_in_one_pass(path, "looking for disturbed strands in",
-                                 [&census](const report::SitesAsTheyCome&,
-                                           const trace::TraceFile& trace) -> model::StrandSink& {
-                                   return census.emplace(outlier_floor_of(trace));
-                                 });
+  std::optional<analysis::StreamProfile> profile;
+  std::optional<model::TeeSink> both;
+  Streamed st = read_in_one_pass(
+      path, "looking for disturbed strands in",
+      [&](const report::SitesAsTheyCome&, const trace::TraceFile& trace) -> model::StrandSink& {
+        census.emplace(outlier_floor_of(trace));
+        if (!measure_profile) return *census;
+        profile.emplace(analysis::StreamProfile::kSitesAsTheyCome);
+        return both.emplace(std::vector<model::StrandSink*>{&*census, &*profile});
+      });
+  both.reset();
+  if (profile) {
+    const analysis::Profile raw = profile->finish(false);
+    c.measured = {raw.work, raw.span, raw.parallelism};
+    profile.reset();
+  }
   decide_clipping(path, *census, st);
   c.clipping = std::move(st.clipping);
   c.fragments = std::move(st.clipped_fragments);

@@ -84,8 +84,12 @@ struct StreamClipping {
   analysis::Clipping clipping;
   std::vector<uint32_t> fragments;  // per clipped strand
   bool robust = false;
+  // With `measure_profile`, in Robust mode: the work, span and parallelism as measured, from a
+  // profile beside the census (so that a caller's later passes need not hold one more profile).
+  analysis::SpanFigures measured;
 };
-StreamClipping clipping_in_passes(const std::string& path, SpanMode mode);
+StreamClipping clipping_in_passes(const std::string& path, SpanMode mode,
+                                  bool measure_profile = false);
 // Adds the warning a model gets when the robust rule clipped strands (none when it clipped none),
 // whatever the reading (load(), the readings in passes).
 void add_clipping_warning(model::Model& model, const analysis::Clipping& clipping);
