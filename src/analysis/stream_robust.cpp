@@ -271,10 +271,12 @@ ClippingSink::Strand ClippingSink::strand(uint64_t work, uint64_t span_weight, u
                                           const Instance* instances, uint32_t instance_count,
                                           uint64_t iterations, uint32_t fragment, uint64_t order) {
   if (const ClippedStrand* c = next_clipped()) {
-    if (fragment != fragments_[next_] || work != c->work_raw)
+    if (fragment != fragments_[next_] || work != c->work_raw) {
+      met_another_ = true;
       throw NotReadAlike("strand " + std::to_string(strands_) +
                          " is not the one the robust span's earlier pass clipped (the file "
                          "changed between the passes)");
+    }
     work = span_weight = c->work_clipped;
     ++next_;
   }

@@ -184,10 +184,15 @@ class ClippingSink final : public model::StrandSink {
   void strand_node(uint64_t key) override { target_.strand_node(key); }
   void node_done(uint64_t key) override { target_.node_done(key); }
 
-  // Thrown when a clipped strand is not the one the refining pass saw (the file changed).
+  // Thrown when a clipped strand is not the one the refining pass saw (the file changed, or a
+  // kept decision is not this recording's: load/clipping_cache.hpp).
   struct NotReadAlike : std::runtime_error {
     using std::runtime_error::runtime_error;
   };
+  // Whether it threw NotReadAlike, and whether it met every strand it was to clip (a pass that
+  // ended before one of them did not read the recording the clipping was decided on).
+  bool met_another_strand() const { return met_another_; }
+  bool met_every_clipped_strand() const { return next_ == clipping_.strands.size(); }
 
  private:
   const ClippedStrand* next_clipped() const;
@@ -196,6 +201,7 @@ class ClippingSink final : public model::StrandSink {
   const std::vector<uint32_t>& fragments_;
   size_t next_ = 0;       // the next clipped strand (they are sorted by order)
   uint64_t strands_ = 0;  // handed over so far
+  bool met_another_ = false;
 };
 
 // The sink a pass hands its strands to: `target` itself when nothing is clipped, else a

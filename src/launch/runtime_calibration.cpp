@@ -218,53 +218,34 @@ constexpr char kCacheMagic[8] = {'T', 'L', 'R', 'T', 'C', 'O', 'S', 'T'};
 constexpr uint32_t kCacheVersion = 2;  // 2: the task cost after the entries
 constexpr int64_t kCacheSeconds = 7 * 24 * 3600;
 
-uint64_t fnv1a(uint64_t h, const std::string& s) {
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return (h ^ 0xff) * 1099511628211ull;  // a separator, so that "ab","c" != "a","bc"
-}
-
-std::string file_identity(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return path + ":missing";
-  return path + ":" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
-         std::to_string(st.st_mtim.tv_nsec);
-}
-
-std::string cache_dir() {
-  if (const char* d = getenv("TASKLENS_CACHE_DIR"); d && *d) return d;
-  if (const char* x = getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/tasklens";
-  if (const char* h = getenv("HOME"); h && *h) return std::string(h) + "/.cache/tasklens";
-  return {};
-}
-
 // What the runtime's costs depend on besides the binaries: the CPU, how many CPUs the threads
 // may use, and the runtime's settings.
 uint64_t cache_key(const std::string& program, const std::string& preload) {
   uint64_t h = 1469598103934665603ull;
-  h = fnv1a(h, "v" + std::to_string(kCacheVersion));
-  h = fnv1a(h, file_identity(program));
+  h = platform::fnv1a(h, "v" + std::to_string(kCacheVersion));
+  h = platform::fnv1a(h, platform::file_identity(program));
   size_t from = 0;
   while (from <= preload.size()) {
     const size_t to = std::min(preload.find(':', from), preload.size());
-    if (to > from) h = fnv1a(h, file_identity(preload.substr(from, to - from)));
+    if (to > from) h = platform::fnv1a(h, platform::file_identity(preload.substr(from, to - from)));
     from = to + 1;
   }
   std::ifstream cpuinfo("/proc/cpuinfo");
   for (std::string line; std::getline(cpuinfo, line);)
     if (line.rfind("model name", 0) == 0) {
-      h = fnv1a(h, line);
+      h = platform::fnv1a(h, line);
       break;
     }
   cpu_set_t set;
   CPU_ZERO(&set);
   const int cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
-  h = fnv1a(h, std::to_string(std::min(cpus, 4)));
+  h = platform::fnv1a(h, std::to_string(std::min(cpus, 4)));
   std::vector<std::string> settings;
   for (char** e = environ; *e; ++e)
     if (std::strncmp(*e, "OMP_", 4) == 0 || std::strncmp(*e, "KMP_", 4) == 0)
       settings.emplace_back(*e);
   std::sort(settings.begin(), settings.end());
-  for (const std::string& v : settings) h = fnv1a(h, v);
+  for (const std::string& v : settings) h = platform::fnv1a(h, v);
   return h;
 }
 
@@ -347,7 +328,7 @@ trace::TaskCost task_cost_again(const trace::TaskCost& cached,
 RuntimeCalibration cached_calibration(const std::string& program, const std::string& preload,
                                       const std::string& runtime, const std::string& scratch_dir,
                                       bool fresh) {
-  const std::string dir = cache_dir();
+  const std::string dir = platform::cache_dir();
   std::string path;
   if (!dir.empty()) {
     char name[64];

@@ -11,6 +11,7 @@
 #include "analysis/stream_profile.hpp"
 #include "analysis/stream_robust.hpp"
 #include "errors.hpp"
+#include "load/clipping_cache.hpp"
 #include "load/progress.hpp"
 #include "load/timings.hpp"
 #include "model/builder.hpp"
@@ -244,7 +245,9 @@ Streamed read_in_one_pass(const std::string& path, const std::string& reading,
   try {
     st.model = model::build_streaming(*st.trace, sink, options);
   } catch (const analysis::ClippingSink::NotReadAlike& e) {
-    // (a pass through the robust span's clipping met other strands than the census's pass)
+    // (a pass through the robust span's clipping met other strands than the census's pass; a
+    // kept decision goes too, so that reading it again decides again)
+    forget_clipping(path);
     throw UsageError(fmt::format("{}: {}; read it again", path, e.what()));
   }
   if (!st.model.one_pass.tbb_chunks &&
@@ -321,11 +324,67 @@ void decide_clipping(const std::string& path, const analysis::OutlierCensus& cen
   Timings::global().lap("robust");
 }
 
+// `make_sink`'s pass with `clipping`'s strands clipped (through a ClippingSink; a plain pass when
+// none is). With `matched`: set to false, and the result not to be used, when the clipped strands
+// were not this recording's (a kept decision that does not match it).
+Streamed read_clipped(const std::string& path, const std::string& reading,
+                      const SinkMaker& make_sink, const analysis::Clipping& clipping,
+                      const std::vector<uint32_t>& fragments, bool* matched = nullptr) {
+  std::optional<analysis::ClippingSink> clipped;
+  const SinkMaker through = [&](const report::SitesAsTheyCome& sites,
+                                const trace::TraceFile& trace) -> model::StrandSink& {
+    model::StrandSink& sink = make_sink(sites, trace);
+    if (clipping.strands.empty()) return sink;
+    return clipped.emplace(sink, clipping, fragments);
+  };
+  if (!matched) return read_in_one_pass(path, reading, through);
+  try {
+    Streamed st = read_in_one_pass(path, reading, through);
+    *matched = !clipped || clipped->met_every_clipped_strand();
+    return st;
+  } catch (const UsageError&) {
+    if (!clipped || !clipped->met_another_strand()) throw;
+    *matched = false;
+    return {};
+  }
+}
+
+// The decision kept for `path`, when there is one (and it has the figures as measured if
+// `need_measured`).
+std::optional<CachedClipping> kept_clipping(const std::string& path, bool need_measured) {
+  std::optional<CachedClipping> kept = cached_clipping(path);
+  if (kept && need_measured && !kept->has_measured) return std::nullopt;
+  return kept;
+}
+
+void keep(const std::string& path, const analysis::Clipping& clipping,
+          const std::vector<uint32_t>& fragments, bool robust,
+          const analysis::SpanFigures* measured = nullptr) {
+  CachedClipping c;
+  c.clipping = clipping;
+  c.fragments = fragments;
+  c.robust = robust;
+  if (measured) {
+    c.has_measured = true;
+    c.measured = *measured;
+  }
+  keep_clipping(path, c);
+}
+
 }  // namespace
 
 StreamClipping clipping_in_passes(const std::string& path, SpanMode mode, bool measure_profile) {
   StreamClipping c;
   if (mode != SpanMode::Robust) return c;
+  if (std::optional<CachedClipping> kept = kept_clipping(path, measure_profile)) {
+    // (The caller's passes check each clipped strand: one that does not match drops the entry.)
+    c.clipping = std::move(kept->clipping);
+    c.fragments = std::move(kept->fragments);
+    c.robust = kept->robust;
+    c.measured = kept->measured;
+    Timings::global().lap("robust (kept)");
+    return c;
+  }
   std::optional<analysis::OutlierCensus> census;
   std::optional<analysis::StreamProfile> profile;
   std::optional<model::TeeSink> both;
@@ -344,6 +403,7 @@ StreamClipping clipping_in_passes(const std::string& path, SpanMode mode, bool m
     profile.reset();
   }
   decide_clipping(path, *census, st);
+  keep(path, st.clipping, st.clipped_fragments, st.robust, measure_profile ? &c.measured : nullptr);
   c.clipping = std::move(st.clipping);
   c.fragments = std::move(st.clipped_fragments);
   c.robust = st.robust;
@@ -351,7 +411,24 @@ StreamClipping clipping_in_passes(const std::string& path, SpanMode mode, bool m
 }
 
 Streamed read_with_robust_span(const std::string& path, const std::string& reading, SpanMode mode,
-                               const SinkMaker& make_sink) {
+                               const SinkMaker& make_sink, bool need_measured) {
+  if (mode == SpanMode::Robust)
+    if (std::optional<CachedClipping> kept = kept_clipping(path, need_measured)) {
+      bool matched = true;
+      Streamed st =
+          read_clipped(path, reading, make_sink, kept->clipping, kept->fragments, &matched);
+      if (matched) {
+        st.clipping = std::move(kept->clipping);
+        st.clipped_fragments = std::move(kept->fragments);
+        st.robust = kept->robust;
+        st.measured = kept->measured;
+        st.clipping_kept = true;
+        Timings::global().lap("robust (kept)");
+        add_clipping_warning(st.model, st.clipping);
+        return st;
+      }
+      forget_clipping(path);  // not this recording's: decided again below
+    }
   std::optional<analysis::OutlierCensus> census;
   std::optional<model::TeeSink> both;
   Streamed st = read_in_one_pass(path, reading,
@@ -366,16 +443,10 @@ Streamed read_with_robust_span(const std::string& path, const std::string& readi
   both.reset();
   if (mode != SpanMode::Robust) return st;
   decide_clipping(path, *census, st);
+  keep(path, st.clipping, st.clipped_fragments, st.robust);
   if (!st.clipping.strands.empty()) {
-    // The caller's pass again, through a ClippingSink (`st` then this pass's reading).
-    std::optional<analysis::ClippingSink> clipped;
-    Streamed last = read_in_one_pass(path, reading,
-                                     [&](const report::SitesAsTheyCome& sites,
-                                         const trace::TraceFile& trace) -> model::StrandSink& {
-                                       clipped.emplace(make_sink(sites, trace), st.clipping,
-                                                       st.clipped_fragments);
-                                       return *clipped;
-                                     });
+    // The caller's pass again, with the strands clipped (`st` then this pass's reading).
+    Streamed last = read_clipped(path, reading, make_sink, st.clipping, st.clipped_fragments);
     check_read_alike(st, last);
     last.clipping = std::move(st.clipping);
     last.clipped_fragments = std::move(st.clipped_fragments);
@@ -399,12 +470,17 @@ Streamed load_streaming(const std::string& path, SpanMode mode) {
         }
         profile.emplace(analysis::StreamProfile::kSitesAsTheyCome);
         return *profile;
-      });
+      },
+      /*need_measured=*/true);
   st.profile = profile->finish(false);
-  st.measured =
-      st.clipping.strands.empty()
-          ? analysis::SpanFigures{st.profile.work, st.profile.span, st.profile.parallelism}
-          : measured;
+  if (st.clipping.strands.empty())
+    st.measured = {st.profile.work, st.profile.span, st.profile.parallelism};
+  else if (!st.clipping_kept)
+    st.measured = measured;
+  // (Kept with the figures as measured, which the next `report --stream` shows without the
+  // first pass that gave them.)
+  if (st.robust && !st.clipping_kept)
+    keep(path, st.clipping, st.clipped_fragments, st.robust, &st.measured);
   Timings::global().lap("profile");
   st.model.warnings.push_back(
       st.robust ? "read in passes (--stream, or its DAG does not fit in the memory): the profile "

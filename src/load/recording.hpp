@@ -59,7 +59,8 @@ Loaded load(const std::string& path, SpanMode mode = SpanMode::Raw);
 // and the run's facts, no DAG; the profile has no critical path of strands (its site shares are
 // there). Raw: one pass, the span as measured. Robust: the same clipping as load()'s, exactly
 // (analysis/stream_robust.hpp): one pass when no strand is above the rule's floor, two when none
-// is clipped, three otherwise. Throws as load() does, and model::ModelError for the constructs
+// is clipped, three otherwise; one, through the clipping an earlier reading kept
+// (load/clipping_cache.hpp). Throws as load() does, and model::ModelError for the constructs
 // build_streaming cannot read yet.
 struct Streamed {
   std::unique_ptr<trace::TraceFile> trace;
@@ -74,11 +75,14 @@ struct Streamed {
   std::vector<uint32_t> clipped_fragments;
   analysis::SpanFigures measured;
   bool robust = false;
+  // The clipping was the one kept for this recording (load/clipping_cache.hpp): one pass fewer.
+  bool clipping_kept = false;
 };
 Streamed load_streaming(const std::string& path, SpanMode mode = SpanMode::Raw);
 // The robust rule's clipping of a recording read in passes, decided before a caller's own passes
 // (which then each read through an analysis::ClippingSink): the census's pass, and a refining
-// one when it cannot decide. Nothing (robust false) in Raw mode or for a metric the rule does not
+// one when it cannot decide; no pass at all when an earlier reading kept its decision
+// (load/clipping_cache.hpp). Nothing (robust false) in Raw mode or for a metric the rule does not
 // judge.
 struct StreamClipping {
   analysis::Clipping clipping;
@@ -111,8 +115,11 @@ Streamed read_in_one_pass(const std::string& path, const std::string& reading,
 // sink that gets them clipped (one more pass, and one before it when the census cannot decide).
 // The result is the last pass's reading, with `clipping`, `clipped_fragments` and `robust` set
 // and the clipping's warning; the last sink made holds the robust figures.
+// The decision is kept between commands (load/clipping_cache.hpp): a recording read before with
+// the same build and settings is read once, through the kept clipping (`clipping_kept`; with
+// `need_measured`, only a decision kept with the figures as measured, then in `measured`).
 Streamed read_with_robust_span(const std::string& path, const std::string& reading, SpanMode mode,
-                               const SinkMaker& make_sink);
+                               const SinkMaker& make_sink, bool need_measured = false);
 // A recording read in several passes (advise, diff) is read alike each time: a pass numbers the
 // sites and the code fragments as the first did, and the figures of one pass are used with the
 // units of another. Throws UsageError when `again` met other sites or fragments than `first`

@@ -197,4 +197,17 @@ struct QuietRun {
 QuietRun run_quietly(const std::string& program, const std::vector<std::string>& env,
                      double timeout_seconds);
 
+// ---------------------------------------------------------------------------------------------
+// The user's cache (user_cache.cpp)
+//
+// What tasklens keeps between runs (the runtime's measured costs, a recording's robust-span
+// clipping) goes under one directory: TASKLENS_CACHE_DIR, else $XDG_CACHE_HOME/tasklens, else
+// ~/.cache/tasklens; "" when none of them is set (the callers then keep nothing).
+std::string cache_dir();
+// "path:size:mtime.ns": what changes when the file at `path` is written or replaced
+// ("path:missing" when it cannot be read), for cache keys.
+std::string file_identity(const std::string& path);
+// FNV-1a of `s` continued from `h` (start with 1469598103934665603), with a separator after it.
+uint64_t fnv1a(uint64_t h, const std::string& s);
+
 }  // namespace tasklens::platform
