@@ -9,7 +9,20 @@
 namespace tasklens::analysis {
 
 OverheadCost GapSketch::trimmed_mean() {
-  if (exact()) return analysis::trimmed_mean(exact_);
+  if (count_ <= exact_limit_) return analysis::trimmed_mean(exact_);
+  if (exact()) return counted_trimmed_mean();
+  // Some larger values in buckets: every value into them, then the buckets' account.
+  for (uint64_t v = 0; v < kSmall; ++v) {
+    if (small_[v] == 0) continue;
+    const size_t b = QuantileSketch::bucket_of(v);
+    if (b >= counts_.size()) {
+      counts_.resize(b + 1, 0);
+      sums_.resize(b + 1, 0);
+    }
+    counts_[b] += small_[v];
+    sums_[b] += small_[v] * v;
+  }
+  small_.assign(kSmall, 0);
   OverheadCost c;
   c.samples = count_;
   // The median: the value at index count / 2 of the sorted gaps (its bucket's lower end).
@@ -42,6 +55,41 @@ OverheadCost GapSketch::trimmed_mean() {
     }
   }
   c.ticks = keep ? sum / double(keep) : 0;
+  return c;
+}
+
+// predict.hpp's trimmed_mean on the values as counted (below kSmall) and kept (the others): the
+// same median, the same values kept, the same sum.
+OverheadCost GapSketch::counted_trimmed_mean() {
+  std::sort(large_.begin(), large_.end());
+  OverheadCost c;
+  c.samples = count_;
+  uint64_t small_count = 0;
+  for (uint64_t n : small_) small_count += n;
+  auto value_at = [&](uint64_t rank) {  // the value at `rank` of the sorted values
+    if (rank >= small_count) return large_[rank - small_count];
+    for (uint64_t v = 0, seen = 0;; ++v)
+      if ((seen += small_[v]) > rank) return v;
+  };
+  uint64_t keep = count_ - count_ / 100;
+  const uint64_t median = value_at(count_ / 2);
+  if (median > 0) {
+    const uint64_t limit = kGapOutlier * median;
+    uint64_t within = 0;  // values at most kGapOutlier times the median
+    for (uint64_t v = 0; v < kSmall && v <= limit; ++v) within += small_[v];
+    within += static_cast<uint64_t>(std::upper_bound(large_.begin(), large_.end(), limit) -
+                                    large_.begin());
+    keep = std::min(keep, within);
+  }
+  unsigned __int128 sum = 0;
+  uint64_t left = keep;
+  for (uint64_t v = 0; v < kSmall && left > 0; ++v) {
+    const uint64_t take = std::min(small_[v], left);
+    sum += static_cast<unsigned __int128>(take) * v;
+    left -= take;
+  }
+  for (size_t i = 0; i < large_.size() && left > 0; ++i, --left) sum += large_[i];
+  c.ticks = keep ? static_cast<double>(sum) / static_cast<double>(keep) : 0;
   return c;
 }
 
@@ -564,6 +612,7 @@ StreamPredict::Result StreamPredict::finish() {
   r.overheads.steal = steal_.trimmed_mean();
   r.overheads.sync = sync_.trimmed_mean();
   r.overheads.cont = cont_.trimmed_mean();
+  r.overheads_exact = spawn_.exact() && steal_.exact() && sync_.exact() && cont_.exact();
   return r;
 }
 

@@ -19,7 +19,8 @@
 // The overheads (analysis/predict.hpp's four classes) are measured in the same pass, from the
 // gaps between a worker's strands in the order they started (through a window of strands per
 // thread, `gap_window_`: the builder hands some over late, up to a taskloop's tasks); their
-// trimmed means are exact up to a million gaps per class, then from buckets (GapSketch).
+// trimmed means are exact, with bounded memory, unless a class has more than a million gaps of
+// 2^16 ticks or more (GapSketch).
 #pragma once
 
 #include <array>
@@ -36,10 +37,15 @@
 namespace tasklens::analysis {
 
 // The mean of a distribution's values after dropping the largest 1% and any over 16 times its
-// median (predict.hpp's trimmed_mean): exactly while it holds at most `exact_limit` values (8 MB
-// by default), then from buckets of counts and sums (within QuantileSketch::kRelativeError).
+// median (predict.hpp's trimmed_mean), exactly: the values themselves while it holds at most
+// `exact_limit` of them (8 MB by default); then a count per value below kSmall ticks (512 KB) and
+// the larger values themselves, up to `exact_limit` of those; only past that, the larger values
+// in buckets of counts and sums (within QuantileSketch::kRelativeError). The mean is the exact
+// sum's while that sum is below 2^53 ticks (where adding the values one by one as doubles, as
+// the in-memory reading does, rounds nothing).
 class GapSketch {
  public:
+  static constexpr uint64_t kSmall = uint64_t{1} << 16;
   explicit GapSketch(size_t exact_limit = size_t{1} << 20) : exact_limit_(exact_limit) {}
   void add(uint64_t v) {
     ++count_;
@@ -47,18 +53,34 @@ class GapSketch {
       exact_.push_back(v);
       return;
     }
-    if (!exact_.empty()) {  // too many to keep: into the buckets
-      for (uint64_t x : exact_) add_to_buckets(x);
-      exact_.clear();
-      exact_.shrink_to_fit();
+    if (small_.empty()) {  // too many to keep one by one: counted by value from now on
+      small_.assign(kSmall, 0);
+      std::vector<uint64_t> kept;
+      kept.swap(exact_);
+      for (uint64_t x : kept) add_counted(x);
     }
-    add_to_buckets(v);
+    add_counted(v);
   }
   uint64_t count() const { return count_; }
-  bool exact() const { return count_ <= exact_limit_; }
+  // Whether trimmed_mean() is exact: no larger value went into a bucket.
+  bool exact() const { return bucketed_ == 0; }
   OverheadCost trimmed_mean();
 
  private:
+  void add_counted(uint64_t v) {
+    if (v < kSmall) {
+      ++small_[v];
+    } else if (large_.size() < exact_limit_ && bucketed_ == 0) {
+      large_.push_back(v);
+    } else {
+      if (bucketed_ == 0) {  // (the larger values kept so far go too: one kind of account)
+        std::vector<uint64_t> kept;
+        kept.swap(large_);
+        for (uint64_t x : kept) add_to_buckets(x);
+      }
+      add_to_buckets(v);
+    }
+  }
   void add_to_buckets(uint64_t v) {
     const size_t b = QuantileSketch::bucket_of(v);
     if (b >= counts_.size()) {
@@ -67,10 +89,15 @@ class GapSketch {
     }
     ++counts_[b];
     sums_[b] += v;
+    ++bucketed_;
   }
+  OverheadCost counted_trimmed_mean();
   size_t exact_limit_;
-  std::vector<uint64_t> exact_;
-  std::vector<uint64_t> counts_, sums_;
+  std::vector<uint64_t> exact_;          // every value, while there are few
+  std::vector<uint64_t> small_;          // then: a count per value below kSmall
+  std::vector<uint64_t> large_;          // and the others, while there are few
+  std::vector<uint64_t> counts_, sums_;  // or in buckets
+  uint64_t bucketed_ = 0;
   uint64_t count_ = 0;
 };
 
@@ -111,6 +138,7 @@ class StreamPredict final : public model::StrandSink {
     uint32_t workers = 0;          // threads that ran a timed strand
     uint64_t first = 0, last = 0;  // the timed strands' earliest start and latest end
     Overheads overheads;           // measured; finish_overheads (predict.hpp) still to apply
+    bool overheads_exact = true;   // every class's trimmed mean exact (GapSketch::exact)
     // The most bytes the graph's arrays and the collapsing's held at once (their capacities):
     // bounded by the node budget, not by the strand count (the tests check it).
     uint64_t peak_graph_bytes = 0;

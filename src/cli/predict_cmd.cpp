@@ -204,9 +204,11 @@ std::string one_pass_note(const report::PredictView& v, bool robust) {
   if (g.grain == 0)
     return fmt::format(
         "{}: simulated on the {} strands as recorded, each join a node of its own: the DAG's "
-        "prediction (beyond a million gaps of a kind, the overheads' means are taken from "
-        "buckets, within 1%)",
-        read, g.strands);
+        "prediction{}",
+        read, g.strands,
+        g.overheads_exact ? ""
+                          : " (with more than a million gaps of 2^16 ticks or more of one kind, "
+                            "the overheads' means were taken from buckets, within 1%)");
   const double longer =
       v.span_ticks ? 100.0 * (double(g.span) - double(v.span_ticks)) / double(v.span_ticks) : 0;
   return fmt::format(
@@ -335,7 +337,8 @@ void run_predict(const PredictOptions& opt) {
     analysis::finish_overheads(view.overheads, m, g.timed_strands, g.workers);
     view.work_ticks = g.work;
     view.span_ticks = g.span;
-    view.graph = {true, g.strands, g.graph.nodes.size(), g.grain, g.collapsed_span};
+    view.graph = {true,    g.strands,        g.graph.nodes.size(),
+                  g.grain, g.collapsed_span, g.overheads_exact};
     load::Progress::global().phase("simulating " + paths[from]);
     simulator = std::make_unique<analysis::Simulator>(g.graph);
     g.graph = analysis::SimGraph{};

@@ -48,8 +48,9 @@ struct PredictView {
   struct Graph {
     bool one_pass = false;
     uint64_t strands = 0, nodes = 0;
-    uint64_t grain = 0;  // the most ticks collapsed into one node (0: none)
-    uint64_t span = 0;   // the graph's longest path, each node run whole (>= span_ticks)
+    uint64_t grain = 0;           // the most ticks collapsed into one node (0: none)
+    uint64_t span = 0;            // the graph's longest path, each node run whole (>= span_ticks)
+    bool overheads_exact = true;  // false: a class's mean from buckets (GapSketch::exact)
   } graph;
   std::vector<PredictRow> rows;
   std::vector<std::string> notes;

@@ -20,7 +20,10 @@ TEST(GapSketch, TrimmedMeanIsExactOrWithinTheBucketsError) {
   std::mt19937_64 rng(7);
   for (int round = 0; round < 40; ++round) {
     std::vector<uint64_t> gaps;
-    GapSketch sketch(round % 2 ? 0 : 1u << 20), exact;
+    // A third of the rounds keep the gaps (exact), a third count them (exact while at most 64
+    // of them are of 2^16 ticks or more), a third put the larger ones in buckets from the first.
+    const size_t limit = round % 3 == 0 ? size_t{1} << 20 : round % 3 == 1 ? 64 : 0;
+    GapSketch sketch(limit), exact;
     const size_t n = 1 + rng() % 5000;
     std::lognormal_distribution<double> size(std::log(200.0 + double(rng() % 100000)), 1.0);
     for (size_t i = 0; i < n; ++i) {
@@ -33,10 +36,32 @@ TEST(GapSketch, TrimmedMeanIsExactOrWithinTheBucketsError) {
     const double expected = exact_trimmed_mean(gaps);
     const OverheadCost c = sketch.trimmed_mean();
     EXPECT_EQ(c.samples, n);
-    // Half the rounds keep the gaps (exact), half put them in buckets from the first.
-    EXPECT_NEAR(c.ticks, expected, expected * 2 * QuantileSketch::kRelativeError + 1e-9)
-        << "round " << round << ", " << n << " gaps";
+    size_t large = 0;
+    for (uint64_t g : gaps) large += g >= GapSketch::kSmall;
+    EXPECT_EQ(sketch.exact(), limit != 0 ? large <= limit : large == 0) << "round " << round;
+    if (sketch.exact())
+      EXPECT_EQ(c.ticks, expected) << "round " << round << ", " << n << " gaps";
+    else
+      EXPECT_NEAR(c.ticks, expected, expected * 2 * QuantileSketch::kRelativeError + 1e-9)
+          << "round " << round << ", " << n << " gaps";
     EXPECT_EQ(exact.trimmed_mean().ticks, expected);
+  }
+  // Millions of gaps, counted by value (and the larger ones kept): the in-memory reading's mean
+  // to the bit.
+  {
+    std::vector<uint64_t> many;
+    GapSketch counted;
+    std::lognormal_distribution<double> size(std::log(1400.0), 0.8);
+    for (size_t i = 0; i < 3'000'000; ++i) {
+      uint64_t g = static_cast<uint64_t>(size(rng));
+      if (i % 997 == 0) g *= 300;  // a worker woken from sleep
+      many.push_back(g);
+      counted.add(g);
+    }
+    ASSERT_TRUE(counted.exact());
+    const OverheadCost c = counted.trimmed_mean();
+    EXPECT_EQ(c.samples, many.size());
+    EXPECT_EQ(c.ticks, exact_trimmed_mean(many));
   }
   // Small values have buckets of their own: exact.
   GapSketch small(0);
