@@ -13,7 +13,8 @@
 #   tbb_fib   oneTBB's task_group recursion, 1 unit of work per leaf (tbb_fib 34 1: 9.2 M; 39 1:
 #             102 M; 44 1: 1.13 G)
 # Then runs report, stream (`report --stream`: the recording read in passes, the robust span's
-# census beside the profile, a second pass when it clips strands), stream-raw (`report --stream
+# census beside the profile, a second pass when it clips strands), stream-kept (the same once a
+# reading before kept its clipping: one pass), stream-raw (`report --stream
 # --raw-span`: one pass), whatif (the first
 # site `whatif --list` shows), whatif-stream (the same, `whatif --stream`), advise,
 # advise-stream (`advise --stream`: one pass per step), tasks, tasks-stream (`tasks --stream`),
@@ -48,7 +49,7 @@ DIR=${TASKLENS_SCALE_DIR:-$WORK}
 mkdir -p "$DIR"
 SIZES=${TASKLENS_SCALE_SIZES:-10M}
 SHAPES=${TASKLENS_SCALE_SHAPES:-fib uts nqueens sparselu tbb_fib}
-COMMANDS=${TASKLENS_SCALE_COMMANDS:-report stream stream-raw whatif whatif-stream advise advise-stream tasks tasks-stream sched sched-stream predict predict-stream diff diff-stream export export-stream view view-stream}
+COMMANDS=${TASKLENS_SCALE_COMMANDS:-report stream stream-kept stream-raw whatif whatif-stream advise advise-stream tasks tasks-stream sched sched-stream predict predict-stream diff diff-stream export export-stream view view-stream}
 
 # shape_cmd SHAPE SIZE: sets CMD to the generator's command line.
 shape_cmd() {
@@ -89,6 +90,10 @@ measure() {
     "$(calc "printf \"%.1f\", ${kib:-0} * 1024 / $tasks")" "$verdict"
 }
 
+# Every reading decides the robust span's clipping itself (a user's first reading of a
+# recording), but stream-kept, which reads through the one its reading before kept, in a cache
+# of the scratch directory's.
+export TASKLENS_CACHE=off TASKLENS_CACHE_DIR=$WORK/cache
 echo "scale: $(git -C "$SRC" describe --always --dirty 2>/dev/null || echo unknown), build $BUILD"
 echo "  $(nproc) CPUs, $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"
 for size in $SIZES; do
@@ -120,6 +125,9 @@ for size in $SIZES; do
           measure "$command" "$tasks" "$TL" whatif "${one_pass[@]}" --site "$site" "$trace"
           ;;
         stream) measure stream "$tasks" "$TL" report --stream "$trace" ;;
+        stream-kept)  # the robust span's clipping kept by the reading before (docs/robust-span.md)
+          TASKLENS_CACHE='' "$TL" report --stream "$trace" >/dev/null 2>&1 || true
+          TASKLENS_CACHE='' measure stream-kept "$tasks" "$TL" report --stream "$trace" ;;
         stream-raw) measure stream-raw "$tasks" "$TL" report --stream --raw-span "$trace" ;;
         tasks-stream) measure tasks-stream "$tasks" "$TL" tasks --stream "$trace" ;;
         advise-stream) measure advise-stream "$tasks" "$TL" advise --stream "$trace" ;;
