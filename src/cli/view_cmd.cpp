@@ -181,7 +181,23 @@ report::ViewRun view_run(const std::string& path, Recording& rec, const ViewOpti
   }
 
   const analysis::TaskOptions topt = analysis::default_task_options(m, hz);
-  const analysis::TaskProfile& tasks = diagnosed.tasks;
+  // The task sizes as measured, as `tasks` and `view --stream` show them (what happened, when):
+  // the clipped strands' works put back for this section, the diagnosis above having judged the
+  // robust model's.
+  analysis::TaskProfile measured_tasks;
+  if (!l.clipping.strands.empty()) {
+    model::Model& with_measured = rec.loaded.model;
+    auto put = [&](bool measured) {
+      for (const analysis::ClippedStrand& cs : l.clipping.strands)
+        if (cs.strand < with_measured.strands.size())
+          with_measured.strands[cs.strand].work = measured ? cs.work_raw : cs.work_clipped;
+    };
+    put(true);
+    measured_tasks = analysis::compute_tasks(with_measured, topt);
+    put(false);
+  }
+  const analysis::TaskProfile& tasks =
+      l.clipping.strands.empty() ? diagnosed.tasks : measured_tasks;
   if (tasks.tasks == 0 || !tasks.timestamps) {
     run.sections.push_back(
         {"tasks", report::unavailable_json(

@@ -379,6 +379,7 @@ void expect_same_predict(const std::string& trace, const std::string& name) {
 // site's label and group's path (the ids of one reading are not the other's).
 struct Structure {
   json program, tree_meta, timeline_meta;
+  json tasks;  // the task sizes section, its warnings left out
   std::map<std::string, json> groups;
   std::vector<std::string> slices;
   bool spans_complete = true;
@@ -394,6 +395,12 @@ Structure structure_of(const std::vector<std::string>& argv, const std::string& 
     return s;
   }
   const json j = json::parse(r.out.substr(at + open.size(), end - at - open.size()));
+  const std::string tasks_open = "<script type=\"application/json\" id=\"tl-0-tasks\">";
+  if (const size_t t = r.out.find(tasks_open); t != std::string::npos) {
+    const size_t t_end = r.out.find("</script>", t);
+    s.tasks = json::parse(r.out.substr(t + tasks_open.size(), t_end - t - tasks_open.size()));
+    s.tasks.erase("warnings");
+  }
   auto site = [&j](const json& id) {
     return id.is_null() ? std::string("-")
                         : j["sites"][id.get<size_t>()]["site"].get<std::string>() + " " +
@@ -447,6 +454,15 @@ void expect_same_view_structure(const std::string& trace, const std::string& nam
     EXPECT_FALSE(passes.spans_complete) << what;
     EXPECT_EQ(passes.timeline_meta, memory.timeline_meta) << what;
     EXPECT_EQ(passes.slices, memory.slices) << what;
+    if (options.empty() && !memory.tasks.is_null() && !memory.tasks.contains("unavailable")) {
+      // The task sizes as measured, as `tasks` gives them, though the page's other sections
+      // are robust (its clipped strands' works put back for this one).
+      const RunResult t = run({TASKLENS_BIN, "tasks", "--format", "json", trace});
+      ASSERT_TRUE(t.exited(0)) << t.describe();
+      json measured = json::parse(t.out);
+      measured.erase("warnings");
+      EXPECT_EQ(memory.tasks, measured) << what;
+    }
   }
 }
 
