@@ -388,7 +388,7 @@ void Builder::handle(const Event& e, uint32_t thread) {
   // The kind of interval this event ends (the runtime's own cost between the two events).
   uint16_t key_before = 0, key = 0;
   if (track_keys_) {
-    key = event_key(e);
+    key = interval_event_key(e);
     key_before = last_key_[thread];
     last_key_[thread] = key;
   }
@@ -435,7 +435,7 @@ void Builder::handle(const Event& e, uint32_t thread) {
         if (options_.interval_sink) {
           options_.interval_sink->push_back(IntervalSample{key_before, key, solo, delta});
         } else {
-          const uint64_t runtime = runtime_cost(key_before, key, solo, delta);
+          const uint64_t runtime = runtime_costs_.take(key_before, key, solo, delta);
           delta -= runtime;
           runtime_total_ += runtime;
         }

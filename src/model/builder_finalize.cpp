@@ -361,8 +361,8 @@ void Builder::describe_run(Model& m) {
   m.runtime_waited = waited_total_;
   m.probe_measured_in_run = probe_in_run_;
   m.runtime_removed = runtime_total_;
-  m.runtime_cost_kinds = uint32_t(runtime_kinds_.size());
-  m.runtime_cost_scale = runtime_speed_;
+  m.runtime_cost_kinds = uint32_t(runtime_costs_.kinds());
+  m.runtime_cost_scale = runtime_costs_.speed();
   m.thread_count = trace_.stream_count();
   if (!m.loops_have_chunks)
     m.warnings.push_back(

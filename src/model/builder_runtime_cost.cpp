@@ -27,20 +27,20 @@
 
 namespace tasklens::model::detail {
 
-void Builder::update_runtime_kind(RuntimeKind& rk) {
+void RuntimeCostTable::update(Kind& rk) {
   const uint64_t half = (rk.count + 1) / 2;
   uint64_t seen = 0;
   uint32_t b = 0;
-  for (; b + 1 < RuntimeKind::kBuckets; ++b) {
+  for (; b + 1 < Kind::kBuckets; ++b) {
     seen += rk.hist[b];
     if (seen >= half) break;
   }
-  rk.median = runtime_bucket_floor(b);
+  rk.median = bucket_floor(b);
   // The speed scale: the median of M / C over the intervals seen (kinds weighted by their
   // counts), between 0.5 and 1; then every kind's amount with it.
   std::vector<std::pair<double, uint64_t>> ratios;
   uint64_t total = 0;
-  for (const RuntimeKind& k : runtime_kinds_)
+  for (const Kind& k : kinds_)
     if (k.count >= 64 && k.cap > 0) {
       ratios.emplace_back(double(k.median) / double(k.cap), k.count);
       total += k.count;
@@ -55,10 +55,10 @@ void Builder::update_runtime_kind(RuntimeKind& rk) {
       break;
     }
   }
-  runtime_speed_ = std::clamp(f, 0.5, 1.0);
-  for (RuntimeKind& k : runtime_kinds_)
+  speed_ = std::clamp(f, 0.5, 1.0);
+  for (Kind& k : kinds_)
     if (k.count >= 64)
-      k.current = std::min<uint64_t>(k.median, uint64_t(runtime_speed_ * double(k.cap) + 0.5));
+      k.current = std::min<uint64_t>(k.median, uint64_t(speed_ * double(k.cap) + 0.5));
 }
 
 void Builder::load_runtime_cost() {
@@ -69,26 +69,29 @@ void Builder::load_runtime_cost() {
     track_keys_ = true;
     return;
   }
-  const std::vector<trace::RuntimeCostEntry>& entries = trace_.runtime_costs();
-  if (entries.empty() || options_.keep_runtime_cost) return;
-  cost_index_.assign(size_t{1} << 16, kNoCostKey);
+  if (options_.keep_runtime_cost) return;
+  runtime_costs_.load(trace_.runtime_costs());
+  track_keys_ = !runtime_costs_.empty();
+}
+
+void RuntimeCostTable::load(const std::vector<trace::RuntimeCostEntry>& entries) {
+  if (entries.empty()) return;
+  index_.assign(size_t{1} << 16, kNoCostKey);
   for (const trace::RuntimeCostEntry& c : entries)
     for (uint16_t k : {c.before, c.after})
-      if (cost_index_[k] == kNoCostKey && cost_keys_ < kNoCostKey)
-        cost_index_[k] = uint8_t(cost_keys_++);
-  kind_of_pair_.assign(size_t(cost_keys_) * cost_keys_ * 2, 0);
+      if (index_[k] == kNoCostKey && keys_ < kNoCostKey) index_[k] = uint8_t(keys_++);
+  kind_of_pair_.assign(size_t(keys_) * keys_ * 2, 0);
   for (const trace::RuntimeCostEntry& c : entries) {
-    const uint8_t b = cost_index_[c.before], a = cost_index_[c.after];
+    const uint8_t b = index_[c.before], a = index_[c.after];
     const uint64_t cap = (c.milli_ticks + 500) / 1000;
-    if (b == kNoCostKey || a == kNoCostKey || cap == 0 || runtime_kinds_.size() >= 0xfffe) continue;
-    uint16_t& k = kind_of_pair_[(size_t(b) * cost_keys_ + a) * 2 + (c.solo ? 1 : 0)];
+    if (b == kNoCostKey || a == kNoCostKey || cap == 0 || kinds_.size() >= 0xfffe) continue;
+    uint16_t& k = kind_of_pair_[(size_t(b) * keys_ + a) * 2 + (c.solo ? 1 : 0)];
     if (k == 0) {
-      runtime_kinds_.emplace_back();
-      k = uint16_t(runtime_kinds_.size());
+      kinds_.emplace_back();
+      k = uint16_t(kinds_.size());
     }
-    runtime_kinds_[k - 1].cap = cap;
+    kinds_[k - 1].cap = cap;
   }
-  track_keys_ = !runtime_kinds_.empty();
 }
 
 }  // namespace tasklens::model::detail

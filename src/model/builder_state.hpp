@@ -15,6 +15,7 @@
 #include "model/builder.hpp"
 #include "model/builder_stream_state.hpp"
 #include "model/off_cpu_stream.hpp"
+#include "model/runtime_cost_table.hpp"
 #include "model/strand_sink.hpp"
 
 namespace tasklens::model::detail {
@@ -864,78 +865,14 @@ class Builder {
   std::vector<uint64_t> probe_debt_;
   static constexpr uint64_t kProbeDebtEvents = 4;
   bool probe_in_run_ = false;  // probe_ticks_ was measured during the run (not at start-up)
-  // The runtime's own cost per kind of interval (trace::RuntimeCostEntry), when taken out or
-  // sampled (BuildOptions::interval_sink): each thread's previous event key, the keys' dense
-  // indexes (kNoCostKey: none), and per kind of interval [(before * keys + after) * 2 + solo]
-  // its RuntimeKind (index + 1; 0: not calibrated). builder_runtime_cost.cpp says how much is
-  // taken out.
+  // The runtime's own cost per kind of interval (runtime_cost_table.hpp), when taken out or
+  // sampled (BuildOptions::interval_sink): each thread's previous event key and the table.
+  // builder_runtime_cost.cpp says how much is taken out.
   bool track_keys_ = false;
   std::vector<uint16_t> last_key_;
-  static constexpr uint8_t kNoCostKey = 0xff;
-  std::vector<uint8_t> cost_index_;
-  uint32_t cost_keys_ = 0;
-  std::vector<uint16_t> kind_of_pair_;
-  struct RuntimeKind {
-    static constexpr uint32_t kBuckets = 16 + 20 * 8;  // exact below 16 ticks, then 8 per octave
-    uint64_t cap = 0;                                  // the calibration's median (ticks)
-    uint64_t median = 0;   // the recording's median so far (from 64 intervals on)
-    uint64_t current = 0;  // what is taken out of each interval of this kind for now
-    uint64_t count = 0;    // intervals of this kind seen in strands
-    uint32_t hist[kBuckets] = {};
-  };
-  std::vector<RuntimeKind> runtime_kinds_;
+  RuntimeCostTable runtime_costs_;
   uint64_t runtime_total_ = 0;
   void load_runtime_cost();
-  // What to take out of an interval of `delta` ticks of this kind (at most delta); learns the
-  // kind's distribution on the way.
-  uint64_t runtime_cost(uint16_t before, uint16_t after, bool solo, uint64_t delta) {
-    const uint8_t b = cost_index_[before], a = cost_index_[after];
-    if (b == kNoCostKey || a == kNoCostKey) return 0;
-    const uint16_t k = kind_of_pair_[(size_t(b) * cost_keys_ + a) * 2 + solo];
-    if (k == 0) return 0;
-    RuntimeKind& rk = runtime_kinds_[k - 1];
-    ++rk.hist[runtime_bucket(delta)];
-    if (++rk.count >= 64 && (rk.count & (rk.count < 1024 ? rk.count - 1 : 1023)) == 0)
-      update_runtime_kind(rk);
-    return std::min(delta, rk.current);
-  }
-  static uint32_t runtime_bucket(uint64_t ticks) {
-    if (ticks < 16) return uint32_t(ticks);
-    const uint32_t e = std::min<uint32_t>(63 - __builtin_clzll(ticks), 23);  // 4 .. 23
-    const uint32_t sub = e == 23 && ticks >> 24 ? 7 : uint32_t(ticks >> (e - 3)) & 7;
-    return 16 + (e - 4) * 8 + sub;
-  }
-  static uint64_t runtime_bucket_floor(uint32_t b) {
-    if (b < 16) return b;
-    return uint64_t(8 + (b - 16) % 8) << (4 + (b - 16) / 8 - 3);
-  }
-  void update_runtime_kind(RuntimeKind& rk);
-  double runtime_speed_ = 1;  // the calibration's speed scale (builder_runtime_cost.cpp)
-  static uint16_t event_key(const Event& e) {
-    uint64_t sub = 0;
-    switch (e.kind) {
-      case EventKind::TaskCreate:
-        // The paths differ for untied, undeferred (if(0), included) and final tasks.
-        sub = (e.f[2] & 0x10000000 ? 1 : 0) | (e.f[2] & 0x08000000 ? 2 : 0) |
-              (e.f[2] & 0x20000000 ? 4 : 0);
-        break;
-      case EventKind::TaskSchedule:
-        sub = e.f[1];  // the prior task's status
-        break;
-      case EventKind::SyncBegin:
-      case EventKind::SyncEnd:
-      case EventKind::SyncWaitBegin:
-      case EventKind::SyncWaitEnd:
-      case EventKind::WorkBegin:
-      case EventKind::WorkEnd:
-      case EventKind::Dispatch:
-        sub = e.f[0];
-        break;
-      default:
-        break;
-    }
-    return trace::interval_key(e.kind, sub);
-  }
   uint64_t last_before_ = 0;
   uint32_t root_task_ = kNone;
   uint64_t root_start_ = 0;
