@@ -128,8 +128,9 @@ int run(int argc, char** argv) {
       "Read the recording in passes, with memory that follows what the run had live (the\n"
       "recursion's depth times the threads) rather than its task count: the same profile and\n"
       "robust span, without the diagnosis. One pass when no strand is far longer than the rest\n"
-      "of its code, three when some are clipped (--raw-span: always one). report does this by\n"
-      "itself when the DAG does not fit in memory.\n"
+      "of its code, three when some are clipped (--raw-span: always one), one again when an\n"
+      "earlier reading kept its clipping (in ~/.cache/tasklens; TASKLENS_CACHE=off: none).\n"
+      "report does this by itself when the DAG does not fit in memory.\n"
       "For OpenMP tasks (depend included), taskwait, taskgroup, taskloops, parallel regions,\n"
       "barriers, worksharing loops, sections, single and masked, and user regions");
 
