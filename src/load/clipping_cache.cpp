@@ -36,6 +36,8 @@ std::string entry_path(const std::string& recording) {
   const std::string dir = platform::cache_dir();
   if (dir.empty()) return {};
   std::error_code ec;
+  // (Only a file that stays: a pipe's next reading is another stream.)
+  if (!fs::is_regular_file(recording, ec)) return {};
   fs::path absolute = fs::weakly_canonical(fs::absolute(recording, ec), ec);
   if (ec) absolute = recording;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);

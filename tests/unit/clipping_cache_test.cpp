@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -151,6 +152,14 @@ TEST_F(ClippingCacheDir, OffKeepsNothingAndReadsNothing) {
   EXPECT_FALSE(cached_clipping(other));
   EXPECT_TRUE(cached_clipping(recording_));
   EXPECT_EQ(entries(), 1u);
+}
+
+TEST_F(ClippingCacheDir, APipeKeepsNothing) {
+  const std::string fifo = (dir_ / "pipe.tlens").string();
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  keep_clipping(fifo, example());
+  EXPECT_FALSE(cached_clipping(fifo));
+  EXPECT_EQ(entries(), 0u);
 }
 
 TEST_F(ClippingCacheDir, AtMostSoManyEntriesTheOldestDroppedFirst) {
