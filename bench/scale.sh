@@ -2,14 +2,18 @@
 # bench/scale.sh [BUILD_DIR=./build]: recordings of many tasks, recorded and read back by every
 # reader command (docs/design-scale.md; the proof of "a billion tasks").
 #
-# Five generators, each sized to about the task counts asked for (TASKLENS_SCALE_SIZES, of 10M,
+# Six generators, each sized to about the task counts asked for (TASKLENS_SCALE_SIZES, of 10M,
 # 100M and 1B; default "10M"), recorded on 2 threads (clang-14, tied, no cut-off):
 #   fib       the suite's fib, a task per call          (fib 33: 11.4 M tasks; 38: 126 M; 43: 1.40 G)
 #   uts       an unbalanced tree search (binomial)      (uts 11 0: 7.0 M; 13 0: 113 M; 15 0: 1.8 G)
 #   nqueens   an irregular search, a task per square    (nqueens 12: 10.1 M; 13: about 57 M; 14:
 #             about 330 M: the next size would be 2 G)
-#   sparselu  tiled LU with `depend`, blocks of 2 x 2   (sparselu 500 2: about 10 M; 1080 2: about
-#             100 M; 2360 2: about 1 G)
+#   sparselu  tiled LU, blocks of 2 x 2, its phases joined by taskwaits (BOTS sparselu_single;
+#             sparselu 500 2: about 10 M; 1080 2: about 100 M; 2360 2: 1.10 G)
+#   sparselu_dep  the same LU ordered by `depend` clauses on its blocks (KaStORS sparselu_task_dep,
+#             `suite_sparselu 500 2 2`, the same sizes): the dependence-heavy tiled program. On
+#             2 threads LLVM's runtime creates such tasks about 20 times slower than on one, so
+#             its program runs far longer than the others at each size.
 #   tbb_fib   oneTBB's task_group recursion, 1 unit of work per leaf (tbb_fib 34 1: 9.2 M; 39 1:
 #             102 M; 44 1: 1.13 G)
 # Then runs report, stream (`report --stream`: the recording read in passes, the robust span's
@@ -28,7 +32,7 @@
 # Recording: the program's wall time recorded, trace bytes per task.
 #
 # Knobs: TASKLENS_SCALE_SIZES ("10M"), TASKLENS_SCALE_SHAPES ("fib uts nqueens sparselu
-# tbb_fib"), TASKLENS_SCALE_COMMANDS ("report stream stream-raw whatif whatif-stream advise advise-stream
+# sparselu_dep tbb_fib"), TASKLENS_SCALE_COMMANDS ("report stream stream-raw whatif whatif-stream advise advise-stream
 # tasks tasks-stream sched sched-stream predict predict-stream diff diff-stream export
 # export-stream view view-stream"), TASKLENS_SCALE_DIR (where the
 # traces go; default a scratch directory removed at exit: a 1B recording takes several GB).
@@ -48,7 +52,7 @@ bench_stop_children_on_signal  # (a reader of a billion tasks runs long: stoppin
 DIR=${TASKLENS_SCALE_DIR:-$WORK}
 mkdir -p "$DIR"
 SIZES=${TASKLENS_SCALE_SIZES:-10M}
-SHAPES=${TASKLENS_SCALE_SHAPES:-fib uts nqueens sparselu tbb_fib}
+SHAPES=${TASKLENS_SCALE_SHAPES:-fib uts nqueens sparselu sparselu_dep tbb_fib}
 COMMANDS=${TASKLENS_SCALE_COMMANDS:-report stream stream-kept stream-raw whatif whatif-stream advise advise-stream tasks tasks-stream sched sched-stream predict predict-stream diff diff-stream export export-stream view view-stream}
 
 # shape_cmd SHAPE SIZE: sets CMD to the generator's command line.
@@ -61,6 +65,7 @@ shape_cmd() {
     uts) read -r -a CMD <<<"$EXAMPLES/suite_uts_clang ${uts[$2]}" ;;
     nqueens) read -r -a CMD <<<"$EXAMPLES/suite_nqueens_clang ${nq[$2]}" ;;
     sparselu) read -r -a CMD <<<"$EXAMPLES/suite_sparselu_clang ${lu[$2]}" ;;
+    sparselu_dep) read -r -a CMD <<<"$EXAMPLES/suite_sparselu_clang ${lu[$2]} 2" ;;
     tbb_fib) read -r -a CMD <<<"$EXAMPLES/tbb_fib ${tbb[$2]}" ;;
     *)
       echo "scale: unknown shape '$1'" >&2

@@ -1,6 +1,6 @@
 /* sparselu.c: LU factorization of a sparse blocked matrix (BOTS sparselu), in two variants.
  *
- *   usage: suite_sparselu_<variant> [nb=16] [bs=8] [mode=0]
+ *   usage: suite_sparselu_<variant> [nb=16] [bs=8] [mode=0: single, 1: for, 2: depend]
  *
  * The matrix is nb x nb blocks of bs x bs doubles, some blocks absent (BOTS's pattern). For each
  * kk: lu0 on the diagonal block, then a task per present block of row kk (fwd) and of column kk
@@ -9,6 +9,10 @@
  *   mode 0 (BOTS sparselu_single): one thread creates all the tasks, taskwaits between phases;
  *   mode 1 (BOTS sparselu_for): worksharing loops (omp for) over the rows create the tasks, from
  *     every thread, and the loops' barriers separate the phases.
+ *   mode 2 (KaStORS sparselu_task_dep): one thread creates the tasks, lu0 one of them, and
+ *     `depend` clauses on the blocks' slots order them (lu0 before the fwd and bdiv of its step,
+ *     those before the bmods that read their blocks): no taskwait between the phases, one per
+ *     step, which keeps the runtime's live tasks to one step's (a billion tasks do not fit).
  * The tasks are counted where they are created (a reduction over the loops in mode 1). Each block
  * sees the same operations in the same order in both modes and in a sequential factorization,
  * which the run compares with bit for bit. tasks: 549 for nb = 16, bs = 8 (tests); 1195477
@@ -127,6 +131,43 @@ static unsigned long long sparselu_single(double** m) {
   return tasks;
 }
 
+/* The blocks' slots m[i] (not the blocks) are the dependences' objects: bmod may allocate the
+   block it updates. */
+static unsigned long long sparselu_depend(double** m) {
+  const int nb = g_nb;
+  unsigned long long tasks = 0;
+  for (int kk = 0; kk < nb; kk++) {
+#pragma omp task firstprivate(kk) SUITE_UNTIED depend(inout : m[kk * nb + kk])
+    lu0(m[kk * nb + kk]);
+    tasks++;
+    for (int jj = kk + 1; jj < nb; jj++)
+      if (m[kk * nb + jj]) {
+#pragma omp task firstprivate(kk, jj) SUITE_UNTIED depend(in : m[kk * nb + kk]) \
+    depend(inout : m[kk * nb + jj])
+        fwd(m[kk * nb + kk], m[kk * nb + jj]);
+        tasks++;
+      }
+    for (int ii = kk + 1; ii < nb; ii++)
+      if (m[ii * nb + kk]) {
+#pragma omp task firstprivate(kk, ii) SUITE_UNTIED depend(in : m[kk * nb + kk]) \
+    depend(inout : m[ii * nb + kk])
+        bdiv(m[kk * nb + kk], m[ii * nb + kk]);
+        tasks++;
+      }
+    for (int ii = kk + 1; ii < nb; ii++)
+      if (m[ii * nb + kk])
+        for (int jj = kk + 1; jj < nb; jj++)
+          if (m[kk * nb + jj]) {
+#pragma omp task firstprivate(kk, ii, jj) SUITE_UNTIED \
+    depend(in : m[ii * nb + kk], m[kk * nb + jj]) depend(inout : m[ii * nb + jj])
+            bmod_at(m, ii, jj, kk);
+            tasks++;
+          }
+#pragma omp taskwait
+  }
+  return tasks;
+}
+
 /* Called by every thread of the team. */
 static void sparselu_for(double** m, unsigned long long* tasks) {
   const int nb = g_nb;
@@ -162,7 +203,7 @@ static void sparselu_for(double** m, unsigned long long* tasks) {
 int main(int argc, char** argv) {
   g_nb = (int)suite_arg(argc, argv, 1, 16, 1, 4096, "nb");
   g_bs = (int)suite_arg(argc, argv, 2, 8, 1, 1024, "bs");
-  const int mode = (int)suite_arg(argc, argv, 3, 0, 0, 1, "mode");
+  const int mode = (int)suite_arg(argc, argv, 3, 0, 0, 2, "mode");
   const size_t nblocks = (size_t)g_nb * g_nb;
   double** m = malloc(nblocks * sizeof *m);
   double** ref = malloc(nblocks * sizeof *ref);
@@ -175,6 +216,10 @@ int main(int argc, char** argv) {
 #pragma omp parallel
 #pragma omp single
     tasks = sparselu_single(m);
+  } else if (mode == 2) {
+#pragma omp parallel
+#pragma omp single
+    tasks = sparselu_depend(m);
   } else {
 #pragma omp parallel
     sparselu_for(m, &tasks);
@@ -193,7 +238,7 @@ int main(int argc, char** argv) {
     free(ref[b]);
   }
   char what[64], res[32];
-  snprintf(what, sizeof what, "sparselu nb=%d bs=%d mode=%s", g_nb, g_bs, mode ? "for" : "single");
+  snprintf(what, sizeof what, "sparselu nb=%d bs=%d mode=%s", g_nb, g_bs, mode == 2 ? "depend" : mode ? "for" : "single");
   snprintf(res, sizeof res, "%.9e", sum);
   suite_report(what, res, tasks, t1 - t0, ok);
   free(m);

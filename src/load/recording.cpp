@@ -13,6 +13,7 @@
 #include "errors.hpp"
 #include "load/clipping_cache.hpp"
 #include "load/progress.hpp"
+#include "load/sink_spool.hpp"
 #include "load/timings.hpp"
 #include "model/builder.hpp"
 #include "model/tee_sink.hpp"
@@ -202,7 +203,8 @@ Loaded load(const std::string& path, SpanMode mode) {
 
 Streamed read_in_one_pass(const std::string& path, const std::string& reading,
                           const SinkMaker& make_sink, uint64_t sink_bytes,
-                          uint64_t sink_bytes_per_strand, uint64_t sink_strands_cap) {
+                          uint64_t sink_bytes_per_strand, uint64_t sink_strands_cap,
+                          model::ChunkTap* sink_tap) {
   Streamed st;
   Timings& timings = Timings::global();
   Progress& progress = Progress::global();
@@ -234,6 +236,7 @@ Streamed read_in_one_pass(const std::string& path, const std::string& reading,
   report::SitesAsTheyCome sites(*st.trace);
   model::StrandSink& sink = make_sink(sites, *st.trace);
   model::BuildOptions options = build_options(reading + " " + name);
+  options.sink_tap = sink_tap;
   options.place_site = [&sites](const model::Site& site, uint32_t index, uint32_t enclosing) {
     return sites.place(site, index, enclosing);
   };
@@ -411,7 +414,7 @@ StreamClipping clipping_in_passes(const std::string& path, SpanMode mode, bool m
 }
 
 Streamed read_with_robust_span(const std::string& path, const std::string& reading, SpanMode mode,
-                               const SinkMaker& make_sink, bool need_measured) {
+                               const SinkMaker& make_sink, bool need_measured, bool replayable) {
   if (mode == SpanMode::Robust)
     if (std::optional<CachedClipping> kept = kept_clipping(path, need_measured)) {
       bool matched = true;
@@ -431,20 +434,35 @@ Streamed read_with_robust_span(const std::string& path, const std::string& readi
     }
   std::optional<analysis::OutlierCensus> census;
   std::optional<model::TeeSink> both;
-  Streamed st = read_in_one_pass(path, reading,
-                                 [&](const report::SitesAsTheyCome& sites,
-                                     const trace::TraceFile& trace) -> model::StrandSink& {
-                                   model::StrandSink& sink = make_sink(sites, trace);
-                                   if (mode != SpanMode::Robust) return sink;
-                                   census.emplace(outlier_floor_of(trace));
-                                   both.emplace(std::vector<model::StrandSink*>{&sink, &*census});
-                                   return *both;
-                                 });
+  // (Only a pass that may need another: the robust span's.)
+  std::optional<SinkSpool> spool;
+  if (replayable && mode == SpanMode::Robust) spool.emplace();
+  Streamed st = read_in_one_pass(
+      path, reading,
+      [&](const report::SitesAsTheyCome& sites,
+          const trace::TraceFile& trace) -> model::StrandSink& {
+        model::StrandSink& sink = make_sink(sites, trace);
+        if (mode != SpanMode::Robust) return sink;
+        census.emplace(outlier_floor_of(trace));
+        both.emplace(std::vector<model::StrandSink*>{&sink, &*census});
+        return *both;
+      },
+      0, 0, 0, spool ? &*spool : nullptr);
   both.reset();
   if (mode != SpanMode::Robust) return st;
   decide_clipping(path, *census, st);
   keep(path, st.clipping, st.clipped_fragments, st.robust);
-  if (!st.clipping.strands.empty()) {
+  if (!st.clipping.strands.empty() && spool && spool->complete()) {
+    // The first pass's calls again, with the strands clipped: the same strands in the same
+    // order, so the same reading as a pass over the trace, for the sink's share of its time.
+    Progress::global().phase("finding the critical path again");
+    report::SitesAsTheyCome sites(*st.trace);
+    analysis::ClippingSink clipped(make_sink(sites, *st.trace), st.clipping, st.clipped_fragments);
+    spool->replay(clipped);
+    spool.reset();
+    st.robust = true;
+    Timings::global().lap("robust (replayed)");
+  } else if (!st.clipping.strands.empty()) {
     // The caller's pass again, with the strands clipped (`st` then this pass's reading).
     Streamed last = read_clipped(path, reading, make_sink, st.clipping, st.clipped_fragments);
     check_read_alike(st, last);
@@ -471,7 +489,7 @@ Streamed load_streaming(const std::string& path, SpanMode mode) {
         profile.emplace(analysis::StreamProfile::kSitesAsTheyCome);
         return *profile;
       },
-      /*need_measured=*/true);
+      /*need_measured=*/true, /*replayable=*/true);
   st.profile = profile->finish(false);
   if (st.clipping.strands.empty())
     st.measured = {st.profile.work, st.profile.span, st.profile.parallelism};

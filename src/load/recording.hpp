@@ -22,6 +22,10 @@
 #include "report/whatif_report.hpp"
 #include "trace/reader.hpp"
 
+namespace tasklens::model {
+class ChunkTap;  // model/sink_thread.hpp
+}
+
 namespace tasklens::load {
 
 // How the commands that compute a span load the model. Robust: strands far longer than the
@@ -109,7 +113,8 @@ using SinkMaker =
     std::function<model::StrandSink&(const report::SitesAsTheyCome&, const trace::TraceFile&)>;
 Streamed read_in_one_pass(const std::string& path, const std::string& reading,
                           const SinkMaker& make_sink, uint64_t sink_bytes = 0,
-                          uint64_t sink_bytes_per_strand = 0, uint64_t sink_strands_cap = 0);
+                          uint64_t sink_bytes_per_strand = 0, uint64_t sink_strands_cap = 0,
+                          model::ChunkTap* sink_tap = nullptr);
 // read_in_one_pass with the robust span (analysis/stream_robust.hpp) in Robust mode: the census
 // beside `make_sink`'s sink, and, when strands are clipped, `make_sink` called again for a fresh
 // sink that gets them clipped (one more pass, and one before it when the census cannot decide).
@@ -118,8 +123,13 @@ Streamed read_in_one_pass(const std::string& path, const std::string& reading,
 // The decision is kept between commands (load/clipping_cache.hpp): a recording read before with
 // the same build and settings is read once, through the kept clipping (`clipping_kept`; with
 // `need_measured`, only a decision kept with the figures as measured, then in `measured`).
+// `replayable`: `make_sink`'s sinks use neither its `sites` nor its trace during their pass (they
+// may be given the last pass's); the pass with the strands clipped then plays the first pass's
+// calls back from a temporary file (load/sink_spool.hpp) instead of reading the trace again,
+// when that file fitted in its budget.
 Streamed read_with_robust_span(const std::string& path, const std::string& reading, SpanMode mode,
-                               const SinkMaker& make_sink, bool need_measured = false);
+                               const SinkMaker& make_sink, bool need_measured = false,
+                               bool replayable = false);
 // A recording read in several passes (advise, diff) is read alike each time: a pass numbers the
 // sites and the code fragments as the first did, and the figures of one pass are used with the
 // units of another. Throws UsageError when `again` met other sites or fragments than `first`

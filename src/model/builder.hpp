@@ -39,6 +39,8 @@ class NotInOnePass : public ModelError {
 
 // One interval of a thread's time that went into a strand, by its kind (trace::RuntimeCostEntry):
 // what `tasklens record`'s runtime calibration times in a program of empty tasks.
+class ChunkTap;  // model/sink_thread.hpp
+
 struct IntervalSample {
   uint16_t before, after;  // trace::interval_key of the events that start and end it
   uint8_t solo;            // the thread's team had one thread
@@ -88,6 +90,9 @@ struct BuildOptions {
   // waited for before it is settled as it stands (its end lost), so that a lost end cannot hold
   // back the rest of the run (builder_stream_state.hpp, LateChild).
   uint64_t late_end_events = uint64_t{1} << 20;
+  // The streaming mode: told every chunk of the sink's calls once played (model/sink_thread.hpp),
+  // so that they can be played again without reading the trace (load/sink_spool.hpp).
+  ChunkTap* sink_tap = nullptr;
 };
 
 // Throws trace::TraceError for undecodable input and ModelError when the trace holds no

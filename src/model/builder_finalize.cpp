@@ -628,7 +628,7 @@ Model build_model(const trace::TraceFile& trace, const BuildOptions& options) {
 Model build_streaming(const trace::TraceFile& trace, StrandSink& sink,
                       const BuildOptions& options) {
   // The sink works on a thread of its own (sink_thread.hpp): the builder's thread is the bound.
-  SinkThread threaded(sink);
+  SinkThread threaded(sink, size_t{1} << 15, 8, options.sink_tap);
   Model m = detail::Builder(trace, options, &threaded).run();
   threaded.drain();
   return m;

@@ -16,18 +16,21 @@ uint32_t take(std::vector<uint32_t>& free, uint32_t& count) {
   return h;
 }
 
+constexpr uint64_t op(SinkOp o) { return static_cast<uint64_t>(o); }
+
 }  // namespace
 
-SinkThread::SinkThread(StrandSink& target, size_t chunk_words, size_t max_chunks)
-    : target_(target),
-      wants_tasks_(target.wants_tasks()),
+SinkThread::SinkThread(StrandSink& target, size_t chunk_words, size_t max_chunks, ChunkTap* tap)
+    : wants_tasks_(target.wants_tasks()),
       wants_task_starts_(target.wants_task_starts()),
       wants_times_(target.wants_times()),
       wants_task_keys_(target.wants_task_keys()),
       wants_regions_(target.wants_regions()),
       wants_nodes_(target.wants_nodes()),
       chunk_words_(chunk_words),
-      max_chunks_(max_chunks) {
+      max_chunks_(max_chunks),
+      player_(target),
+      tap_(tap) {
   chunk_.resize(chunk_words_ + 64);
   thread_ = std::thread([this] { run(); });
 }
@@ -45,7 +48,7 @@ SinkThread::~SinkThread() {
 SinkThread::Instance SinkThread::open_instance(uint32_t site) {
   const Instance i = take(free_instances_, instances_);
   uint64_t* w = room(3);
-  w[0] = kOpen;
+  w[0] = op(SinkOp::kOpen);
   w[1] = i;
   w[2] = site;
   maybe_send();
@@ -54,14 +57,14 @@ SinkThread::Instance SinkThread::open_instance(uint32_t site) {
 
 void SinkThread::not_outermost(Instance i) {
   uint64_t* w = room(2);
-  w[0] = kNotOutermost;
+  w[0] = op(SinkOp::kNotOutermost);
   w[1] = i;
   maybe_send();
 }
 
 void SinkThread::close_instance(Instance i) {
   uint64_t* w = room(2);
-  w[0] = kClose;
+  w[0] = op(SinkOp::kClose);
   w[1] = i;
   free_instances_.push_back(i);
   maybe_send();
@@ -73,7 +76,7 @@ SinkThread::Strand SinkThread::strand(uint64_t work, uint64_t span_weight, uint3
                                       uint64_t iterations, uint32_t fragment, uint64_t order) {
   const Strand s = take(free_strands_, strands_);
   uint64_t* w = room(size_t{8} + pred_count + instance_count);
-  w[0] = kStrand;
+  w[0] = op(SinkOp::kStrand);
   w[1] = s;
   w[2] = work;
   w[3] = span_weight;
@@ -92,7 +95,7 @@ SinkThread::Strand SinkThread::strand(uint64_t work, uint64_t span_weight, uint3
 SinkThread::Strand SinkThread::open_join() {
   const Strand j = take(free_strands_, strands_);
   uint64_t* w = room(2);
-  w[0] = kOpenJoin;
+  w[0] = op(SinkOp::kOpenJoin);
   w[1] = j;
   maybe_send();
   return j;
@@ -100,14 +103,14 @@ SinkThread::Strand SinkThread::open_join() {
 
 void SinkThread::fold(Strand join, Strand pred) {
   uint64_t* w = room(2);
-  w[0] = kFold;
+  w[0] = op(SinkOp::kFold);
   w[1] = uint64_t{join} << 32 | pred;
   maybe_send();
 }
 
 void SinkThread::release(Strand s) {
   uint64_t* w = room(2);
-  w[0] = kRelease;
+  w[0] = op(SinkOp::kRelease);
   w[1] = s;
   free_strands_.push_back(s);  // reused after this, in the calls' order: the map follows
   maybe_send();
@@ -115,7 +118,7 @@ void SinkThread::release(Strand s) {
 
 void SinkThread::task(const Task& t) {
   uint64_t* w = room(5);
-  w[0] = kTask;
+  w[0] = op(SinkOp::kTask);
   w[1] = uint64_t{t.site} << 1 | uint64_t{t.chunk};
   w[2] = t.size;
   w[3] = t.wait;
@@ -124,13 +127,13 @@ void SinkThread::task(const Task& t) {
 }
 
 void SinkThread::task_start() {
-  *room(1) = kTaskStart;
+  *room(1) = op(SinkOp::kTaskStart);
   maybe_send();
 }
 
 void SinkThread::times(uint64_t start, uint64_t end, uint32_t thread) {
   uint64_t* w = room(4);
-  w[0] = kTimes;
+  w[0] = op(SinkOp::kTimes);
   w[1] = start;
   w[2] = end;
   w[3] = thread;
@@ -139,14 +142,14 @@ void SinkThread::times(uint64_t start, uint64_t end, uint32_t thread) {
 
 void SinkThread::task_key(uint64_t key) {
   uint64_t* w = room(2);
-  w[0] = kTaskKey;
+  w[0] = op(SinkOp::kTaskKey);
   w[1] = key;
   maybe_send();
 }
 
 void SinkThread::region_work(uint32_t region, uint64_t work) {
   uint64_t* w = room(3);
-  w[0] = kRegionWork;
+  w[0] = op(SinkOp::kRegionWork);
   w[1] = region;
   w[2] = work;
   maybe_send();
@@ -155,7 +158,7 @@ void SinkThread::region_work(uint32_t region, uint64_t work) {
 void SinkThread::node(uint64_t key, uint64_t parent, uint8_t kind, uint32_t site,
                       uint32_t instance) {
   uint64_t* w = room(5);
-  w[0] = kNode;
+  w[0] = op(SinkOp::kNode);
   w[1] = key;
   w[2] = parent;
   w[3] = uint64_t{site} << 8 | kind;
@@ -165,14 +168,14 @@ void SinkThread::node(uint64_t key, uint64_t parent, uint8_t kind, uint32_t site
 
 void SinkThread::strand_node(uint64_t key) {
   uint64_t* w = room(2);
-  w[0] = kStrandNode;
+  w[0] = op(SinkOp::kStrandNode);
   w[1] = key;
   maybe_send();
 }
 
 void SinkThread::node_done(uint64_t key) {
   uint64_t* w = room(2);
-  w[0] = kNodeDone;
+  w[0] = op(SinkOp::kNodeDone);
   w[1] = key;
   maybe_send();
 }
@@ -220,7 +223,8 @@ void SinkThread::run() {
     taken_.notify_one();
     std::exception_ptr error;
     try {
-      play(chunk);
+      player_.play(chunk.data(), chunk.size());
+      if (tap_) tap_->chunk(chunk.data(), chunk.size());
     } catch (...) {
       error = std::current_exception();
     }
@@ -239,27 +243,36 @@ void SinkThread::run() {
   }
 }
 
-void SinkThread::play(const std::vector<uint64_t>& chunk) {
+CallPlayer::CallPlayer(StrandSink& target)
+    : target_(target),
+      wants_tasks_(target.wants_tasks()),
+      wants_task_starts_(target.wants_task_starts()),
+      wants_times_(target.wants_times()),
+      wants_task_keys_(target.wants_task_keys()),
+      wants_regions_(target.wants_regions()),
+      wants_nodes_(target.wants_nodes()) {}
+
+void CallPlayer::play(const uint64_t* words, size_t count) {
   auto grow = [](auto& map, uint64_t h) {
     if (map.size() <= h) map.resize(h + 1);
   };
-  const uint64_t* w = chunk.data();
-  const uint64_t* const end = w + chunk.size();
+  const uint64_t* w = words;
+  const uint64_t* const end = w + count;
   while (w != end) {
-    switch (*w++) {
-      case kOpen: {
+    switch (static_cast<SinkOp>(*w++)) {
+      case SinkOp::kOpen: {
         grow(instance_of_, w[0]);
         instance_of_[w[0]] = target_.open_instance(static_cast<uint32_t>(w[1]));
         w += 2;
         break;
       }
-      case kNotOutermost:
+      case SinkOp::kNotOutermost:
         target_.not_outermost(instance_of_[*w++]);
         break;
-      case kClose:
+      case SinkOp::kClose:
         target_.close_instance(instance_of_[*w++]);
         break;
-      case kStrand: {
+      case SinkOp::kStrand: {
         const uint64_t s = w[0], work = w[1], span = w[2], site_fragment = w[3], iterations = w[4],
                        order = w[5], counts = w[6];
         w += 7;
@@ -277,53 +290,57 @@ void SinkThread::play(const std::vector<uint64_t>& chunk) {
                                        iterations, static_cast<uint32_t>(site_fragment), order);
         break;
       }
-      case kOpenJoin:
+      case SinkOp::kOpenJoin:
         grow(strand_of_, w[0]);
         strand_of_[w[0]] = target_.open_join();
         ++w;
         break;
-      case kFold:
+      case SinkOp::kFold:
         target_.fold(strand_of_[*w >> 32], strand_of_[*w & 0xffffffffu]);
         ++w;
         break;
-      case kRelease:
+      case SinkOp::kRelease:
         target_.release(strand_of_[*w++]);
         break;
-      case kTask: {
-        Task t;
+      case SinkOp::kTask: {
+        StrandSink::Task t;
         t.site = static_cast<uint32_t>(w[0] >> 1);
         t.chunk = (w[0] & 1) != 0;
         t.size = w[1];
         t.wait = w[2];
         t.idle = w[3];
         w += 4;
-        target_.task(t);
+        if (wants_tasks_) target_.task(t);
         break;
       }
-      case kTaskStart:
-        target_.task_start();
+      case SinkOp::kTaskStart:
+        if (wants_task_starts_) target_.task_start();
         break;
-      case kTimes:
-        target_.times(w[0], w[1], static_cast<uint32_t>(w[2]));
+      case SinkOp::kTimes:
+        if (wants_times_) target_.times(w[0], w[1], static_cast<uint32_t>(w[2]));
         w += 3;
         break;
-      case kTaskKey:
-        target_.task_key(*w++);
+      case SinkOp::kTaskKey:
+        if (wants_task_keys_) target_.task_key(*w);
+        ++w;
         break;
-      case kRegionWork:
-        target_.region_work(static_cast<uint32_t>(w[0]), w[1]);
+      case SinkOp::kRegionWork:
+        if (wants_regions_) target_.region_work(static_cast<uint32_t>(w[0]), w[1]);
         w += 2;
         break;
-      case kNode:
-        target_.node(w[0], w[1], static_cast<uint8_t>(w[2] & 0xff),
-                     static_cast<uint32_t>(w[2] >> 8), static_cast<uint32_t>(w[3]));
+      case SinkOp::kNode:
+        if (wants_nodes_)
+          target_.node(w[0], w[1], static_cast<uint8_t>(w[2] & 0xff),
+                       static_cast<uint32_t>(w[2] >> 8), static_cast<uint32_t>(w[3]));
         w += 4;
         break;
-      case kStrandNode:
-        target_.strand_node(*w++);
+      case SinkOp::kStrandNode:
+        if (wants_nodes_) target_.strand_node(*w);
+        ++w;
         break;
-      case kNodeDone:
-        target_.node_done(*w++);
+      case SinkOp::kNodeDone:
+        if (wants_nodes_) target_.node_done(*w);
+        ++w;
         break;
     }
   }

@@ -24,12 +24,60 @@
 
 namespace tasklens::model {
 
+// The calls as SinkThread records them: an op word, then its arguments (sink_thread.cpp says how
+// each is laid out).
+enum class SinkOp : uint64_t {
+  kOpen,
+  kNotOutermost,
+  kClose,
+  kStrand,
+  kOpenJoin,
+  kFold,
+  kRelease,
+  kTask,
+  kTaskStart,
+  kTimes,
+  kTaskKey,
+  kRegionWork,
+  kNode,
+  kStrandNode,
+  kNodeDone
+};
+
+// Plays recorded calls into a target, mapping the recorder's handles to the target's. The calls
+// a target does not want (StrandSink::wants_*) are skipped: a recording made for a sink that
+// wanted more (a pass with the robust span's census beside it) can be played into one that wants
+// less.
+class CallPlayer {
+ public:
+  explicit CallPlayer(StrandSink& target);
+  void play(const uint64_t* words, size_t count);
+
+ private:
+  StrandSink& target_;
+  const bool wants_tasks_, wants_task_starts_, wants_times_, wants_task_keys_, wants_regions_,
+      wants_nodes_;
+  std::vector<StrandSink::Strand> strand_of_;
+  std::vector<StrandSink::Instance> instance_of_;
+  std::vector<StrandSink::Strand> preds_;
+  std::vector<StrandSink::Instance> around_;
+};
+
+// Told every chunk of calls once it was played (on the sink's thread): a pass's calls kept to be
+// played again (load/sink_spool.hpp). It must not throw.
+class ChunkTap {
+ public:
+  virtual ~ChunkTap() = default;
+  virtual void chunk(const uint64_t* words, size_t count) noexcept = 0;
+};
+
 class SinkThread final : public StrandSink {
  public:
   // `chunk_words`: the words recorded before a chunk goes to the sink's thread; at most
   // `max_chunks` wait there (then the builder waits: the memory stays bounded, 2 MB by default).
+  // `tap`, when given, is told each chunk after it was played.
   explicit SinkThread(StrandSink& target, size_t chunk_words = size_t{1} << 15,
-                      size_t max_chunks = 8);
+                      size_t max_chunks = 8, ChunkTap* tap = nullptr);
   ~SinkThread() override;  // stops the thread; what was not drained is dropped
   SinkThread(const SinkThread&) = delete;
   SinkThread& operator=(const SinkThread&) = delete;
@@ -62,23 +110,6 @@ class SinkThread final : public StrandSink {
   void drain();
 
  private:
-  enum Op : uint64_t {
-    kOpen,
-    kNotOutermost,
-    kClose,
-    kStrand,
-    kOpenJoin,
-    kFold,
-    kRelease,
-    kTask,
-    kTaskStart,
-    kTimes,
-    kTaskKey,
-    kRegionWork,
-    kNode,
-    kStrandNode,
-    kNodeDone
-  };
   // Room for a call's `words` in the chunk (its words written in place: one bounds check per
   // call, not per word; this is the builder's thread, the one-pass reading's bound).
   uint64_t* room(size_t words) {
@@ -92,9 +123,7 @@ class SinkThread final : public StrandSink {
   }
   void send();  // the current chunk to the sink's thread
   void run();   // the sink's thread
-  void play(const std::vector<uint64_t>& chunk);
 
-  StrandSink& target_;
   const bool wants_tasks_, wants_task_starts_, wants_times_, wants_task_keys_, wants_regions_,
       wants_nodes_;
   size_t chunk_words_, max_chunks_;
@@ -110,11 +139,9 @@ class SinkThread final : public StrandSink {
   std::vector<std::vector<uint64_t>> spare_;  // played chunks, for their capacity
   bool busy_ = false, stop_ = false;
   std::exception_ptr failed_;
-  // The sink's side: this class's handles to the target's.
-  std::vector<Strand> strand_of_;
-  std::vector<Instance> instance_of_;
-  std::vector<Strand> preds_;
-  std::vector<Instance> around_;
+  // The sink's side: the calls played into the target, and told to the tap.
+  CallPlayer player_;
+  ChunkTap* tap_;
   std::thread thread_;
 };
 
