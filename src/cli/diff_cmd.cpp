@@ -114,7 +114,8 @@ Measured measure_in_passes(const std::string& path, load::SpanMode mode) {
       path, "measuring the units of", mode,
       [&list](const report::SitesAsTheyCome&, const trace::TraceFile&) -> model::StrandSink& {
         return list.emplace();
-      });
+      },
+      /*need_measured=*/false, /*replayable=*/true);
   r.fragments = report::group_fragments(r.st.fragment_labels, r.st.fragment_functions);
   analysis::DiffInput names;
   for (const report::SiteLabel& label : r.st.labels) names.site_names.push_back(label.site);

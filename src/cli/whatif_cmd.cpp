@@ -151,7 +151,8 @@ constexpr const char* kPassesWarning =
       opt.trace, "finding the critical path of", load::span_mode(opt.raw_span),
       [&list](const report::SitesAsTheyCome&, const trace::TraceFile&) -> model::StrandSink& {
         return list.emplace();
-      });
+      },
+      /*need_measured=*/false, /*replayable=*/true);
   const analysis::StreamUnitList::Result r = list->finish();
   // Fragments with one label are one (label_fragments' groups).
   const report::FragmentLabels fl =

@@ -443,6 +443,7 @@ Streamed read_with_robust_span(const std::string& path, const std::string& readi
           const trace::TraceFile& trace) -> model::StrandSink& {
         model::StrandSink& sink = make_sink(sites, trace);
         if (mode != SpanMode::Robust) return sink;
+        if (spool) spool->keep_for(sink);
         census.emplace(outlier_floor_of(trace));
         both.emplace(std::vector<model::StrandSink*>{&sink, &*census});
         return *both;

@@ -41,13 +41,22 @@ int extra_words(SinkOp o) {
 
 }  // namespace
 
-SinkSpool::SinkSpool(bool keep_extras, uint64_t budget_bytes)
-    : keep_extras_(keep_extras),
-      budget_(budget_bytes
+SinkSpool::SinkSpool(uint64_t budget_bytes)
+    : budget_(budget_bytes
                   ? budget_bytes
                   : std::min<uint64_t>(analysis::temp_dir_free_bytes() / 4, uint64_t{16} << 30)),
       blocks_(std::make_unique<analysis::TempBlocks>("the first pass's strands",
                                                      /*compress=*/false)) {}
+
+void SinkSpool::keep_for(const model::StrandSink& sink) {
+  keep_[static_cast<int>(SinkOp::kTask)] = sink.wants_tasks();
+  keep_[static_cast<int>(SinkOp::kTaskStart)] = sink.wants_task_starts();
+  keep_[static_cast<int>(SinkOp::kTimes)] = sink.wants_times();
+  keep_[static_cast<int>(SinkOp::kTaskKey)] = sink.wants_task_keys();
+  keep_[static_cast<int>(SinkOp::kRegionWork)] = sink.wants_regions();
+  keep_[static_cast<int>(SinkOp::kNode)] = keep_[static_cast<int>(SinkOp::kStrandNode)] =
+      keep_[static_cast<int>(SinkOp::kNodeDone)] = sink.wants_nodes();
+}
 
 void SinkSpool::chunk(const uint64_t* words, size_t count) noexcept {
   if (!blocks_) return;
@@ -103,7 +112,7 @@ void SinkSpool::chunk(const uint64_t* words, size_t count) noexcept {
           break;
         default: {  // the calls a profile does not take
           const int n = extra_words(o);
-          if (keep_extras_) {
+          if (keep_[static_cast<int>(o) & 15]) {
             *out++ = static_cast<uint8_t>(o);
             for (int k = 0; k < n; ++k) out = trace::put_varint(out, w[k]);
           }
@@ -121,9 +130,13 @@ void SinkSpool::chunk(const uint64_t* words, size_t count) noexcept {
 
 void SinkSpool::replay(model::StrandSink& target) {
   if (!blocks_) throw std::logic_error("SinkSpool::replay: the spool gave up");
-  if (!keep_extras_ &&
-      (target.wants_tasks() || target.wants_task_starts() || target.wants_times() ||
-       target.wants_task_keys() || target.wants_regions() || target.wants_nodes()))
+  auto kept = [this](SinkOp o) { return keep_[static_cast<int>(o)]; };
+  if ((target.wants_tasks() && !kept(SinkOp::kTask)) ||
+      (target.wants_task_starts() && !kept(SinkOp::kTaskStart)) ||
+      (target.wants_times() && !kept(SinkOp::kTimes)) ||
+      (target.wants_task_keys() && !kept(SinkOp::kTaskKey)) ||
+      (target.wants_regions() && !kept(SinkOp::kRegionWork)) ||
+      (target.wants_nodes() && !kept(SinkOp::kNode)))
     throw std::logic_error("SinkSpool::replay: the sink wants calls this spool did not keep");
   model::CallPlayer player(target);
   std::vector<uint8_t> block;

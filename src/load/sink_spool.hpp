@@ -27,10 +27,13 @@ namespace tasklens::load {
 
 class SinkSpool final : public model::ChunkTap {
  public:
-  // `keep_extras`: keep the calls beyond the profile's (tasks, times, task keys, regions, nodes;
-  // without them a replay's target must want none). `budget_bytes`: the most it writes (0: a
-  // quarter of $TMPDIR's free room, at most 16 GiB).
-  explicit SinkSpool(bool keep_extras = false, uint64_t budget_bytes = 0);
+  // `budget_bytes`: the most it writes (0: a quarter of $TMPDIR's free room, at most 16 GiB).
+  explicit SinkSpool(uint64_t budget_bytes = 0);
+
+  // Keeps the calls beyond the profile's (tasks, times, task keys, regions, nodes) that `sink`
+  // wants, and no others: a replay's target must want no more (the pass's first sink, made
+  // before its calls come: the census beside it wants the times, which its replay does not).
+  void keep_for(const model::StrandSink& sink);
 
   // (The sink's thread.) Keeps the chunk, or gives up.
   void chunk(const uint64_t* words, size_t count) noexcept override;
@@ -45,7 +48,7 @@ class SinkSpool final : public model::ChunkTap {
   void replay(model::StrandSink& target);
 
  private:
-  bool keep_extras_;
+  bool keep_[16] = {};  // per model::SinkOp beyond the profile's: kept
   uint64_t budget_;
   std::unique_ptr<analysis::TempBlocks> blocks_;  // null once it gave up
   std::vector<uint8_t> packed_;                   // a chunk as packed

@@ -115,6 +115,30 @@ class Log final : public StrandSink {
   uint32_t instances_ = 0, strands_ = 0;
 };
 
+// A Log that wants only the strands' times beyond a profile's calls.
+class TimesLog final : public StrandSink {
+ public:
+  Instance open_instance(uint32_t) override { return instances_++; }
+  void not_outermost(Instance) override {}
+  void close_instance(Instance) override {}
+  Strand strand(uint64_t, uint64_t, uint32_t, const Strand*, uint32_t, const Instance*, uint32_t,
+                uint64_t, uint32_t, uint64_t) override {
+    return strands_++;
+  }
+  Strand open_join() override { return strands_++; }
+  void fold(Strand, Strand) override {}
+  void release(Strand) override {}
+  bool wants_times() const override { return true; }
+  void times(uint64_t start, uint64_t end, uint32_t thread) override {
+    seen.push_back(std::to_string(start) + " " + std::to_string(end) + " " +
+                   std::to_string(thread));
+  }
+  std::vector<std::string> seen;
+
+ private:
+  uint32_t instances_ = 0, strands_ = 0;
+};
+
 // Calls of every kind, with values at their fields' limits (an order of kArrival, sites and
 // fragments of 32 bits, works of 64).
 void play_every_kind(StrandSink& sink) {
@@ -166,7 +190,8 @@ void play_every_kind(StrandSink& sink) {
 TEST(SinkSpool, EveryCallComesBackAsItWasMade) {
   for (const size_t chunk : {size_t{1}, size_t{29}, size_t{1} << 15}) {
     Log first(true);
-    SinkSpool spool(/*keep_extras=*/true);
+    SinkSpool spool;
+    spool.keep_for(first);
     {
       model::SinkThread threaded(first, chunk, 3, &spool);
       play_every_kind(threaded);
@@ -182,7 +207,7 @@ TEST(SinkSpool, EveryCallComesBackAsItWasMade) {
 
 TEST(SinkSpool, WithoutItsExtrasItPlaysOnlyAProfilesCalls) {
   Log first(true);
-  SinkSpool spool;  // (keeps no extras)
+  SinkSpool spool;  // (keeps no extras: no keep_for)
   {
     model::SinkThread threaded(first, 64, 3, &spool);
     play_every_kind(threaded);
@@ -195,8 +220,28 @@ TEST(SinkSpool, WithoutItsExtrasItPlaysOnlyAProfilesCalls) {
   EXPECT_EQ(profile_only.calls, first.core_calls);
 }
 
+TEST(SinkSpool, ItKeepsTheCallsItsPassesSinkWants) {
+  Log first(true);
+  SinkSpool spool;
+  spool.keep_for(TimesLog());
+  {
+    model::SinkThread threaded(first, 64, 3, &spool);
+    play_every_kind(threaded);
+    threaded.drain();
+  }
+  TimesLog times;
+  spool.replay(times);
+  std::vector<std::string> made;
+  for (const std::string& call : first.calls)
+    if (call.rfind("times ", 0) == 0) made.push_back(call.substr(6));
+  EXPECT_FALSE(made.empty());
+  EXPECT_EQ(times.seen, made);
+  Log wants_all(true);
+  EXPECT_THROW(spool.replay(wants_all), std::logic_error);  // (the tasks, nodes... are not kept)
+}
+
 TEST(SinkSpool, PastItsBudgetItGivesUp) {
-  SinkSpool spool(false, /*budget_bytes=*/512);
+  SinkSpool spool(/*budget_bytes=*/512);
   StreamProfile first(3);
   {
     model::SinkThread threaded(first, 64, 3, &spool);
