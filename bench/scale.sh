@@ -11,9 +11,9 @@
 #   sparselu  tiled LU, blocks of 2 x 2, its phases joined by taskwaits (BOTS sparselu_single;
 #             sparselu 500 2: about 10 M; 1080 2: about 100 M; 2360 2: 1.10 G)
 #   sparselu_dep  the same LU ordered by `depend` clauses on its blocks (KaStORS sparselu_task_dep,
-#             `suite_sparselu 500 2 2`, the same sizes): the dependence-heavy tiled program. On
-#             2 threads LLVM's runtime creates such tasks about 20 times slower than on one, so
-#             its program runs far longer than the others at each size.
+#             `suite_sparselu 500 2 2`, the same sizes): the dependence-heavy tiled program. LLVM's
+#             runtime creates such tasks slowly on 2 threads, so its program runs far longer than
+#             the others at each size (docs/benchmarks.md).
 #   tbb_fib   oneTBB's task_group recursion, 1 unit of work per leaf (tbb_fib 34 1: 9.2 M; 39 1:
 #             102 M; 44 1: 1.13 G)
 # Then runs report, stream (`report --stream`: the recording read in passes, the robust span's

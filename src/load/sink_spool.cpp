@@ -62,9 +62,9 @@ void SinkSpool::chunk(const uint64_t* words, size_t count) noexcept {
   if (!blocks_) return;
   try {
     // Each call as its op's byte and its fields as varints, the strands' against the strand
-    // before (the order, the work on paths against the work): about 20 bytes a strand where its
-    // words take 100. Not compressed: zstd's fastest level took 4 times the whole pass's
-    // instructions per strand here, for a third of the bytes.
+    // before (the order, the work on paths against the work): a fifth of its words' bytes. Not
+    // compressed: zstd's fastest level cost the sink's thread more than the replay saves
+    // (docs/benchmarks.md).
     const uint64_t head = count;  // the words the block stands for, to lay them out again
     packed_.resize(sizeof head + count * 11);
     std::memcpy(packed_.data(), &head, sizeof head);

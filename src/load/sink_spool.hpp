@@ -3,16 +3,15 @@
 // Why: the robust span's first reading of a recording takes two passes when strands are clipped
 // (nearly always on a shared machine): the census beside the profile, then the profile again
 // with the clipped strands. The second pass made the same calls as the first, but for the
-// clipped strands' works, and most of a pass's time is the decoding and the builder (about 7 of
-// every 10 instructions: docs/benchmarks.md, "The readers' instructions per task"), not the
-// sink. So the first pass's calls (model::SinkThread's chunks) are packed (each call's fields as
-// varints) into an unnamed temporary file as they are played, and the second pass plays them back
-// through the clipping instead of reading the trace again.
+// clipped strands' works, and most of a pass's time is the decoding and the builder, not the sink
+// (docs/benchmarks.md, "The readers' instructions per task"). So the first pass's calls
+// (model::SinkThread's chunks) are packed (each call's fields as varints) into an unnamed temporary
+// file as they are played, and the second pass plays them back through the clipping instead of
+// reading the trace again.
 //
 // The spool gives up, and the second pass reads the trace as before, when it would take more
-// than its budget of disk (a quarter of $TMPDIR's free room when it starts, at most 16 GiB:
-// about 50 bytes a task, so recordings up to some hundreds of millions of tasks) or a write
-// fails: it never fails a reading.
+// than its budget of disk (a quarter of $TMPDIR's free room when it starts, at most 16 GiB;
+// the bytes per task: docs/benchmarks.md) or a write fails: it never fails a reading.
 #pragma once
 
 #include <atomic>
