@@ -14,7 +14,6 @@
 // the bytes per task: docs/benchmarks.md) or a write fails: it never fails a reading.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <vector>
