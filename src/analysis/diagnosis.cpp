@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <thread>
 #include <type_traits>
 #include <unordered_map>
@@ -29,7 +30,8 @@ static_assert(kind_is<DiagnosisKind::SerialCode, SerialCode> &&
               kind_is<DiagnosisKind::WhatIfGain, WhatIfGain> &&
               kind_is<DiagnosisKind::LowParallelism, LowParallelism> &&
               kind_is<DiagnosisKind::Untrustworthy, Untrustworthy> &&
-              std::variant_size_v<FindingFigures> == 10);
+              kind_is<DiagnosisKind::CreationBound, CreationBound> &&
+              std::variant_size_v<FindingFigures> == 11);
 
 // The strand's code is outside every construct (the Program site).
 bool is_serial(const model::Model& m, const model::Strand& st) {
@@ -282,6 +284,20 @@ const SiteRow* top_site(const model::Model& m, const Profile& p,
   return nullptr;
 }
 
+// The node contains node `n` (preorder ranges).
+bool contains(const model::Model& m, uint32_t node, uint32_t n) {
+  return node != model::kNone && n >= node && n < node + m.nodes[node].subtree_size;
+}
+
+void creation_bound(const DiagnosisInput& in, double target, std::vector<uint8_t>& pass_over,
+                    std::vector<DiagnosisFinding>& out) {
+  const Profile& p = *in.profile;
+  if (const auto f = find_creation_bound(*in.model, p, target, pass_over)) {
+    pass_over[f->site] = 1;
+    add(out, f->critical_percent / 100.0 / (p.parallelism / target + 1), *f);
+  }
+}
+
 void low_parallelism(const DiagnosisInput& in, double target, const std::vector<uint8_t>& too_often,
                      std::vector<DiagnosisFinding>& out) {
   const model::Model& m = *in.model;
@@ -420,6 +436,8 @@ const char* to_string(DiagnosisKind kind) {
       return "low-parallelism";
     case DiagnosisKind::Untrustworthy:
       return "untrustworthy";
+    case DiagnosisKind::CreationBound:
+      return "creation-bound";
   }
   return "?";
 }
@@ -433,14 +451,19 @@ std::vector<DiagnosisFinding> diagnose(const DiagnosisInput& in) {
   tiny_tasks(in, target, out);
   few_tasks(in, out);
   const std::vector<LoopFacts> facts = loop_facts_by_site(*in.model);
-  const std::vector<uint8_t> too_often = entered_too_often(*in.model, *in.profile, facts);
+  std::vector<uint8_t> too_often = entered_too_often(*in.model, *in.profile, facts);
   loops(in, facts, out);
   region_entries(in, target, too_often, out);
+  // (A creator too slow for its tasks is not work to split: whatif-gain and low-parallelism pass
+  // over it, as over a region entered too often.)
+  creation_bound(in, target, too_often, out);
   inflation(in, out);
   whatif_gain(in, target, too_often, out);
-  // (The what-if names the site and the gain: the plain statement would repeat it.)
-  if (std::none_of(out.begin(), out.end(),
-                   [](const DiagnosisFinding& d) { return d.kind() == DiagnosisKind::WhatIfGain; }))
+  // (The what-if names the site and the gain, a creator too slow for its tasks why the
+  // parallelism is low: the plain statement would repeat them.)
+  if (std::none_of(out.begin(), out.end(), [](const DiagnosisFinding& d) {
+        return d.kind() == DiagnosisKind::WhatIfGain || d.kind() == DiagnosisKind::CreationBound;
+      }))
     low_parallelism(in, target, too_often, out);
   std::stable_sort(
       out.begin(), out.end(),
@@ -470,6 +493,101 @@ std::vector<SerialGroup> serial_groups(const model::Model& m, const Profile& p,
   });
   if (groups.size() > limit) groups.resize(limit);
   return groups;
+}
+
+// A task's creator is the predecessor of its first strand that lies in a node around the task
+// (the strand that ended in its creation); its other predecessors are dependences.
+std::optional<CreationBound> find_creation_bound(const model::Model& m, const Profile& p,
+                                                 double target,
+                                                 const std::vector<uint8_t>& pass_over,
+                                                 std::vector<uint8_t>* creating) {
+  if (p.span == 0 || p.parallelism >= target || m.nodes.empty()) return std::nullopt;
+  const SiteRow* top = top_site(m, p, pass_over, kWhatIfSitePercent, /*at_least=*/true);
+  if (!top) return std::nullopt;
+  const uint32_t site = top->site;
+  std::vector<uint8_t> on_path(m.strands.size(), 0);
+  for (uint32_t s : p.critical_path) on_path[s] = 1;
+  std::vector<uint8_t> mine(m.strands.size(), 0);  // the site's strands that created a task
+  std::unordered_map<uint32_t, uint64_t> by_task_site;
+  uint64_t created = 0, creating_work = 0, created_work = 0, with_dependences = 0;
+  for (uint32_t n = 0; n < m.nodes.size(); ++n) {
+    const model::Node& node = m.nodes[n];
+    if (node.kind != model::NodeKind::Task || node.site == site ||
+        node.strand_begin >= node.strand_end)
+      continue;
+    uint32_t creator = model::kNone;
+    bool waits = false;
+    for (uint32_t q : m.preds_of(node.strand_begin)) {
+      const uint32_t qn = m.strands[q].node;
+      if (creator == model::kNone && contains(m, qn, n) && !contains(m, n, qn))
+        creator = q;
+      else
+        waits = true;
+    }
+    if (creator == model::kNone || m.strands[creator].site != site) continue;
+    mine[creator] = 1;
+    if (!on_path[creator]) continue;
+    ++created;
+    ++by_task_site[node.site];
+    with_dependences += waits;
+    for (uint32_t s = node.strand_begin; s < node.strand_end; ++s)
+      created_work += m.strands[s].work;
+  }
+  for (uint32_t s : p.critical_path)
+    if (mine[s]) creating_work += path_weight(m, s, m.strands[s].work);
+  if (creating) *creating = std::move(mine);
+  if (created < kCreationMin || creating_work == 0 ||
+      static_cast<double>(creating_work) < kCreationShare * static_cast<double>(top->critical_work))
+    return std::nullopt;
+  CreationBound f;
+  f.site = site;
+  f.site_kind = m.sites[site].kind;
+  f.created = created;
+  f.creating_work = creating_work;
+  f.gap = creating_work / created;
+  f.task_mean = created_work / created;
+  f.bound = static_cast<double>(creating_work + created_work) / static_cast<double>(creating_work);
+  if (f.bound >= target || f.bound > kCreationExplains * p.parallelism) return std::nullopt;
+  f.task_site =
+      std::max_element(by_task_site.begin(), by_task_site.end(), [](const auto& x, const auto& y) {
+        return x.second < y.second || (x.second == y.second && x.first > y.first);
+      })->first;
+  f.critical_percent = top->critical_path_percent;
+  f.dependences = 2 * with_dependences > created;
+  f.task_cost = m.task_cost;
+  f.parallelism = p.parallelism;
+  f.target = target;
+  return f;
+}
+
+std::vector<CreationSteps::Step> creation_steps(const model::Model& m, const Profile& profile,
+                                                const std::vector<uint32_t>& group_of,
+                                                const Advice& advice, double target,
+                                                CreationBound* found) {
+  std::vector<CreationSteps::Step> out;
+  if (advice.steps.empty()) return out;
+  std::vector<uint8_t> creating;
+  const auto f =
+      find_creation_bound(m, profile, target, regions_entered_too_often(m, profile), &creating);
+  if (!f) return out;
+  if (found) *found = *f;
+  // Each step's group: its work, and that of the creator's creating strands in it.
+  std::unordered_map<uint32_t, std::pair<uint64_t, uint64_t>> by_group;  // all, creating
+  for (const AdviceStep& step : advice.steps) by_group[step.group];
+  for (uint32_t s = 0; s < m.strands.size(); ++s) {
+    const model::Strand& st = m.strands[s];
+    if (st.fragment >= group_of.size()) continue;
+    auto it = by_group.find(group_of[st.fragment]);
+    if (it == by_group.end()) continue;
+    it->second.first += st.work;
+    if (creating[s]) it->second.second += st.work;
+  }
+  for (size_t i = 0; i < advice.steps.size(); ++i) {
+    const auto [all, mine] = by_group[advice.steps[i].group];
+    if (mine > 0 && kRegionStepPart * mine >= all)
+      out.push_back({i, static_cast<double>(mine) / static_cast<double>(all)});
+  }
+  return out;
 }
 
 std::vector<uint8_t> regions_entered_too_often(const model::Model& model, const Profile& profile) {

@@ -30,6 +30,18 @@
 //    below the target: enter the team fewer times. Weight: that share times the span's share of
 //    the time on `target` cores (as serial-code). whatif-gain and low-parallelism pass over such
 //    a site.
+//  * creation-bound: below the target, the construct site holding most of the critical path (at
+//    least kWhatIfSitePercent of it) creates, along the path, kCreationMin or more tasks of
+//    other sites, one after another, its strands that end in a creation holding
+//    kCreationShare or more of its time there, and its tasks end faster than it makes them: at
+//    most (gap + task) / gap threads can be busy (gap: its time on the path per task created;
+//    task: the created tasks' mean work), below the target and at most kCreationExplains x the
+//    program's parallelism (it is what holds the program back). A single that creates every
+//    task of a tiled loop nest is the usual case; with `depend` clauses the runtime's handling
+//    of each task's dependences can take microseconds there. Splitting the site (whatif-gain)
+//    is not the advice: fewer, larger tasks are, so whatif-gain and low-parallelism pass over
+//    it. Weight: its share of the critical path times the span's share of the time on `target`
+//    cores (as serial-code).
 //  * work-inflation (report --base): the construct site (diff's unit) whose work grew the most
 //    from the base recording, costing kInflationCostPercent or more of this recording's critical
 //    path and at least kInflationRatio x the base's work. Weight: that cost's share of the span.
@@ -47,12 +59,13 @@
 //    lost context switches, a host that stole model::kHostStealDisturbing of the CPUs' time
 //    (weight kDisturbedWeight).
 // Equal weights keep the order the findings are made in: untrustworthy, serial-code, tiny-tasks,
-// few-tasks, the loops' (site by site), region-entries, work-inflation, whatif-gain,
-// low-parallelism.
+// few-tasks, the loops' (site by site), region-entries, creation-bound, work-inflation,
+// whatif-gain, low-parallelism.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <variant>
 #include <vector>
 
@@ -109,6 +122,14 @@ inline constexpr double kFewTasksWeight = 0.4;
 inline constexpr uint64_t kRegionEntries = 64;
 inline constexpr double kRegionEntryPercent = 10;  // % of the critical path, directly in the site
 inline constexpr double kRegionEntryMax = 50e-6;   // seconds on the critical path per entry
+
+// creation-bound. A creator is too slow for its tasks only when it makes many of them one after
+// another: a few creations say nothing of a rate. Its strands that end in a creation must hold
+// half of its time on the path, or the rest of its code (what whatif-gain would split) is the
+// matter. And the bound it sets must explain the program's parallelism, within a factor of 2.
+inline constexpr uint64_t kCreationMin = 100;
+inline constexpr double kCreationShare = 0.5;
+inline constexpr double kCreationExplains = 2;
 // advise: a step runs a region's own code when the region's own strands hold at least 1 /
 // kRegionStepPart of the step's fragment's work. Not the most of any site: a region's own strands
 // often share their code fragment with its loop's chunks (both run from the region's line to the
@@ -160,6 +181,7 @@ enum class DiagnosisKind : uint8_t {
   WhatIfGain,
   LowParallelism,
   Untrustworthy,
+  CreationBound,
 };
 // The JSON's "kind": "serial-code", "tiny-tasks", ...
 const char* to_string(DiagnosisKind kind);
@@ -257,6 +279,21 @@ struct LowParallelism {
   double site_critical_percent = 0;
 };
 
+struct CreationBound {
+  uint32_t site = 0;  // the creator
+  model::SiteKind site_kind = model::SiteKind::Program;
+  uint32_t task_site = 0;       // the site of most of the tasks it created on the path
+  uint64_t created = 0;         // tasks it created along the critical path (of other sites)
+  uint64_t creating_work = 0;   // the work of its strands on the path that end in those creations
+  uint64_t gap = 0;             // creating_work / created: its time per task created
+  uint64_t task_mean = 0;       // the created tasks' mean work (their whole subtrees)
+  double bound = 0;             // (gap + task_mean) / gap: threads its tasks can keep busy
+  double critical_percent = 0;  // the site's share of the critical path
+  bool dependences = false;     // most created tasks wait for others (`depend`)
+  uint64_t task_cost = 0;       // Model::task_cost (0: not measured)
+  double parallelism = 0, target = 0;
+};
+
 struct Untrustworthy {
   bool incomplete = false;  // !Model::complete
   size_t losses = 0;        // Model::losses, every one said
@@ -270,7 +307,7 @@ struct Untrustworthy {
 // The figures of a finding: one alternative per DiagnosisKind, in its order.
 using FindingFigures =
     std::variant<SerialCode, TinyTasks, FewTasks, UnevenShares, TeamBound, RegionEntries,
-                 WorkInflation, WhatIfGain, LowParallelism, Untrustworthy>;
+                 WorkInflation, WhatIfGain, LowParallelism, Untrustworthy, CreationBound>;
 struct DiagnosisFinding {
   double weight = 0;  // the share of the run it explains (the order)
   FindingFigures figures;
@@ -312,6 +349,30 @@ std::vector<SerialGroup> serial_groups(const model::Model& model, const Profile&
 // program's parallelism. A region whose loops gcc split by the team itself (team-bound) has its
 // loops' work in its own strands: that is work, not entries.
 std::vector<uint8_t> regions_entered_too_often(const model::Model& model, const Profile& profile);
+
+// creation-bound's figures, when the site holding most of the critical path (not one of
+// `pass_over`'s) is such a creator; `creating`, when given, receives per strand whether it is
+// one of that site's strands that ended in a creation (anywhere, on the path or not).
+std::optional<CreationBound> find_creation_bound(const model::Model& model, const Profile& profile,
+                                                 double target,
+                                                 const std::vector<uint8_t>& pass_over,
+                                                 std::vector<uint8_t>* creating = nullptr);
+
+// advise's steps whose fragment is mostly the time between two creations of a creator too slow
+// for its tasks (its creating strands hold 1 / kRegionStepPart of the fragment's work or more,
+// as for regions): the runtime's creating the tasks as much as the program's code, shortened by
+// fewer, larger tasks, which the step's line cannot say. The creator's figures (for advise's
+// target) go to `found` when there are such steps.
+struct CreationSteps {
+  struct Step {
+    size_t index = 0;  // into Advice::steps
+    double share = 0;  // of the step's fragment's work in the creator's creating strands
+  };
+};
+std::vector<CreationSteps::Step> creation_steps(const model::Model& model, const Profile& profile,
+                                                const std::vector<uint32_t>& fragment_group,
+                                                const Advice& advice, double target,
+                                                CreationBound* found);
 
 // advise's steps that run the own code of a region entered too often (the region's own strands
 // hold 1 / kRegionStepPart of their fragment's work or more): what parallelizes them is entering

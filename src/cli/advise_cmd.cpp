@@ -38,17 +38,31 @@ std::vector<std::string> entered_region_notes(const load::Loaded& l,
       analysis::region_entry_steps(l.model, profile, fl.group_of, advice), advice, fl, l.labels);
 }
 
+// A step whose fragment is mostly the time between two creations of a creator too slow for its
+// tasks (report's creation-bound) is shortened by fewer, larger tasks, not by splitting it.
+std::vector<std::string> creation_notes(const load::Loaded& l, const report::FragmentLabels& fl,
+                                        const analysis::Advice& advice, double target) {
+  if (advice.steps.empty()) return {};
+  const analysis::Profile profile = analysis::compute_profile(l.model);
+  analysis::CreationBound creator;
+  const auto steps =
+      analysis::creation_steps(l.model, profile, fl.group_of, advice, target, &creator);
+  return report::creation_step_notes(steps, creator, advice, fl, l.labels, l.model);
+}
+
 // advise's cut-off section covers the recursions with the most tasks: a program has one or two.
 constexpr size_t kCutoffRecursions = 3;
 
 constexpr const char* kOnePassWarning =
     "read in one pass per step (--stream, or its DAG does not fit in the memory): the advice as "
-    "measured, without the robust span or the notes on regions entered again and again; the "
+    "measured, without the robust span or the notes on regions entered again and again or on "
+    "creators too slow for their tasks; the "
     "cut-off advice by depth alone (not the size cut-off or tasks made several calls at a time) "
     "and its leaves' median work within 1% below the exact one";
 constexpr const char* kPassesWarning =
     "read in one pass per step (--stream, or its DAG does not fit in the memory), after one for "
-    "the robust span: without the notes on regions entered again and again; the cut-off advice "
+    "the robust span: without the notes on regions entered again and again or on creators too "
+    "slow for their tasks; the cut-off advice "
     "by depth alone (not the size cut-off or tasks made several calls at a time) and its leaves' "
     "median work within 1% below the exact one";
 
@@ -213,6 +227,8 @@ void run_advise(const AdviseOptions& opt) {
       analysis::advise(l.model, fl.group_of, static_cast<uint32_t>(fl.label.size()), r.options,
                        [&fl](uint32_t a, uint32_t b) { return report::label_first(fl, a, b); });
   r.notes = entered_region_notes(l, fl, r.advice);
+  for (std::string& note : creation_notes(l, fl, r.advice, r.options.target))
+    r.notes.push_back(std::move(note));
   r.loss = analysis::run_loss(l.model, r.advice.work, r.advice.span, r.advice.overhead.per_task);
   load::Timings::global().lap("advise");
   // The cut-off of the recursions with the most tasks (a program has one or two).

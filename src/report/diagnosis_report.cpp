@@ -197,6 +197,52 @@ class Writer {
     }
   }
 
+  void operator()(const analysis::CreationBound& f) {
+    const std::string at = site(f.site);
+    d_.finding = fmt::format(
+        "the {} at {} creates its tasks too slowly for them to keep the threads busy: {} tasks "
+        "(most at {}) one after another on the critical path, one every {}, each running {} on "
+        "average",
+        model::to_string(f.site_kind), at, f.created, site(f.task_site), format_work(m_, f.gap),
+        format_work(m_, f.task_mean));
+    d_.evidence = fmt::format(
+        "it holds {:.0f}% of the critical path; while it creates them, at most {:.2f} threads can "
+        "be busy (one creating, the tasks ending as fast as they come)",
+        f.critical_percent, f.bound);
+    // The time per creation against what creating a task costs on one thread: what the rest
+    // is, the recording cannot tell (the runtime's and the creator's code both run between two
+    // creation events), so both are named.
+    if (f.task_cost > 0 && f.gap >= 2 * f.task_cost)
+      d_.evidence += fmt::format(
+          "; creating an empty task costs the OpenMP runtime about {} on one thread: the rest of "
+          "each {} is the runtime's work with other threads taking the tasks{}, or the creator's "
+          "own code between two creations",
+          format_work(m_, f.task_cost), format_work(m_, f.gap),
+          f.dependences ? " and matching each task's `depend` clauses against the tasks before it"
+                        : "");
+    else if (f.task_cost > 0)
+      d_.evidence += fmt::format(
+          "; creating an empty task costs the OpenMP runtime about {}: that is most of the time "
+          "between two creations",
+          format_work(m_, f.task_cost));
+    d_.location = at;
+    // Tasks of (target - 1) x gap keep target - 1 threads busy beside the creator.
+    const uint64_t need =
+        static_cast<uint64_t>(std::max(1.0, f.target - 1) * static_cast<double>(f.gap));
+    if (f.dependences)
+      d_.advice = fmt::format(
+          "create fewer, larger tasks (larger blocks or tiles): for a parallelism of {:.0f} each "
+          "must run about {}; `depend` orders only tasks created by the same task, so creating "
+          "them from several threads is not the way, and splitting the {} does not help",
+          f.target, format_work(m_, need), model::to_string(f.site_kind));
+    else
+      d_.advice = fmt::format(
+          "create fewer, larger tasks (for a parallelism of {:.0f} each must run about {}), moving "
+          "into them any work the creator does between two creations; or create them from "
+          "several threads (a taskloop, or tasks that create tasks)",
+          f.target, format_work(m_, need));
+  }
+
   void operator()(const analysis::Untrustworthy& f) {
     std::vector<std::string> why;
     if (f.incomplete)
@@ -326,6 +372,32 @@ std::vector<std::string> region_entry_notes(const std::vector<analysis::RegionEn
         r.site < sites.size() ? sites[r.site].site : std::string(), r.entries));
   }
   return notes;
+}
+
+std::vector<std::string> creation_step_notes(
+    const std::vector<analysis::CreationSteps::Step>& steps, const analysis::CreationBound& creator,
+    const analysis::Advice& advice, const FragmentLabels& fl, const std::vector<SiteLabel>& sites,
+    const model::Model& m) {
+  if (steps.empty()) return {};
+  std::string which;
+  for (size_t k = 0; k < steps.size(); ++k)
+    which += fmt::format("{}{} ({}, {:.0f}% of its work)",
+                         k == 0                  ? ""
+                         : k + 1 == steps.size() ? " and "
+                                                 : ", ",
+                         steps[k].index + 1, fl.label[advice.steps[steps[k].index].group],
+                         100 * steps[k].share);
+  const std::string at = creator.site < sites.size() ? sites[creator.site].site : std::string();
+  return {fmt::format(
+      "step{} {} {} the time between two task creations of the {} at {}, one every {} for tasks "
+      "of {} on average (report's creation-bound finding): that time is the OpenMP runtime's "
+      "creating each task{} as much as code of yours, and what shortens it is fewer, larger "
+      "tasks{}",
+      steps.size() == 1 ? "" : "s", which, steps.size() == 1 ? "is" : "are",
+      model::to_string(creator.site_kind), at, format_work(m, creator.gap),
+      format_work(m, creator.task_mean),
+      creator.dependences ? " and matching its `depend` clauses" : "",
+      creator.dependences ? "" : ", or creating them from several threads")};
 }
 
 }  // namespace tasklens::report

@@ -78,8 +78,8 @@ class Diagnosis : public E2E {
 TEST_F(Diagnosis, SerialCodeIsNamedByItsLines) {
   for (const char* cc : {"clang", "gcc"}) {
     SCOPED_TRACE(cc);
-    const json r = with_finding(example("amdahl", cc), {"200000", "400000", "8"}, "serial-code",
-                                2, nullptr, Needs::SpinTiming)
+    const json r = with_finding(example("amdahl", cc), {"200000", "400000", "8"}, "serial-code", 2,
+                                nullptr, Needs::SpinTiming)
                        .report;
     if (r.is_null() || find(r, "serial-code").is_null()) continue;
     expect_location(item(r, "serial-code"), "amdahl.c", 40, 80);
@@ -120,6 +120,28 @@ TEST_F(Diagnosis, UnevenStaticSharesAreNamedAtTheLoop) {
   expect_location(d, "loop_forms.c", line, line);
   if (!d.is_null()) {
     EXPECT_TRUE(contains_nocase(d["advice"], "schedule(dynamic)")) << d.dump();
+  }
+}
+
+// sparselu's `depend` form (KaStORS sparselu_task_dep) on small blocks: one single creates every
+// task, each after its dependences are matched, and the tasks (2 x 2 blocks) end long before the
+// next is made. The diagnosis names the single as a creator too slow for its tasks and asks for
+// larger tiles; nothing asks to split the single (creating `depend` tasks from several threads
+// would lose their order).
+TEST_F(Diagnosis, ACreatorTooSlowForItsTasksIsNamedAtTheSingle) {
+  const int line = marker_line("suite/sparselu.c", "tasks = sparselu_depend(m);");
+  for (const char* cc : {"clang", "gcc"}) {
+    SCOPED_TRACE(cc);
+    const json r =
+        with_finding(example("suite_sparselu", cc), {"60", "2", "2"}, "creation-bound").report;
+    if (r.is_null() || find(r, "creation-bound").is_null()) continue;
+    const json d = item(r, "creation-bound");
+    expect_location(d, "sparselu.c", line - 2, line);
+    EXPECT_NE(d["advice"].get<std::string>().find("larger tasks"), std::string::npos) << d.dump();
+    EXPECT_NE(d["advice"].get<std::string>().find("`depend`"), std::string::npos) << d.dump();
+    for (const json& x : r["diagnosis"])
+      if (x["kind"] == "whatif-gain" || x["kind"] == "low-parallelism")
+        EXPECT_NE(x["location"], d["location"]) << x.dump();
   }
 }
 
@@ -208,9 +230,8 @@ TEST_F(Diagnosis, WorkInflationFromABaseRecordingIsNamedAtItsLoop) {
       v.soft = "no work-inflation finding in " + r.value("diagnosis", json::array()).dump() + "\n";
     return v;
   };
-  const Profiles runs =
-      judge_profiles("report --base: the false-sharing loop's work inflation", take, judge,
-                     Needs::RealTiming);
+  const Profiles runs = judge_profiles("report --base: the false-sharing loop's work inflation",
+                                       take, judge, Needs::RealTiming);
   if (!find(r, "work-inflation").is_null()) {
     const int line = marker_line("false_sharing.c", "site: fs-shared");
     expect_location(item(r, "work-inflation"), "false_sharing.c", line, line);

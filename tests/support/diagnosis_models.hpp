@@ -189,6 +189,42 @@ struct TwoSiteRecursion {
   }
 };
 
+// A single (site 1) on thread 0 after `lead` of serial code: `own` of its own first, then
+// `tasks` creations, each ending a strand of `gap`, of tasks (site 2) of `task` on thread 1, each
+// after the previous one too when `chained` (a `depend` chain), then its taskwait (a strand of
+// 0 joining them all). With task <= gap the path runs through every creating strand and the last
+// task: W = lead + own + tasks x (gap + task), S = lead + own + tasks x gap + task.
+struct Creator {
+  Model m;
+  analysis::Profile profile;
+  static constexpr uint32_t kSingle = 1, kTask = 2;
+  Creator(uint64_t tasks, uint64_t gap, uint64_t task, bool chained = false, uint64_t own = 0,
+          uint64_t lead = 0) {
+    ModelBuilder b;
+    b.add_site(SiteKind::Single);
+    b.add_site(SiteKind::Task);
+    uint32_t prev = b.strand(lead);
+    b.open(NodeKind::Single, kSingle);
+    if (own > 0) prev = b.strand(own, {prev});
+    std::vector<uint32_t> ends;
+    for (uint64_t k = 0; k < tasks; ++k) {
+      prev = b.strand(gap, {prev});
+      b.open(NodeKind::Task, kTask);
+      std::vector<uint32_t> preds = {prev};
+      if (chained && !ends.empty()) preds.push_back(ends.back());
+      ends.push_back(b.strand(task, preds, 1));
+      b.close();
+    }
+    ends.push_back(b.strand(0, {prev}));
+    const uint32_t join = b.strand(0, ends);
+    b.close();
+    b.strand(0, {join});
+    m = b.finish();
+    m.thread_count = 2;
+    profile = analysis::compute_profile(m);
+  }
+};
+
 // A task type's sizes as analysis::task_sizes gives them.
 inline analysis::TypeSizes type_sizes(uint32_t site, uint64_t count, uint64_t tiny, uint64_t total,
                                       uint64_t max, uint64_t median = 0, bool chunks = false) {

@@ -64,7 +64,8 @@ TEST(DiagnosisReport, EveryKindHasItsJsonName) {
                                                         {K::WorkInflation, "work-inflation"},
                                                         {K::WhatIfGain, "whatif-gain"},
                                                         {K::LowParallelism, "low-parallelism"},
-                                                        {K::Untrustworthy, "untrustworthy"}};
+                                                        {K::Untrustworthy, "untrustworthy"},
+                                                        {K::CreationBound, "creation-bound"}};
   for (const auto& [kind, name] : names) EXPECT_EQ(analysis::to_string(kind), name);
   const Names n;
   EXPECT_EQ(n.say(analysis::FewTasks{}).kind, "few-tasks");
@@ -259,6 +260,92 @@ TEST(DiagnosisReport, WhatIfGainSaysTheSplitAndTheParallelismBeforeAndAfter) {
   EXPECT_EQ(d.advice,
             "break its work into smaller parallel pieces (more tasks, a finer loop, a parallel "
             "algorithm inside it)");
+}
+
+// The creator's rate and its tasks' size, the threads they can keep busy, the runtime's own
+// creation cost beside the time per creation when measured, and the task size the target needs:
+// (16 - 1) x 4.6 us. With `depend`, creating from several threads is not offered.
+TEST(DiagnosisReport, CreationBoundSaysTheRateTheTaskSizeAndWhatTheTargetNeeds) {
+  const Names n;
+  analysis::CreationBound f{.site = 3,
+                            .site_kind = SiteKind::Single,
+                            .task_site = 1,
+                            .created = 298447,
+                            .creating_work = 298447u * 4600,
+                            .gap = 4600,
+                            .task_mean = 386,
+                            .bound = 1.08,
+                            .critical_percent = 95.9,
+                            .dependences = true,
+                            .task_cost = 49,
+                            .parallelism = 1.08,
+                            .target = 16};
+  DiagnosisItem d = n.say(f);
+  EXPECT_EQ(d.kind, "creation-bound");
+  EXPECT_EQ(d.finding,
+            "the single at a.c:30 creates its tasks too slowly for them to keep the threads "
+            "busy: 298447 tasks (most at a.c:12) one after another on the critical path, one "
+            "every 4.600 us, each running 386 ns on average");
+  EXPECT_EQ(d.evidence,
+            "it holds 96% of the critical path; while it creates them, at most 1.08 threads can "
+            "be busy (one creating, the tasks ending as fast as they come); creating an empty "
+            "task costs the OpenMP runtime about 49 ns on one thread: the rest of each 4.600 us "
+            "is the runtime's work with other threads taking the tasks and matching each task's "
+            "`depend` clauses against the tasks before it, or the creator's own code between two "
+            "creations");
+  EXPECT_EQ(d.location, "a.c:30");
+  EXPECT_EQ(d.advice,
+            "create fewer, larger tasks (larger blocks or tiles): for a parallelism of 16 each "
+            "must run about 69.000 us; `depend` orders only tasks created by the same task, so "
+            "creating them from several threads is not the way, and splitting the single does "
+            "not help");
+
+  // Without `depend`; a creation cost that is most of the gap; none measured.
+  f.dependences = false;
+  f.task_cost = 3000;
+  d = n.say(f);
+  EXPECT_EQ(d.advice,
+            "create fewer, larger tasks (for a parallelism of 16 each must run about 69.000 us), "
+            "moving into them any work the creator does between two creations; or create them "
+            "from several threads (a taskloop, or tasks that create tasks)");
+  EXPECT_NE(d.evidence.find("; creating an empty task costs the OpenMP runtime about 3.000 us: "
+                            "that is most of the time between two creations"),
+            std::string::npos)
+      << d.evidence;
+  f.task_cost = 0;
+  EXPECT_EQ(n.say(f).evidence,
+            "it holds 96% of the critical path; while it creates them, at most 1.08 threads can "
+            "be busy (one creating, the tasks ending as fast as they come)");
+}
+
+// advise's note on steps through a creator's creations names the steps, the creator, its rate
+// and what shortens them; none without steps.
+TEST(DiagnosisReport, CreationStepNotesNameTheStepsAndTheCreator) {
+  const Names n;
+  analysis::Advice advice;
+  advice.steps.resize(3);
+  advice.steps[0].group = 1;
+  advice.steps[2].group = 2;
+  const analysis::CreationBound creator{
+      .site = 3, .site_kind = SiteKind::Single, .gap = 4600, .task_mean = 386, .dependences = true};
+  EXPECT_EQ(report::creation_step_notes({{0, 0.97}, {2, 1.0}}, creator, advice, n.fragments,
+                                        n.sites, n.m),
+            std::vector<std::string>{
+                "steps 1 (a.c:3-9, 97% of its work) and 3 (start-a.c:40-end, 100% of its work) "
+                "are the time between two task creations of the single at a.c:30, one every "
+                "4.600 us for tasks of 386 ns on average (report's creation-bound finding): that "
+                "time is the OpenMP runtime's creating each task and matching its `depend` "
+                "clauses as much as code of yours, and what shortens it is fewer, larger tasks"});
+  analysis::CreationBound plain = creator;
+  plain.dependences = false;
+  const auto one =
+      report::creation_step_notes({{0, 0.5}}, plain, advice, n.fragments, n.sites, n.m);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].rfind("step 1 (a.c:3-9, 50% of its work) is the time", 0), 0u) << one[0];
+  EXPECT_NE(one[0].find("fewer, larger tasks, or creating them from several threads"),
+            std::string::npos)
+      << one[0];
+  EXPECT_TRUE(report::creation_step_notes({}, creator, advice, n.fragments, n.sites, n.m).empty());
 }
 
 TEST(DiagnosisReport, LowParallelismNamesTheSiteHoldingMostOfThePath) {

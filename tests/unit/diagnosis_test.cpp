@@ -320,6 +320,100 @@ TEST(Diagnosis, WhatIfGainIsTheParallelismOfTheSiteSplit8Ways) {
   EXPECT_DOUBLE_EQ(findings[0].weight, (1 - 4.0 / 32) / 3);
 }
 
+// A single creating 200 tasks of 100, one every 400: its creating strands are the whole of its
+// time on the path, and while it creates at most (400 + 100) / 400 = 1.25 threads are busy. It
+// is not work to split: neither whatif-gain nor low-parallelism name it.
+TEST(Diagnosis, ACreatorSlowerThanItsTasksIsCreationBound) {
+  const fixtures::Creator c(200, 400, 100);
+  ASSERT_EQ(c.profile.work, 200u * 500);
+  ASSERT_EQ(c.profile.span, 200u * 400 + 100);
+  const double p = 100000.0 / 80100;
+  auto findings = analysis::diagnose(diagnosis_input(c.m, c.profile, 16));
+  ASSERT_EQ(kinds(findings), (std::vector{DiagnosisKind::CreationBound})) << said(findings);
+  const auto& f = std::get<analysis::CreationBound>(findings[0].figures);
+  EXPECT_EQ(f.site, fixtures::Creator::kSingle);
+  EXPECT_EQ(f.site_kind, SiteKind::Single);
+  EXPECT_EQ(f.task_site, fixtures::Creator::kTask);
+  EXPECT_EQ(f.created, 200u);
+  EXPECT_EQ(f.creating_work, 200u * 400);
+  EXPECT_EQ(f.gap, 400u);
+  EXPECT_EQ(f.task_mean, 100u);
+  EXPECT_DOUBLE_EQ(f.bound, 1.25);
+  EXPECT_DOUBLE_EQ(f.critical_percent, 100.0 * 80000 / 80100);
+  EXPECT_FALSE(f.dependences);
+  EXPECT_EQ(f.task_cost, 0u);
+  EXPECT_DOUBLE_EQ(f.parallelism, p);
+  EXPECT_DOUBLE_EQ(findings[0].weight, 80000.0 / 80100 / (p / 16 + 1));
+
+  // Tasks waiting for each other (a `depend` chain) say so; the measured task cost is passed on.
+  fixtures::Creator chained(200, 400, 100, /*chained=*/true);
+  chained.m.task_cost = 7;
+  findings = analysis::diagnose(diagnosis_input(chained.m, chained.profile, 16));
+  ASSERT_EQ(kinds(findings), (std::vector{DiagnosisKind::CreationBound})) << said(findings);
+  EXPECT_TRUE(std::get<analysis::CreationBound>(findings[0].figures).dependences);
+  EXPECT_EQ(std::get<analysis::CreationBound>(findings[0].figures).task_cost, 7u);
+}
+
+// What creation-bound does not claim: fewer than kCreationMin creations (no rate), a creator
+// whose own code outside its creating strands holds more than half of its path, tasks that keep
+// the target's threads busy, and a bound far above the program's parallelism (something else
+// holds it back). Each leaves the site to whatif-gain or low-parallelism.
+TEST(Diagnosis, CreationBoundNeedsManyCreationsThatHoldTheCreatorsTimeAndExplainTheParallelism) {
+  auto kinds_of = [](const fixtures::Creator& c, double target) {
+    return kinds(analysis::diagnose(diagnosis_input(c.m, c.profile, target)));
+  };
+  auto has_creation_bound = [&](const fixtures::Creator& c, double target) {
+    const auto k = kinds_of(c, target);
+    return std::find(k.begin(), k.end(), DiagnosisKind::CreationBound) != k.end();
+  };
+  EXPECT_TRUE(has_creation_bound(fixtures::Creator(analysis::kCreationMin, 400, 100), 16));
+  EXPECT_FALSE(has_creation_bound(fixtures::Creator(analysis::kCreationMin - 1, 400, 100), 16));
+  // Own code of 80000 before 200 creations of 400 (80000): the creating strands hold half.
+  EXPECT_TRUE(has_creation_bound(fixtures::Creator(200, 400, 100, false, 80000), 16));
+  EXPECT_FALSE(has_creation_bound(fixtures::Creator(200, 400, 100, false, 80001), 16));
+  EXPECT_EQ(kinds_of(fixtures::Creator(200, 400, 100, false, 80001), 16),
+            (std::vector{DiagnosisKind::WhatIfGain}));
+  // Tasks of 6000 every 400: (400 + 6000) / 400 = 16 threads, the target.
+  EXPECT_TRUE(has_creation_bound(fixtures::Creator(200, 400, 5999), 16.01));
+  EXPECT_FALSE(has_creation_bound(fixtures::Creator(200, 400, 6000), 16));
+  // Tasks of 4000 every 400 (bound 11) after serial code of 200000: S = 284000, W = 1080000,
+  // parallelism 3.8, under half the bound.
+  const fixtures::Creator late(200, 400, 4000, false, 0, 200000);
+  ASSERT_LT(2 * late.profile.parallelism, 11.0);
+  EXPECT_FALSE(has_creation_bound(late, 16));
+  const fixtures::Creator early(200, 400, 4000, false, 0, 80000);  // parallelism 5.85
+  ASSERT_GE(2 * early.profile.parallelism, 11.0);
+  EXPECT_TRUE(has_creation_bound(early, 16));
+}
+
+// advise's steps through the creator: a step whose fragment is mostly its creating strands (the
+// 200 strands of 400 in fragment group 1, beside its taskwait strand of 0 there) is one, a step
+// through the tasks' fragment (group 2) is not. The creator's figures come with them.
+TEST(Diagnosis, AdviseStepsThroughACreatorsCreationsAreFound) {
+  fixtures::Creator c(200, 400, 100);
+  c.m.fragments = {{0, 0}, {0x10, 0x10}, {0x20, 0}};
+  for (model::Strand& st : c.m.strands)
+    st.fragment = st.site == fixtures::Creator::kSingle ? 1
+                  : st.site == fixtures::Creator::kTask ? 2
+                                                        : 0;
+  const std::vector<uint32_t> group_of = {0, 1, 2};
+  analysis::Advice advice;
+  advice.steps.resize(2);
+  advice.steps[0].group = 2;
+  advice.steps[1].group = 1;
+  analysis::CreationBound creator;
+  const auto steps = analysis::creation_steps(c.m, c.profile, group_of, advice, 16, &creator);
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0].index, 1u);
+  EXPECT_DOUBLE_EQ(steps[0].share, 1.0);
+  EXPECT_EQ(creator.site, fixtures::Creator::kSingle);
+  EXPECT_EQ(creator.gap, 400u);
+  // Tasks large enough for the target: no creator, no steps.
+  const fixtures::Creator large(200, 400, 6000);
+  EXPECT_TRUE(
+      analysis::creation_steps(large.m, large.profile, group_of, advice, 16, nullptr).empty());
+}
+
 analysis::UnitDiff unit(std::string name, SiteKind kind, double ratio, int64_t inflation,
                         double cost_percent) {
   analysis::UnitDiff u;
