@@ -291,7 +291,7 @@ void Builder::on_dependences(const Event& e) {
   if (ts.parent == kNone) return;
   TaskState& ps = tasks_[ts.parent];
   TaskExtra& px = ps.more();
-  if (!px.deps) px.deps = new std::unordered_map<uint64_t, DepEntry>();
+  if (!px.deps) px.deps = new DepTable();
   const std::vector<uint64_t>& g = *e.groups;
   for (size_t i = 0; i + 1 < g.size(); i += 2) {
     uint64_t address = g[i], type = g[i + 1];

@@ -14,6 +14,7 @@
 
 #include "model/builder.hpp"
 #include "model/builder_stream_state.hpp"
+#include "model/dep_table.hpp"
 #include "model/off_cpu_stream.hpp"
 #include "model/runtime_cost_table.hpp"
 #include "model/strand_sink.hpp"
@@ -74,11 +75,6 @@ struct PNode {
   uint32_t region = kNone;       // Phase: its parallel region
 };
 
-struct DepEntry {
-  uint32_t last_out = kNone;
-  std::vector<uint32_t> readers;
-};
-
 // What only some tasks need: implicit tasks (their region, barriers and worksharing), tasks
 // with undeferred children or depend clauses, oneTBB tasks that run chunks. Apart, so that the
 // state every task has stays one cache line (millions of tasks: a third less memory to touch).
@@ -97,15 +93,14 @@ struct TaskExtra {
   // When a wait that joins the task (a oneTBB group's wait, a taskwait) first ended while the
   // task had begun and not ended: its end, if never recorded, came before (close_unended).
   uint64_t joined_at = ~uint64_t{0};
-  std::vector<uint32_t>* next_preds = nullptr;  // joins into the next strand this task opens
+  RefList next_preds;  // joins into the next strand this task opens
   std::vector<uint32_t>* loop_members = nullptr;
-  std::unordered_map<uint64_t, DepEntry>* deps = nullptr;  // for its children's depend clauses
+  DepTable* deps = nullptr;  // for its children's depend clauses
   std::vector<uint32_t>* chunks = nullptr;
   TaskExtra() = default;
   TaskExtra(const TaskExtra&) = delete;
   TaskExtra& operator=(const TaskExtra&) = delete;
   ~TaskExtra() {
-    delete next_preds;
     delete loop_members;
     delete deps;
     delete chunks;
@@ -329,8 +324,8 @@ class Builder {
     append_item(ts.scope, s);
     ts.open = s;
     if (thread < stream_open_.size()) stream_open_[thread].push_back(ss_[s].order);
-    if (ts.extra && ts.extra->next_preds) {
-      for (uint32_t ref : *ts.extra->next_preds) {
+    if (ts.extra && !ts.extra->next_preds.empty()) {
+      for (uint32_t ref : ts.extra->next_preds) {
         if (!out_) {
           edges_.emplace_back(ref, s);
         } else if (ref & kTaskRef) {  // (the streaming mode: see add_next_pred)
@@ -341,7 +336,7 @@ class Builder {
           drop(ref);
         }
       }
-      ts.extra->next_preds->clear();
+      ts.extra->next_preds.clear();
     }
     return s;
   }
@@ -388,8 +383,7 @@ class Builder {
       hold(ref);
     }
     TaskExtra& x = tasks_[t].more();
-    if (!x.next_preds) x.next_preds = new std::vector<uint32_t>();
-    x.next_preds->push_back(ref);
+    x.next_preds.push_back(ref);
   }
   // Continues task t with a new strand after its previous one.
   uint32_t continue_task(uint32_t t, uint32_t thread, uint64_t time) {
@@ -610,6 +604,7 @@ class Builder {
   std::vector<StreamTask> st_;
   std::vector<uint32_t> free_task_slots_;
   std::vector<uint32_t> sealed_;                      // to hand over, in the order sealed
+  std::vector<uint32_t> release_scratch_;             // release_deps' list, kept between calls
   std::vector<std::pair<uint32_t, uint32_t>> folds_;  // (join, strand) once the strand is handed
   std::vector<StrandSink::Strand> scratch_preds_;
   std::vector<uint32_t> chain_path_;  // stream_chain's nodes without a chain yet

@@ -525,13 +525,17 @@ void Builder::stream_flush() {
 void Builder::release_deps(uint32_t t) {
   TaskExtra* x = tasks_[t].extra;
   if (!x || !x->deps || x->deps->empty()) return;
-  std::vector<uint32_t> named;
-  for (const auto& [address, d] : *x->deps) {
+  // (A scratch vector kept between calls: a drop below may retire a task and come back here,
+  // which then finds the member empty and makes its own.)
+  std::vector<uint32_t> named = std::move(release_scratch_);
+  named.clear();
+  x->deps->for_each([&named](uint64_t, const DepEntry& d) {
     if (d.last_out != kNone) named.push_back(d.last_out);
     named.insert(named.end(), d.readers.begin(), d.readers.end());
-  }
+  });
   x->deps->clear();
   for (uint32_t c : named) dep_drop(c);  // (may retire t: nothing of it is read after)
+  release_scratch_ = std::move(named);
 }
 
 void Builder::stream_task_ended(uint32_t t) {
@@ -701,8 +705,8 @@ void Builder::maybe_retire_task(uint32_t t) {
         for (uint32_t c : *ts.extra->chunks) drop(c);
     }
     std::vector<uint32_t> waited_for;  // tasks not ended its next strand would have waited for
-    if (ts.extra && ts.extra->next_preds) {
-      for (uint32_t ref : *ts.extra->next_preds) {
+    if (ts.extra) {
+      for (uint32_t ref : ts.extra->next_preds) {
         if (ref & kTaskRef)
           waited_for.push_back(ref & ~kTaskRef);
         else
