@@ -560,11 +560,10 @@ std::optional<CreationBound> find_creation_bound(const model::Model& m, const Pr
   return f;
 }
 
-std::vector<CreationSteps::Step> creation_steps(const model::Model& m, const Profile& profile,
-                                                const std::vector<uint32_t>& group_of,
-                                                const Advice& advice, double target,
-                                                CreationBound* found) {
-  std::vector<CreationSteps::Step> out;
+std::vector<StepShare> creation_steps(const model::Model& m, const Profile& profile,
+                                      const std::vector<uint32_t>& group_of, const Advice& advice,
+                                      double target, CreationBound* found) {
+  std::vector<StepShare> out;
   if (advice.steps.empty()) return out;
   std::vector<uint8_t> creating;
   const auto f =

@@ -350,6 +350,12 @@ std::vector<SerialGroup> serial_groups(const model::Model& model, const Profile&
 // loops' work in its own strands: that is work, not entries.
 std::vector<uint8_t> regions_entered_too_often(const model::Model& model, const Profile& profile);
 
+// A step of advise's and the share of its fragment's work a note is about.
+struct StepShare {
+  size_t index = 0;  // into Advice::steps
+  double share = 0;  // of the step's fragment's work
+};
+
 // creation-bound's figures, when the site holding most of the critical path (not one of
 // `pass_over`'s) is such a creator; `creating`, when given, receives per strand whether it is
 // one of that site's strands that ended in a creation (anywhere, on the path or not).
@@ -363,28 +369,17 @@ std::optional<CreationBound> find_creation_bound(const model::Model& model, cons
 // as for regions): the runtime's creating the tasks as much as the program's code, shortened by
 // fewer, larger tasks, which the step's line cannot say. The creator's figures (for advise's
 // target) go to `found` when there are such steps.
-struct CreationSteps {
-  struct Step {
-    size_t index = 0;  // into Advice::steps
-    double share = 0;  // of the step's fragment's work in the creator's creating strands
-  };
-};
-std::vector<CreationSteps::Step> creation_steps(const model::Model& model, const Profile& profile,
-                                                const std::vector<uint32_t>& fragment_group,
-                                                const Advice& advice, double target,
-                                                CreationBound* found);
+std::vector<StepShare> creation_steps(const model::Model& model, const Profile& profile,
+                                      const std::vector<uint32_t>& fragment_group,
+                                      const Advice& advice, double target, CreationBound* found);
 
 // advise's steps that run the own code of a region entered too often (the region's own strands
 // hold 1 / kRegionStepPart of their fragment's work or more): what parallelizes them is entering
 // the team fewer times, which the step's line cannot say.
 struct RegionEntrySteps {
-  uint32_t site = 0;     // the region
-  uint64_t entries = 0;  // SiteRow::count
-  struct Step {
-    size_t index = 0;  // into Advice::steps
-    double share = 0;  // of the step's fragment's work in the region's own strands
-  };
-  std::vector<Step> steps;  // in step order
+  uint32_t site = 0;             // the region
+  uint64_t entries = 0;          // SiteRow::count
+  std::vector<StepShare> steps;  // in step order; the share in the region's own strands
 };
 // In the order the regions first come in the steps. `fragment_group` as advise's.
 std::vector<RegionEntrySteps> region_entry_steps(const model::Model& model, const Profile& profile,

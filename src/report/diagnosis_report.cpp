@@ -349,6 +349,24 @@ std::vector<SerialFragment> serial_fragments(const model::Model& m, const analys
   return out;
 }
 
+namespace {
+
+// "1 (a.c:3-9, 97% of its work) and 3 (...)": advise's steps a note is about.
+std::string steps_named(const std::vector<analysis::StepShare>& steps,
+                        const analysis::Advice& advice, const FragmentLabels& fl) {
+  std::string which;
+  for (size_t k = 0; k < steps.size(); ++k)
+    which += fmt::format("{}{} ({}, {:.0f}% of its work)",
+                         k == 0                  ? ""
+                         : k + 1 == steps.size() ? " and "
+                                                 : ", ",
+                         steps[k].index + 1, fl.label[advice.steps[steps[k].index].group],
+                         100 * steps[k].share);
+  return which;
+}
+
+}  // namespace
+
 std::vector<std::string> region_entry_notes(const std::vector<analysis::RegionEntrySteps>& regions,
                                             const analysis::Advice& advice,
                                             const FragmentLabels& fl,
@@ -356,14 +374,7 @@ std::vector<std::string> region_entry_notes(const std::vector<analysis::RegionEn
   std::vector<std::string> notes;
   for (const analysis::RegionEntrySteps& r : regions) {
     const auto& steps = r.steps;
-    std::string which;
-    for (size_t k = 0; k < steps.size(); ++k)
-      which += fmt::format("{}{} ({}, {:.0f}% of its work)",
-                           k == 0                  ? ""
-                           : k + 1 == steps.size() ? " and "
-                                                   : ", ",
-                           steps[k].index + 1, fl.label[advice.steps[steps[k].index].group],
-                           100 * steps[k].share);
+    const std::string which = steps_named(steps, advice, fl);
     notes.push_back(fmt::format(
         "step{} {} {} the own code of the parallel region at {}, entered {} times (starting and "
         "ending its team): what parallelizes it is creating the team once, one `#pragma omp "
@@ -374,19 +385,14 @@ std::vector<std::string> region_entry_notes(const std::vector<analysis::RegionEn
   return notes;
 }
 
-std::vector<std::string> creation_step_notes(
-    const std::vector<analysis::CreationSteps::Step>& steps, const analysis::CreationBound& creator,
-    const analysis::Advice& advice, const FragmentLabels& fl, const std::vector<SiteLabel>& sites,
-    const model::Model& m) {
+std::vector<std::string> creation_step_notes(const std::vector<analysis::StepShare>& steps,
+                                             const analysis::CreationBound& creator,
+                                             const analysis::Advice& advice,
+                                             const FragmentLabels& fl,
+                                             const std::vector<SiteLabel>& sites,
+                                             const model::Model& m) {
   if (steps.empty()) return {};
-  std::string which;
-  for (size_t k = 0; k < steps.size(); ++k)
-    which += fmt::format("{}{} ({}, {:.0f}% of its work)",
-                         k == 0                  ? ""
-                         : k + 1 == steps.size() ? " and "
-                                                 : ", ",
-                         steps[k].index + 1, fl.label[advice.steps[steps[k].index].group],
-                         100 * steps[k].share);
+  const std::string which = steps_named(steps, advice, fl);
   const std::string at = creator.site < sites.size() ? sites[creator.site].site : std::string();
   return {fmt::format(
       "step{} {} {} the time between two task creations of the {} at {}, one every {} for tasks "

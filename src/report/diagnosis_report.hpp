@@ -65,9 +65,11 @@ std::vector<std::string> region_entry_notes(const std::vector<analysis::RegionEn
 // advise's note on the steps through a creator too slow for its tasks
 // (analysis::creation_steps): their fragments are mostly the time between two creations, which
 // fewer, larger tasks shorten; empty without such steps.
-std::vector<std::string> creation_step_notes(
-    const std::vector<analysis::CreationSteps::Step>& steps, const analysis::CreationBound& creator,
-    const analysis::Advice& advice, const FragmentLabels& fragments,
-    const std::vector<SiteLabel>& sites, const model::Model& model);
+std::vector<std::string> creation_step_notes(const std::vector<analysis::StepShare>& steps,
+                                             const analysis::CreationBound& creator,
+                                             const analysis::Advice& advice,
+                                             const FragmentLabels& fragments,
+                                             const std::vector<SiteLabel>& sites,
+                                             const model::Model& model);
 
 }  // namespace tasklens::report
