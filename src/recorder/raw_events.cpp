@@ -82,15 +82,27 @@ const uint8_t* encode_kind(RawStreamState& s, uint64_t head, const uint8_t* p, c
     s.sync_task = load(fixed + 8);
     s.sync_ptr = load(fixed + 16);
   }
+  // Dependences go out as DependencesDelta: each group's address against the one at its
+  // position in the thread's previous such event (the recorder writes at most that many groups).
+  constexpr bool kDependences = K == static_cast<int>(trace::EventKind::Dependences);
+  const bool chained = kDependences && groups <= trace::kDependenceChains;
   uint8_t* o = out;
-  *o++ = static_cast<uint8_t>(K);
+  *o++ =
+      chained ? static_cast<uint8_t>(trace::EventKind::DependencesDelta) : static_cast<uint8_t>(K);
   o = trace::put_varint(o, dt);
   const uint8_t* f = p + 8;
   for (unsigned i = 0; i < counters; ++i, f += 8) o = trace::put_varint(o, load(f));
   o = fields<K>(s, f, o, std::make_index_sequence<shape.fixed>());
   f += 8 * shape.fixed;
-  for (const uint8_t* group_end = p + words * 8; f < group_end; f += 8)
-    o = trace::put_varint(o, load(f));
+  if (chained) {
+    for (uint64_t g = 0; g < groups; ++g, f += 16) {
+      o = delta(o, s.dependence[g], load(f));
+      o = trace::put_varint(o, load(f + 8));
+    }
+  } else {
+    for (const uint8_t* group_end = p + words * 8; f < group_end; f += 8)
+      o = trace::put_varint(o, load(f));
+  }
   out = o;
   return p + words * 8;
 }
@@ -98,11 +110,15 @@ const uint8_t* encode_kind(RawStreamState& s, uint64_t head, const uint8_t* p, c
 using KindEncoder = const uint8_t* (*)(RawStreamState&, uint64_t, const uint8_t*, const uint8_t*,
                                        uint8_t*&, unsigned);
 
-// Kind 0 and kinds with more fields than the recorder writes are not events it makes.
+// Kind 0, kinds with more fields than the recorder writes and DependencesDelta (the encoding of
+// its Dependences) are not raw events it makes.
+constexpr bool raw_kind(size_t k) {
+  return k != 0 && trace::kEventShapes[k].fixed <= 8 &&
+         k != static_cast<size_t>(trace::EventKind::DependencesDelta);
+}
 template <size_t... K>
 constexpr std::array<KindEncoder, trace::kEventKindCount> make_encoders(std::index_sequence<K...>) {
-  return {{(K != 0 && trace::kEventShapes[K].fixed <= 8 ? &encode_kind<static_cast<int>(K)>
-                                                        : nullptr)...}};
+  return {{(raw_kind(K) ? &encode_kind<static_cast<int>(K)> : nullptr)...}};
 }
 constexpr std::array<KindEncoder, trace::kEventKindCount> kEncoders =
     make_encoders(std::make_index_sequence<trace::kEventKindCount>());

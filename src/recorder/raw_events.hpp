@@ -65,6 +65,8 @@ struct RawStreamState {
   // the fields of the raw-only kinds.
   uint64_t created_parent = 0, created = 0;
   uint64_t sync_kind = 0, sync_task = 0, sync_ptr = 0;
+  // The last DependencesDelta's address at each group position (trace::kDependenceChains).
+  uint64_t dependence[trace::kDependenceChains] = {};
 };
 
 // Bytes `raw` bytes of raw events can take encoded at most (a varint holds 8 bytes in 10, a head

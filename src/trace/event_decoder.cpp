@@ -114,6 +114,7 @@ bool EventDecoder::next(Event& e) {
         scratch_[i] = last_addr_;
       }
     }
+    if (kind == static_cast<uint8_t>(EventKind::DependencesDelta)) resolve_dependences(shape);
     if (kind >= kEventKindCount) continue;  // a kind this reader does not know: skip it
 
     e.kind = static_cast<EventKind>(kind);
@@ -131,8 +132,26 @@ bool EventDecoder::next(Event& e) {
       std::fill(scratch_ + shape.fixed, scratch_ + std::min<int>(scratch_filled_, 5), 0);
     scratch_filled_ = shape.fixed;
     std::memcpy(e.f, scratch_, sizeof e.f);
-    if (kind >= static_cast<uint8_t>(EventKind::TbbWaitBegin)) expand_tbb(e);
+    if (kind >= static_cast<uint8_t>(EventKind::TbbWaitBegin)) {
+      if (kind == static_cast<uint8_t>(EventKind::DependencesDelta))
+        e.kind = EventKind::Dependences;
+      else
+        expand_tbb(e);
+    }
     return true;
+  }
+}
+
+// A DependencesDelta's addresses: each group's against the one at its position before.
+void EventDecoder::resolve_dependences(const EventShape& shape) {
+  const size_t groups = shape.repeated ? groups_.size() / shape.repeated : 0;
+  if (shape.fixed != 2 || shape.repeated != 2 || groups > kDependenceChains)
+    malformed("malformed event stream: a dependences_delta event with " + std::to_string(groups) +
+              " groups of " + std::to_string(shape.repeated) + " (at most " +
+              std::to_string(kDependenceChains) + " of 2)");
+  for (size_t g = 0; g < groups; ++g) {
+    last_dependence_[g] += static_cast<uint64_t>(unzigzag(groups_[2 * g]));
+    groups_[2 * g] = last_dependence_[g];
   }
 }
 

@@ -72,6 +72,8 @@ const char* to_string(EventKind kind) {
       return "dispatch";
     case EventKind::Dependences:
       return "dependences";
+    case EventKind::DependencesDelta:
+      return "dependences_delta";
     case EventKind::MaskedBegin:
       return "masked_begin";
     case EventKind::MaskedEnd:

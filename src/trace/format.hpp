@@ -42,7 +42,9 @@ inline constexpr uint16_t kVersionMajor = 4;  // readers refuse later majors
 // Minor 10: the TaskCost record (older readers estimate the tasking overhead from the strands).
 // Minor 11: the OffCpuPacked record (older readers skip it and count the time a thread spent off
 // its CPU as work).
-inline constexpr uint16_t kVersionMinor = 11;  // additions that old readers can skip
+// Minor 12: the DependencesDelta event, which the recorder writes in place of Dependences (older
+// readers skip it and see tasks with `depend` clauses as independent).
+inline constexpr uint16_t kVersionMinor = 12;  // additions that old readers can skip
 
 // Metrics one trace can hold (the first is the primary one, every analysis's work).
 inline constexpr int kMaxMetrics = 8;
@@ -434,6 +436,10 @@ enum class EventKind : uint8_t {
   TbbPipeline = 43,     // addr group
   TbbFilterBegin = 44,  // addr filter
   TbbFilterEnd = 45,    // addr filter
+  // Dependences with each group's address coded against the address at the same position of the
+  // thread's previous DependencesDelta (see kDependenceChains); readers hand it out as
+  // Dependences. Version 4.12 on: older readers skip it (tasks with `depend` look independent).
+  DependencesDelta = 46,
 };
 
 // An event's key for RuntimeCost records: its kind, and where the runtime's path depends on it
@@ -443,7 +449,13 @@ enum class EventKind : uint8_t {
 inline constexpr uint16_t interval_key(EventKind kind, uint64_t subtype) {
   return static_cast<uint16_t>(static_cast<uint16_t>(kind) << 4 | (subtype & 15));
 }
-inline constexpr int kEventKindCount = 46;
+inline constexpr int kEventKindCount = 47;
+
+// DependencesDelta: one address chain per group position. A task's clauses name the same kind
+// of object at the same position from one task to the next (a tiled loop nest's blocks), so an
+// address minus the one at its position before is short where the one before in the event is
+// not. The recorder writes at most this many groups per event.
+inline constexpr int kDependenceChains = 3;
 // OMPT's ompt_task_status_t values carried by TaskSchedule.
 inline constexpr uint64_t kTaskStatusComplete = 1, kTaskStatusCancel = 3, kTaskStatusSwitch = 7;
 
@@ -534,6 +546,7 @@ inline constexpr EventShape kEventShapes[kEventKindCount] = {
     {1, 0, 0, 0, 0x1},       // TbbPipeline
     {1, 0, 0, 0, 0x1},       // TbbFilterBegin
     {1, 0, 0, 0, 0x1},       // TbbFilterEnd
+    {2, 2, 0x1, 0},          // DependencesDelta
 };
 
 static_assert(kEventShapes[kEventKindCount - 1].fixed != 0, "every event kind needs its shape");

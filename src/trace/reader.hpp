@@ -97,6 +97,7 @@ class EventDecoder {
   }
   bool read_long_varint(uint64_t& v);
   void expand_tbb(Event& e);
+  void resolve_dependences(const EventShape& shape);
   [[noreturn]] void malformed(const std::string& what) const;
   // Block by block (TraceFile::decoder(thread)): the undecoded bytes move to the window's start
   // and the next blocks follow them, until the window holds kWindowBytes or every block; with
@@ -113,6 +114,7 @@ class EventDecoder {
   const uint8_t* p_;
   const uint8_t* end_;
   uint64_t time_ = 0, last_id_ = 0, last_ptr_ = 0, last_addr_ = 0;
+  uint64_t last_dependence_[kDependenceChains] = {};  // DependencesDelta's chains
   // How far the clock (and each counter) may run from its start in this stream: the model sums
   // strands' work over every thread in 64 bits, so a damaged delta that would carry the sum past
   // 2^64 (or wrap the clock) is refused as corrupted, not left to wrap. TraceFile::decoder shares

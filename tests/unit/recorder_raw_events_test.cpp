@@ -31,9 +31,11 @@ struct Plain {
 };
 
 // The encoding the program's threads did before raw events (recording.hpp until then): a time
-// delta never negative, ids and addresses as zig-zag deltas, the rest plain.
+// delta never negative, ids and addresses as zig-zag deltas, the rest plain; since 4.12,
+// Dependences as DependencesDelta, each group's address a delta against its position's last.
 struct Reference {
   uint64_t time, id = 0, ptr = 0, addr = 0;
+  uint64_t dependence[trace::kDependenceChains] = {};
   explicit Reference(uint64_t start) : time(start) {}
   void encode(const Plain& e, std::vector<uint8_t>& out) {
     uint8_t buf[16];
@@ -45,7 +47,8 @@ struct Reference {
       put(trace::zigzag(static_cast<int64_t>(v - last)));
       last = v;
     };
-    out.push_back(static_cast<uint8_t>(e.kind));
+    const bool chained = e.kind == EventKind::Dependences;  // (at most 3 groups: random_events)
+    out.push_back(static_cast<uint8_t>(chained ? EventKind::DependencesDelta : e.kind));
     uint64_t now = e.same_time ? time : e.tsc;
     if (now < time) now = time;
     put(now - time);
@@ -60,6 +63,8 @@ struct Reference {
         delta(ptr, v);
       else if (i < s.fixed && (s.addr_mask & (1u << i)))
         delta(addr, v);
+      else if (chained && i >= s.fixed && (i - s.fixed) % 2 == 0)
+        delta(dependence[(i - s.fixed) / 2], v);
       else
         put(v);
     }
@@ -92,7 +97,9 @@ std::vector<Plain> random_events(std::mt19937_64& rng, size_t n, uint64_t start,
   uint64_t tsc = start, id = (uint64_t{1} << 40) + 5, ptr = 0x401000, addr = 0x7ffd0000;
   for (size_t i = 0; i < n; ++i) {
     Plain e;
-    e.kind = static_cast<EventKind>(1 + rng() % (trace::kEventKindCount - 1));
+    // (Not DependencesDelta: the encoding of the recorder's Dependences, never a raw event.)
+    do e.kind = static_cast<EventKind>(1 + rng() % (trace::kEventKindCount - 1));
+    while (e.kind == EventKind::DependencesDelta);
     const EventShape& s = trace::kEventShapes[static_cast<int>(e.kind)];
     // Forward mostly; sometimes a step back (another CPU's clock), sometimes a long pause.
     switch (rng() % 10) {

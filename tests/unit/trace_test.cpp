@@ -569,6 +569,63 @@ TEST(Trace, CompactTbbEventsExpandToTheirFullForms) {
   }
 }
 
+// DependencesDelta (4.12): each group's address is a delta from the address at its position in
+// the stream's previous such event; it reads as Dependences, beside the plain form (older
+// traces) whose addresses do not move the chains. More than kDependenceChains groups is
+// malformed.
+TEST(Trace, DependencesDeltaChainsTheAddressesByPosition) {
+  StreamWriter w;
+  auto deps = [&w](EventKind kind, uint64_t at, std::vector<std::pair<uint64_t, uint64_t>> groups) {
+    w.begin(kind, at);
+    w.put_id((1ull << 40) + 6);
+    w.varint(groups.size());
+    for (const auto& [address, type] : groups) {
+      w.varint(address);
+      w.varint(type);
+    }
+  };
+  const auto z = [](int64_t d) { return zigzag(d); };
+  deps(EventKind::DependencesDelta, 1100, {{z(0x7f00), 3}, {z(0x9000), 1}});
+  deps(EventKind::Dependences, 1200, {{0x1234, 1}});  // plain: the chains stay
+  deps(EventKind::DependencesDelta, 1300, {{z(8), 3}, {z(-0x100), 1}, {z(0x5000), 2}});
+  deps(EventKind::DependencesDelta, 1400, {{z(-8), 4}});
+  const std::vector<std::vector<uint64_t>> expected = {
+      {0x7f00, 3, 0x9000, 1}, {0x1234, 1}, {0x7f08, 3, 0x8f00, 1, 0x5000, 2}, {0x7f00, 4}};
+  std::string p = write_temp(file_with({w.bytes}, true, Compression::None));
+  {
+    TraceFile t = TraceFile::open(p);
+    std::vector<uint8_t> s = t.stream(0);
+    EventDecoder d = t.decoder(s);
+    Event e;
+    for (const std::vector<uint64_t>& groups : expected) {
+      ASSERT_TRUE(d.next(e));
+      EXPECT_EQ(e.kind, EventKind::Dependences);
+      EXPECT_EQ(e.f[0], (1ull << 40) + 6);
+      EXPECT_EQ(*e.groups, groups) << e.time;
+    }
+    EXPECT_FALSE(d.next(e));
+  }
+  unlink(p.c_str());
+
+  StreamWriter bad;
+  w = bad;
+  deps(EventKind::DependencesDelta, 1100, {{2, 1}, {2, 1}, {2, 1}, {2, 1}});
+  p = write_temp(file_with({w.bytes}, true, Compression::None));
+  TraceFile t = TraceFile::open(p);
+  std::vector<uint8_t> s = t.stream(0);
+  EventDecoder d = t.decoder(s);
+  Event e;
+  try {
+    d.next(e);
+    ADD_FAILURE() << "a dependences_delta of 4 groups was accepted";
+  } catch (const TraceError& err) {
+    EXPECT_NE(std::string(err.what()).find("malformed event stream: a dependences_delta"),
+              std::string::npos)
+        << err.what();
+  }
+  unlink(p.c_str());
+}
+
 TEST(Trace, BadInputGetsOneLineErrorsNamingTheFile) {
   expect_error({}, "empty");
   expect_error({1, 2, 3}, "too short");
