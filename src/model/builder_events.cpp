@@ -661,6 +661,7 @@ void Builder::handle(const Event& e, uint32_t thread) {
     case EventKind::TbbSpawnIn:
     case EventKind::TbbWaitBeginIn:
     case EventKind::TbbRunBeginIn:
+    case EventKind::DependencesDelta:  // (handed out as Dependences)
       break;
     case EventKind::MaskedBegin:
     case EventKind::MaskedEnd: {

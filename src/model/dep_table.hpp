@@ -93,7 +93,8 @@ class DepTable {
 // kept inline so that a task with dependences does not allocate them; more spill to the heap.
 class RefList {
  public:
-  RefList() = default;
+  // (User-provided, so that a const TaskExtra holding one can be default-initialized.)
+  RefList() noexcept {}
   RefList(const RefList&) = delete;
   RefList& operator=(const RefList&) = delete;
   ~RefList() {
