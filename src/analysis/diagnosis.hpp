@@ -38,10 +38,10 @@
 //    task: the created tasks' mean work), below the target and at most kCreationExplains x the
 //    program's parallelism (it is what holds the program back). A single that creates every
 //    task of a tiled loop nest is the usual case; with `depend` clauses the runtime's handling
-//    of each task's dependences can take microseconds there. Splitting the site (whatif-gain)
-//    is not the advice: fewer, larger tasks are, so whatif-gain and low-parallelism pass over
-//    it. Weight: its share of the critical path times the span's share of the time on `target`
-//    cores (as serial-code).
+//    of each task's dependences adds to the time between creations. Splitting the site
+//    (whatif-gain) is not the advice: fewer, larger tasks are, so whatif-gain and low-parallelism
+//    pass over it. Weight: its share of the critical path times the span's share of the time on
+//    `target` cores (as serial-code).
 //  * work-inflation (report --base): the construct site (diff's unit) whose work grew the most
 //    from the base recording, costing kInflationCostPercent or more of this recording's critical
 //    path and at least kInflationRatio x the base's work. Weight: that cost's share of the span.

@@ -26,28 +26,25 @@ namespace {
 
 using load::Loaded;
 
-// A step whose fragment is mostly the own code of a parallel region entered again and again
-// (report's region-entries: the team's start and end) is parallelized by entering the team
-// fewer times, which the step's line cannot say.
-std::vector<std::string> entered_region_notes(const load::Loaded& l,
-                                              const report::FragmentLabels& fl,
-                                              const analysis::Advice& advice) {
+// What a step's line cannot say (one profile of the recording for both):
+//  - a step whose fragment is mostly the own code of a parallel region entered again and again
+//    (report's region-entries: the team's start and end) is parallelized by entering the team
+//    fewer times;
+//  - a step whose fragment is mostly the time between two creations of a creator too slow for
+//    its tasks (report's creation-bound) is shortened by fewer, larger tasks, not by splitting.
+std::vector<std::string> step_notes(const load::Loaded& l, const report::FragmentLabels& fl,
+                                    const analysis::Advice& advice, double target) {
   if (advice.steps.empty()) return {};  // (no profile to compute)
   const analysis::Profile profile = analysis::compute_profile(l.model);
-  return report::region_entry_notes(
+  std::vector<std::string> notes = report::region_entry_notes(
       analysis::region_entry_steps(l.model, profile, fl.group_of, advice), advice, fl, l.labels);
-}
-
-// A step whose fragment is mostly the time between two creations of a creator too slow for its
-// tasks (report's creation-bound) is shortened by fewer, larger tasks, not by splitting it.
-std::vector<std::string> creation_notes(const load::Loaded& l, const report::FragmentLabels& fl,
-                                        const analysis::Advice& advice, double target) {
-  if (advice.steps.empty()) return {};
-  const analysis::Profile profile = analysis::compute_profile(l.model);
   analysis::CreationBound creator;
   const auto steps =
       analysis::creation_steps(l.model, profile, fl.group_of, advice, target, &creator);
-  return report::creation_step_notes(steps, creator, advice, fl, l.labels, l.model);
+  for (std::string& note :
+       report::creation_step_notes(steps, creator, advice, fl, l.labels, l.model))
+    notes.push_back(std::move(note));
+  return notes;
 }
 
 // advise's cut-off section covers the recursions with the most tasks: a program has one or two.
@@ -226,9 +223,7 @@ void run_advise(const AdviseOptions& opt) {
   r.advice =
       analysis::advise(l.model, fl.group_of, static_cast<uint32_t>(fl.label.size()), r.options,
                        [&fl](uint32_t a, uint32_t b) { return report::label_first(fl, a, b); });
-  r.notes = entered_region_notes(l, fl, r.advice);
-  for (std::string& note : creation_notes(l, fl, r.advice, r.options.target))
-    r.notes.push_back(std::move(note));
+  r.notes = step_notes(l, fl, r.advice, r.options.target);
   r.loss = analysis::run_loss(l.model, r.advice.work, r.advice.span, r.advice.overhead.per_task);
   load::Timings::global().lap("advise");
   // The cut-off of the recursions with the most tasks (a program has one or two).

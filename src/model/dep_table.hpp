@@ -3,9 +3,9 @@
 // Internal to src/model.
 //
 // A parent such as a `single` creating every task of a tiled loop nest names millions of
-// addresses, and its taskwaits clear them again and again. A node-based map allocated and freed
-// an entry and a readers' vector per address each time, the better part of the reading's cost on
-// such programs. This table allocates only while it grows: open addressing over a dense array of
+// addresses, and its taskwaits clear them again and again. A node-based map allocates and frees
+// an entry and a readers' vector per address each time. This table allocates only while it
+// grows: open addressing over a dense array of
 // entries that clear() keeps, readers' vectors with their capacity. Entries come in the order
 // their addresses were first named since the last clear, whatever the addresses.
 #pragma once

@@ -290,9 +290,11 @@ void on_dependences(ompt_data_t* task, const ompt_dependence_t* deps, int ndeps)
   ThreadState* t = state();
   if (!t || t->dead || ndeps <= 0) return;
   uint64_t id = id_of(t, task);
-  // Written in groups of at most 3 so that an event always fits kMaxRawEventBytes.
-  for (int i = 0; i < ndeps; i += 3) {
-    int n = ndeps - i < 3 ? ndeps - i : 3;
+  // Written in groups of at most kDependenceChains, so that an event always fits
+  // kMaxRawEventBytes and each goes out as one DependencesDelta.
+  constexpr int kGroups = trace::kDependenceChains;
+  for (int i = 0; i < ndeps; i += kGroups) {
+    int n = ndeps - i < kGroups ? ndeps - i : kGroups;
     uint8_t* p = begin_event(t, EventKind::Dependences);
     if (!p) return;
     p = put_id(p, id);

@@ -43,8 +43,10 @@ inline constexpr uint64_t kRawScheduleCreated = 0x71;
 static_assert(trace::kEventKindCount <= kRawSyncEndAsBegun, "raw-only kinds after the trace's");
 
 // The longest raw event the recorder writes: the head, a delta per metric and 8 fields (a
-// Dependences group of three: id, count, three {address, type}); buffers keep this much room.
-inline constexpr size_t kMaxRawEventBytes = 8 * (1 + trace::kMaxMetrics + 8);
+// Dependences event: id, count, kDependenceChains x {address, type}); buffers keep this much
+// room.
+inline constexpr size_t kMaxRawEventBytes =
+    8 * (1 + trace::kMaxMetrics + 2 + 2 * trace::kDependenceChains);
 
 __attribute__((always_inline)) inline uint8_t* put_raw(uint8_t* p, uint64_t v) {
   std::memcpy(p, &v, sizeof v);
