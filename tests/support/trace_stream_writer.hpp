@@ -1,8 +1,10 @@
 // Hand-made event streams and trace files for the trace reader's tests (trace_test,
-// trace_versions_test): the encoding the recorder uses, written event by event.
+// trace_events_test, trace_versions_test): the encoding the recorder uses, written event by event.
 #pragma once
 #include <gtest/gtest.h>
+#include <lz4.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include <cstdint>
 #include <cstring>
@@ -11,6 +13,7 @@
 
 #include "trace/format.hpp"
 #include "trace/reader.hpp"
+#include "trace_builder.hpp"
 
 namespace tasklens::trace {
 
@@ -96,6 +99,57 @@ inline std::vector<Event> read_with_schema_extras(const std::vector<std::vector<
   }
   unlink(p.c_str());
   return events;
+}
+
+// A small trace (fixtures::test_trace_head's) of `streams`, each in two blocks written in
+// reverse order (the reader must sort them), or (block_bytes > 0) in blocks of that
+// many bytes, cut wherever they fall (inside events too).
+inline std::vector<uint8_t> file_with(const std::vector<std::vector<uint8_t>>& streams, bool finish,
+                                      Compression compress, size_t block_bytes = 0) {
+  std::vector<uint8_t> out = fixtures::test_trace_head();
+  ClockSync b{3001000, 1000000};
+  for (uint32_t t = 0; t < streams.size(); ++t) {
+    // Two blocks per stream, written in reverse order: the reader must sort them.
+    const auto& s = streams[t];
+    size_t half = s.size() / 2;
+    std::vector<std::pair<size_t, size_t>> parts{{half, s.size()}, {0, half}};
+    if (block_bytes > 0) {
+      parts.clear();
+      for (size_t lo = 0; lo < s.size(); lo += block_bytes)
+        parts.emplace_back(lo, std::min(s.size(), lo + block_bytes));
+    }
+    for (auto [lo, hi] : parts) {
+      EventBlockHeader bh{};
+      bh.thread = t;
+      bh.chunk_seq = 0;
+      bh.offset = static_cast<uint32_t>(lo);
+      bh.raw_size = static_cast<uint32_t>(hi - lo);
+      std::vector<uint8_t> data(s.begin() + lo, s.begin() + hi);
+      if (compress == Compression::Zstd) {
+        std::vector<uint8_t> z(ZSTD_compressBound(data.size()));
+        z.resize(ZSTD_compress(z.data(), z.size(), data.data(), data.size(), 1));
+        data = z;
+      } else if (compress == Compression::Lz4) {
+        std::vector<uint8_t> z(LZ4_compressBound(static_cast<int>(data.size())));
+        z.resize(LZ4_compress_default(reinterpret_cast<const char*>(data.data()),
+                                      reinterpret_cast<char*>(z.data()),
+                                      static_cast<int>(data.size()), static_cast<int>(z.size())));
+        data = z;
+      }
+      bh.compression = static_cast<uint8_t>(compress);
+      append_record(out, RecordType::EventBlock, &bh, sizeof bh, data.data(), data.size());
+    }
+  }
+  uint32_t unknown = 0xdead;  // a record type from the future: skipped
+  append_record(out, static_cast<RecordType>(99), &unknown, 4);
+  append_record(out, RecordType::ClockSync, &b, sizeof b);
+  if (finish) {
+    Finish f{};
+    f.tasks_created = 1;
+    f.end_tsc = 6000001000;  // 2 s after the header's start (TSC 1000) at the syncs' 3 GHz
+    append_record(out, RecordType::Finish, &f, sizeof f);
+  }
+  return out;
 }
 
 // Reading `bytes` as a file fails with one line that names the file and holds `fragment`, read
