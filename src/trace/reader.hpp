@@ -96,7 +96,7 @@ class EventDecoder {
     return read_long_varint(v);
   }
   bool read_long_varint(uint64_t& v);
-  void expand_tbb(Event& e);
+  void expand(Event& e);
   void resolve_dependences(const EventShape& shape);
   [[noreturn]] void malformed(const std::string& what) const;
   // Block by block (TraceFile::decoder(thread)): the undecoded bytes move to the window's start
@@ -130,7 +130,7 @@ class EventDecoder {
   uint64_t scratch_[32] = {};  // fixed fields (the schema allows at most 32)
   int scratch_filled_ = 0;     // scratch_'s words past it are zero
   bool truncated_ = false;
-  // The thread's open oneTBB waits and task runs, innermost last (expand_tbb).
+  // The thread's open oneTBB waits and task runs, innermost last (expand).
   struct TbbWait {
     uint64_t task, group, code;
   };

@@ -255,6 +255,21 @@ TEST(TraceEvents, DependencesDeltaChainsTheAddressesByPosition) {
         << err.what();
   }
   unlink(p.c_str());
+
+  // A schema that gives the kind no groups is refused too, not read as a task without
+  // dependences.
+  StreamWriter none;
+  none.begin(EventKind::DependencesDelta, 1100);
+  none.put_id((1ull << 40) + 6);
+  none.varint(0);
+  try {
+    read_with_schema_extras({{46, 2, 0, 0x1, 0, 0}}, none.bytes);
+    ADD_FAILURE() << "a dependences_delta without groups in the schema was accepted";
+  } catch (const TraceError& err) {
+    EXPECT_NE(std::string(err.what()).find("a dependences_delta event with 0 groups of 0"),
+              std::string::npos)
+        << err.what();
+  }
 }
 
 }  // namespace
