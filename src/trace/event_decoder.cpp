@@ -131,8 +131,8 @@ bool EventDecoder::next(Event& e) {
       std::fill(scratch_ + shape.fixed, scratch_ + std::min<int>(scratch_filled_, 5), 0);
     scratch_filled_ = shape.fixed;
     std::memcpy(e.f, scratch_, sizeof e.f);
-    // The kinds from TbbWaitBegin on become other kinds (out of line: a branch here for one of
-    // them cost every other event about 8 instructions).
+    // The kinds from TbbWaitBegin on become other kinds, out of line: a branch here for one of
+    // them made every other event dearer (docs/benchmarks.md, "With `depend`").
     if (kind >= static_cast<uint8_t>(EventKind::TbbWaitBegin)) expand(e);
     return true;
   }
