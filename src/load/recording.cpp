@@ -205,6 +205,9 @@ Streamed read_in_one_pass(const std::string& path, const std::string& reading,
                           const SinkMaker& make_sink, uint64_t sink_bytes,
                           uint64_t sink_bytes_per_strand, uint64_t sink_strands_cap,
                           model::ChunkTap* sink_tap) {
+  // What the passes before this one freed goes back to the system first, so that a reading in
+  // passes peaks at its largest pass, not at their sum (platform.hpp).
+  platform::give_back_freed_memory();
   Streamed st;
   Timings& timings = Timings::global();
   Progress& progress = Progress::global();

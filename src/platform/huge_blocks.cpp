@@ -1,5 +1,8 @@
 // Large blocks in transparent huge pages (platform.hpp says why).
 #include <fcntl.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -152,5 +155,12 @@ void huge_blocks_release_spares() noexcept {
 // A program whose operator new does not send big blocks here (the tests, the benches): no.
 // huge_new_delete.cpp's definition, linked into the tasklens executable, overrides this one.
 __attribute__((weak)) bool big_blocks_in_huge_pages() noexcept { return false; }
+
+void give_back_freed_memory() noexcept {
+  huge_blocks_release_spares();
+#if defined(__GLIBC__)
+  ::malloc_trim(0);
+#endif
+}
 
 }  // namespace tasklens::platform

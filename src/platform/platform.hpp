@@ -41,10 +41,16 @@ void* huge_block_alloc(std::size_t bytes) noexcept;
 // Frees p if it came from huge_block_alloc and returns true; false (and nothing done) for any
 // other pointer, nullptr included. Thread-safe.
 bool huge_block_free(void* p) noexcept;
-// Live blocks, and bytes of freed blocks kept for the next ones; giving those back (for tests).
+// Live blocks, and bytes of freed blocks kept for the next ones; giving those back.
 std::size_t huge_blocks_live() noexcept;
 std::size_t huge_blocks_spare_bytes() noexcept;
 void huge_blocks_release_spares() noexcept;
+// Gives the memory freed so far back to the system: the spare huge blocks, and malloc's free
+// pages in every arena (glibc's malloc_trim; elsewhere the spares alone). For a reading in
+// passes, between two of them: a pass's memory, freed, is otherwise kept (by the spares, and by
+// malloc in the arena of the thread that freed it, where the next pass's threads may not take
+// it), so that a command's peak grew with its passes instead of being the largest pass's.
+void give_back_freed_memory() noexcept;
 // Whether the kernel gives huge pages to memory marked MADV_HUGEPAGE (THP "always" or
 // "madvise") and TASKLENS_HUGE_PAGES is not 0, read once. TASKLENS_HUGE_PAGES=0 is for virtual
 // machines whose host takes freed memory back, where a fresh huge page can cost more than the

@@ -140,8 +140,9 @@ TEST_F(Diagnosis, ACreatorTooSlowForItsTasksIsNamedAtTheSingle) {
     EXPECT_NE(d["advice"].get<std::string>().find("larger tasks"), std::string::npos) << d.dump();
     EXPECT_NE(d["advice"].get<std::string>().find("`depend`"), std::string::npos) << d.dump();
     for (const json& x : r["diagnosis"])
-      if (x["kind"] == "whatif-gain" || x["kind"] == "low-parallelism")
+      if (x["kind"] == "whatif-gain" || x["kind"] == "low-parallelism") {
         EXPECT_NE(x["location"], d["location"]) << x.dump();
+      }
   }
 }
 

@@ -6,9 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -33,19 +31,6 @@ Rows rows_of(const json& report) {
 }
 
 // A refusal: exit `code`, one line on stderr holding `says`, nothing on stdout.
-void expect_one_line(const RunResult& r, int code, const std::string& says) {
-  EXPECT_TRUE(r.exited(code)) << r.describe();
-  EXPECT_EQ(lines_of(r.err).size(), 1u) << r.describe();
-  EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
-  EXPECT_EQ(r.out, "") << r.describe();
-}
-
-json report_of(const std::vector<std::string>& argv, const EnvOverrides& env = default_env()) {
-  const RunResult r = run(argv, env);
-  EXPECT_TRUE(r.exited(0)) << r.describe();
-  return r.exited(0) ? json::parse(r.out, nullptr, false) : json();
-}
-
 // whatif --list's fragments, each line without its function (one pass does not name them):
 // the label, the work and the share of the critical path. Sorted, since equal rows may come in
 // another order.
@@ -136,7 +121,7 @@ void expect_same_whatif(const std::string& trace, const json& report, const std:
       stream.insert(stream.begin() + 2, "--raw-span");
     }
     stream.insert(stream.begin() + 2, "--stream");
-    json memory = report_of(raw), one_pass = report_of(stream);
+    json memory = json_of_run(raw), one_pass = json_of_run(stream);
     ASSERT_FALSE(memory.is_null() || one_pass.is_null()) << name;
     const std::string said = one_pass["warnings"].dump();
     EXPECT_NE(said.find(robust && memory["span_mode"] == "robust" ? "read in passes"
@@ -288,7 +273,7 @@ void expect_same_advise(const std::string& trace, const std::string& name) {
       stream.insert(stream.begin() + 2, "--raw-span");
     }
     stream.insert(stream.begin() + 2, "--stream");
-    json memory = report_of(raw), one_pass = report_of(stream);
+    json memory = json_of_run(raw), one_pass = json_of_run(stream);
     ASSERT_FALSE(memory.is_null() || one_pass.is_null()) << name;
     const std::string warnings = one_pass["warnings"].dump();
     EXPECT_NE(warnings.find("read in one pass"), std::string::npos) << name;
@@ -334,7 +319,7 @@ void expect_same_sched(const std::string& trace, const std::string& name) {
                                          "--points",   "57",    trace};
   std::vector<std::string> stream = argv;
   stream.insert(stream.begin() + 2, "--stream");
-  json memory = report_of(argv), one_pass = report_of(stream);
+  json memory = json_of_run(argv), one_pass = json_of_run(stream);
   ASSERT_FALSE(memory.is_null() || one_pass.is_null()) << name;
   EXPECT_NE(one_pass["warnings"].dump().find("read in one pass"), std::string::npos) << name;
   for (json* j : {&memory, &one_pass}) j->erase("warnings");
@@ -356,9 +341,9 @@ void expect_same_predict(const std::string& trace, const std::string& name) {
   for (const bool raw_span : {true, false}) {
     std::vector<std::string> argv = {TASKLENS_BIN, "predict", "--format", "json", trace};
     if (raw_span) argv.insert(argv.begin() + 2, "--raw-span");
-    json memory = report_of(argv);
+    json memory = json_of_run(argv);
     argv.insert(argv.begin() + 2, "--stream");
-    json one_pass = report_of(argv);
+    json one_pass = json_of_run(argv);
     const std::string mode = raw_span ? " (--raw-span)" : " (robust)";
     ASSERT_FALSE(memory.is_null() || one_pass.is_null()) << name << mode;
     EXPECT_EQ(one_pass["simulated_graph"]["read"], "one pass") << name;
@@ -471,7 +456,7 @@ void expect_same_view_structure(const std::string& trace, const std::string& nam
 // in the same order, each slice's strand id aside (the order met, `strand_ids` "met"), and the
 // same facts; so with --window on the run's middle third.
 void expect_same_timeline(const std::string& trace, const std::string& name) {
-  const json whole = report_of({TASKLENS_BIN, "export", trace});
+  const json whole = json_of_run({TASKLENS_BIN, "export", trace});
   ASSERT_FALSE(whole.is_null()) << name;
   double end_us = 0;
   for (const json& e : whole["traceEvents"])
@@ -484,7 +469,7 @@ void expect_same_timeline(const std::string& trace, const std::string& name) {
     argv.insert(argv.end(), window.begin(), window.end());
     std::vector<std::string> stream = argv;
     stream.push_back("--stream");
-    json memory = window.empty() ? whole : report_of(argv), one_pass = report_of(stream);
+    json memory = window.empty() ? whole : json_of_run(argv), one_pass = json_of_run(stream);
     const std::string what = name + (window.empty() ? "" : " " + third);
     ASSERT_FALSE(memory.is_null() || one_pass.is_null()) << what;
     EXPECT_EQ(memory["otherData"]["strand_ids"], "serial") << what;
@@ -506,7 +491,7 @@ void expect_same_timeline(const std::string& trace, const std::string& name) {
 // decided by itself (no kept one): when strands are clipped, the pass with them clipped plays the
 // first pass's calls back (load/sink_spool.hpp), and gives the same figures.
 void expect_same_robust_report(const std::string& trace, const std::string& name) {
-  const json memory = report_of({TASKLENS_BIN, "report", "--format", "json", trace});
+  const json memory = json_of_run({TASKLENS_BIN, "report", "--format", "json", trace});
   EnvOverrides deciding = default_env();
   deciding["TASKLENS_CACHE"] = "off";
   deciding["TASKLENS_TIMINGS"] = "1";
@@ -538,9 +523,10 @@ void expect_same_robust_report(const std::string& trace, const std::string& name
 // `trace`: report (work, span, strands, tasks, rows with their critical path shares: the span
 // as measured with --raw-span, the robust one without), whatif, tasks, advise, sched and predict.
 void expect_one_pass_reads_it_as_the_dag(const std::string& trace, const std::string& name) {
-  const json memory = report_of({TASKLENS_BIN, "report", "--raw-span", "--format", "json", trace});
+  const json memory =
+      json_of_run({TASKLENS_BIN, "report", "--raw-span", "--format", "json", trace});
   const json one_pass =
-      report_of({TASKLENS_BIN, "report", "--stream", "--raw-span", "--format", "json", trace});
+      json_of_run({TASKLENS_BIN, "report", "--stream", "--raw-span", "--format", "json", trace});
   ASSERT_FALSE(memory.is_null() || one_pass.is_null()) << name;
   EXPECT_EQ(one_pass["program"]["work"], memory["program"]["work"]) << name;
   EXPECT_EQ(one_pass["program"]["span"], memory["program"]["span"]) << name;
@@ -702,148 +688,6 @@ TEST_P(OnePassOfOneTbb, ReadsItAsTheDagInMemory) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Stream, OnePassOfOneTbb, ::testing::ValuesIn(tbb_cases()), case_name);
-
-// A CSV has no place for the warnings: a one-pass reading's (its figures as measured, its
-// percentiles approximate) come on stderr, one line each, and the CSV stays a CSV.
-TEST_F(Stream, ACsvReadInOnePassSaysSoOnStderr) {
-  const std::string fib = path("fib.tlens");
-  ASSERT_TRUE(record(example("suite_fib", "clang"), {"16"}, fib).exited(0));
-  for (const char* command : {"report", "tasks", "sched", "advise"}) {
-    const RunResult r = run({TASKLENS_BIN, command, "--stream", "--format", "csv", fib});
-    ASSERT_TRUE(r.exited(0)) << r.describe();
-    // ("in passes" for report's robust span: e2e_stream_test's expect_same_robust_report)
-    EXPECT_NE(r.err.find("tasklens: warning: read in "), std::string::npos)
-        << command << ": " << r.err;
-    EXPECT_EQ(r.out.find("warning"), std::string::npos) << command << ": " << r.out;
-    EXPECT_NE(r.out.find(','), std::string::npos) << command << ": " << r.out;
-  }
-  const RunResult json_out = run({TASKLENS_BIN, "report", "--stream", "--format", "json", fib});
-  EXPECT_EQ(json_out.err.find("warning"), std::string::npos) << json_out.err;
-}
-
-// The strands' times and the critical path's log of a one-pass reading go to $TMPDIR: a TMPDIR
-// that cannot take them is named in one line (the C library's tmpfile() ignored TMPDIR, and they
-// went to /tmp whatever the user said).
-TEST_F(Stream, TemporaryFilesGoToTmpdir) {
-  // (Large enough for both to spill: 1.59 M strands, the log's blocks and the sort's runs
-  // taking a million and 2 M each.)
-  const std::string fib = path("fib.tlens");
-  ASSERT_TRUE(record(example("suite_fib", "clang"), {"27"}, fib).exited(0));
-  EnvOverrides env = default_env();
-  env["TMPDIR"] = "/nonexistent/tasklens-tmp";
-  for (const char* command : {"report", "sched"}) {
-    const RunResult r = run({TASKLENS_BIN, command, "--stream", fib}, env);
-    EXPECT_FALSE(r.exited(0)) << command << ": " << r.describe();
-    EXPECT_NE(r.err.find("/nonexistent/tasklens-tmp"), std::string::npos)
-        << command << ": " << r.err;
-    EXPECT_NE(r.err.find("set TMPDIR"), std::string::npos) << command << ": " << r.err;
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << command << ": " << r.err;
-  }
-  env["TMPDIR"] = path("");
-  const RunResult ok = run({TASKLENS_BIN, "sched", "--stream", fib}, env);
-  EXPECT_TRUE(ok.exited(0)) << ok.describe();
-}
-
-// What one pass cannot read yet is refused in one line that says what and what to do; a
-// recording too large for the memory goes to one pass by itself, or gets one line if it cannot.
-TEST_F(Stream, WhatOnePassCannotReadIsSaidInOneLine) {
-  const std::string detach = path("detach.tlens");
-  ASSERT_TRUE(record(example("sem_detach", "clang"), {}, detach).exited(0));
-  for (const char* command : {"report", "tasks", "advise", "sched", "predict"})
-    expect_one_line(run({TASKLENS_BIN, command, "--stream", detach}), 5,
-                    "detach.tlens: the recording has detached tasks (detach clauses), which "
-                    "tasklens cannot read in one pass yet");
-  // A taskloop whose tasks' share of its iterations is known only at its end holds them until
-  // then: more than 262144 of them are refused (300000 tasks on one thread, no dispatch events).
-  const std::string taskloop = path("taskloop.tlens");
-  EnvOverrides one_thread = default_env();
-  one_thread["OMP_NUM_THREADS"] = "1";
-  ASSERT_TRUE(record(example("loop_forms", "clang"), {"taskloop_grainsize", "1200000", "1"},
-                     taskloop, one_thread)
-                  .exited(0));
-  expect_one_line(run({TASKLENS_BIN, "report", "--stream", taskloop}), 5,
-                  "taskloop.tlens: the recording has a taskloop of more than 262144 tasks without "
-                  "dispatch events");
-  RunResult base = run({TASKLENS_BIN, "report", "--stream", "--base", detach, detach});
-  EXPECT_TRUE(base.exited(2)) << base.describe();
-
-  EnvOverrides tight = default_env();
-  tight["TASKLENS_MEMORY_LIMIT"] = "400K";  // below the DAG's need, above one pass's
-  const std::string fib = path("fib.tlens");
-  ASSERT_TRUE(record(example("suite_fib", "clang"), {"16"}, fib).exited(0));  // 3192 tasks
-  const json j = report_of({TASKLENS_BIN, "report", "--format", "json", fib}, tight);
-  ASSERT_FALSE(j.is_null());
-  // (In one pass, or in passes for the robust span when it clips strands.)
-  EXPECT_NE(j["warnings"].dump().find("(--stream, or its DAG does not fit in the memory)"),
-            std::string::npos)
-      << j["warnings"];
-  EXPECT_EQ(j["tasks"], 3192);
-  const json tasks = report_of({TASKLENS_BIN, "tasks", "--format", "json", fib}, tight);
-  ASSERT_FALSE(tasks.is_null());
-  EXPECT_NE(tasks["warnings"].dump().find("read in one pass"), std::string::npos)
-      << tasks["warnings"];
-  EXPECT_EQ(tasks["tasks"], 3192);
-  // diff too, in passes.
-  const json d = report_of({TASKLENS_BIN, "diff", "--format", "json", fib, fib}, tight);
-  ASSERT_FALSE(d.is_null());
-  EXPECT_NE(d["other"]["warnings"].dump().find("read in passes"), std::string::npos)
-      << d["other"]["warnings"];
-  expect_one_line(run({TASKLENS_BIN, "diff", "--stream", fib, detach}), 5,
-                  "detach.tlens: the recording has detached tasks (detach clauses), which "
-                  "tasklens cannot read in one pass yet");
-  // advise too, one pass per step.
-  const json advice = report_of({TASKLENS_BIN, "advise", "--format", "json", fib}, tight);
-  ASSERT_FALSE(advice.is_null());
-  EXPECT_NE(advice["warnings"].dump().find("read in one pass"), std::string::npos)
-      << advice["warnings"];
-  EXPECT_GT(advice["program"]["work"].get<uint64_t>(), 0u);
-  // whatif too, with site, fragment and region units.
-  const json w = report_of({TASKLENS_BIN, "whatif", "--format", "json", "--site", "fib.c:19",
-                            "--fragment", "fib.c:19-21", fib},
-                           tight);
-  ASSERT_FALSE(w.is_null());
-  EXPECT_NE(w["warnings"].dump().find("(--stream, or its DAG does not fit in the memory)"),
-            std::string::npos)
-      << w["warnings"];
-  EXPECT_EQ(w["units"].size(), 3u) << w.dump();  // each alone, and both
-  for (const EnvOverrides& env : {tight, default_env()})
-    expect_one_line(run({TASKLENS_BIN, "whatif", "--stream", "--region", "solve", fib}, env), 2,
-                    "--region solve: the trace has no regions; mark them with "
-                    "TASKLENS_REGION_BEGIN/END");
-  const std::string regions = path("regions.tlens");  // 3000 tasks: a DAG over 400 KiB
-  ASSERT_TRUE(record(example("regions", "clang"), {"3000", "10"}, regions).exited(0));
-  const json r =
-      report_of({TASKLENS_BIN, "whatif", "--format", "json", "--region", "leaf=4", regions}, tight);
-  ASSERT_FALSE(r.is_null());
-  EXPECT_NE(r["warnings"].dump().find("(--stream, or its DAG does not fit in the memory)"),
-            std::string::npos)
-      << r["warnings"];
-  ASSERT_EQ(r["units"].size(), 2u) << r.dump();  // alone, and at its own factor
-  EXPECT_EQ(r["units"][0]["unit"], "region leaf");
-  EXPECT_GT(r["units"][0]["work"].get<uint64_t>(), 0u);
-  expect_one_line(run({TASKLENS_BIN, "whatif", "--stream", "--region", "nowhere", regions}), 2,
-                  "--region nowhere: no region of that name; `tasklens whatif --list` shows the "
-                  "recorded ones");
-  expect_one_line(run({TASKLENS_BIN, "whatif", "--stream", "--fragment", "fib.c:1-2", fib}), 2,
-                  "--fragment fib.c:1-2: no code fragment file:L1-L2 like that");
-  expect_one_line(run({TASKLENS_BIN, "whatif", "--stream", "--site", "nowhere.c:1", fib}), 2,
-                  "--site nowhere.c:1: no construct site there");
-  expect_one_line(run({TASKLENS_BIN, "whatif", "--stream", "--site", "x.c:1", detach}), 5,
-                  "detach.tlens: the recording has detached tasks (detach clauses), which "
-                  "tasklens cannot read in one pass yet");
-
-  const std::string tbb = path("tbb.tlens");  // a parallel_pipeline of 1024 items: over 400 KiB
-  ASSERT_TRUE(record(std::string(TASKLENS_EXAMPLES_DIR) + "/tbb_flow",
-                     {"pipeline", "1024", "1", "1", "1", "1", "1"}, tbb)
-                  .exited(0));
-  for (const char* command : {"report", "tasks", "advise"})
-    expect_one_line(run({TASKLENS_BIN, command, tbb}, tight), 6,
-                    "tbb.tlens: the DAG of this recording does not fit in the memory, and it has "
-                    "oneTBB parallel_pipeline calls");
-  expect_one_line(run({TASKLENS_BIN, "report", "--stream", tbb}), 5,
-                  "tbb.tlens: the recording has oneTBB parallel_pipeline calls, which tasklens "
-                  "cannot read in one pass yet");
-}
 
 }  // namespace
 }  // namespace tasklens::e2e

@@ -404,12 +404,6 @@ TEST_F(View, WithoutTasksTheTaskViewSaysWhy) {
 }
 
 TEST_F(View, BadInputIsOneLineAndNonZero) {
-  auto expect_one_line = [](const RunResult& r, int code, const std::string& words) {
-    EXPECT_TRUE(r.exited(code)) << r.describe();
-    EXPECT_EQ(r.out, "");
-    EXPECT_EQ(lines_of(r.err).size(), 1u) << r.err;
-    EXPECT_NE(r.err.find(words), std::string::npos) << r.err;
-  };
   expect_one_line(tasklens_command("view", {path("missing.tlens"), "-o", path("x.html")}), 4,
                   "missing.tlens");
   const std::string trace = recorded(example("fib", "gcc"), {"10", "200"}, "fib");

@@ -341,6 +341,24 @@ inline json tasklens_command_json(const std::string& command, std::vector<std::s
   }
 }
 
+// `argv` run with `env`, its output parsed; a failed command is a test failure and gives a null
+// json, as does output that is not JSON.
+inline json json_of_run(const std::vector<std::string>& argv,
+                        const EnvOverrides& env = default_env()) {
+  const RunResult r = run(argv, env);
+  EXPECT_TRUE(r.exited(0)) << r.describe();
+  return r.exited(0) ? json::parse(r.out, nullptr, false) : json();
+}
+
+// A refusal as every command gives one: exit `code`, nothing on stdout, one line on stderr that
+// says `says`.
+inline void expect_one_line(const RunResult& r, int code, const std::string& says) {
+  EXPECT_TRUE(r.exited(code)) << r.describe();
+  EXPECT_EQ(lines_of(r.err).size(), 1u) << r.describe();
+  EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "") << r.describe();
+}
+
 // ---------------------------------------------------------------------------------------------
 // Checks on a report
 

@@ -157,4 +157,48 @@ TEST(HugeBlocks, NothingWhenHugePagesAreOff) {
   EXPECT_EQ(huge_block_alloc(kHugeBlockMin), nullptr);
 }
 
+// Between a reading's passes: the spare blocks go, and so do the free pages that another
+// thread's malloc arena keeps (a pass's threads free into their own arenas, where the next
+// pass's may not look). Pages are checked with mincore, not the process's resident total, which
+// other threads of the test runner move.
+TEST(HugeBlocks, FreedMemoryGoesBackToTheSystem) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "the sanitizer's allocator keeps freed memory by design";
+#elif !defined(__GLIBC__)
+  GTEST_SKIP() << "malloc's free pages are given back with glibc's malloc_trim only";
+#else
+  if (huge_pages_available()) {
+    void* block = huge_block_alloc(kHugeBlockMin);
+    ASSERT_NE(block, nullptr);
+    std::memset(block, 1, kHugeBlockMin);
+    ASSERT_TRUE(huge_block_free(block));
+    EXPECT_GE(huge_blocks_spare_bytes(), kHugeBlockMin);
+  }
+  // 256 chunks of 64 KiB (under malloc's mmap threshold: from its arena), all but the last
+  // freed: they merge into one free chunk that the last keeps from the arena's top, so that
+  // free() itself cannot shrink the arena.
+  constexpr size_t kChunks = 256, kChunk = size_t{64} << 10;
+  std::vector<char*> chunks;
+  std::thread([&] {
+    for (size_t i = 0; i < kChunks; ++i) {
+      chunks.push_back(static_cast<char*>(std::malloc(kChunk)));
+      std::memset(chunks.back(), 1, kChunk);
+    }
+    for (size_t i = 0; i + 1 < kChunks; ++i) std::free(chunks[i]);
+  }).join();
+  auto resident = [](const void* p) {
+    unsigned char vec = 0;
+    void* page = reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(p) + 4095) &
+                                         ~std::uintptr_t{4095});
+    return mincore(page, 4096, &vec) == 0 && (vec & 1) != 0;
+  };
+  const char* inside = chunks[kChunks / 2] + kChunk / 2;  // far from every chunk header
+  EXPECT_TRUE(resident(inside)) << "a freed page of the arena is still resident before";
+  give_back_freed_memory();
+  EXPECT_EQ(huge_blocks_spare_bytes(), 0u);
+  EXPECT_FALSE(resident(inside)) << "malloc's free pages were not given back";
+  std::free(chunks.back());
+#endif
+}
+
 }  // namespace
