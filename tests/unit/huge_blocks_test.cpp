@@ -161,8 +161,16 @@ TEST(HugeBlocks, NothingWhenHugePagesAreOff) {
 // thread's malloc arena keeps (a pass's threads free into their own arenas, where the next
 // pass's may not look). Pages are checked with mincore, not the process's resident total, which
 // other threads of the test runner move.
-TEST(HugeBlocks, FreedMemoryGoesBackToTheSystem) {
+// (gcc says a sanitizer is on with __SANITIZE_*__, clang 14 only with __has_feature.)
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define TASKLENS_SANITIZER_ALLOCATOR 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define TASKLENS_SANITIZER_ALLOCATOR 1
+#endif
+#endif
+TEST(HugeBlocks, FreedMemoryGoesBackToTheSystem) {
+#if defined(TASKLENS_SANITIZER_ALLOCATOR)
   GTEST_SKIP() << "the sanitizer's allocator keeps freed memory by design";
 #elif !defined(__GLIBC__)
   GTEST_SKIP() << "malloc's free pages are given back with glibc's malloc_trim only";
