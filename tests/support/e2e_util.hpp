@@ -324,11 +324,11 @@ inline RunResult tasklens_command(const std::string& command,
   return run(argv);
 }
 
-// `tasklens <command> args... --format json`, parsed; a failed command or output that is not
-// JSON is a test failure and gives a null json.
-inline json tasklens_command_json(const std::string& command, std::vector<std::string> args) {
-  args.insert(args.end(), {"--format", "json"});
-  RunResult r = tasklens_command(command, args);
+// `argv` run with `env`, its output parsed; a failed command or output that is not JSON is a
+// test failure and gives a null json.
+inline json json_of_run(const std::vector<std::string>& argv,
+                        const EnvOverrides& env = default_env()) {
+  const RunResult r = run(argv, env);
   if (!r.exited(0)) {
     ADD_FAILURE() << r.describe();
     return json();
@@ -341,13 +341,12 @@ inline json tasklens_command_json(const std::string& command, std::vector<std::s
   }
 }
 
-// `argv` run with `env`, its output parsed; a failed command is a test failure and gives a null
-// json, as does output that is not JSON.
-inline json json_of_run(const std::vector<std::string>& argv,
-                        const EnvOverrides& env = default_env()) {
-  const RunResult r = run(argv, env);
-  EXPECT_TRUE(r.exited(0)) << r.describe();
-  return r.exited(0) ? json::parse(r.out, nullptr, false) : json();
+// `tasklens <command> args... --format json`, parsed as json_of_run does.
+inline json tasklens_command_json(const std::string& command, std::vector<std::string> args) {
+  std::vector<std::string> argv = {TASKLENS_BIN, command};
+  argv.insert(argv.end(), args.begin(), args.end());
+  argv.insert(argv.end(), {"--format", "json"});
+  return json_of_run(argv);
 }
 
 // A refusal as every command gives one: exit `code`, nothing on stdout, one line on stderr that
