@@ -131,6 +131,23 @@ void finish_overheads(Overheads& o, const model::Model& m, uint64_t timed_strand
     o.one_worker_task = double(m.task_cost);
 }
 
+Overheads without_contention(const Overheads& measured) {
+  if (!(measured.one_worker_task > 0)) return measured;
+  Overheads o = measured;
+  const double task = measured.one_worker_task;
+  const double ratio = measured.steal.measured && measured.spawn.measured &&
+                               measured.spawn.ticks > 0 && measured.steal.ticks > 0
+                           ? measured.steal.ticks / measured.spawn.ticks
+                           : 1.0;
+  o.spawn.ticks = task;
+  o.steal.ticks = std::max(1.0, ratio) * task;
+  o.sync.ticks = 0;
+  o.cont.ticks = 0;
+  o.inside = 0;  // (inside the task cost)
+  o.contention_removed = true;
+  return o;
+}
+
 Overheads measure_overheads(const model::Model& m) {
   const uint32_t n = static_cast<uint32_t>(m.strands.size());
   const std::vector<uint32_t> task = tasks_of(m);

@@ -47,6 +47,9 @@
 //  * One worker on a recording of several (Overheads::one_worker_task): the measured task cost per
 //    spawned strand replaces the four classes as what each strand pays on one worker, in run(1)
 //    and as the floor above, so the bound holds and the speedups' base is the one-thread run.
+//  * `predict`'s headline simulates with without_contention(measured) (below): on a recording of
+//    several workers every task pays that task cost on P workers too, a steal that cost times the
+//    measured steal/spawn ratio; the measured classes give the `with contention` figures beside it.
 //  * Loop iterations seen only together (Model::divisible: a thread's static share, a chunk, a
 //    taskloop task): a worker that starts such a strand of c iterations splits it into
 //    k = min(c, P) shares of its iterations as even as whole iterations allow (durations in
@@ -92,6 +95,9 @@ struct Overheads {
   // worker then pays this per spawned strand and nothing for syncs and continuations, instead of
   // the four classes: the speedups' base is what the program's own one-thread run costs.
   double one_worker_task = 0;
+  // Set by without_contention: the four classes are what the program's runtime costs per start
+  // on one thread, not the recording's gaps.
+  bool contention_removed = false;
 };
 // A gap this many times its class's median is not what a start costs: a worker that slept
 // (libomp's threads sleep after their blocktime) woken for a steal, a page fault. A few of those
@@ -107,6 +113,18 @@ Overheads measure_overheads(const model::Model& model);
 // Shared with the one-pass reading (analysis/stream_predict.hpp).
 void finish_overheads(Overheads& o, const model::Model& model, uint64_t timed_strands,
                       uint32_t threads);
+
+// What each start costs the program on any number of workers, without the contention the
+// recording's workers met (predictions that are the program's, not the recorded machine's: the
+// gaps of a recording of several workers hold how hard its workers fought over the runtime's task
+// queues, which moves from one recording, build and machine to the next, 15 times the one-thread
+// cost on a 2-core virtual machine). Given a recording of several workers with a measured task
+// cost (Overheads::one_worker_task > 0): a spawned strand pays that cost, a sync or a continuation
+// nothing (the cost is a task's creation, start and join together), and a steal the task cost
+// times what a steal cost over a spawn in the recording (its measured steal / spawn ratio, 1 when
+// either is not measured), never less than the task cost; contention_removed is set. Otherwise
+// (one worker, no measure) the measured overheads, unchanged: one worker has no contention.
+Overheads without_contention(const Overheads& measured);
 
 // The strands' durations in TSC ticks (see above).
 std::vector<uint64_t> strand_durations(const model::Model& model);

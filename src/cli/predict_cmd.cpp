@@ -365,15 +365,25 @@ void run_predict(const PredictOptions& opt) {
   for (size_t i = 0; i < runs.size(); ++i)
     if (auto note = report::removed_time_note(paths[i], runs[i]->removed_share))
       view.notes.push_back(*note);
-  if (auto note = report::preemption_note(m, view.work_ticks)) view.notes.push_back(*note);
-  if (view.overheads.one_worker_task > 0)
+  view.simulated_overheads = analysis::without_contention(view.overheads);
+  const bool contention_removed = view.simulated_overheads.contention_removed;
+  if (auto note = report::preemption_note(m, view.work_ticks, contention_removed))
+    view.notes.push_back(*note);
+  if (contention_removed) {
+    const analysis::Overheads& o = view.overheads;
     view.notes.push_back(fmt::format(
-        "one worker pays {} per task (what a task costs this program's runtime on one thread, "
-        "measured by `record`), not the gaps between strands above: those of a {}-worker "
-        "recording include the workers' contention for the task queues, which one worker does "
-        "not have; the prediction at 1 worker, the speedups' base, is the program's own "
-        "one-thread time",
-        report::format_amount(view.overheads.one_worker_task, view.tsc_hz), runs[from]->workers));
+        "every task is charged {}, what a task costs this program's runtime on one thread "
+        "(measured by `record`), and every steal {}; not the gaps between strands above: on "
+        "this recording's {} workers a spawned task waited {} to start ({:.1f} times the "
+        "one-thread cost), their contention for the runtime's task queues, which changes from "
+        "one run, build and machine to the next. The `with contention` columns charge those "
+        "gaps at every start on P workers: expect them if your machine's workers contend as "
+        "these did",
+        report::format_amount(o.one_worker_task, view.tsc_hz),
+        report::format_amount(view.simulated_overheads.steal.ticks, view.tsc_hz),
+        runs[from]->workers, report::format_amount(o.spawn.ticks, view.tsc_hz),
+        o.spawn.ticks / o.one_worker_task));
+  }
   if (view.overheads.inside > 0)
     view.notes.push_back(fmt::format(
         "each overhead includes {:.0f} TSC ticks per strand of the OpenMP runtime's own cost "
@@ -414,17 +424,23 @@ void run_predict(const PredictOptions& opt) {
   // base.
   std::vector<uint32_t> counts = threads;
   if (counts.front() != 1) counts.insert(counts.begin(), 1);
-  std::vector<analysis::SimulationResult> by_count(counts.size());
+  // Each count with the program's costs, and with the recorded contention when those differ
+  // (at 1 worker both are the one-thread task cost).
+  std::vector<analysis::SimulationResult> by_count(counts.size()), contended(counts.size());
   {
+    const size_t jobs = contention_removed ? 2 * counts.size() : counts.size();
     std::atomic<size_t> next{0};
     const auto worker = [&] {
-      for (size_t k; (k = next.fetch_add(1)) < counts.size();) {
-        const size_t i = counts.size() - 1 - k;
-        by_count[i] = simulator->run(counts[i], view.overheads);
+      for (size_t k; (k = next.fetch_add(1)) < jobs;) {
+        const size_t i = counts.size() - 1 - k % counts.size();
+        if (k < counts.size())
+          by_count[i] = simulator->run(counts[i], view.simulated_overheads);
+        else
+          contended[i] = simulator->run(counts[i], view.overheads);
       }
     };
     const size_t helpers =
-        std::min<size_t>(counts.size(), std::max(1u, std::thread::hardware_concurrency())) - 1;
+        std::min<size_t>(jobs, std::max(1u, std::thread::hardware_concurrency())) - 1;
     std::vector<std::thread> pool;
     for (size_t i = 0; i < helpers; ++i) pool.emplace_back(worker);
     worker();
@@ -440,6 +456,12 @@ void run_predict(const PredictOptions& opt) {
     row.threads = p;
     row.simulated = simulated[i];
     row.speedup = row.simulated.time ? double(view.simulated_one) / double(row.simulated.time) : 0;
+    if (contention_removed) {
+      row.with_contention = contended[counts.size() - threads.size() + i];
+      if (row.with_contention->time)
+        row.with_contention_speedup =
+            double(view.simulated_one) / double(row.with_contention->time);
+    }
     row.lower_bound = std::max(double(view.work_ticks) / p, double(view.span_ticks));
     row.greedy_bound = double(view.work_ticks) / p + double(view.span_ticks);
     for (const auto& r : runs)

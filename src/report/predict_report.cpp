@@ -62,6 +62,14 @@ std::string render_predict(const PredictView& v, Format format) {
                       {"continue", cost_json(v, v.overheads.cont)},
                       {"inside_strands", v.overheads.inside},
                       {"one_worker_task", v.overheads.one_worker_task}};
+    // What the simulation charged per start: the program's one-thread costs when the
+    // recording's contention was left out (analysis::without_contention), else `overheads`.
+    const analysis::Overheads& so = v.simulated_overheads;
+    j["simulated_overheads"] = {{"spawn", so.spawn.ticks},
+                                {"steal", so.steal.ticks},
+                                {"sync", so.sync.ticks},
+                                {"continue", so.cont.ticks},
+                                {"contention_removed", so.contention_removed}};
     j["simulated_graph"] = {{"read", v.graph.one_pass ? "one pass" : "dag"},
                             {"strands", v.graph.strands},
                             {"nodes", v.graph.nodes},
@@ -78,6 +86,12 @@ std::string render_predict(const PredictView& v, Format format) {
       row["speedup"] = r.speedup;
       row["steals"] = r.simulated.steals;
       row["overhead"] = r.simulated.overhead;
+      row["with_contention"] = r.with_contention ? Json(r.with_contention->time) : Json(nullptr);
+      row["with_contention_seconds"] =
+          r.with_contention ? num_or_null(seconds(v, double(r.with_contention->time)))
+                            : Json(nullptr);
+      row["with_contention_speedup"] =
+          r.with_contention ? Json(r.with_contention_speedup) : Json(nullptr);
       row["lower_bound"] = r.lower_bound;
       row["greedy_bound"] = r.greedy_bound;
       row["measured"] = r.measured ? Json(*r.measured) : Json(nullptr);
@@ -86,6 +100,11 @@ std::string render_predict(const PredictView& v, Format format) {
       row["simulated_error_percent"] =
           r.measured && *r.measured
               ? Json(100.0 * (double(r.simulated.time) - double(*r.measured)) / double(*r.measured))
+              : Json(nullptr);
+      row["with_contention_error_percent"] =
+          r.measured && *r.measured && r.with_contention
+              ? Json(100.0 * (double(r.with_contention->time) - double(*r.measured)) /
+                     double(*r.measured))
               : Json(nullptr);
       row["extrapolated"] = r.extrapolated ? Json(*r.extrapolated) : Json(nullptr);
       row["extrapolated_seconds"] =
@@ -101,14 +120,16 @@ std::string render_predict(const PredictView& v, Format format) {
   if (format == Format::Csv) {
     std::string out =
         "threads,simulated,speedup,steals,overhead,lower_bound,greedy_bound,measured,"
-        "extrapolated,extrapolated_speedup\n";
+        "extrapolated,extrapolated_speedup,with_contention,with_contention_speedup\n";
     for (const PredictRow& r : v.rows) {
       out += fmt::format(
-          "{},{},{:.6g},{},{},{:.6g},{:.6g},{},{},{}\n", r.threads, r.simulated.time, r.speedup,
-          r.simulated.steals, r.simulated.overhead, r.lower_bound, r.greedy_bound,
+          "{},{},{:.6g},{},{},{:.6g},{:.6g},{},{},{},{},{}\n", r.threads, r.simulated.time,
+          r.speedup, r.simulated.steals, r.simulated.overhead, r.lower_bound, r.greedy_bound,
           r.measured ? std::to_string(*r.measured) : std::string(),
           r.extrapolated ? fmt::format("{:.6g}", *r.extrapolated) : std::string(),
-          r.extrapolated_speedup ? fmt::format("{:.6g}", *r.extrapolated_speedup) : std::string());
+          r.extrapolated_speedup ? fmt::format("{:.6g}", *r.extrapolated_speedup) : std::string(),
+          r.with_contention ? std::to_string(r.with_contention->time) : std::string(),
+          r.with_contention ? fmt::format("{:.6g}", r.with_contention_speedup) : std::string());
     }
     return out;
   }
@@ -138,20 +159,31 @@ std::string render_predict(const PredictView& v, Format format) {
   bool any_measured = false;
   for (const PredictRow& r : v.rows) any_measured = any_measured || r.measured.has_value();
   out += "\n";
-  std::string head = fmt::format("{:>7}  {:>11} {:>8}  {:>11} {:>11}", "threads", "predicted",
-                                 "speedup", "lower bound", "greedy bound");
+  const bool contention = v.simulated_overheads.contention_removed;
+  std::string head = fmt::format("{:>7}  {:>11} {:>8}", "threads", "predicted", "speedup");
+  if (contention) head += fmt::format("  {:>15} {:>8}", "with contention", "speedup");
+  head += fmt::format("  {:>11} {:>11}", "lower bound", "greedy bound");
   if (any_measured) head += fmt::format("  {:>11} {:>7}", "measured", "error");
   if (extra) head += fmt::format("  {:>12} {:>8}", "extrapolated", "speedup");
   out += head + "\n";
   for (const PredictRow& r : v.rows) {
-    std::string line = fmt::format("{:>7}  {:>11} {:>7.2f}x  {:>11} {:>11}", r.threads,
-                                   time_str(v, double(r.simulated.time)), r.speedup,
-                                   time_str(v, r.lower_bound), time_str(v, r.greedy_bound));
+    std::string line = fmt::format("{:>7}  {:>11} {:>7.2f}x", r.threads,
+                                   time_str(v, double(r.simulated.time)), r.speedup);
+    if (contention) {
+      if (r.with_contention)
+        line += fmt::format("  {:>15} {:>7.2f}x", time_str(v, double(r.with_contention->time)),
+                            r.with_contention_speedup);
+      else
+        line += fmt::format("  {:>15} {:>8}", "-", "");
+    }
+    line += fmt::format("  {:>11} {:>11}", time_str(v, r.lower_bound), time_str(v, r.greedy_bound));
     if (any_measured) {
+      // Against the prediction for the recorded machine: with its contention when shown.
+      const uint64_t predicted = r.with_contention ? r.with_contention->time : r.simulated.time;
       if (r.measured && *r.measured)
-        line += fmt::format(
-            "  {:>11} {:>+6.1f}%", time_str(v, double(*r.measured)),
-            100.0 * (double(r.simulated.time) - double(*r.measured)) / double(*r.measured));
+        line +=
+            fmt::format("  {:>11} {:>+6.1f}%", time_str(v, double(*r.measured)),
+                        100.0 * (double(predicted) - double(*r.measured)) / double(*r.measured));
       else
         line += fmt::format("  {:>11} {:>7}", "-", "");
     }
@@ -164,10 +196,19 @@ std::string render_predict(const PredictView& v, Format format) {
     }
     out += line + "\n";
   }
-  out +=
-      "\npredicted: a greedy work-stealing schedule of the recorded DAG on P workers, each strand "
-      "start\ncharged the overhead measured for its kind; speedup against the prediction at 1 "
-      "worker.\nlower bound max(T1/P, Tinf) and greedy bound T1/P + Tinf ignore overheads.\n";
+  if (contention)
+    out +=
+        "\npredicted: a greedy work-stealing schedule of the recorded DAG on P workers, each task "
+        "charged\nwhat it costs the program's runtime on one thread, each steal that times the "
+        "recording's\nsteal/spawn ratio; speedup against the prediction at 1 worker.\nwith "
+        "contention: the same schedule, each strand start charged the gap measured for its "
+        "kind\non the recording's workers (see the note); error: measured against it.\n";
+  else
+    out +=
+        "\npredicted: a greedy work-stealing schedule of the recorded DAG on P workers, each "
+        "strand start\ncharged the overhead measured for its kind; speedup against the "
+        "prediction at 1 worker.\n";
+  out += "lower bound max(T1/P, Tinf) and greedy bound T1/P + Tinf ignore overheads.\n";
   if (extra)
     out +=
         "extrapolated: Hoffmann and Rauber's linear extrapolation of each task type's count, mean "
@@ -185,7 +226,9 @@ std::optional<std::string> removed_time_note(const std::string& path, double rem
       share, path);
 }
 
-std::optional<std::string> preemption_note(const model::Model& m, uint64_t work_ticks) {
+std::optional<std::string> preemption_note(const model::Model& m, uint64_t work_ticks,
+                                           bool contention_removed) {
+  const char* which = contention_removed ? "the `with contention` predictions" : "predictions";
   // Oversubscription (more threads than CPUs) shows as preemption inside the strands: the gaps
   // between a worker's strands then hold other workers' turns too.
   const uint64_t work = std::max<uint64_t>(1, work_ticks);
@@ -193,9 +236,8 @@ std::optional<std::string> preemption_note(const model::Model& m, uint64_t work_
     return fmt::format(
         "the recording's workers were switched out for other threads for {:.0f}% of their work "
         "(more threads than free CPUs?): the overheads measured between strands include those "
-        "waits, so predictions are pessimistic; record with at most as many threads as idle "
-        "CPUs",
-        100.0 * double(m.preempted) / double(work));
+        "waits, so {} are pessimistic; record with at most as many threads as idle CPUs",
+        100.0 * double(m.preempted) / double(work), which);
   // Switched out between strands (in the runtime, waiting for work) leaves the strands' work
   // alone but stretches the gaps every overhead is measured from, so the predictions follow the
   // machine's load rather than the program.
@@ -203,9 +245,9 @@ std::optional<std::string> preemption_note(const model::Model& m, uint64_t work_
     return fmt::format(
         "other processes held the CPUs for {:.0f}% of the recording's threads' time during the "
         "run: the gaps between strands that the overheads are measured from hold those waits, "
-        "so these predictions are pessimistic and move from one recording to the next; record "
-        "it again on an idle machine",
-        100.0 * double(m.preempted_in_run) / double(m.threads_time));
+        "so {} are pessimistic and move from one recording to the next; record it again on an "
+        "idle machine",
+        100.0 * double(m.preempted_in_run) / double(m.threads_time), which);
   return std::nullopt;
 }
 

@@ -27,9 +27,14 @@ struct PredictRecording {
 struct PredictRow {
   uint32_t threads = 0;
   analysis::SimulationResult simulated;
-  double speedup = 0;                  // simulated time at 1 / simulated time at P
-  double lower_bound = 0;              // max(T1 / P, Tinf), ticks
-  double greedy_bound = 0;             // T1 / P + Tinf, ticks
+  double speedup = 0;       // simulated time at 1 / simulated time at P
+  double lower_bound = 0;   // max(T1 / P, Tinf), ticks
+  double greedy_bound = 0;  // T1 / P + Tinf, ticks
+  // The same schedule with every start charged the gap the recording measured for its kind
+  // (PredictView::overheads): the recorded workers' contention for the task queues, as if P
+  // workers met it too. Only when the headline simulation left it out (contention_removed).
+  std::optional<analysis::SimulationResult> with_contention;
+  double with_contention_speedup = 0;  // simulated time at 1 / with_contention's time
   std::optional<uint64_t> measured;    // elapsed of a recording at P
   std::optional<double> extrapolated;  // Hoffmann and Rauber's, ticks
   std::optional<double> extrapolated_speedup;
@@ -39,8 +44,10 @@ struct PredictView {
   std::string metric;
   double tsc_hz = 0;
   std::vector<PredictRecording> recordings;
-  size_t simulated_from = 0;  // index into recordings
-  analysis::Overheads overheads;
+  size_t simulated_from = 0;      // index into recordings
+  analysis::Overheads overheads;  // as measured from the recording's gaps
+  // What the simulation charged (analysis::without_contention of `overheads`).
+  analysis::Overheads simulated_overheads;
   uint64_t work_ticks = 0, span_ticks = 0;  // T1 and Tinf of the durations
   uint64_t simulated_one = 0;               // the simulation at P = 1
   // What the simulation ran: the strand DAG in memory, or the graph read in one pass and
@@ -70,8 +77,10 @@ std::optional<std::string> removed_time_note(const std::string& path, double rem
 // (kSwitchedOutPercent) of their strands' work (`work_ticks`: more threads than free CPUs), or else
 // of the threads' time anywhere in the run (Model::preempted_in_run: a loaded machine, whose waits
 // land in the gaps between strands): the overheads are measured from those gaps, so the predictions
-// are pessimistic and move between recordings. None below.
+// are pessimistic and move between recordings (`contention_removed`: the predictions charge the
+// program's own task costs, so only the `with contention` ones are). None below.
 inline constexpr uint64_t kSwitchedOutPercent = 10;
-std::optional<std::string> preemption_note(const model::Model& m, uint64_t work_ticks);
+std::optional<std::string> preemption_note(const model::Model& m, uint64_t work_ticks,
+                                           bool contention_removed = false);
 
 }  // namespace tasklens::report

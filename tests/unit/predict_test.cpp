@@ -228,11 +228,14 @@ TEST(Predict, NeverASpeedupAboveTheWorkers) {
     o.steal.ticks = ticks(rng) / 4;  // often cheaper than the rest
     // The measured task cost as one worker's, below or above the classes measured on several.
     if (half(rng)) o.one_worker_task = ticks(rng) * 2;
-    const auto one = sim.run(1, o);
-    for (uint32_t p : {2u, 3u, 4u, 8u, 16u, 32u, 64u}) {
-      const auto r = sim.run(p, o);
-      ASSERT_GE(double(p) * double(r.time), double(one.time)) << trial << " P=" << p;
-      ASSERT_GE(r.overhead + r.busy, one.overhead + one.busy) << trial << " P=" << p;
+    // With the measured overheads, and with the program's own costs (without_contention).
+    for (const Overheads& costs : {o, analysis::without_contention(o)}) {
+      const auto one = sim.run(1, costs);
+      for (uint32_t p : {2u, 3u, 4u, 8u, 16u, 32u, 64u}) {
+        const auto r = sim.run(p, costs);
+        ASSERT_GE(double(p) * double(r.time), double(one.time)) << trial << " P=" << p;
+        ASSERT_GE(r.overhead + r.busy, one.overhead + one.busy) << trial << " P=" << p;
+      }
     }
   }
 }
@@ -265,6 +268,70 @@ TEST(Predict, OneWorkerPaysTheMeasuredTaskCostOnARecordingOfSeveral) {
   m.task_cost = 30;
   m.metric = "instructions";  // the task cost is not in TSC ticks
   EXPECT_EQ(analysis::measure_overheads(m).one_worker_task, 0.0);
+}
+
+// Without the recorded contention: every task pays its one-thread cost, a steal that cost times
+// the measured steal/spawn ratio (at least 1), syncs and continuations nothing; a recording with
+// no measured task cost (one worker, another metric) keeps the measured overheads.
+TEST(Predict, WithoutContentionEveryTaskPaysItsOneThreadCost) {
+  Overheads measured;
+  measured.spawn = {500, 100, true};
+  measured.steal = {1500, 10, true};
+  measured.sync = {200, 50, true};
+  measured.cont = {1400, 300, true};
+  measured.inside = 40;
+  measured.one_worker_task = 30;
+  Overheads o = analysis::without_contention(measured);
+  EXPECT_TRUE(o.contention_removed);
+  EXPECT_DOUBLE_EQ(o.spawn.ticks, 30);
+  EXPECT_DOUBLE_EQ(o.steal.ticks, 90);  // 30 x 1500 / 500
+  EXPECT_DOUBLE_EQ(o.sync.ticks, 0);
+  EXPECT_DOUBLE_EQ(o.cont.ticks, 0);
+  EXPECT_DOUBLE_EQ(o.one_worker_task, 30);
+  EXPECT_EQ(o.spawn.samples, 100u);  // what was measured stays said
+  measured.steal = {400, 10, true};  // a steal measured cheaper than a spawn
+  EXPECT_DOUBLE_EQ(analysis::without_contention(measured).steal.ticks, 30);
+  measured.steal = {500, 0, false};  // not measured (taken to be the spawn cost)
+  EXPECT_DOUBLE_EQ(analysis::without_contention(measured).steal.ticks, 30);
+  measured.one_worker_task = 0;  // one worker, or no measure: nothing to take out
+  o = analysis::without_contention(measured);
+  EXPECT_FALSE(o.contention_removed);
+  EXPECT_DOUBLE_EQ(o.spawn.ticks, 500);
+  EXPECT_DOUBLE_EQ(o.cont.ticks, 1400);
+}
+
+// Two recordings of one program whose workers contended differently (an untied build whose
+// continuations go back through the queue, a busier machine: every gap larger, the steal/spawn
+// ratio the same) predict the same without the contention, and differently with it.
+TEST(Predict, PredictionsWithoutContentionDoNotFollowTheGaps) {
+  Model m = fork_join(64, 100);
+  m.task_count = 64;
+  m.task_cost = 30;
+  for (model::Strand& s : m.strands)
+    if (s.work == 100 && (&s - m.strands.data()) % 2) s.thread = 1;
+  Overheads tied = analysis::measure_overheads(m);
+  ASSERT_EQ(tied.one_worker_task, 30.0);
+  tied.spawn = {400, 64, true};
+  tied.steal = {1200, 8, true};
+  tied.sync = {100, 1, true};
+  tied.cont = {50, 64, true};
+  Overheads untied = tied;
+  untied.spawn.ticks = 800;
+  untied.steal.ticks = 2400;
+  untied.cont.ticks = 1400;
+  const analysis::Simulator sim(m, analysis::strand_durations(m));
+  const auto one = sim.run(1, analysis::without_contention(tied));
+  EXPECT_EQ(one.time, sim.run(1, analysis::without_contention(untied)).time);
+  EXPECT_EQ(one.time, sim.run(1, tied).time);  // one worker pays the task cost either way
+  for (uint32_t p : {2u, 4u, 16u, 64u}) {
+    const auto a = sim.run(p, analysis::without_contention(tied));
+    const auto b = sim.run(p, analysis::without_contention(untied));
+    EXPECT_EQ(a.time, b.time) << p;
+    EXPECT_EQ(a.steals, b.steals) << p;
+    EXPECT_GE(double(p) * double(a.time), double(one.time)) << p;
+    EXPECT_LT(a.time, sim.run(p, tied).time) << p;  // the contention costs time
+    EXPECT_LT(sim.run(p, tied).time, sim.run(p, untied).time) << p;
+  }
 }
 
 TEST(Predict, AStolenTaskPaysAtLeastItsSpawn) {
