@@ -140,7 +140,8 @@ Overheads without_contention(const Overheads& measured) {
                            ? measured.steal.ticks / measured.spawn.ticks
                            : 1.0;
   o.spawn.ticks = task;
-  o.steal.ticks = std::max(1.0, ratio) * task;
+  // (Never above the steal as measured: a spawn measured near 0 would make the ratio huge.)
+  o.steal.ticks = std::max(task, std::min(ratio * task, measured.steal.ticks));
   o.sync.ticks = 0;
   o.cont.ticks = 0;
   o.inside = 0;  // (inside the task cost)

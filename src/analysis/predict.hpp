@@ -122,8 +122,9 @@ void finish_overheads(Overheads& o, const model::Model& model, uint64_t timed_st
 // cost (Overheads::one_worker_task > 0): a spawned strand pays that cost, a sync or a continuation
 // nothing (the cost is a task's creation, start and join together), and a steal the task cost
 // times what a steal cost over a spawn in the recording (its measured steal / spawn ratio, 1 when
-// either is not measured), never less than the task cost; contention_removed is set. Otherwise
-// (one worker, no measure) the measured overheads, unchanged: one worker has no contention.
+// either is not measured), never less than the task cost nor more than the measured steal;
+// contention_removed is set. Otherwise (one worker, no measure) the measured overheads,
+// unchanged: one worker has no contention.
 Overheads without_contention(const Overheads& measured);
 
 // The strands' durations in TSC ticks (see above).

@@ -271,8 +271,9 @@ TEST(Predict, OneWorkerPaysTheMeasuredTaskCostOnARecordingOfSeveral) {
 }
 
 // Without the recorded contention: every task pays its one-thread cost, a steal that cost times
-// the measured steal/spawn ratio (at least 1), syncs and continuations nothing; a recording with
-// no measured task cost (one worker, another metric) keeps the measured overheads.
+// the measured steal/spawn ratio (at least 1, at most the measured steal), syncs and
+// continuations nothing; a recording with no measured task cost (one worker, another metric)
+// keeps the measured overheads.
 TEST(Predict, WithoutContentionEveryTaskPaysItsOneThreadCost) {
   Overheads measured;
   measured.spawn = {500, 100, true};
@@ -291,6 +292,10 @@ TEST(Predict, WithoutContentionEveryTaskPaysItsOneThreadCost) {
   EXPECT_EQ(o.spawn.samples, 100u);  // what was measured stays said
   measured.steal = {400, 10, true};  // a steal measured cheaper than a spawn
   EXPECT_DOUBLE_EQ(analysis::without_contention(measured).steal.ticks, 30);
+  measured.spawn.ticks = 2;  // a spawn measured near 0: no steal above the measured one
+  measured.steal = {1000, 10, true};
+  EXPECT_DOUBLE_EQ(analysis::without_contention(measured).steal.ticks, 1000);
+  measured.spawn.ticks = 500;
   measured.steal = {500, 0, false};  // not measured (taken to be the spawn cost)
   EXPECT_DOUBLE_EQ(analysis::without_contention(measured).steal.ticks, 30);
   measured.one_worker_task = 0;  // one worker, or no measure: nothing to take out
