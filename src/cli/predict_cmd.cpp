@@ -375,10 +375,10 @@ void run_predict(const PredictOptions& opt) {
         "every task is charged {}, what a task costs this program's runtime on one thread "
         "(measured by `record`), and every steal {}; not the gaps between strands above: on "
         "this recording's {} workers a spawned task waited {} to start ({:.1f} times the "
-        "one-thread cost), their contention for the runtime's task queues, which changes from "
-        "one run, build and machine to the next. The `with contention` columns charge those "
-        "gaps at every start on P workers: expect them if your machine's workers contend as "
-        "these did",
+        "one-thread cost), and such gaps hold the workers' contention for the runtime's task "
+        "queues, which changes from one run, build and machine to the next. The `with "
+        "contention` columns charge those gaps at every start on P workers: expect them if "
+        "your machine's workers contend as these did",
         report::format_amount(o.one_worker_task, view.tsc_hz),
         report::format_amount(view.simulated_overheads.steal.ticks, view.tsc_hz),
         runs[from]->workers, report::format_amount(o.spawn.ticks, view.tsc_hz),
