@@ -117,13 +117,13 @@ void finish_overheads(Overheads& o, const model::Model& model, uint64_t timed_st
 // What each start costs the program on any number of workers, without the contention the
 // recording's workers met (predictions that are the program's, not the recorded machine's: the
 // gaps of a recording of several workers hold how hard its workers fought over the runtime's task
-// queues, which moves from one recording, build and machine to the next, 15 times the one-thread
-// cost on a 2-core virtual machine). Given a recording of several workers with a measured task
-// cost (Overheads::one_worker_task > 0): a spawned strand pays that cost, a sync or a continuation
-// nothing (the cost is a task's creation, start and join together), and a steal the task cost
-// times what a steal cost over a spawn in the recording (its measured steal / spawn ratio, 1 when
-// either is not measured), never less than the task cost nor more than the measured steal;
-// contention_removed is set. Otherwise (one worker, no measure) the measured overheads,
+// queues, which moves from one recording, build and machine to the next: docs/benchmarks.md,
+// "Predictions across recordings and builds"). Given a recording of several workers with a measured
+// task cost (Overheads::one_worker_task > 0): a spawned strand pays that cost, a sync or a
+// continuation nothing (the cost is a task's creation, start and join together), and a steal the
+// task cost times what a steal cost over a spawn in the recording (its measured steal / spawn
+// ratio, 1 when either is not measured), never less than the task cost nor more than the measured
+// steal; contention_removed is set. Otherwise (one worker, no measure) the measured overheads,
 // unchanged: one worker has no contention.
 Overheads without_contention(const Overheads& measured);
 
